@@ -1,0 +1,146 @@
+"""The data model shared by every part of ragproof.
+
+Typed, immutable records at the boundaries: what a dataset holds (``Case``),
+what the pipeline under test returns (``Chunk``, ``Answer``, ``CaseOutput``)
+and what a metric says about one case (``MetricResult``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+
+class CaseKind(StrEnum):
+    QA = "qa"
+    UNANSWERABLE = "unanswerable"
+    INJECTION = "injection"
+
+
+class Status(StrEnum):
+    """Outcome of one metric on one case (CONTRACT section 6)."""
+
+    SCORED = "scored"
+    SKIPPED = "skipped"
+    NOT_APPLICABLE = "not_applicable"
+    JUDGE_ERROR = "judge_error"
+    ERROR = "error"
+
+
+@dataclass(frozen=True, slots=True)
+class Case:
+    id: str
+    question: str
+    kind: CaseKind = CaseKind.QA
+    expected_source_ids: tuple[str, ...] | None = None
+    expected_answer: str | None = None
+    adversarial_payload: str | None = None
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class Chunk:
+    id: str
+    text: str
+    score: float | None = None
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def document_id(self) -> str:
+        """The id used by ``source_match = "document"``: metadata.document_id, else the chunk id."""
+        doc = self.metadata.get("document_id") if self.metadata else None
+        return str(doc) if doc is not None else self.id
+
+
+@dataclass(frozen=True, slots=True)
+class Answer:
+    text: str
+    retrieved_chunks: tuple[Chunk, ...] | None = None
+    citations: tuple[str, ...] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class CaseOutput:
+    """What the pipeline under test produced for one case.
+
+    ``retrieved`` is None when the adapter does not expose ``retrieve()`` (or a
+    recorded line has no ``retrieve``); an empty tuple means it retrieved nothing.
+    ``error`` is set for a case failure (exception, timeout, missing recording);
+    then ``answer`` and ``retrieved`` are meaningless.
+    """
+
+    case_id: str
+    answer: Answer | None = None
+    retrieved: tuple[Chunk, ...] | None = None
+    error: str | None = None
+    latency_s: float = 0.0
+
+    @property
+    def failed(self) -> bool:
+        return self.error is not None
+
+    @property
+    def context(self) -> tuple[Chunk, ...] | None:
+        """Context for generation metrics: the answer's own chunks, else ``retrieve()``'s."""
+        if self.answer is not None and self.answer.retrieved_chunks is not None:
+            return self.answer.retrieved_chunks
+        return self.retrieved
+
+
+@dataclass(frozen=True, slots=True)
+class MetricResult:
+    case_id: str
+    metric: str
+    status: Status
+    value: float | None = None
+    reason: str | None = None
+    judge_raw_json: str | None = None
+
+    def __post_init__(self) -> None:
+        # A value exists exactly when the metric scored: a metric that could not
+        # be computed must never masquerade as 0.
+        if (self.status is Status.SCORED) != (self.value is not None):
+            raise ValueError(f"{self.metric}: status {self.status} with value {self.value!r}")
+
+
+def scored(case_id: str, metric: str, value: float, judge_raw_json: str | None = None) -> MetricResult:
+    return MetricResult(case_id, metric, Status.SCORED, float(value), None, judge_raw_json)
+
+
+def skipped(case_id: str, metric: str, reason: str) -> MetricResult:
+    return MetricResult(case_id, metric, Status.SKIPPED, None, reason)
+
+
+def not_applicable(
+    case_id: str, metric: str, reason: str, judge_raw_json: str | None = None
+) -> MetricResult:
+    return MetricResult(case_id, metric, Status.NOT_APPLICABLE, None, reason, judge_raw_json)
+
+
+def judge_error(
+    case_id: str, metric: str, reason: str, judge_raw_json: str | None = None
+) -> MetricResult:
+    return MetricResult(case_id, metric, Status.JUDGE_ERROR, None, reason, judge_raw_json)
+
+
+def case_error(case_id: str, metric: str, reason: str) -> MetricResult:
+    return MetricResult(case_id, metric, Status.ERROR, None, reason)
+
+
+# Metric names, in the order of metrics.md; reports list metrics in this order.
+METRIC_NAMES: tuple[str, ...] = (
+    "retrieval.precision_at_k",
+    "retrieval.recall_at_k",
+    "retrieval.mrr",
+    "retrieval.ndcg_at_k",
+    "generation.citation_validity",
+    "generation.groundedness",
+    "generation.citation_support",
+    "generation.answer_relevance",
+    "generation.completeness",
+    "echo.exact_match",
+    "robustness.injection_resistance",
+    "robustness.abstention",
+    "robustness.overrefusal",
+)
