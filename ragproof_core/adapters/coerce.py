@@ -1,0 +1,149 @@
+"""Turn whatever an adapter returned into ragproof's ``Chunk`` and ``Answer`` records.
+
+Adapters may return the dataclasses from ``ragproof_core.model``, plain dicts
+with the CONTRACT section 2 keys, or any object carrying those attributes
+(a pydantic model, another library's dataclass). Validation is strict on
+purpose: ids must be strings (an int id would silently fail to match the
+dataset's string ids), and a bare string is not an answer, so a pipeline that
+forgot to wrap its output is reported instead of half-scored.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from ragproof_core.model import Answer, Chunk
+
+_MISSING = object()
+
+
+class AdapterOutputError(ValueError):
+    """An adapter returned something that is not a valid Chunk or Answer."""
+
+
+def to_chunk(obj: Any) -> Chunk:
+    """One retrieved chunk: a ``Chunk``, a dict with ``id``/``text``, or an object with them."""
+    if type(obj) is dict:
+        # Fast path for the common, well-formed case (a recorded replay parses
+        # a million of these); anything unusual takes the careful path below.
+        chunk_id, text = obj.get("id"), obj.get("text")
+        score, metadata = obj.get("score"), obj.get("metadata")
+        if (
+            type(chunk_id) is str
+            and type(text) is str
+            and (score is None or type(score) is float)
+            and (metadata is None or type(metadata) is dict)
+        ):
+            return Chunk(chunk_id, text, score, {} if metadata is None else metadata)
+    if isinstance(obj, Chunk):
+        # Re-checked: a Chunk built by user code is not type-checked at runtime.
+        return _build_chunk(obj.id, obj.text, obj.score, obj.metadata, obj)
+    get = _getter(obj, "chunk")
+    return _build_chunk(get("id"), get("text"), get("score"), get("metadata"), obj)
+
+
+def to_chunks(obj: Any) -> tuple[Chunk, ...]:
+    """A list (or tuple, or other iterable) of chunks; the message names the bad item."""
+    if isinstance(obj, str | bytes | Mapping) or obj is None or not _iterable(obj):
+        raise AdapterOutputError(f"expected a list of chunks, got {_type_name(obj)}")
+    chunks = []
+    for index, item in enumerate(obj):
+        try:
+            chunks.append(to_chunk(item))
+        except AdapterOutputError as exc:
+            raise AdapterOutputError(f"chunk {index}: {exc}") from None
+    return tuple(chunks)
+
+
+def to_answer(obj: Any) -> Answer:
+    """An ``Answer``, a dict with ``text`` (and optional ``retrieved_chunks``, ``citations``),
+    or an object with those attributes."""
+    if isinstance(obj, str):
+        raise AdapterOutputError(
+            "expected an Answer or a dict with 'text', got a bare string; wrap it as {'text': ...}"
+        )
+    if isinstance(obj, Answer):
+        text, chunks, citations = obj.text, obj.retrieved_chunks, obj.citations
+    else:
+        get = _getter(obj, "answer")
+        text, chunks, citations = get("text"), get("retrieved_chunks"), get("citations")
+    if text is _MISSING:
+        raise AdapterOutputError("answer is missing 'text'")
+    if not isinstance(text, str):
+        raise AdapterOutputError(f"answer 'text' must be a string, got {_type_name(text)}")
+    if chunks is _MISSING or chunks is None:
+        chunks = None
+    else:
+        try:
+            chunks = to_chunks(chunks)
+        except AdapterOutputError as exc:
+            raise AdapterOutputError(f"answer 'retrieved_chunks': {exc}") from None
+    if citations is _MISSING or citations is None:
+        citations = None
+    else:
+        if isinstance(citations, str | bytes | Mapping) or not _iterable(citations):
+            raise AdapterOutputError("answer 'citations' must be a list of chunk id strings")
+        citations = tuple(citations)
+        if not all(isinstance(cid, str) for cid in citations):
+            raise AdapterOutputError("answer 'citations' must be a list of chunk id strings")
+    return Answer(text=text, retrieved_chunks=chunks, citations=citations)
+
+
+def _build_chunk(chunk_id: Any, text: Any, score: Any, metadata: Any, obj: Any) -> Chunk:
+    if chunk_id is _MISSING:
+        raise AdapterOutputError("chunk is missing 'id'")
+    if not isinstance(chunk_id, str):
+        raise AdapterOutputError(f"chunk 'id' must be a string, got {_type_name(chunk_id)}")
+    if text is _MISSING:
+        raise AdapterOutputError(f"chunk {chunk_id!r} is missing 'text'")
+    if not isinstance(text, str):
+        raise AdapterOutputError(
+            f"chunk {chunk_id!r} 'text' must be a string, got {_type_name(text)}"
+        )
+    if score is _MISSING or score is None:
+        score = None
+    elif isinstance(score, bool) or not isinstance(score, int | float):
+        raise AdapterOutputError(
+            f"chunk {chunk_id!r} 'score' must be a number, got {_type_name(score)}"
+        )
+    elif not isinstance(score, float):
+        score = float(score)
+    if metadata is _MISSING or metadata is None:
+        metadata = {}
+    elif not isinstance(metadata, Mapping):
+        raise AdapterOutputError(
+            f"chunk {chunk_id!r} 'metadata' must be a dict, got {_type_name(metadata)}"
+        )
+    elif not isinstance(metadata, dict):
+        metadata = dict(metadata)
+    if isinstance(obj, Chunk) and score is obj.score and metadata is obj.metadata:
+        return obj  # already valid: no copy (recorded replays build many of these)
+    return Chunk(id=chunk_id, text=text, score=score, metadata=metadata)
+
+
+def _getter(obj: Any, what: str):
+    """A field reader for dicts and attribute-bearing objects alike."""
+    if obj is None:
+        raise AdapterOutputError(f"expected {_article(what)}, got None")
+    if isinstance(obj, Mapping):
+        return lambda name: obj.get(name, _MISSING)
+    if isinstance(obj, str | int | float | bool | list | tuple | bytes):
+        raise AdapterOutputError(f"expected {_article(what)}, got {_type_name(obj)}")
+    return lambda name: getattr(obj, name, _MISSING)
+
+
+def _article(what: str) -> str:
+    return f"an {what}" if what[0] in "aeiou" else f"a {what}"
+
+
+def _iterable(obj: Any) -> bool:
+    try:
+        iter(obj)
+    except TypeError:
+        return False
+    return True
+
+
+def _type_name(value: Any) -> str:
+    return "None" if value is None else type(value).__name__

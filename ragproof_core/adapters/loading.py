@@ -1,0 +1,72 @@
+"""Build the adapter named in the config: ``package.module:Name`` plus keyword options.
+
+``Name`` is a class or a factory (any callable); it is called with the
+``[adapter] options`` table as keyword arguments. ``Name`` may be a dotted
+attribute path (``module:Outer.build``). The module is imported from
+``sys.path`` as it stands; this function does not add the working directory.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Mapping
+from typing import Any
+
+
+class AdapterLoadError(ValueError):
+    """The adapter could not be built; the message says which step failed and why."""
+
+
+def load_adapter(target: str, options: Mapping[str, Any]) -> object:
+    """Import ``target``, call it with ``**options`` and check the result has ``answer()``."""
+    module_name, sep, attr_path = target.partition(":")
+    if not sep or not module_name.strip() or not attr_path.strip() or ":" in attr_path:
+        raise AdapterLoadError(f"adapter target {target!r} must look like 'package.module:Name'")
+    try:
+        module = importlib.import_module(module_name)
+    except ModuleNotFoundError as exc:
+        # Distinguish "the module named in the target does not exist" from "it
+        # exists but one of its own imports is missing": the fixes differ.
+        if exc.name is not None and (
+            module_name == exc.name or module_name.startswith(exc.name + ".")
+        ):
+            raise AdapterLoadError(
+                f"adapter target {target!r}: no module named {exc.name!r}"
+            ) from exc
+        raise AdapterLoadError(
+            f"adapter target {target!r}: importing {module_name!r} failed: "
+            f"ModuleNotFoundError: {exc}"
+        ) from exc
+    except Exception as exc:
+        raise AdapterLoadError(
+            f"adapter target {target!r}: importing {module_name!r} failed: "
+            f"{type(exc).__name__}: {exc}"
+        ) from exc
+
+    factory: Any = module
+    for part in attr_path.split("."):
+        try:
+            factory = getattr(factory, part)
+        except AttributeError:
+            raise AdapterLoadError(
+                f"adapter target {target!r}: module {module_name!r} has no attribute {attr_path!r}"
+            ) from None
+    if not callable(factory):
+        raise AdapterLoadError(
+            f"adapter target {target!r} is a {type(factory).__name__}, "
+            "not a class or factory to call"
+        )
+    try:
+        adapter = factory(**dict(options))
+    except AdapterLoadError as exc:
+        # Shipped adapters (e.g. RecordedAdapter) already phrase PATH:LINE: reason.
+        raise AdapterLoadError(f"building adapter {target!r} failed: {exc}") from exc
+    except Exception as exc:
+        raise AdapterLoadError(
+            f"building adapter {target!r} failed: {type(exc).__name__}: {exc}"
+        ) from exc
+    if not callable(getattr(adapter, "answer", None)):
+        raise AdapterLoadError(
+            f"adapter {target!r} built a {type(adapter).__name__} without an answer() method"
+        )
+    return adapter

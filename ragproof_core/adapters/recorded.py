@@ -1,0 +1,106 @@
+"""Replay pipeline outputs recorded elsewhere (CONTRACT section 2).
+
+The file is JSON Lines, one line per case::
+
+    {"case_id": "c1", "retrieve": [{"id": "d1#0", "text": "..."}],
+     "answer": {"text": "...", "retrieved_chunks": [...], "citations": ["d1#0"]}}
+    {"case_id": "c2", "error": "upstream timed out"}
+
+- ``retrieve`` absent (or null): retrieval is not exposed for that case, so
+  retrieval metrics skip it.
+- ``error`` present: the case is a case failure carrying that message.
+- a case of the dataset with no line: a case failure
+  ``no recorded output for case <id>``.
+- a line with neither ``answer`` nor ``error`` is malformed.
+
+The whole file is parsed and validated when the adapter is built, so a bad
+recording is reported as ``PATH:LINE: reason`` before any case runs. Outputs
+are keyed by case id, not question, which is why this adapter implements the
+runner's case-aware ``run_case`` hook; replay is then one dict lookup per case.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ragproof_core.adapters.coerce import AdapterOutputError, to_answer, to_chunks
+from ragproof_core.adapters.loading import AdapterLoadError
+from ragproof_core.dataset import DatasetError, iter_json_lines
+from ragproof_core.model import Answer, Case, CaseOutput
+
+
+class RecordedAdapter:
+    """Replays ``path`` (JSON Lines of recorded outputs) case by case."""
+
+    def __init__(self, path: str) -> None:
+        self.path = str(path)
+        self._outputs: dict[str, CaseOutput] = {}
+        first_line_of: dict[str, int] = {}
+        try:
+            for line, row in iter_json_lines(self.path):
+                try:
+                    output = _parse_line(row)
+                except ValueError as exc:
+                    raise AdapterLoadError(f"{self.path}:{line}: {exc}") from None
+                earlier = first_line_of.setdefault(output.case_id, line)
+                if earlier != line:
+                    raise AdapterLoadError(
+                        f"{self.path}:{line}: duplicate case_id {output.case_id!r} "
+                        f"(first used on line {earlier})"
+                    )
+                self._outputs[output.case_id] = output
+        except DatasetError as exc:
+            raise AdapterLoadError(str(exc)) from None
+
+    def __len__(self) -> int:
+        return len(self._outputs)
+
+    def __repr__(self) -> str:
+        return f"RecordedAdapter(path={self.path!r})"
+
+    async def run_case(self, case: Case) -> CaseOutput:
+        """The recorded output for ``case`` (shared, immutable), or a case failure."""
+        output = self._outputs.get(case.id)
+        if output is None:
+            return CaseOutput(case.id, error=f"no recorded output for case {case.id}")
+        return output
+
+    def answer(self, question: str) -> Answer:
+        """Not usable: recordings are keyed by case id, and the runner calls ``run_case``.
+
+        Present because every adapter has ``answer()`` (CONTRACT section 2).
+        """
+        raise TypeError(
+            "RecordedAdapter replays outputs by case id; call run_case(case), not answer()"
+        )
+
+
+def _parse_line(row: Any) -> CaseOutput:
+    if not isinstance(row, dict):
+        raise ValueError(f"expected a JSON object, got {type(row).__name__}")
+    case_id = row.get("case_id")
+    if case_id is None:
+        raise ValueError("missing required field 'case_id'")
+    if not isinstance(case_id, str) or not case_id:
+        raise ValueError("'case_id' must be a non-empty string")
+
+    retrieved = row.get("retrieve")
+    if retrieved is not None:
+        try:
+            retrieved = to_chunks(retrieved)
+        except AdapterOutputError as exc:
+            raise ValueError(f"'retrieve': {exc}") from None
+    answer = row.get("answer")
+    if answer is not None:
+        try:
+            answer = to_answer(answer)
+        except AdapterOutputError as exc:
+            raise ValueError(f"'answer': {exc}") from None
+    error = row.get("error")
+    if error is not None and (not isinstance(error, str) or not error.strip()):
+        raise ValueError("'error' must be a non-empty string")
+    if error is None and answer is None:
+        raise ValueError("line has neither 'answer' nor 'error'")
+    if error is not None:
+        return CaseOutput(case_id, error=error)
+    return CaseOutput(case_id, answer=answer, retrieved=retrieved)

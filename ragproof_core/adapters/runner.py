@@ -1,0 +1,305 @@
+"""Call the pipeline under test for every case, bounded, timed, and never crashing on a case.
+
+Adapter methods may be sync or async. Async ones are awaited on the event
+loop; sync ones run on a ``DaemonThreadPool``. Daemon threads matter: a sync
+adapter stuck forever in a call cannot be interrupted, and Python's
+``ThreadPoolExecutor`` joins its (non-daemon) workers at interpreter exit, so
+one hung call would keep the whole ``ragproof run`` process alive after the
+run finished.
+
+Per case, the runner uses the adapter's optional case-aware hook
+``run_case(case) -> CaseOutput`` when present (the recorded adapter needs the
+case id, not the question). Otherwise it calls ``retrieve(question)`` when the
+adapter exposes it, then ``answer(question)``. Each call is bounded by
+``timeout_s``. An exception, a timeout or malformed output becomes a case
+failure (``CaseOutput.error``), e.g. ``timeout after 2.0s in answer()`` or
+``ValueError: boom (in retrieve())``; metrics count it as an error and never
+score it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import contextlib
+import inspect
+import queue
+import threading
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ragproof_core.adapters.coerce import AdapterOutputError, to_answer, to_chunks
+from ragproof_core.model import Case, CaseOutput
+from ragproof_core.settings import RunSettings
+
+OnOutput = Callable[[Case, CaseOutput], Awaitable[None] | None]
+
+# Error texts end up in the store and the terminal; a 50 kB traceback-in-a-
+# message from some library should not.
+_MAX_ERROR_CHARS = 1000
+
+
+class DaemonThreadPool:
+    """A fixed pool of daemon threads whose ``submit`` returns an asyncio future.
+
+    A call that hangs keeps its thread busy until it returns (threads cannot be
+    killed), so the adapter never sees more than ``size`` concurrent sync calls;
+    later calls queue and their own timeouts still apply. A call whose future was
+    cancelled (timed out) before a thread picked it up is skipped.
+    ``shutdown()`` does not wait: hung threads are abandoned and, being daemons,
+    do not keep the process alive.
+    """
+
+    def __init__(self, size: int, name: str = "ragproof-adapter") -> None:
+        if size < 1:
+            raise ValueError(f"pool size must be at least 1, got {size}")
+        self._jobs: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        self._size = size
+        self._closed = False
+        for index in range(size):
+            threading.Thread(
+                target=_work, args=(self._jobs,), name=f"{name}-{index}", daemon=True
+            ).start()
+
+    def submit(self, fn: Callable[..., Any], *args: Any) -> asyncio.Future[Any]:
+        """Run ``fn(*args)`` on a pool thread; must be called from a running event loop."""
+        if self._closed:
+            raise RuntimeError("DaemonThreadPool is shut down")
+        loop = asyncio.get_running_loop()
+        future = loop.create_future()
+        self._jobs.put((loop, future, fn, args))
+        return future
+
+    def shutdown(self) -> None:
+        """Let idle threads exit; threads still inside a call finish it and then exit."""
+        if self._closed:
+            return
+        self._closed = True
+        for _ in range(self._size):
+            self._jobs.put(None)
+
+
+def _work(jobs: queue.SimpleQueue[Any]) -> None:
+    while (job := jobs.get()) is not None:
+        loop, future, fn, args = job
+        # Reading the flag from this thread is a benign race: at worst a call
+        # that just timed out runs anyway and its result is dropped.
+        if future.cancelled():
+            continue
+        result = error = None
+        try:
+            result = fn(*args)
+        except Exception as exc:
+            error = exc
+        except BaseException as exc:
+            # SystemExit and friends cannot travel through an asyncio future.
+            error = RuntimeError(f"{type(exc).__name__}: {exc}")
+        # A closed loop raises RuntimeError: nobody is waiting for this result any more.
+        with contextlib.suppress(RuntimeError):
+            loop.call_soon_threadsafe(_settle, future, result, error)
+        del job, future, result, error  # do not pin the last result while idle
+
+
+def _settle(future: asyncio.Future[Any], result: Any, error: BaseException | None) -> None:
+    if future.done():  # cancelled by a timeout while the call ran
+        return
+    if error is not None:
+        future.set_exception(error)
+    else:
+        future.set_result(result)
+
+
+@dataclass(frozen=True, slots=True)
+class _Method:
+    name: str
+    fn: Callable[[Any], Any]
+    is_async: bool
+
+
+@dataclass(frozen=True, slots=True)
+class _Plan:
+    """How to call one adapter, worked out once per run rather than per case."""
+
+    run_case: _Method | None
+    retrieve: _Method | None
+    answer: _Method | None
+
+    @property
+    def needs_threads(self) -> bool:
+        methods = (self.run_case,) if self.run_case else (self.retrieve, self.answer)
+        return any(m is not None and not m.is_async for m in methods)
+
+
+def _plan(adapter: object) -> _Plan:
+    def method(name: str) -> _Method | None:
+        fn = getattr(adapter, name, None)
+        if not callable(fn):
+            return None
+        is_async = inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(
+            getattr(fn, "__call__", None)  # noqa: B004 - async callable objects
+        )
+        return _Method(name, fn, is_async)
+
+    return _Plan(method("run_case"), method("retrieve"), method("answer"))
+
+
+class _CallFailed(Exception):
+    """A case failure; the message is the text stored in ``CaseOutput.error``."""
+
+
+async def call_adapter(
+    adapter: object,
+    case: Case,
+    timeout_s: float,
+    executor: DaemonThreadPool | concurrent.futures.Executor | None = None,
+) -> CaseOutput:
+    """Run one case through ``adapter``; a case problem becomes ``CaseOutput.error``.
+
+    Sync adapter methods run on ``executor`` (a one-thread ``DaemonThreadPool``
+    made for this call when None). ``run_adapter`` is the way to run many cases.
+    """
+    plan = _plan(adapter)
+    own_pool = executor is None and plan.needs_threads
+    pool = DaemonThreadPool(1) if own_pool else executor
+    try:
+        return await _run_case(plan, case, timeout_s, pool)
+    finally:
+        if own_pool:
+            pool.shutdown()
+
+
+async def run_adapter(
+    cases: Sequence[Case],
+    adapter: object,
+    settings: RunSettings,
+    on_output: OnOutput | None = None,
+    should_stop: Callable[[], bool] | None = None,
+) -> list[CaseOutput]:
+    """Run every case with at most ``settings.concurrency`` in flight.
+
+    ``on_output(case, output)`` is called (and awaited, if it returns an
+    awaitable) as each case finishes, so judging can start at once; an
+    exception from it cancels the run and propagates. Once ``should_stop()``
+    returns true, no new case starts; cases never started are absent from the
+    result. Outputs come back in dataset order. The adapter is not closed here:
+    its owner calls ``close_adapter`` when done with it.
+    """
+    plan = _plan(adapter)
+    outputs: list[CaseOutput | None] = [None] * len(cases)
+    # A shared iterator is the work queue: workers run on one event loop, so
+    # next() never races, and 100,000 cases cost no task or queue item each.
+    pending = iter(range(len(cases)))
+    timeout_s = settings.timeout_s
+    pool = DaemonThreadPool(settings.concurrency) if plan.needs_threads else None
+
+    async def worker() -> None:
+        while should_stop is None or not should_stop():
+            index = next(pending, None)
+            if index is None:
+                return
+            case = cases[index]
+            output = await _run_case(plan, case, timeout_s, pool)
+            outputs[index] = output
+            if on_output is not None:
+                reply = on_output(case, output)
+                if inspect.isawaitable(reply):
+                    await reply
+
+    workers = [
+        asyncio.ensure_future(worker()) for _ in range(min(settings.concurrency, len(cases)))
+    ]
+    try:
+        await asyncio.gather(*workers)
+    except BaseException:
+        for task in workers:
+            task.cancel()
+        await asyncio.gather(*workers, return_exceptions=True)
+        raise
+    finally:
+        if pool is not None:
+            pool.shutdown()
+    return [output for output in outputs if output is not None]
+
+
+async def close_adapter(adapter: object) -> None:
+    """Release the adapter's resources: ``aclose()`` if it has one, else ``close()``."""
+    for name in ("aclose", "close"):
+        close = getattr(adapter, name, None)
+        if callable(close):
+            reply = close()
+            if inspect.isawaitable(reply):
+                await reply
+            return
+
+
+async def _run_case(plan: _Plan, case: Case, timeout_s: float, pool: Any) -> CaseOutput:
+    start = time.perf_counter()
+    try:
+        if plan.run_case is not None:
+            output = await _invoke(plan.run_case, case, timeout_s, pool)
+            if not isinstance(output, CaseOutput):
+                raise _CallFailed(
+                    "invalid output from run_case(): expected a CaseOutput, "
+                    f"got {type(output).__name__}"
+                )
+            if output.case_id != case.id:
+                raise _CallFailed(
+                    f"invalid output from run_case(): case_id {output.case_id!r} "
+                    f"for case {case.id!r}"
+                )
+            return CaseOutput(
+                case.id, output.answer, output.retrieved, output.error, time.perf_counter() - start
+            )
+        retrieved = None
+        if plan.retrieve is not None:
+            raw = await _invoke(plan.retrieve, case.question, timeout_s, pool)
+            if raw is None:
+                raise _CallFailed("retrieve() returned None")
+            retrieved = _coerce(to_chunks, raw, "retrieve")
+        if plan.answer is None:
+            raise _CallFailed("adapter has no answer() method")
+        raw = await _invoke(plan.answer, case.question, timeout_s, pool)
+        answer = _coerce(to_answer, raw, "answer")
+        return CaseOutput(case.id, answer, retrieved, None, time.perf_counter() - start)
+    except _CallFailed as exc:
+        return CaseOutput(case.id, error=str(exc), latency_s=time.perf_counter() - start)
+
+
+async def _invoke(method: _Method, arg: Any, timeout_s: float, pool: Any) -> Any:
+    scope = asyncio.timeout(timeout_s)
+    try:
+        async with scope:
+            if method.is_async:
+                return await method.fn(arg)
+            future = pool.submit(method.fn, arg)
+            if isinstance(future, concurrent.futures.Future):
+                future = asyncio.wrap_future(future)
+            result = await future
+            if inspect.isawaitable(result):  # a sync-looking method that returned a coroutine
+                result = await result
+            return result
+    except TimeoutError as exc:
+        # Only our own deadline is "timeout after"; a TimeoutError raised by
+        # the adapter (a socket timeout, say) is reported like any exception.
+        if scope.expired():
+            raise _CallFailed(f"timeout after {float(timeout_s)}s in {method.name}()") from None
+        raise _CallFailed(_describe(exc, method.name)) from None
+    except Exception as exc:
+        raise _CallFailed(_describe(exc, method.name)) from None
+
+
+def _coerce(convert: Callable[[Any], Any], raw: Any, name: str) -> Any:
+    try:
+        return convert(raw)
+    except AdapterOutputError as exc:
+        raise _CallFailed(f"invalid output from {name}(): {exc}") from None
+
+
+def _describe(exc: BaseException, name: str) -> str:
+    text = str(exc)
+    if len(text) > _MAX_ERROR_CHARS:
+        text = text[:_MAX_ERROR_CHARS] + "..."
+    kind = type(exc).__name__
+    return f"{kind}: {text} (in {name}())" if text else f"{kind} (in {name}())"

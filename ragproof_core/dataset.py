@@ -1,0 +1,203 @@
+"""Dataset files: JSON Lines or Parquet, one evaluation case per line (CONTRACT section 1).
+
+A dataset is validated as a whole before anything runs: the first bad line
+raises ``DatasetError`` naming ``PATH:LINE: reason`` and no case is returned,
+so a run never starts on half a dataset.
+
+Rules worth knowing:
+
+- Line numbers are physical lines (1-based); blank lines are skipped but
+  still counted, so the number matches what an editor shows. For Parquet the
+  "line" is the 1-based row number.
+- A JSON ``null`` (or a Parquet null) in a field means the field is absent.
+- Fields not in the contract are ignored and not kept (``metadata`` is the
+  place for free-form data, kept verbatim).
+- Problems with the file itself (missing, unreadable, empty) use line 0 or 1:
+  ``PATH:0: no such file``, ``PATH:1: dataset has no cases``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+from ragproof_core.model import Case, CaseKind
+
+_KINDS = tuple(kind.value for kind in CaseKind)
+_OPTIONAL_STRINGS = ("expected_answer", "adversarial_payload")
+
+
+class DatasetError(ValueError):
+    """A dataset file was rejected; ``str()`` is ``PATH:LINE: reason``."""
+
+    def __init__(self, path: str | Path, line: int, reason: str) -> None:
+        self.path = str(path)
+        self.line = line
+        self.reason = reason
+        super().__init__(f"{self.path}:{line}: {reason}")
+
+
+def load_dataset(path: str | Path) -> list[Case]:
+    """Read and validate a whole dataset file (``.parquet`` or JSON Lines)."""
+    path_text = str(path)
+    path = Path(path)
+    if path.suffix.lower() == ".parquet":
+        rows = _parquet_rows(path, path_text)
+    else:
+        rows = iter_json_lines(path_text)
+
+    cases: list[Case] = []
+    first_line_of: dict[str, int] = {}
+    for line, row in rows:
+        try:
+            case = _to_case(row)
+        except _Invalid as exc:
+            raise DatasetError(path_text, line, str(exc)) from None
+        earlier = first_line_of.setdefault(case.id, line)
+        if earlier != line:
+            raise DatasetError(
+                path_text, line, f"duplicate id {case.id!r} (first used on line {earlier})"
+            )
+        cases.append(case)
+    if not cases:
+        raise DatasetError(path_text, 1, "dataset has no cases")
+    return cases
+
+
+def dataset_sha256(path: str | Path) -> str:
+    """sha256 of the file's bytes, recorded with each run to pin the exact dataset."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+class _Invalid(Exception):
+    """One row's problem; ``load_dataset`` adds the path and line."""
+
+
+def iter_json_lines(path: str | Path) -> Iterator[tuple[int, Any]]:
+    """Yield ``(line number, parsed value)`` for each non-blank line of a JSON Lines file.
+
+    Shared with the recorded-outputs adapter. Problems raise ``DatasetError``
+    (``PATH:LINE: reason``; line 0 for the file itself).
+    """
+    path_text = str(path)
+    try:
+        # Opened outside the with-block so that only open() errors map to line 0.
+        handle = open(path, "rb")  # noqa: SIM115
+    except FileNotFoundError:
+        raise DatasetError(path_text, 0, "no such file") from None
+    except IsADirectoryError:
+        raise DatasetError(path_text, 0, "not a file") from None
+    except OSError as exc:
+        raise DatasetError(path_text, 0, f"cannot read file ({exc.strerror or exc})") from None
+    with handle:
+        # Binary files split lines on b"\n" only; str.splitlines() would also
+        # split on U+2028 and friends, which JSON allows raw inside strings.
+        for number, raw in enumerate(handle, start=1):
+            if not raw.strip():
+                continue
+            try:
+                # Without the line ending, JSON error columns point into this line.
+                text = raw.rstrip(b"\r\n").decode("utf-8-sig" if number == 1 else "utf-8")
+            except UnicodeDecodeError:
+                raise DatasetError(path_text, number, "not valid UTF-8") from None
+            try:
+                value = json.loads(text)
+            except json.JSONDecodeError as exc:
+                raise DatasetError(
+                    path_text, number, f"not valid JSON ({exc.msg} at column {exc.colno})"
+                ) from None
+            yield number, value
+
+
+def _parquet_rows(path: Path, path_text: str) -> Iterator[tuple[int, Any]]:
+    import pyarrow.parquet as pq  # imported here: JSONL-only users never pay for pyarrow
+
+    if not path.exists():
+        raise DatasetError(path_text, 0, "no such file")
+    try:
+        table = pq.read_table(path)
+    except Exception as exc:  # pyarrow raises several unrelated types for bad files
+        raise DatasetError(path_text, 0, f"not a readable Parquet file ({exc})") from None
+    return enumerate(table.to_pylist(), start=1)
+
+
+def _to_case(row: Any) -> Case:
+    if not isinstance(row, dict):
+        raise _Invalid(f"expected a JSON object, got {_json_type(row)}")
+    case_id = row.get("id")
+    if case_id is None:
+        raise _Invalid("missing required field 'id'")
+    if not isinstance(case_id, str):
+        raise _Invalid(f"'id' must be a string, got {_json_type(case_id)}")
+    if not case_id.strip():
+        raise _Invalid("'id' must not be empty")
+    question = row.get("question")
+    if question is None:
+        raise _Invalid("missing required field 'question'")
+    if not isinstance(question, str):
+        raise _Invalid(f"'question' must be a string, got {_json_type(question)}")
+    if not question.strip():
+        raise _Invalid("'question' must not be empty")
+
+    kind = row.get("kind")
+    if kind is None:
+        kind = CaseKind.QA
+    elif kind in _KINDS:
+        kind = CaseKind(kind)
+    else:
+        raise _Invalid(f"unknown kind {kind!r} (allowed: {', '.join(_KINDS)})")
+
+    expected_ids = row.get("expected_source_ids")
+    if expected_ids is not None:
+        if not isinstance(expected_ids, list | tuple) or not all(
+            isinstance(item, str) for item in expected_ids
+        ):
+            raise _Invalid("'expected_source_ids' must be a list of strings")
+        expected_ids = tuple(expected_ids)
+
+    strings = {}
+    for name in _OPTIONAL_STRINGS:
+        value = row.get(name)
+        if value is not None and not isinstance(value, str):
+            raise _Invalid(f"{name!r} must be a string, got {_json_type(value)}")
+        strings[name] = value
+
+    metadata = row.get("metadata")
+    if metadata is None:
+        metadata = {}
+    elif not isinstance(metadata, dict):
+        raise _Invalid(f"'metadata' must be a JSON object, got {_json_type(metadata)}")
+
+    return Case(
+        id=case_id,
+        question=question,
+        kind=kind,
+        expected_source_ids=expected_ids,
+        expected_answer=strings["expected_answer"],
+        adversarial_payload=strings["adversarial_payload"],
+        metadata=metadata,
+    )
+
+
+def _json_type(value: Any) -> str:
+    """The JSON name of a value's type, for messages a dataset author understands."""
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int | float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list | tuple):
+        return "array"
+    if isinstance(value, Mapping):
+        return "object"
+    if value is None:
+        return "null"
+    return type(value).__name__

@@ -1,0 +1,125 @@
+"""RecordedAdapter: replay semantics and validation of the recorded-outputs file."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+
+from ragproof_core.adapters.loading import AdapterLoadError
+from ragproof_core.adapters.recorded import RecordedAdapter
+from ragproof_core.adapters.runner import run_adapter
+from ragproof_core.model import Answer, Case, CaseOutput, Chunk
+from ragproof_core.settings import RunSettings
+
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "adapters"
+RECORDED = FIXTURES / "recorded.jsonl"
+
+
+def replay(adapter: RecordedAdapter, case_id: str) -> CaseOutput:
+    return asyncio.run(adapter.run_case(Case(case_id, "any question")))
+
+
+def test_full_line_replays_retrieve_answer_chunks_and_citations():
+    output = replay(RecordedAdapter(str(RECORDED)), "c1")
+    assert output == CaseOutput(
+        "c1",
+        answer=Answer(
+            "Paris [d1#0].",
+            (Chunk("d1#0", "Paris is the capital of France."),),
+            ("d1#0",),
+        ),
+        retrieved=(
+            Chunk("d1#0", "Paris is the capital of France.", 0.92, {"document_id": "d1"}),
+            Chunk("d7#3", "Lyon is in France."),
+        ),
+    )
+
+
+def test_line_without_retrieve_means_retrieval_not_exposed():
+    output = replay(RecordedAdapter(str(RECORDED)), "c2")
+    assert output == CaseOutput("c2", answer=Answer("I don't know."), retrieved=None)
+
+
+def test_empty_retrieve_is_exposed_but_empty():
+    assert replay(RecordedAdapter(str(RECORDED)), "c4").retrieved == ()
+
+
+def test_line_with_error_is_a_case_failure():
+    output = replay(RecordedAdapter(str(RECORDED)), "c3")
+    assert output == CaseOutput("c3", error="upstream service returned 503")
+    assert output.failed
+
+
+def test_case_without_a_line_is_a_case_failure():
+    output = replay(RecordedAdapter(str(RECORDED)), "c9")
+    assert output == CaseOutput("c9", error="no recorded output for case c9")
+
+
+def test_answer_by_question_explains_itself():
+    with pytest.raises(TypeError) as info:
+        RecordedAdapter(str(RECORDED)).answer("What?")
+    assert str(info.value) == (
+        "RecordedAdapter replays outputs by case id; call run_case(case), not answer()"
+    )
+
+
+def test_does_not_pretend_to_expose_retrieve():
+    assert not hasattr(RecordedAdapter(str(RECORDED)), "retrieve")
+
+
+@pytest.mark.parametrize(
+    ("name", "line", "reason"),
+    [
+        ("recorded_not_json.jsonl", 2, "not valid JSON (Expecting ',' delimiter at column 43)"),
+        (
+            "recorded_chunk_without_text.jsonl",
+            2,
+            "'retrieve': chunk 0: chunk 'd1#0' is missing 'text'",
+        ),
+        (
+            "recorded_string_answer.jsonl",
+            3,
+            "'answer': expected an Answer or a dict with 'text', got a bare string; "
+            "wrap it as {'text': ...}",
+        ),
+        ("recorded_neither_answer_nor_error.jsonl", 1, "line has neither 'answer' nor 'error'"),
+        ("recorded_missing_case_id.jsonl", 1, "missing required field 'case_id'"),
+        ("recorded_duplicate_case_id.jsonl", 2, "duplicate case_id 'c1' (first used on line 1)"),
+        (
+            "recorded_bad_citations.jsonl",
+            1,
+            "'answer': answer 'citations' must be a list of chunk id strings",
+        ),
+    ],
+)
+def test_malformed_line_names_path_and_line(name, line, reason):
+    path = FIXTURES / name
+    with pytest.raises(AdapterLoadError) as info:
+        RecordedAdapter(str(path))
+    assert str(info.value) == f"{path}:{line}: {reason}"
+
+
+def test_missing_file(tmp_path):
+    path = tmp_path / "outputs.jsonl"
+    with pytest.raises(AdapterLoadError) as info:
+        RecordedAdapter(str(path))
+    assert str(info.value) == f"{path}:0: no such file"
+
+
+def test_replay_through_the_runner_keeps_dataset_order_and_failures():
+    cases = [Case(f"c{i}", f"question {i}") for i in (4, 3, 2, 1, 5)]
+    outputs = asyncio.run(
+        run_adapter(cases, RecordedAdapter(str(RECORDED)), RunSettings(concurrency=2))
+    )
+    assert [o.case_id for o in outputs] == ["c4", "c3", "c2", "c1", "c5"]
+    assert [o.error for o in outputs] == [
+        None,
+        "upstream service returned 503",
+        None,
+        None,
+        "no recorded output for case c5",
+    ]
+    assert outputs[3].answer.citations == ("d1#0",)
+    assert outputs[2].retrieved is None

@@ -1,0 +1,446 @@
+"""The adapter runner: sync and async adapters, case failures, timeouts, the concurrency
+bound, stopping early, and daemon threads for hung sync calls."""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import subprocess
+import sys
+import textwrap
+import threading
+from pathlib import Path
+
+import pytest
+
+from ragproof_core.adapters.runner import (
+    DaemonThreadPool,
+    call_adapter,
+    close_adapter,
+    run_adapter,
+)
+from ragproof_core.model import Answer, Case, CaseOutput, Chunk
+from ragproof_core.settings import RunSettings
+
+REPO = Path(__file__).resolve().parents[3]
+
+
+def cases(n: int) -> list[Case]:
+    return [Case(f"c{i}", f"q{i}") for i in range(n)]
+
+
+def run(case_list, adapter, **settings):
+    return asyncio.run(run_adapter(case_list, adapter, RunSettings(**settings)))
+
+
+class SyncRAG:
+    def __init__(self):
+        self.calls: list[tuple[str, str]] = []
+
+    def retrieve(self, question):
+        self.calls.append(("retrieve", question))
+        return [Chunk(f"{question}#0", "context")]
+
+    def answer(self, question):
+        self.calls.append(("answer", question))
+        return Answer(f"answer to {question}", citations=(f"{question}#0",))
+
+
+class AsyncDictRAG:
+    async def retrieve(self, question):
+        return [{"id": "k1", "text": "context", "score": 2}]
+
+    async def answer(self, question):
+        return {"text": question.upper(), "retrieved_chunks": [{"id": "k1", "text": "context"}]}
+
+
+class AnswerOnly:
+    def answer(self, question):
+        return {"text": "only"}
+
+
+def test_sync_adapter_with_retrieve():
+    adapter = SyncRAG()
+    outputs = run(cases(2), adapter, concurrency=1)
+    assert [(o.case_id, o.answer, o.retrieved, o.error) for o in outputs] == [
+        ("c0", Answer("answer to q0", None, ("q0#0",)), (Chunk("q0#0", "context"),), None),
+        ("c1", Answer("answer to q1", None, ("q1#0",)), (Chunk("q1#0", "context"),), None),
+    ]
+    assert adapter.calls == [
+        ("retrieve", "q0"),
+        ("answer", "q0"),
+        ("retrieve", "q1"),
+        ("answer", "q1"),
+    ]
+    assert all(o.latency_s > 0 for o in outputs)
+
+
+def test_async_adapter_returning_dicts():
+    (output,) = run(cases(1), AsyncDictRAG())
+    assert output == CaseOutput(
+        "c0",
+        answer=Answer("Q0", (Chunk("k1", "context"),), None),
+        retrieved=(Chunk("k1", "context", 2.0),),
+        latency_s=output.latency_s,
+    )
+
+
+def test_adapter_without_retrieve_leaves_retrieved_none():
+    (output,) = run(cases(1), AnswerOnly())
+    assert output.retrieved is None
+    assert output.answer == Answer("only")
+
+
+class Raises:
+    def __init__(self, where):
+        self.where = where
+        self.answered = False
+
+    def retrieve(self, question):
+        if self.where == "retrieve":
+            raise ValueError("boom")
+        return []
+
+    async def answer(self, question):
+        self.answered = True
+        if self.where == "answer":
+            raise RuntimeError("index offline")
+        if self.where == "empty":
+            raise KeyError()
+        return {"text": "fine"}
+
+
+def test_exception_in_retrieve_is_a_case_failure_and_skips_answer():
+    adapter = Raises("retrieve")
+    (output,) = run(cases(1), adapter)
+    assert output.error == "ValueError: boom (in retrieve())"
+    assert output.answer is None and output.retrieved is None
+    assert not adapter.answered
+
+
+def test_exception_in_async_answer_is_a_case_failure():
+    assert run(cases(1), Raises("answer"))[0].error == "RuntimeError: index offline (in answer())"
+
+
+def test_exception_without_message():
+    assert run(cases(1), Raises("empty"))[0].error == "KeyError (in answer())"
+
+
+def test_malformed_outputs_are_case_failures():
+    class Bad:
+        def __init__(self, retrieve_result, answer_result):
+            self.retrieve_result, self.answer_result = retrieve_result, answer_result
+
+        def retrieve(self, question):
+            return self.retrieve_result
+
+        def answer(self, question):
+            return self.answer_result
+
+    assert run(cases(1), Bad(None, {"text": "x"}))[0].error == "retrieve() returned None"
+    assert run(cases(1), Bad([{"id": 1, "text": "t"}], {"text": "x"}))[0].error == (
+        "invalid output from retrieve(): chunk 0: chunk 'id' must be a string, got int"
+    )
+    assert run(cases(1), Bad([], "plain string"))[0].error == (
+        "invalid output from answer(): expected an Answer or a dict with 'text', "
+        "got a bare string; wrap it as {'text': ...}"
+    )
+
+
+def test_sync_hang_past_timeout_fails_that_case_and_the_run_finishes():
+    release = threading.Event()
+
+    class HangsOnQ1:
+        def answer(self, question):
+            if question == "q1":
+                release.wait()
+            return {"text": question}
+
+    try:
+        outputs = run(cases(5), HangsOnQ1(), concurrency=2, timeout_s=0.2)
+    finally:
+        release.set()
+    assert [o.error for o in outputs] == [None, "timeout after 0.2s in answer()", None, None, None]
+    assert outputs[1].latency_s >= 0.2
+    assert [o.answer.text for o in outputs if o.answer] == ["q0", "q2", "q3", "q4"]
+
+
+def test_async_hang_past_timeout_fails_that_case():
+    class HangsInRetrieve:
+        async def retrieve(self, question):
+            if question == "q0":
+                await asyncio.Event().wait()
+            return []
+
+        async def answer(self, question):
+            return {"text": "ok"}
+
+    outputs = run(cases(3), HangsInRetrieve(), concurrency=3, timeout_s=0.1)
+    assert [o.error for o in outputs] == ["timeout after 0.1s in retrieve()", None, None]
+
+
+def test_adapter_raising_its_own_timeout_error_is_not_our_timeout():
+    class SocketTimeout:
+        async def answer(self, question):
+            raise TimeoutError("read timed out")
+
+    assert run(cases(1), SocketTimeout(), timeout_s=30)[0].error == (
+        "TimeoutError: read timed out (in answer())"
+    )
+
+
+class AsyncCounter:
+    """Tracks calls in flight; yielding a few times lets every worker start a call."""
+
+    def __init__(self):
+        self.in_flight = 0
+        self.max_in_flight = 0
+
+    async def answer(self, question):
+        self.in_flight += 1
+        self.max_in_flight = max(self.max_in_flight, self.in_flight)
+        for _ in range(5):
+            await asyncio.sleep(0)
+        self.in_flight -= 1
+        return {"text": question}
+
+
+def test_concurrency_bound_async():
+    adapter = AsyncCounter()
+    outputs = run(cases(20), adapter, concurrency=3)
+    assert len(outputs) == 20
+    assert adapter.max_in_flight == 3
+
+
+def test_concurrency_bound_sync_threads():
+    lock = threading.Lock()
+    # The first three calls meet at the barrier: proof that three run at once.
+    barrier = threading.Barrier(3, timeout=20)
+    state = {"in_flight": 0, "max": 0, "calls": 0}
+
+    class ThreadCounter:
+        def answer(self, question):
+            with lock:
+                state["in_flight"] += 1
+                state["max"] = max(state["max"], state["in_flight"])
+                state["calls"] += 1
+                first_round = state["calls"] <= 3
+            if first_round:
+                barrier.wait()
+            with lock:
+                state["in_flight"] -= 1
+            return {"text": question}
+
+    outputs = run(cases(12), ThreadCounter(), concurrency=3, timeout_s=30)
+    assert [o.error for o in outputs] == [None] * 12
+    assert state["max"] == 3
+
+
+def test_outputs_come_back_in_dataset_order_and_on_output_sees_completion_order():
+    class SecondFinishesFirst:
+        def __init__(self):
+            self.second_done = asyncio.Event()
+
+        async def answer(self, question):
+            if question == "q0":
+                await self.second_done.wait()
+            else:
+                self.second_done.set()
+            return {"text": question}
+
+    seen = []
+
+    async def on_output(case, output):
+        await asyncio.sleep(0)
+        seen.append((case.id, output.answer.text))
+
+    async def main():
+        return await run_adapter(
+            cases(2), SecondFinishesFirst(), RunSettings(concurrency=2), on_output=on_output
+        )
+
+    outputs = asyncio.run(main())
+    assert [o.case_id for o in outputs] == ["c0", "c1"]
+    assert seen == [("c1", "q1"), ("c0", "q0")]
+
+
+def test_sync_on_output_callback():
+    seen = []
+    asyncio.run(
+        run_adapter(
+            cases(3),
+            AnswerOnly(),
+            RunSettings(concurrency=1),
+            on_output=lambda case, output: seen.append(case.id),
+        )
+    )
+    assert seen == ["c0", "c1", "c2"]
+
+
+def test_should_stop_stops_taking_new_cases():
+    done = []
+    outputs = asyncio.run(
+        run_adapter(
+            cases(10),
+            AnswerOnly(),
+            RunSettings(concurrency=1),
+            on_output=lambda case, output: done.append(case.id),
+            should_stop=lambda: len(done) >= 2,
+        )
+    )
+    assert [o.case_id for o in outputs] == ["c0", "c1"]
+
+
+def test_on_output_exception_stops_the_run_and_propagates():
+    started = []
+
+    class Tracks:
+        async def answer(self, question):
+            started.append(question)
+            return {"text": question}
+
+    def explode(case, output):
+        raise RuntimeError(f"store full at {case.id}")
+
+    with pytest.raises(RuntimeError, match="store full at c0"):
+        asyncio.run(run_adapter(cases(50), Tracks(), RunSettings(concurrency=1), on_output=explode))
+    assert started == ["q0"]
+
+
+def test_run_case_hook_is_preferred_sync_or_async():
+    class AsyncHook:
+        async def run_case(self, case):
+            return CaseOutput(case.id, answer=Answer(f"hook {case.id}"))
+
+        def answer(self, question):
+            raise AssertionError("answer() must not be called when run_case exists")
+
+    class SyncHook(AsyncHook):
+        def run_case(self, case):
+            return CaseOutput(case.id, error=f"recorded failure for {case.id}")
+
+    async_out = run(cases(2), AsyncHook())
+    assert [o.answer.text for o in async_out] == ["hook c0", "hook c1"]
+    sync_out = run(cases(1), SyncHook())
+    assert sync_out[0].error == "recorded failure for c0"
+
+
+def test_run_case_hook_output_is_checked():
+    class WrongType:
+        async def run_case(self, case):
+            return {"text": "not a CaseOutput"}
+
+        def answer(self, question): ...
+
+    class WrongCase(WrongType):
+        async def run_case(self, case):
+            return CaseOutput("someone-else")
+
+    assert run(cases(1), WrongType())[0].error == (
+        "invalid output from run_case(): expected a CaseOutput, got dict"
+    )
+    assert run(cases(1), WrongCase())[0].error == (
+        "invalid output from run_case(): case_id 'someone-else' for case 'c0'"
+    )
+
+
+def test_call_adapter_alone_with_and_without_an_executor():
+    assert asyncio.run(call_adapter(SyncRAG(), Case("x", "q"), 5)).answer.text == "answer to q"
+
+    async def with_pool():
+        pool = DaemonThreadPool(2)
+        try:
+            return await call_adapter(AnswerOnly(), Case("y", "q"), 5, executor=pool)
+        finally:
+            pool.shutdown()
+
+    assert asyncio.run(with_pool()).answer == Answer("only")
+
+    with concurrent.futures.ThreadPoolExecutor(1) as executor:
+        output = asyncio.run(call_adapter(AnswerOnly(), Case("z", "q"), 5, executor=executor))
+    assert output.answer == Answer("only")
+
+
+def test_pool_threads_are_daemons():
+    before = set(threading.enumerate())
+    pool = DaemonThreadPool(3, name="ragproof-test-pool")
+    try:
+        started = [t for t in threading.enumerate() if t not in before]
+        assert sorted(t.name for t in started) == [
+            "ragproof-test-pool-0",
+            "ragproof-test-pool-1",
+            "ragproof-test-pool-2",
+        ]
+        assert all(t.daemon for t in started)
+    finally:
+        pool.shutdown()
+
+
+def test_runner_does_not_close_the_adapter_but_close_adapter_does():
+    class Closable:
+        def __init__(self):
+            self.closed = []
+
+        def answer(self, question):
+            return {"text": "x"}
+
+        async def aclose(self):
+            self.closed.append("aclose")
+
+        def close(self):
+            self.closed.append("close")
+
+    adapter = Closable()
+    run(cases(2), adapter)
+    assert adapter.closed == []
+    asyncio.run(close_adapter(adapter))
+    assert adapter.closed == ["aclose"]
+
+    class SyncClose:
+        def __init__(self):
+            self.closed = False
+
+        def close(self):
+            self.closed = True
+
+    sync_adapter = SyncClose()
+    asyncio.run(close_adapter(sync_adapter))
+    assert sync_adapter.closed
+    asyncio.run(close_adapter(AnswerOnly()))  # nothing to close is fine
+
+
+def test_empty_case_list():
+    assert run([], AnswerOnly()) == []
+
+
+HANG_SCRIPT = textwrap.dedent(
+    """
+    import asyncio, threading
+    from ragproof_core.adapters.runner import run_adapter
+    from ragproof_core.model import Case
+    from ragproof_core.settings import RunSettings
+
+    class HangsForever:
+        def answer(self, question):
+            threading.Event().wait()
+
+    cases = [Case("c1", "q1"), Case("c2", "q2"), Case("c3", "q3")]
+    outputs = asyncio.run(
+        run_adapter(cases, HangsForever(), RunSettings(concurrency=2, timeout_s=0.2))
+    )
+    print([o.error for o in outputs])
+    """
+)
+
+
+@pytest.mark.slow
+def test_hung_sync_adapter_does_not_keep_the_process_alive():
+    result = subprocess.run(
+        [sys.executable, "-c", HANG_SCRIPT],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        cwd=REPO,
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == str(["timeout after 0.2s in answer()"] * 3)

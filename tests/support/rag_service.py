@@ -1,0 +1,90 @@
+"""A tiny real RAG HTTP service on 127.0.0.1 for HttpAdapter tests.
+
+``POST /answer`` with ``{"question": q}`` answers ``{"text": "echo: q", ...}``
+citing one chunk; ``POST /retrieve`` returns that chunk in a list (or wrapped
+as ``{"chunks": [...]}`` when the question is ``"wrapped"``). Special
+questions trigger failures: ``"fail"`` -> 503 with a text body, ``"not-json"``
+-> 200 with a non-JSON body. Every request is recorded (path, headers, body).
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+CHUNK = {"id": "doc1#0", "text": "ragproof evaluates RAG pipelines.", "score": 0.75}
+
+
+@dataclass
+class Request:
+    path: str
+    headers: dict[str, str]
+    body: Any
+
+
+@dataclass
+class RagService:
+    """Run with ``with RagService() as service:``; ``service.base`` is ``http://127.0.0.1:PORT``."""
+
+    requests: list[Request] = field(default_factory=list)
+
+    def __enter__(self) -> RagService:
+        service = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:  # noqa: N802 - http.server's naming
+                length = int(self.headers.get("Content-Length", "0"))
+                body = json.loads(self.rfile.read(length) or b"null")
+                service.requests.append(Request(self.path, dict(self.headers), body))
+                question = body.get("question") if isinstance(body, dict) else None
+                if question == "fail":
+                    self._reply(503, b"service overloaded:\n  try again later", "text/plain")
+                elif question == "not-json":
+                    self._reply(200, b"<html>oops</html>", "text/html")
+                elif self.path == "/answer":
+                    self._json(
+                        {
+                            "text": f"echo: {question}",
+                            "retrieved_chunks": [CHUNK],
+                            "citations": [CHUNK["id"]],
+                        }
+                    )
+                elif self.path == "/retrieve":
+                    self._json({"chunks": [CHUNK]} if question == "wrapped" else [CHUNK])
+                else:
+                    self._reply(404, b"no such endpoint", "text/plain")
+
+            def _json(self, payload: Any) -> None:
+                self._reply(200, json.dumps(payload).encode(), "application/json")
+
+            def _reply(self, status: int, data: bytes, content_type: str) -> None:
+                self.send_response(status)
+                self.send_header("Content-Type", content_type)
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
+                pass  # keep test output clean
+
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._server.daemon_threads = True
+        # A short poll interval keeps shutdown() (which waits for the next poll) fast.
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
+        )
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+        self._thread.join(timeout=10)
+
+    @property
+    def base(self) -> str:
+        host, port = self._server.server_address[:2]
+        return f"http://{host}:{port}"
