@@ -1,0 +1,85 @@
+"""Atomic file writes: a reader sees the old file, the new file, or no file, never half of one.
+
+Each write goes to a temp file in the destination folder, is fsynced, then
+``os.replace``d over the destination (atomic within one filesystem) and the
+folder is fsynced so the rename survives a crash. Temp names start with a dot
+and do not end in ``.parquet``, so the views' ``*/<table>.parquet`` globs never
+match a file being written or left behind by a killed process.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+TEMP_MARKER = ".tmp-"
+
+# DuckDB scans a row group per thread; its own default size keeps big
+# case_results files parallel to read without bloating small ones.
+ROW_GROUP_SIZE = 122_880
+
+
+def temp_path_for(final: Path) -> Path:
+    """``.<name>.tmp-<pid>-<random>`` beside ``final``; the random part keeps threads apart."""
+    return final.with_name(f".{final.name}{TEMP_MARKER}{os.getpid()}-{secrets.token_hex(4)}")
+
+
+def is_temp_name(name: str) -> bool:
+    return name.startswith(".") and TEMP_MARKER in name
+
+
+def _fsync_path(path: Path, *, directory: bool = False) -> None:
+    fd = os.open(path, os.O_RDONLY | (os.O_DIRECTORY if directory else 0))
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+@contextmanager
+def atomic_path(final: Path) -> Iterator[Path]:
+    """Yield a temp path to write; on clean exit it atomically becomes ``final``.
+
+    On any exception the temp file is removed and ``final`` is untouched. A
+    process killed inside the block leaves only the temp file behind.
+    """
+    final.parent.mkdir(parents=True, exist_ok=True)
+    tmp = temp_path_for(final)
+    try:
+        yield tmp
+        _fsync_path(tmp)
+        os.replace(tmp, final)
+    except BaseException:
+        with suppress(FileNotFoundError):
+            tmp.unlink()
+        raise
+    _fsync_path(final.parent, directory=True)
+
+
+def write_parquet(path: Path, table: pa.Table) -> None:
+    with atomic_path(path) as tmp:
+        pq.write_table(table, tmp, compression="zstd", row_group_size=ROW_GROUP_SIZE)
+
+
+def write_json(path: Path, obj: Any) -> None:
+    text = json.dumps(obj, ensure_ascii=False, indent=2, sort_keys=False) + "\n"
+    with atomic_path(path) as tmp:
+        tmp.write_text(text, encoding="utf-8")
+
+
+def remove(path: Path) -> bool:
+    """Delete ``path`` durably; returns False when it did not exist."""
+    try:
+        path.unlink()
+    except FileNotFoundError:
+        return False
+    _fsync_path(path.parent, directory=True)
+    return True

@@ -1,0 +1,279 @@
+"""``RunStore``: the one door to the run store, for the Dagster assets and the CLI.
+
+A run is written table by table, in ``layout.TABLES`` order, each file
+atomically; ``write_run`` comes last and marks the run finished. Readers of
+single tables (``read_dataset`` ... ``case_results_frame``) read the run's files
+directly and work on unfinished runs too, which the pipeline needs between
+steps. ``list_runs``, ``get_run`` and ``last_completed_run`` see finished runs
+only, like the DuckDB views.
+
+Secrets never reach the store: before a manifest or run record is written,
+the value of every key that looks like a secret (``api_key``, ``token``,
+``password``, ``authorization``, ``secret``, ... in any case or separator
+style) is replaced by ``"***"``, and passwords in URLs (``https://u:pw@host``)
+are masked. Redaction rather than rejection, so a config carrying a header
+such as ``Authorization`` still records every other setting.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from ragproof_core import settings
+from ragproof_core.model import Case, CaseOutput, MetricResult
+from ragproof_core.store import files, schema, views
+from ragproof_core.store.layout import (
+    SCHEMA_DIR_NAME,
+    StoreLayout,
+    new_run_id,
+    table_file_name,
+    validate_run_id,
+)
+from ragproof_core.store.schema import RunRecord
+
+__all__ = ["REDACTED", "RunNotFound", "RunRecord", "RunStore", "new_run_id", "redact_secrets"]
+
+REDACTED = "***"
+
+_SECRET_WORDS = frozenset(
+    {"token", "password", "passwd", "secret", "authorization", "auth", "apikey", "cookie"}
+    | {"credential", "credentials"}
+)
+_SECRET_PAIRS = frozenset({("api", "key"), ("private", "key"), ("access", "key")})
+_URL_PASSWORD = re.compile(r"(?<=://)([^/@\s:]*):[^/@\s]+@")
+
+
+class RunNotFound(KeyError):
+    """No such run in the store (or, for ``get_run``, the run has not finished)."""
+
+    def __init__(self, run_id: str, detail: str = "no such run in the store") -> None:
+        super().__init__(run_id)
+        self.run_id = run_id
+        self.message = f"run {run_id!r}: {detail}"
+
+    def __str__(self) -> str:
+        return self.message
+
+
+def is_secret_key(key: str) -> bool:
+    """True for ``api_key``, ``X-Api-Key``, ``apiKey``, ``Authorization``, ``access_token``...
+
+    Whole words only, so ``max_tokens`` or ``tokenizer`` are kept.
+    """
+    spaced = re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", key).lower()
+    words = re.findall(r"[a-z0-9]+", spaced)
+    return bool(_SECRET_WORDS.intersection(words)) or any(
+        pair in _SECRET_PAIRS for pair in zip(words, words[1:], strict=False)
+    )
+
+
+def redact_secrets(value: Any) -> Any:
+    """A copy of a JSON-like value with secret-looking keys' values set to ``REDACTED``."""
+    if isinstance(value, Mapping):
+        return {
+            key: REDACTED
+            if is_secret_key(str(key)) and value[key] is not None
+            else redact_secrets(value[key])
+            for key in value
+        }
+    if isinstance(value, list | tuple):
+        return [redact_secrets(item) for item in value]
+    if isinstance(value, str):
+        return _URL_PASSWORD.sub(rf"\1:{REDACTED}@", value)
+    return value
+
+
+def _redact_config_json(config_json: str) -> str:
+    try:
+        config = json.loads(config_json)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"config_json is not valid JSON: {exc}") from exc
+    redacted = redact_secrets(config)
+    # Keep the caller's exact text when nothing needed masking.
+    return config_json if redacted == config else json.dumps(redacted, ensure_ascii=False)
+
+
+class RunStore:
+    """The run store rooted at ``root`` (default: ``RAGPROOF_STORE`` or ``data/store``)."""
+
+    def __init__(self, root: Path | str | None = None) -> None:
+        self.layout = StoreLayout(Path(root) if root is not None else settings.store_root())
+
+    def __repr__(self) -> str:
+        return f"RunStore({str(self.layout.root)!r})"
+
+    # --- DuckDB ---------------------------------------------------------------------------
+
+    def ensure_views(self, *, timeout_s: float = views.DEFAULT_LOCK_TIMEOUT_S) -> bool:
+        """Create the views if missing or stale; True when this call wrote them."""
+        return views.ensure_views(self.layout, timeout_s=timeout_s)
+
+    def connect(
+        self, read_only: bool = True, *, timeout_s: float = views.DEFAULT_LOCK_TIMEOUT_S
+    ) -> duckdb.DuckDBPyConnection:
+        return views.connect(self.layout, read_only=read_only, timeout_s=timeout_s)
+
+    # --- run identity ---------------------------------------------------------------------
+
+    def run_exists(self, run_id: str) -> bool:
+        return self.layout.manifest_path(run_id).is_file()
+
+    def is_finished(self, run_id: str) -> bool:
+        return self.layout.table_path(run_id, "run").is_file()
+
+    def _require_run(self, run_id: str) -> None:
+        if not self.run_exists(run_id):
+            raise RunNotFound(run_id)
+
+    def write_manifest(self, run_id: str, manifest: Mapping[str, Any]) -> None:
+        """Start (or restart) a run: write its manifest, secrets redacted.
+
+        Restarting a finished run (Dagster re-materializing its partition)
+        first removes its ``run.parquet``, so the views hide the run until the
+        new attempt finishes instead of mixing old and new files.
+        """
+        files.remove(self.layout.table_path(run_id, "run"))
+        files.write_json(self.layout.manifest_path(run_id), redact_secrets(dict(manifest)))
+
+    def read_manifest(self, run_id: str) -> dict[str, Any]:
+        try:
+            text = self.layout.manifest_path(run_id).read_text(encoding="utf-8")
+        except FileNotFoundError:
+            raise RunNotFound(run_id) from None
+        return json.loads(text)
+
+    def write_document(self, run_id: str, name: str, document: Mapping[str, Any]) -> None:
+        """Store a small JSON document beside the run's tables, secrets redacted."""
+        self._require_run(run_id)
+        files.write_json(self.layout.document_path(run_id, name), redact_secrets(dict(document)))
+
+    def read_document(self, run_id: str, name: str) -> dict[str, Any]:
+        try:
+            text = self.layout.document_path(run_id, name).read_text(encoding="utf-8")
+        except FileNotFoundError:
+            raise RunNotFound(run_id, f"run has no {name} document") from None
+        return json.loads(text)
+
+    # --- per-run tables -------------------------------------------------------------------
+
+    def _write(self, run_id: str, table: str, data: pa.Table) -> None:
+        self._require_run(run_id)
+        files.write_parquet(self.layout.table_path(run_id, table), data)
+
+    def _read(self, run_id: str, table: str) -> pa.Table:
+        path = self.layout.table_path(run_id, table)
+        try:
+            return pq.ParquetFile(path).read()
+        except FileNotFoundError:
+            self._require_run(run_id)
+            raise FileNotFoundError(f"run {run_id!r} has no {table} table yet: {path}") from None
+
+    def write_dataset(self, run_id: str, cases: Sequence[Case]) -> None:
+        self._write(run_id, "dataset", schema.encode_dataset(run_id, cases))
+
+    def read_dataset(self, run_id: str) -> list[Case]:
+        return schema.decode_dataset(self._read(run_id, "dataset"))
+
+    def write_outputs(self, run_id: str, outputs: Sequence[CaseOutput]) -> None:
+        self._write(run_id, "outputs", schema.encode_outputs(run_id, outputs))
+
+    def read_outputs(self, run_id: str) -> list[CaseOutput]:
+        return schema.decode_outputs(self._read(run_id, "outputs"))
+
+    def write_case_results(self, run_id: str, results: Sequence[MetricResult]) -> None:
+        self._write(run_id, "case_results", schema.encode_case_results(run_id, results))
+
+    def read_case_results(self, run_id: str) -> list[MetricResult]:
+        return schema.decode_case_results(self._read(run_id, "case_results"))
+
+    def case_results_frame(self, run_id: str) -> pd.DataFrame:
+        """The run's case results with the ``case_results`` view's columns."""
+        table = schema.conform(self._read(run_id, "case_results"), schema.CASE_RESULTS_SCHEMA)
+        return table.to_pandas()
+
+    def write_summaries(self, run_id: str, summaries: Sequence[Any]) -> None:
+        """``summaries``: ``MetricSummary`` objects, or any objects or dicts with its fields."""
+        self._write(run_id, "metric_summaries", schema.encode_summaries(run_id, summaries))
+
+    def summaries(self, run_id: str) -> list[dict[str, Any]]:
+        """One dict per metric with keys ``schema.SUMMARY_FIELDS``, in written order."""
+        return schema.decode_summaries(self._read(run_id, "metric_summaries"))
+
+    # --- run records ----------------------------------------------------------------------
+
+    def write_run(self, record: RunRecord) -> None:
+        """Finish a run: its record makes it visible in ``list_runs`` and the views."""
+        validate_run_id(record.run_id)
+        record = replace(
+            record,
+            dataset=redact_secrets(record.dataset),
+            adapter=redact_secrets(record.adapter),
+            judge_model=redact_secrets(record.judge_model),
+            config_json=_redact_config_json(record.config_json),
+        )
+        self._write(record.run_id, "run", schema.encode_run(record))
+
+    def get_run(self, run_id: str) -> RunRecord:
+        try:
+            records = schema.decode_runs(self._read(run_id, "run"))
+        except FileNotFoundError:
+            raise RunNotFound(run_id, "the run has not finished") from None
+        return records[0]
+
+    def list_runs(self) -> list[RunRecord]:
+        """Finished runs, oldest first (by ``started_at``, then ``run_id``)."""
+        records = []
+        for path in self.layout.runs_dir.glob(f"*/{table_file_name('run')}"):
+            if path.parent.name == SCHEMA_DIR_NAME:
+                continue
+            try:
+                records.extend(schema.decode_runs(pq.ParquetFile(path).read()))
+            except FileNotFoundError:  # un-finished by a restart since the glob ran
+                continue
+        return sorted(records, key=lambda r: (r.started_at, r.run_id))
+
+    def last_completed_run(
+        self, dataset: str, adapter: str, before_run_id: str | None = None
+    ) -> RunRecord | None:
+        """The latest ``completed`` run of ``dataset`` with ``adapter``: the regression baseline.
+
+        With ``before_run_id``, only runs that started before that run count.
+        Its start is taken from its run record, or, while it is still running,
+        from ``started_at`` (ISO 8601) in its manifest; without either, every
+        other run counts.
+        """
+        candidates = [
+            r
+            for r in self.list_runs()
+            if r.status == "completed" and r.dataset == dataset and r.adapter == adapter
+        ]
+        if before_run_id is not None:
+            cutoff = self._started_at(before_run_id)
+            candidates = [
+                r
+                for r in candidates
+                if r.run_id != before_run_id and (cutoff is None or r.started_at < cutoff)
+            ]
+        return candidates[-1] if candidates else None
+
+    def _started_at(self, run_id: str) -> datetime | None:
+        if self.is_finished(run_id):
+            return self.get_run(run_id).started_at
+        started = self.read_manifest(run_id).get("started_at")
+        if not isinstance(started, str):
+            return None
+        moment = datetime.fromisoformat(started)
+        if moment.utcoffset() is None:
+            raise ValueError(f"run {run_id!r}: manifest started_at {started!r} has no time zone")
+        return moment

@@ -1,0 +1,471 @@
+"""The Parquet schema of each store table, and its encoding to and from the model.
+
+Every table starts with ``run_id`` so the DuckDB views can glob the files of
+all runs without parsing paths. Columns are only ever added, never renamed or
+retyped: the views read with ``union_by_name`` and the readers below fill a
+column an old file lacks with nulls, so old runs stay readable.
+
+Encoders build Arrow arrays column by column from the dataclasses (no pandas,
+no per-row dicts): a 100,000-case run has 1.3M result rows.
+
+Dicts kept verbatim (case and chunk metadata) are stored as JSON text; a
+Python ``None`` is a Parquet null and an empty dict is ``"{}"``, so both
+round-trip exactly. Likewise a ``None`` list (e.g. retrieval not exposed) is a
+null list and an empty tuple an empty list.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from itertools import accumulate
+from typing import Any
+
+import pyarrow as pa
+
+from ragproof_core.model import Answer, Case, CaseKind, CaseOutput, Chunk, MetricResult, Status
+
+CHUNK_TYPE = pa.struct(
+    [
+        pa.field("id", pa.string(), nullable=False),
+        pa.field("text", pa.string(), nullable=False),
+        pa.field("score", pa.float64()),
+        pa.field("metadata_json", pa.string()),
+    ]
+)
+CHUNK_LIST_TYPE = pa.list_(pa.field("item", CHUNK_TYPE, nullable=False))
+
+DATASET_SCHEMA = pa.schema(
+    [
+        pa.field("run_id", pa.string(), nullable=False),
+        pa.field("id", pa.string(), nullable=False),
+        pa.field("question", pa.string(), nullable=False),
+        pa.field("kind", pa.string(), nullable=False),
+        pa.field("expected_source_ids", pa.list_(pa.string())),
+        pa.field("expected_answer", pa.string()),
+        pa.field("adversarial_payload", pa.string()),
+        pa.field("metadata_json", pa.string()),
+    ]
+)
+
+# answer_text is null exactly when the adapter produced no Answer (Answer.text
+# is a str), so it doubles as the "has answer" flag.
+OUTPUTS_SCHEMA = pa.schema(
+    [
+        pa.field("run_id", pa.string(), nullable=False),
+        pa.field("case_id", pa.string(), nullable=False),
+        pa.field("answer_text", pa.string()),
+        pa.field("citations", pa.list_(pa.string())),
+        pa.field("answer_chunks", CHUNK_LIST_TYPE),
+        pa.field("retrieved", CHUNK_LIST_TYPE),
+        pa.field("error", pa.string()),
+        pa.field("latency_s", pa.float64(), nullable=False),
+    ]
+)
+
+CASE_RESULTS_SCHEMA = pa.schema(
+    [
+        pa.field("run_id", pa.string(), nullable=False),
+        pa.field("case_id", pa.string(), nullable=False),
+        pa.field("metric", pa.string(), nullable=False),
+        pa.field("status", pa.string(), nullable=False),
+        pa.field("value", pa.float64()),
+        pa.field("reason", pa.string()),
+        pa.field("judge_raw_json", pa.string()),
+    ]
+)
+
+SUMMARY_FIELDS: tuple[str, ...] = (
+    "metric",
+    "mean",
+    "p50",
+    "p95",
+    "scored",
+    "skipped",
+    "errored",
+    "not_applicable",
+    "judge_errors",
+)
+_SUMMARY_COUNTS = ("scored", "skipped", "errored", "not_applicable", "judge_errors")
+
+METRIC_SUMMARIES_SCHEMA = pa.schema(
+    [
+        pa.field("run_id", pa.string(), nullable=False),
+        pa.field("metric", pa.string(), nullable=False),
+        pa.field("mean", pa.float64()),
+        pa.field("p50", pa.float64()),
+        pa.field("p95", pa.float64()),
+        *(pa.field(name, pa.int64(), nullable=False) for name in _SUMMARY_COUNTS),
+    ]
+)
+
+# Timestamps are UTC instants (Parquet isAdjustedToUTC); DuckDB reads them as
+# TIMESTAMP WITH TIME ZONE and displays them in the session's TimeZone.
+RUN_SCHEMA = pa.schema(
+    [
+        pa.field("run_id", pa.string(), nullable=False),
+        pa.field("dataset", pa.string(), nullable=False),
+        pa.field("adapter", pa.string(), nullable=False),
+        pa.field("status", pa.string(), nullable=False),
+        pa.field("started_at", pa.timestamp("us", tz="UTC"), nullable=False),
+        pa.field("finished_at", pa.timestamp("us", tz="UTC"), nullable=False),
+        pa.field("judge_model", pa.string()),
+        pa.field("prompt_hashes", pa.string(), nullable=False),
+        pa.field("config_json", pa.string(), nullable=False),
+        pa.field("cost_usd", pa.float64(), nullable=False),
+        pa.field("cases", pa.int64(), nullable=False),
+        pa.field("case_failures", pa.int64(), nullable=False),
+        pa.field("judge_requests", pa.int64(), nullable=False),
+        pa.field("cache_hits", pa.int64(), nullable=False),
+    ]
+)
+
+SCHEMAS: dict[str, pa.Schema] = {
+    "dataset": DATASET_SCHEMA,
+    "outputs": OUTPUTS_SCHEMA,
+    "case_results": CASE_RESULTS_SCHEMA,
+    "metric_summaries": METRIC_SUMMARIES_SCHEMA,
+    "run": RUN_SCHEMA,
+}
+
+_STATUS_BY_VALUE = {s.value: s for s in Status}
+
+
+# --- shared helpers -------------------------------------------------------------------------
+
+
+def _strings(values: Iterable[str | None]) -> pa.Array:
+    return pa.array(list(values), pa.string())
+
+
+def _run_ids(run_id: str, n: int) -> pa.Array:
+    return pa.repeat(pa.scalar(run_id, pa.string()), n)
+
+
+_to_json = json.JSONEncoder(ensure_ascii=False).encode
+
+
+def _json_or_none(value: Any) -> str | None:
+    if value is None:
+        return None
+    return "{}" if value == {} else _to_json(value)
+
+
+def _loads_or_none(text: str | None) -> Any:
+    if text is None:
+        return None
+    return {} if text == "{}" else json.loads(text)
+
+
+def _string_lists(lists: Sequence[Sequence[str] | None]) -> pa.Array:
+    return pa.array([None if x is None else list(x) for x in lists], pa.list_(pa.string()))
+
+
+def conform(table: pa.Table, schema: pa.Schema) -> pa.Table:
+    """``table`` with exactly ``schema``'s columns: missing ones (older files) become nulls."""
+    columns = []
+    for field in schema:
+        if field.name in table.column_names:
+            columns.append(table.column(field.name).cast(field.type))
+        else:
+            columns.append(pa.nulls(table.num_rows, field.type))
+    return pa.Table.from_arrays(columns, schema=schema)
+
+
+def _column(table: pa.Table, name: str) -> list[Any]:
+    return table.column(name).to_pylist()
+
+
+# --- chunks ---------------------------------------------------------------------------------
+
+
+def _chunk_lists(lists: Sequence[Sequence[Chunk] | None]) -> pa.Array:
+    # Flattened list comprehensions: a big run holds a million chunks.
+    flat = [chunk for chunks in lists if chunks is not None for chunk in chunks]
+    offsets = [0, *accumulate(0 if chunks is None else len(chunks) for chunks in lists)]
+    values = pa.StructArray.from_arrays(
+        [
+            _strings([c.id for c in flat]),
+            _strings([c.text for c in flat]),
+            pa.array([c.score for c in flat], pa.float64()),
+            _strings([_json_or_none(c.metadata) for c in flat]),
+        ],
+        fields=list(CHUNK_TYPE),
+    )
+    return pa.ListArray.from_arrays(
+        pa.array(offsets, pa.int32()),
+        values,
+        type=CHUNK_LIST_TYPE,
+        mask=pa.array([chunks is None for chunks in lists], pa.bool_()),
+    )
+
+
+def _decode_chunk_lists(column: pa.ChunkedArray) -> list[tuple[Chunk, ...] | None]:
+    out: list[tuple[Chunk, ...] | None] = []
+    for array in column.chunks:
+        offsets = array.offsets.to_pylist()
+        valid = array.is_valid().to_pylist()
+        # offsets index into the whole child array, whatever the list's own slice offset
+        ids, texts, scores, metas = (f.to_pylist() for f in array.values.flatten())
+        for i, is_valid in enumerate(valid):
+            if not is_valid:
+                out.append(None)
+                continue
+            out.append(
+                tuple(
+                    Chunk(ids[j], texts[j], scores[j], _loads_or_none(metas[j]))
+                    for j in range(offsets[i], offsets[i + 1])
+                )
+            )
+    return out
+
+
+# --- dataset --------------------------------------------------------------------------------
+
+
+_KINDS = frozenset(kind.value for kind in CaseKind)
+
+
+def encode_dataset(run_id: str, cases: Sequence[Case]) -> pa.Table:
+    kinds = [str(c.kind) for c in cases]
+    unknown = set(kinds) - _KINDS
+    if unknown:
+        raise ValueError(f"unknown case kind(s): {', '.join(sorted(unknown))}")
+    return pa.Table.from_arrays(
+        [
+            _run_ids(run_id, len(cases)),
+            _strings(c.id for c in cases),
+            _strings(c.question for c in cases),
+            _strings(kinds),
+            _string_lists([c.expected_source_ids for c in cases]),
+            _strings(c.expected_answer for c in cases),
+            _strings(c.adversarial_payload for c in cases),
+            _strings(_json_or_none(c.metadata) for c in cases),
+        ],
+        schema=DATASET_SCHEMA,
+    )
+
+
+def decode_dataset(table: pa.Table) -> list[Case]:
+    table = conform(table, DATASET_SCHEMA)
+    expected = _column(table, "expected_source_ids")
+    return [
+        Case(
+            id=id_,
+            question=question,
+            kind=CaseKind(kind),
+            expected_source_ids=None if ids is None else tuple(ids),
+            expected_answer=expected_answer,
+            adversarial_payload=payload,
+            metadata=_loads_or_none(meta),
+        )
+        for id_, question, kind, ids, expected_answer, payload, meta in zip(
+            _column(table, "id"),
+            _column(table, "question"),
+            _column(table, "kind"),
+            expected,
+            _column(table, "expected_answer"),
+            _column(table, "adversarial_payload"),
+            _column(table, "metadata_json"),
+            strict=True,
+        )
+    ]
+
+
+# --- outputs --------------------------------------------------------------------------------
+
+
+def encode_outputs(run_id: str, outputs: Sequence[CaseOutput]) -> pa.Table:
+    answers = [o.answer for o in outputs]
+    return pa.Table.from_arrays(
+        [
+            _run_ids(run_id, len(outputs)),
+            _strings(o.case_id for o in outputs),
+            _strings(None if a is None else a.text for a in answers),
+            _string_lists([None if a is None else a.citations for a in answers]),
+            _chunk_lists([None if a is None else a.retrieved_chunks for a in answers]),
+            _chunk_lists([o.retrieved for o in outputs]),
+            _strings(o.error for o in outputs),
+            pa.array([float(o.latency_s) for o in outputs], pa.float64()),
+        ],
+        schema=OUTPUTS_SCHEMA,
+    )
+
+
+def decode_outputs(table: pa.Table) -> list[CaseOutput]:
+    table = conform(table, OUTPUTS_SCHEMA)
+    answer_chunks = _decode_chunk_lists(table.column("answer_chunks"))
+    retrieved = _decode_chunk_lists(table.column("retrieved"))
+    outputs = []
+    for i, (case_id, text, citations, error, latency) in enumerate(
+        zip(
+            _column(table, "case_id"),
+            _column(table, "answer_text"),
+            _column(table, "citations"),
+            _column(table, "error"),
+            _column(table, "latency_s"),
+            strict=True,
+        )
+    ):
+        answer = None
+        if text is not None:
+            answer = Answer(text, answer_chunks[i], None if citations is None else tuple(citations))
+        outputs.append(CaseOutput(case_id, answer, retrieved[i], error, latency or 0.0))
+    return outputs
+
+
+# --- case results ---------------------------------------------------------------------------
+
+
+def encode_case_results(run_id: str, results: Sequence[MetricResult]) -> pa.Table:
+    statuses = _strings(r.status for r in results)
+    unknown = set(statuses.unique().to_pylist()) - _STATUS_BY_VALUE.keys()
+    if unknown:
+        raise ValueError(f"unknown metric result status(es): {', '.join(map(str, unknown))}")
+    return pa.Table.from_arrays(
+        [
+            _run_ids(run_id, len(results)),
+            _strings(r.case_id for r in results),
+            _strings(r.metric for r in results),
+            statuses,
+            pa.array([r.value for r in results], pa.float64()),
+            _strings(r.reason for r in results),
+            _strings(r.judge_raw_json for r in results),
+        ],
+        schema=CASE_RESULTS_SCHEMA,
+    )
+
+
+def decode_case_results(table: pa.Table) -> list[MetricResult]:
+    table = conform(table, CASE_RESULTS_SCHEMA)
+    status_of = _STATUS_BY_VALUE.__getitem__
+    return [
+        MetricResult(case_id, metric, status_of(status), value, reason, raw)
+        for case_id, metric, status, value, reason, raw in zip(
+            _column(table, "case_id"),
+            _column(table, "metric"),
+            _column(table, "status"),
+            _column(table, "value"),
+            _column(table, "reason"),
+            _column(table, "judge_raw_json"),
+            strict=True,
+        )
+    ]
+
+
+# --- metric summaries -----------------------------------------------------------------------
+
+
+def _summary_getter(summary: Any) -> Callable[[str], Any]:
+    if isinstance(summary, Mapping):
+        return summary.__getitem__
+    return lambda name: getattr(summary, name)
+
+
+def encode_summaries(run_id: str, summaries: Sequence[Any]) -> pa.Table:
+    """Accepts ``MetricSummary`` objects or any objects/dicts with ``SUMMARY_FIELDS``."""
+    rows = []
+    for summary in summaries:
+        get = _summary_getter(summary)
+        try:
+            row = {name: get(name) for name in SUMMARY_FIELDS}
+        except (KeyError, AttributeError) as exc:
+            raise ValueError(f"metric summary {summary!r} lacks field {exc}") from exc
+        for name in _SUMMARY_COUNTS:
+            if not isinstance(row[name], int) or row[name] < 0:
+                raise ValueError(f"{row['metric']}: {name} must be a count, got {row[name]!r}")
+        rows.append(row)
+    columns = {name: [row[name] for row in rows] for name in SUMMARY_FIELDS}
+    return pa.Table.from_arrays(
+        [
+            _run_ids(run_id, len(rows)),
+            *(
+                pa.array(columns[f.name], f.type)
+                for f in METRIC_SUMMARIES_SCHEMA
+                if f.name != "run_id"
+            ),
+        ],
+        schema=METRIC_SUMMARIES_SCHEMA,
+    )
+
+
+def decode_summaries(table: pa.Table) -> list[dict[str, Any]]:
+    table = conform(table, METRIC_SUMMARIES_SCHEMA)
+    return table.select(list(SUMMARY_FIELDS)).to_pylist()
+
+
+# --- run record -----------------------------------------------------------------------------
+
+RUN_STATUSES: tuple[str, ...] = ("completed", "aborted:budget")
+
+
+@dataclass(frozen=True)
+class RunRecord:
+    """One finished run: the row of ``run.parquet`` and of the ``runs`` view.
+
+    ``started_at``/``finished_at`` must be timezone-aware (stored as UTC, read
+    back in UTC): a naive local time would silently shift by hours.
+    ``prompt_hashes`` maps prompt name to sha256; ``config_json`` is the run
+    config as JSON text.
+    """
+
+    run_id: str
+    dataset: str
+    adapter: str
+    status: str
+    started_at: datetime
+    finished_at: datetime
+    judge_model: str | None
+    prompt_hashes: dict[str, str]
+    config_json: str
+    cost_usd: float
+    cases: int
+    case_failures: int
+    judge_requests: int
+    cache_hits: int
+
+    def __post_init__(self) -> None:
+        if self.status not in RUN_STATUSES:
+            raise ValueError(
+                f"run {self.run_id}: status must be one of {', '.join(RUN_STATUSES)}, "
+                f"got {self.status!r}"
+            )
+        for name in ("started_at", "finished_at"):
+            moment = getattr(self, name)
+            if not isinstance(moment, datetime) or moment.utcoffset() is None:
+                raise ValueError(f"run {self.run_id}: {name} must be a timezone-aware datetime")
+
+
+def encode_run(record: RunRecord) -> pa.Table:
+    row = {
+        "run_id": record.run_id,
+        "dataset": record.dataset,
+        "adapter": record.adapter,
+        "status": record.status,
+        "started_at": record.started_at,
+        "finished_at": record.finished_at,
+        "judge_model": record.judge_model,
+        "prompt_hashes": json.dumps(record.prompt_hashes, sort_keys=True),
+        "config_json": record.config_json,
+        "cost_usd": float(record.cost_usd),
+        "cases": record.cases,
+        "case_failures": record.case_failures,
+        "judge_requests": record.judge_requests,
+        "cache_hits": record.cache_hits,
+    }
+    return pa.Table.from_pylist([row], schema=RUN_SCHEMA)
+
+
+def decode_runs(table: pa.Table) -> list[RunRecord]:
+    table = conform(table, RUN_SCHEMA)
+    records = []
+    for row in table.to_pylist():
+        row["prompt_hashes"] = json.loads(row["prompt_hashes"] or "{}")
+        # Counters added after a run was written read as zero, not None.
+        row["cost_usd"] = row["cost_usd"] or 0.0
+        for name in ("cases", "case_failures", "judge_requests", "cache_hits"):
+            row[name] = row[name] or 0
+        records.append(RunRecord(**row))
+    return records

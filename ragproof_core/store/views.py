@@ -1,0 +1,264 @@
+"""The DuckDB views over the store's Parquet files (CONTRACT section 6).
+
+``ragproof.duckdb`` holds nothing but three views and a one-row
+``ragproof_meta`` table; all data lives in the per-run Parquet files. DuckDB
+allows one writing process per database file, so the file is written only
+when the views are missing, their definition changed or the store moved
+(``ensure_views``); evaluations never hold it, and reading the views never
+waits for a running evaluation.
+
+View columns, in order (extra columns only ever go after CONTRACT's):
+
+- ``runs``: run_id, dataset, adapter, status, started_at, finished_at,
+  judge_model, prompt_hashes (VARCHAR holding a JSON object name -> sha256),
+  config_json, cost_usd, then cases, case_failures, judge_requests,
+  cache_hits. ``started_at``/``finished_at`` are TIMESTAMP WITH TIME ZONE
+  (UTC instants; DuckDB shows them in the session TimeZone).
+- ``case_results``: run_id, case_id, metric, status, value, reason, judge_raw_json
+- ``metric_summaries``: run_id, metric, mean, p50, p95, scored, skipped,
+  errored, not_applicable, judge_errors
+
+Only finished runs (those with a ``run.parquet``) appear: ``case_results``
+and ``metric_summaries`` keep the rows of runs listed in ``runs``, so a run
+killed mid-way stays invisible.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import TypeVar
+
+import duckdb
+import pyarrow as pa
+
+from ragproof_core.store import files
+from ragproof_core.store.layout import StoreLayout
+from ragproof_core.store.schema import SCHEMAS
+
+# Bump when the meaning of the views changes in a way the DDL text does not
+# show; any change to the DDL or the table schemas already triggers a rebuild.
+VIEW_VERSION = 1
+
+RUNS_COLUMNS: tuple[str, ...] = (
+    "run_id",
+    "dataset",
+    "adapter",
+    "status",
+    "started_at",
+    "finished_at",
+    "judge_model",
+    "prompt_hashes",
+    "config_json",
+    "cost_usd",
+    "cases",
+    "case_failures",
+    "judge_requests",
+    "cache_hits",
+)
+CASE_RESULTS_COLUMNS: tuple[str, ...] = (
+    "run_id",
+    "case_id",
+    "metric",
+    "status",
+    "value",
+    "reason",
+    "judge_raw_json",
+)
+METRIC_SUMMARIES_COLUMNS: tuple[str, ...] = (
+    "run_id",
+    "metric",
+    "mean",
+    "p50",
+    "p95",
+    "scored",
+    "skipped",
+    "errored",
+    "not_applicable",
+    "judge_errors",
+)
+VIEW_NAMES: tuple[str, ...] = ("runs", "case_results", "metric_summaries")
+
+DEFAULT_LOCK_TIMEOUT_S = 30.0
+# A database file that is not (yet) valid is retried only briefly: the only
+# benign cause is another process that has just created it.
+_INVALID_FILE_TIMEOUT_S = 2.0
+
+T = TypeVar("T")
+
+
+class StoreLocked(RuntimeError):
+    """Another process kept ``ragproof.duckdb`` locked for longer than the timeout."""
+
+
+class StoreCorrupt(RuntimeError):
+    """``ragproof.duckdb`` is not a DuckDB file; it only holds views and can be deleted."""
+
+
+def _sql_string(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
+
+
+def _scan(layout: StoreLayout, table: str) -> str:
+    return (
+        f"read_parquet({_sql_string(layout.table_glob(table))}, "
+        "union_by_name = true, hive_partitioning = false)"
+    )
+
+
+def view_ddl(layout: StoreLayout) -> list[str]:
+    """The statements creating the views of ``layout``'s store, with its absolute paths."""
+    return [
+        f"CREATE OR REPLACE VIEW runs AS SELECT {', '.join(RUNS_COLUMNS)} "
+        f"FROM {_scan(layout, 'run')} ORDER BY started_at, run_id",
+        f"CREATE OR REPLACE VIEW case_results AS SELECT {', '.join(CASE_RESULTS_COLUMNS)} "
+        f"FROM {_scan(layout, 'case_results')} WHERE run_id IN (SELECT run_id FROM runs)",
+        f"CREATE OR REPLACE VIEW metric_summaries AS SELECT {', '.join(METRIC_SUMMARIES_COLUMNS)} "
+        f"FROM {_scan(layout, 'metric_summaries')} WHERE run_id IN (SELECT run_id FROM runs)",
+    ]
+
+
+def fingerprint(layout: StoreLayout) -> str:
+    """Changes whenever the views must be rebuilt: new DDL, new schemas or a moved store."""
+    digest = hashlib.sha256(str(VIEW_VERSION).encode())
+    for statement in view_ddl(layout):
+        digest.update(statement.encode())
+    for name, schema in sorted(SCHEMAS.items()):
+        digest.update(f"{name}:{schema}".encode())
+    return digest.hexdigest()
+
+
+def write_schema_files(layout: StoreLayout) -> None:
+    """Zero-row Parquet files with each table's schema under ``runs/_schema``.
+
+    They make every view glob match at least one file (DuckDB refuses an empty
+    glob) and carry the newest schema, so ``union_by_name`` always yields
+    every column even when all stored runs predate it.
+    """
+    for table, schema in SCHEMAS.items():
+        files.write_parquet(layout.schema_path(table), pa.Table.from_pylist([], schema=schema))
+
+
+def _schema_files_present(layout: StoreLayout) -> bool:
+    return all(layout.schema_path(table).is_file() for table in SCHEMAS)
+
+
+def _is_lock_error(exc: Exception) -> bool:
+    return isinstance(exc, duckdb.IOException) and "lock" in str(exc).lower()
+
+
+def _is_invalid_file_error(exc: Exception) -> bool:
+    return isinstance(exc, duckdb.IOException) and "not a valid DuckDB database file" in str(exc)
+
+
+def _with_retry(action: Callable[[], T], path: Path, timeout_s: float) -> T:
+    """Run ``action``, retrying with jittered exponential backoff while ``path`` is locked."""
+    started = time.monotonic()
+    delay = 0.01
+    while True:
+        try:
+            return action()
+        except duckdb.IOException as exc:
+            waited = time.monotonic() - started
+            if _is_lock_error(exc):
+                if waited >= timeout_s:
+                    raise StoreLocked(
+                        f"{path} stayed locked for {waited:.1f}s: {exc}. If a duckdb shell holds "
+                        "it, open the store with `duckdb -readonly`."
+                    ) from exc
+            elif _is_invalid_file_error(exc):
+                if waited >= min(timeout_s, _INVALID_FILE_TIMEOUT_S):
+                    raise StoreCorrupt(
+                        f"{path} is not a valid DuckDB database file. It only holds views over "
+                        "the Parquet files of the store: delete it and it will be recreated."
+                    ) from exc
+            else:
+                raise
+        time.sleep(delay * random.uniform(0.5, 1.5))
+        delay = min(delay * 2, 0.5)
+
+
+def open_db(
+    layout: StoreLayout, *, read_only: bool, timeout_s: float = DEFAULT_LOCK_TIMEOUT_S
+) -> duckdb.DuckDBPyConnection:
+    path = layout.duckdb_path
+    return _with_retry(lambda: duckdb.connect(str(path), read_only=read_only), path, timeout_s)
+
+
+def _views_current(con: duckdb.DuckDBPyConnection, expected: str) -> bool:
+    try:
+        row = con.execute("SELECT fingerprint FROM ragproof_meta").fetchone()
+    except duckdb.CatalogException:
+        return False
+    present = {
+        name
+        for (name,) in con.execute(
+            "SELECT view_name FROM duckdb_views() WHERE NOT internal AND schema_name = 'main'"
+        ).fetchall()
+    }
+    return row is not None and row[0] == expected and present >= set(VIEW_NAMES)
+
+
+def views_current(layout: StoreLayout, *, timeout_s: float = DEFAULT_LOCK_TIMEOUT_S) -> bool:
+    """True when the views exist and match this store; opens the database read-only only."""
+    if not layout.duckdb_path.is_file():
+        return False
+    con = open_db(layout, read_only=True, timeout_s=timeout_s)
+    try:
+        return _views_current(con, fingerprint(layout))
+    finally:
+        con.close()
+
+
+def ensure_views(layout: StoreLayout, *, timeout_s: float = DEFAULT_LOCK_TIMEOUT_S) -> bool:
+    """Create or refresh the views when needed; return True when this call wrote them.
+
+    The common case (views up to date) only opens the database read-only, so it
+    never takes the write lock that readers would have to wait for. Creation
+    runs as one short transaction; a concurrent creator makes this call wait
+    (bounded by ``timeout_s``, then ``StoreLocked``) and then find the work done.
+    """
+    if not _schema_files_present(layout):
+        # Files only: lost schema files must not cost a database write.
+        write_schema_files(layout)
+    if views_current(layout, timeout_s=timeout_s):
+        return False
+    expected = fingerprint(layout)
+    layout.root.mkdir(parents=True, exist_ok=True)
+    write_schema_files(layout)  # the schemas may have changed with the views
+    con = open_db(layout, read_only=False, timeout_s=timeout_s)
+    try:
+        if _views_current(con, expected):
+            return False
+        con.execute("BEGIN TRANSACTION")
+        try:
+            for statement in view_ddl(layout):
+                con.execute(statement)
+            con.execute(
+                "CREATE OR REPLACE TABLE ragproof_meta AS SELECT "
+                "? AS store_root, ? AS view_version, ? AS fingerprint, now() AS created_at",
+                [str(layout.root), VIEW_VERSION, expected],
+            )
+            con.execute("COMMIT")
+        except BaseException:
+            con.execute("ROLLBACK")
+            raise
+    finally:
+        con.close()
+    return True
+
+
+def connect(
+    layout: StoreLayout, *, read_only: bool = True, timeout_s: float = DEFAULT_LOCK_TIMEOUT_S
+) -> duckdb.DuckDBPyConnection:
+    """A connection to ``ragproof.duckdb`` with the views in place.
+
+    Retries (bounded) while another process holds the file for view creation.
+    Within one process DuckDB refuses to mix read-only and read-write
+    connections to the same file; close one kind before opening the other.
+    """
+    ensure_views(layout, timeout_s=timeout_s)
+    return open_db(layout, read_only=read_only, timeout_s=timeout_s)

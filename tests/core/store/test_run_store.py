@@ -1,0 +1,301 @@
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import replace
+from datetime import datetime, timedelta
+
+import pytest
+
+from ragproof_core.model import Case, scored
+from ragproof_core.store.layout import InvalidRunId
+from ragproof_core.store.run_store import (
+    REDACTED,
+    RunNotFound,
+    RunStore,
+    is_secret_key,
+    redact_secrets,
+)
+from ragproof_core.store.views import CASE_RESULTS_COLUMNS
+from tests.core.store import sample
+
+
+def test_every_table_round_trips_exactly(store: RunStore) -> None:
+    sample.write_run(store, "r1")
+    assert store.read_manifest("r1") == {"run_id": "r1", "dataset": "golden.jsonl"}
+    assert store.read_dataset("r1") == sample.CASES
+    assert store.read_outputs("r1") == sample.OUTPUTS
+    assert store.read_case_results("r1") == sample.RESULTS
+    assert store.get_run("r1") == sample.record("r1")
+    assert store.summaries("r1") == [
+        {
+            "metric": "retrieval.precision_at_k",
+            "mean": 0.4,
+            "p50": 0.5,
+            "p95": 1.0,
+            "scored": 2,
+            "skipped": 1,
+            "errored": 1,
+            "not_applicable": 0,
+            "judge_errors": 0,
+        },
+        {
+            "metric": "generation.groundedness",
+            "mean": None,
+            "p50": None,
+            "p95": None,
+            "scored": 0,
+            "skipped": 1,
+            "errored": 2,
+            "not_applicable": 1,
+            "judge_errors": 1,
+        },
+    ]
+
+
+def test_optional_shapes_stay_distinct_after_a_round_trip(store: RunStore) -> None:
+    sample.write_run(store, "r1")
+    c1, c2, c3, c4 = store.read_outputs("r1")
+    assert c1.answer.retrieved_chunks[0].metadata == {
+        "document_id": "doc-1",
+        "page": 3,
+        "nested": {"x": [1, 2.5, None]},
+    }
+    assert c1.answer.retrieved_chunks[1].score is None
+    assert c1.answer.retrieved_chunks[1].metadata == {}
+    assert c1.retrieved[2].metadata is None
+    assert (c2.answer.retrieved_chunks, c2.answer.citations, c2.retrieved) == (None, None, ())
+    assert (c3.answer.text, c3.answer.retrieved_chunks, c3.answer.citations) == ("", (), ())
+    assert c3.retrieved is None
+    assert (c4.answer, c4.failed, c4.latency_s) == (None, True, 60.0)
+    d1, d2, d3, d4 = store.read_dataset("r1")
+    assert (d1.expected_source_ids, d2.expected_source_ids, d3.expected_source_ids) == (
+        ("doc-1", "doc-2"),
+        (),
+        None,
+    )
+    assert (d2.metadata, d3.metadata, d4.metadata) == ({}, None, {})
+    assert d4.expected_answer == "  yes  "
+
+
+def test_summaries_accept_dicts_as_well_as_summary_objects(store: RunStore) -> None:
+    store.write_manifest("r1", {})
+    store.write_summaries("r1", [sample.SUMMARIES[0].__dict__])
+    assert store.summaries("r1")[0]["p95"] == 1.0
+    with pytest.raises(ValueError, match="lacks field 'judge_errors'"):
+        store.write_summaries(
+            "r1",
+            [
+                {
+                    "metric": "m",
+                    "mean": None,
+                    "p50": None,
+                    "p95": None,
+                    "scored": 0,
+                    "skipped": 0,
+                    "errored": 0,
+                    "not_applicable": 0,
+                }
+            ],
+        )
+    with pytest.raises(ValueError, match="scored must be a count, got 1.5"):
+        store.write_summaries("r1", [replace(sample.SUMMARIES[0], scored=1.5)])
+
+
+def test_case_results_frame_has_the_view_columns(store: RunStore) -> None:
+    sample.write_run(store, "r1")
+    frame = store.case_results_frame("r1")
+    assert list(frame.columns) == list(CASE_RESULTS_COLUMNS)
+    assert len(frame) == len(sample.RESULTS)
+    first = frame.iloc[0]
+    assert (first["run_id"], first["case_id"], first["metric"], first["status"]) == (
+        "r1",
+        "c1",
+        "retrieval.precision_at_k",
+        "scored",
+    )
+    assert first["value"] == 0.0
+    assert math.isnan(frame.iloc[1]["value"])
+
+
+def test_unknown_runs_raise_run_not_found(store: RunStore) -> None:
+    with pytest.raises(RunNotFound, match="'nope': no such run in the store") as caught:
+        store.read_manifest("nope")
+    assert isinstance(caught.value, KeyError)
+    for call in (
+        store.read_dataset,
+        store.read_outputs,
+        store.read_case_results,
+        store.summaries,
+        store.get_run,
+    ):
+        with pytest.raises(RunNotFound):
+            call("nope")
+    with pytest.raises(RunNotFound):  # the manifest is written first
+        store.write_dataset("nope", sample.CASES)
+    store.write_manifest("started", {})
+    with pytest.raises(RunNotFound, match="'started': the run has not finished"):
+        store.get_run("started")
+    with pytest.raises(FileNotFoundError, match="run 'started' has no outputs table yet"):
+        store.read_outputs("started")
+
+
+def test_store_methods_reject_path_escaping_run_ids(store: RunStore) -> None:
+    with pytest.raises(InvalidRunId):
+        store.write_manifest("../x", {})
+    with pytest.raises(InvalidRunId):
+        store.read_case_results("../x")
+    with pytest.raises(InvalidRunId):
+        store.write_run(sample.record("../x"))
+    assert not (store.layout.root / "x").exists()
+    assert not (store.layout.runs_dir / "x").exists()
+
+
+def test_run_record_rejects_naive_times_and_unknown_status() -> None:
+    with pytest.raises(ValueError, match="started_at must be a timezone-aware datetime"):
+        replace(sample.record("r1"), started_at=datetime(2026, 1, 1))
+    with pytest.raises(ValueError, match="status must be one of completed, aborted:budget"):
+        replace(sample.record("r1"), status="running")
+
+
+def test_case_results_reject_unknown_status(store: RunStore) -> None:
+    store.write_manifest("r1", {})
+    bogus = scored("c1", "retrieval.mrr", 1.0)
+    object.__setattr__(bogus, "status", "exploded")
+    with pytest.raises(ValueError, match="unknown metric result status\\(es\\): exploded"):
+        store.write_case_results("r1", [bogus])
+
+
+def test_secret_keys_are_redacted_in_manifest_and_run_record(store: RunStore) -> None:
+    manifest = {
+        "adapter": {
+            "target": "ragproof_core.adapters.http:HttpAdapter",
+            "options": {
+                "url": "https://svc:hunter2@rag.internal/answer",
+                "headers": {"Authorization": "Bearer sk-live-1", "X-Api-Key": "sk-live-2"},
+                "apiKey": "sk-live-3",
+            },
+        },
+        "env": [{"OPENAI_API_KEY": "sk-live-4"}, {"db_password": "sk-live-5"}],
+        "access_token": "sk-live-6",
+        "client_secret": None,
+        "judge": {"max_tokens": 512, "tokenizer": "cl100k", "model": "openai/gpt-4o-mini"},
+    }
+    store.write_manifest("r1", manifest)
+    assert store.read_manifest("r1") == {
+        "adapter": {
+            "target": "ragproof_core.adapters.http:HttpAdapter",
+            "options": {
+                "url": f"https://svc:{REDACTED}@rag.internal/answer",
+                "headers": {"Authorization": REDACTED, "X-Api-Key": REDACTED},
+                "apiKey": REDACTED,
+            },
+        },
+        "env": [{"OPENAI_API_KEY": REDACTED}, {"db_password": REDACTED}],
+        "access_token": REDACTED,
+        "client_secret": None,
+        "judge": {"max_tokens": 512, "tokenizer": "cl100k", "model": "openai/gpt-4o-mini"},
+    }
+    store.write_run(replace(sample.record("r1"), config_json=json.dumps(manifest)))
+    assert json.loads(store.get_run("r1").config_json) == store.read_manifest("r1")
+    stored = b"".join(p.read_bytes() for p in store.layout.root.rglob("*") if p.is_file())
+    assert b"sk-live" not in stored
+    assert b"hunter2" not in stored
+
+
+def test_config_json_without_secrets_is_kept_verbatim(store: RunStore) -> None:
+    store.write_manifest("r1", {})
+    text = '{"run":{"k":5}}'
+    store.write_run(replace(sample.record("r1"), config_json=text))
+    assert store.get_run("r1").config_json == text
+    with pytest.raises(ValueError, match="config_json is not valid JSON"):
+        store.write_run(replace(sample.record("r1"), config_json="k=5"))
+
+
+@pytest.mark.parametrize(
+    ("key", "secret"),
+    [
+        ("api_key", True),
+        ("API-KEY", True),
+        ("apiKey", True),
+        ("token", True),
+        ("refresh_token", True),
+        ("Password", True),
+        ("proxy-authorization", True),
+        ("SECRET", True),
+        ("aws_secret_access_key", True),
+        ("max_tokens", False),
+        ("tokenizer", False),
+        ("keys", False),
+        ("author", False),
+        ("prompt_hashes", False),
+    ],
+)
+def test_is_secret_key(key: str, secret: bool) -> None:
+    assert is_secret_key(key) is secret
+
+
+def test_redact_secrets_leaves_the_input_untouched() -> None:
+    original = {"token": "t", "nested": {"k": 1}}
+    assert redact_secrets(original) == {"token": REDACTED, "nested": {"k": 1}}
+    assert original == {"token": "t", "nested": {"k": 1}}
+
+
+def test_list_runs_orders_by_start_and_restart_hides_a_run(store: RunStore) -> None:
+    t = sample.T0
+    sample.write_run(store, "b-late", start=t + timedelta(hours=2))
+    sample.write_run(store, "a-early", start=t)
+    sample.write_run(store, "c-mid", start=t + timedelta(hours=1))
+    assert [r.run_id for r in store.list_runs()] == ["a-early", "c-mid", "b-late"]
+    # Re-materializing a run starts with its manifest: until it finishes again it is hidden.
+    store.write_manifest("c-mid", {"attempt": 2})
+    assert [r.run_id for r in store.list_runs()] == ["a-early", "b-late"]
+    assert store.is_finished("c-mid") is False
+    assert store.read_case_results("c-mid") == sample.RESULTS
+    with store.connect() as con:
+        assert con.execute("SELECT DISTINCT run_id FROM case_results ORDER BY 1").fetchall() == [
+            ("a-early",),
+            ("b-late",),
+        ]
+
+
+def test_last_completed_run_is_the_regression_baseline(store: RunStore) -> None:
+    t = sample.T0
+    sample.write_run(store, "r1", start=t)
+    sample.write_run(store, "r2", start=t + timedelta(hours=1), status="aborted:budget")
+    sample.write_run(store, "r3", start=t + timedelta(hours=2))
+    sample.write_run(store, "other-adapter", start=t + timedelta(hours=3), adapter="http")
+    sample.write_run(store, "other-dataset", start=t + timedelta(hours=3), dataset="b.jsonl")
+    base = store.last_completed_run
+    assert base("golden.jsonl", "demo").run_id == "r3"
+    assert base("golden.jsonl", "demo", before_run_id="r3").run_id == "r1"
+    assert base("golden.jsonl", "demo", before_run_id="r2").run_id == "r1"
+    assert base("golden.jsonl", "demo", before_run_id="r1") is None
+    assert base("golden.jsonl", "http").run_id == "other-adapter"
+    assert base("nothing.jsonl", "demo") is None
+    # A run still in progress is placed by the started_at in its manifest...
+    store.write_manifest("running", {"started_at": (t + timedelta(minutes=90)).isoformat()})
+    assert base("golden.jsonl", "demo", before_run_id="running").run_id == "r1"
+    # ...and without one, every other completed run counts.
+    store.write_manifest("running", {})
+    assert base("golden.jsonl", "demo", before_run_id="running").run_id == "r3"
+    with pytest.raises(RunNotFound):
+        base("golden.jsonl", "demo", before_run_id="ghost")
+
+
+def test_dataset_kind_strings_are_accepted(store: RunStore) -> None:
+    store.write_manifest("r1", {})
+    store.write_dataset("r1", [Case("x", "q?", "injection", adversarial_payload="p1")])
+    assert store.read_dataset("r1")[0].kind == "injection"
+
+
+def test_default_root_comes_from_the_environment(tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("RAGPROOF_STORE", str(tmp_path / "env-store"))
+    assert RunStore().layout.root == (tmp_path / "env-store").resolve()
+
+
+def test_unknown_case_kinds_are_rejected_before_writing(store: RunStore) -> None:
+    store.write_manifest("r1", {})
+    with pytest.raises(ValueError, match="unknown case kind\\(s\\): trivia"):
+        store.write_dataset("r1", [Case("x", "q?", "trivia")])
+    assert not store.layout.table_path("r1", "dataset").exists()
