@@ -1,0 +1,157 @@
+"""The judge reply cache: SQLite, one row per (model, prompt hash, input hash).
+
+Only validated replies are stored, each committed on its own, so a process
+killed mid-run keeps every verdict it has already paid for. WAL mode lets
+readers proceed while one process writes; ``busy_timeout`` plus a bounded retry
+lets several processes (concurrent runs, Dagster workers) write the same file.
+
+The file holds model names, prompt hashes, the judge's replies and token
+counts: never request headers, API keys or the prompts' rendered text.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, TypeVar
+
+BUSY_TIMEOUT_MS = 10_000
+# Beyond busy_timeout, "database is locked" can still surface (e.g. a WAL
+# checkpoint racing a writer); these retries bound the extra wait to ~6 s.
+LOCKED_RETRIES = 12
+LOCKED_BACKOFF_S = 0.05
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS judge_replies (
+    model TEXT NOT NULL,
+    prompt_hash TEXT NOT NULL,
+    input_hash TEXT NOT NULL,
+    reply_json TEXT NOT NULL,
+    raw_text TEXT NOT NULL,
+    input_tokens INTEGER,
+    output_tokens INTEGER,
+    cost_usd REAL NOT NULL,
+    created_at TEXT NOT NULL,
+    PRIMARY KEY (model, prompt_hash, input_hash)
+) WITHOUT ROWID
+"""
+
+T = TypeVar("T")
+
+
+def input_hash(inputs: dict[str, Any]) -> str:
+    """sha256 of the inputs' canonical JSON: the same inputs always give the same key."""
+    canonical = json.dumps(inputs, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+@dataclass(frozen=True)
+class CachedReply:
+    data: dict[str, Any]
+    raw: str
+    input_tokens: int | None
+    output_tokens: int | None
+    cost_usd: float
+    created_at: str
+
+
+class JudgeCache:
+    def __init__(self, path: Path) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        # Autocommit (isolation_level=None): every put is its own committed write.
+        self._conn = sqlite3.connect(
+            self.path,
+            timeout=BUSY_TIMEOUT_MS / 1000,
+            isolation_level=None,
+            check_same_thread=False,
+        )
+        # One connection, possibly shared by an IO manager's threads.
+        self._lock = threading.Lock()
+        self._retry_locked(self._init_schema)
+
+    def _init_schema(self) -> None:
+        self._conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        self._conn.execute("PRAGMA journal_mode = WAL")
+        # NORMAL in WAL mode: a commit survives a killed process (not a power cut),
+        # without an fsync per verdict.
+        self._conn.execute("PRAGMA synchronous = NORMAL")
+        self._conn.execute(_SCHEMA)
+
+    def _retry_locked(self, operation: Callable[[], T]) -> T:
+        for attempt in range(LOCKED_RETRIES + 1):
+            try:
+                with self._lock:
+                    return operation()
+            except sqlite3.OperationalError as exc:
+                message = str(exc).lower()
+                if ("locked" not in message and "busy" not in message) or attempt == LOCKED_RETRIES:
+                    raise
+            time.sleep(LOCKED_BACKOFF_S * (attempt + 1))
+        raise AssertionError("unreachable")
+
+    def get(self, model: str, prompt_hash: str, input_hash: str) -> CachedReply | None:
+        def read() -> tuple[Any, ...] | None:
+            return self._conn.execute(
+                "SELECT reply_json, raw_text, input_tokens, output_tokens, cost_usd, created_at "
+                "FROM judge_replies WHERE model = ? AND prompt_hash = ? AND input_hash = ?",
+                (model, prompt_hash, input_hash),
+            ).fetchone()
+
+        row = self._retry_locked(read)
+        if row is None:
+            return None
+        return CachedReply(json.loads(row[0]), row[1], row[2], row[3], row[4], row[5])
+
+    def put(
+        self,
+        model: str,
+        prompt_hash: str,
+        input_hash: str,
+        data: dict[str, Any],
+        raw: str,
+        input_tokens: int | None,
+        output_tokens: int | None,
+        cost_usd: float,
+    ) -> None:
+        created_at = datetime.now(UTC).isoformat(timespec="seconds")
+        row = (
+            model,
+            prompt_hash,
+            input_hash,
+            json.dumps(data, ensure_ascii=False),
+            raw,
+            input_tokens,
+            output_tokens,
+            cost_usd,
+            created_at,
+        )
+
+        def write() -> None:
+            self._conn.execute(
+                "INSERT OR REPLACE INTO judge_replies VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", row
+            )
+
+        self._retry_locked(write)
+
+    def count(self) -> int:
+        return self._retry_locked(
+            lambda: self._conn.execute("SELECT count(*) FROM judge_replies").fetchone()[0]
+        )
+
+    def close(self) -> None:
+        with self._lock:
+            self._conn.close()
+
+    def __enter__(self) -> JudgeCache:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

@@ -1,0 +1,206 @@
+"""The transport to the judge model: one chat completion through LiteLLM, with retries.
+
+LiteLLM is imported lazily (it costs seconds of CPU and, unless told otherwise,
+fetches a price map from the network at import), once per process, through
+``import_litellm``. Its own retries are switched off (``max_retries=0``):
+LiteLLM's ``num_retries`` needs tenacity and retries even 400s. Ours retry
+only transport faults (429, 408, 5xx, timeouts, refused connections) with
+bounded, deterministic exponential backoff, and give up immediately on other
+4xx, which no retry can fix.
+
+API keys never pass through here: LiteLLM reads them from the environment.
+Error messages carry the exception's text (for provider errors the provider's
+message, not the request), with any secret-looking environment value masked.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import functools
+import os
+import sys
+import warnings
+from dataclasses import dataclass
+from types import ModuleType
+from typing import Any
+
+# Status codes worth retrying: rate limits, request timeouts and server faults.
+RETRYABLE_STATUS = frozenset({408, 429})
+
+
+@dataclass
+class RawReply:
+    """One reply's text and the provider's token usage (None when not reported)."""
+
+    text: str
+    input_tokens: int | None
+    output_tokens: int | None
+
+
+class TransportError(Exception):
+    """The judge could not be reached or refused the request, after all retries."""
+
+
+@functools.cache
+def import_litellm() -> ModuleType:
+    """Import LiteLLM once, configured to make no network call except to the judge."""
+    # Must be set before the import: otherwise LiteLLM downloads its price map.
+    os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
+    # LiteLLM's own TypedDicts make pydantic warn (at import and at lazy imports
+    # during the first call); pure noise on a user's terminal, so filtered narrowly.
+    warnings.filterwarnings(
+        "ignore",
+        message=r".*`ReadOnly` qualifier",
+        category=UserWarning,
+        module=r"pydantic\._internal\._generate_schema",
+    )
+    import litellm
+
+    litellm.telemetry = False
+    litellm.suppress_debug_info = True
+    # Providers without response_format get the request without it instead of a 400.
+    litellm.drop_params = True
+    # No logging integrations: they would ship prompts (and headers) elsewhere.
+    litellm.callbacks = []
+    litellm.success_callback = []
+    litellm.failure_callback = []
+    litellm.input_callback = []
+    litellm.service_callback = []
+    return litellm
+
+
+async def flush_litellm(timeout_s: float = 5.0) -> None:
+    """Let LiteLLM finish its internal post-call bookkeeping on the current event loop.
+
+    LiteLLM queues a bookkeeping coroutine per call (even with no callbacks) on a
+    worker bound to the running loop. Awaiting this before an ``asyncio.run``
+    ends keeps those coroutines from being carried to the next loop with a
+    warning. A no-op when LiteLLM was never imported.
+    """
+    if "litellm" not in sys.modules:
+        return
+    from litellm.litellm_core_utils.logging_worker import GLOBAL_LOGGING_WORKER
+
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(GLOBAL_LOGGING_WORKER.flush(), timeout_s)
+
+
+def _status_code(exc: BaseException) -> int | None:
+    status = getattr(exc, "status_code", None)
+    return status if isinstance(status, int) else None
+
+
+def _retry_after_s(exc: BaseException) -> float | None:
+    """The server's Retry-After in seconds, when it sent one as a number."""
+    headers = getattr(getattr(exc, "response", None), "headers", None)
+    if headers is None:
+        headers = getattr(exc, "litellm_response_headers", None)
+    if headers is None:
+        return None
+    try:
+        value = float(headers.get("retry-after"))
+    except (TypeError, ValueError):
+        return None  # absent, or an HTTP date: fall back to our own backoff
+    return value if value >= 0 else None
+
+
+def is_retryable(exc: BaseException, litellm: Any) -> bool:
+    if isinstance(exc, litellm.Timeout | litellm.APIConnectionError | litellm.RateLimitError):
+        return True
+    if isinstance(exc, litellm.InternalServerError | litellm.ServiceUnavailableError):
+        return True
+    status = _status_code(exc)
+    return status is not None and (status in RETRYABLE_STATUS or status >= 500)
+
+
+class LiteLLMClient:
+    """``complete(messages)``: one judge call at temperature 0, JSON mode, bounded retries."""
+
+    def __init__(
+        self,
+        model: str,
+        api_base: str | None = None,
+        timeout_s: float = 60,
+        max_attempts: int = 4,
+        backoff_base_s: float = 0.5,
+        backoff_max_s: float = 8,
+    ) -> None:
+        if max_attempts < 1:
+            raise ValueError(f"max_attempts must be at least 1, got {max_attempts}")
+        self.model = model
+        self.api_base = api_base
+        self.timeout_s = timeout_s
+        self.max_attempts = max_attempts
+        self.backoff_base_s = backoff_base_s
+        self.backoff_max_s = backoff_max_s
+
+    def backoff_s(self, attempt: int, retry_after_s: float | None = None) -> float:
+        """Delay after failed attempt number ``attempt`` (1-based).
+
+        Deterministic (no jitter) so runs and tests are reproducible; the judge's
+        concurrency limit already bounds how many calls retry at once.
+        """
+        delay = self.backoff_base_s * 2 ** (attempt - 1)
+        if retry_after_s is not None:
+            delay = max(delay, retry_after_s)
+        return min(delay, self.backoff_max_s)
+
+    async def complete(self, messages: list[dict[str, str]]) -> RawReply:
+        litellm = import_litellm()
+        last: BaseException | None = None
+        for attempt in range(1, self.max_attempts + 1):
+            try:
+                response = await litellm.acompletion(
+                    model=self.model,
+                    api_base=self.api_base,
+                    messages=messages,
+                    temperature=0,
+                    response_format={"type": "json_object"},
+                    max_retries=0,
+                    timeout=self.timeout_s,
+                )
+            except Exception as exc:  # classified below; anything unknown is not retried
+                last = exc
+                if not is_retryable(exc, litellm):
+                    raise TransportError(_describe(exc, attempt, final=True)) from exc
+                if attempt < self.max_attempts:
+                    await asyncio.sleep(self.backoff_s(attempt, _retry_after_s(exc)))
+                continue
+            return _to_raw_reply(response)
+        assert last is not None
+        raise TransportError(_describe(last, self.max_attempts, final=False)) from last
+
+
+def _describe(exc: BaseException, attempts: int, final: bool) -> str:
+    status = _status_code(exc)
+    what = f"{type(exc).__name__}" + (f" (HTTP {status})" if status is not None else "")
+    text = redact_secrets(str(exc).strip())  # before truncating: no partial secret survives
+    message = text.splitlines()[0] if text else ""
+    if len(message) > 300:
+        message = message[:297] + "..."
+    tail = "not retryable" if final else f"gave up after {attempts} attempt(s)"
+    return f"{what}: {message} [{tail}]" if message else f"{what} [{tail}]"
+
+
+_SECRET_NAME_PARTS = ("KEY", "TOKEN", "SECRET", "PASSWORD")
+
+
+def redact_secrets(text: str) -> str:
+    """Mask any secret-looking environment value a provider may echo in an error message."""
+    for name, value in os.environ.items():
+        if len(value) >= 8 and any(part in name.upper() for part in _SECRET_NAME_PARTS):
+            text = text.replace(value, "***")
+    return text
+
+
+def _to_raw_reply(response: Any) -> RawReply:
+    choices = getattr(response, "choices", None) or []
+    message = getattr(choices[0], "message", None) if choices else None
+    text = getattr(message, "content", None) or ""
+    usage = getattr(response, "usage", None)
+    # LiteLLM reports a missing usage block as zeros; no real reply has 0 tokens,
+    # so zero means "not reported" and the cost falls back to the 4-char estimate.
+    input_tokens = getattr(usage, "prompt_tokens", None) or None
+    output_tokens = getattr(usage, "completion_tokens", None) or None
+    return RawReply(text, input_tokens, output_tokens)

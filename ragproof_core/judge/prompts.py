@@ -1,0 +1,204 @@
+"""Judge prompt templates: loading, hashing and rendering into chat messages.
+
+A template is a ``.txt`` file in ``prompts/``. It holds two parts split by a line
+``=== user ===``: the system part (instructions, rubric, reply shape) and the
+user part (where the data goes). Every placeholder is ``{{name}}``:
+
+- the system part uses only ``{{fence}}``, the per-render delimiter token;
+- the user part uses exactly the prompt's inputs (``PROMPT_INPUTS``).
+
+The sha256 of the file bytes is the prompt's version: it goes into every run
+record and into the judge cache key, so editing a prompt invalidates its cached
+verdicts and makes ``compare`` refuse to mix runs judged by different wordings.
+
+Untrusted text (questions, answers, chunks, expected answers) is never spliced
+into the instructions. Each value becomes a data block::
+
+    <<<BEGIN DATA-1a2b3c4d5e6f7a8b answer>>>
+    ...text...
+    <<<END DATA-1a2b3c4d5e6f7a8b>>>
+
+The fence token is derived from a hash of the inputs (so the same inputs always
+render the same request, which keeps cache keys and requests reproducible) and
+is re-derived until it occurs in none of the input strings, so no text can close
+its own block and smuggle instructions outside it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+PROMPT_NAMES: tuple[str, ...] = (
+    "groundedness",
+    "citation_support",
+    "answer_relevance",
+    "completeness",
+    "refusal",
+)
+
+# The inputs each prompt takes. Text inputs are strings; chunk inputs are lists
+# of {"id": str, "text": str}.
+PROMPT_INPUTS: dict[str, tuple[str, ...]] = {
+    "groundedness": ("question", "answer", "context"),
+    "citation_support": ("answer", "citations"),
+    "answer_relevance": ("question", "answer"),
+    "completeness": ("question", "answer", "expected_answer"),
+    "refusal": ("question", "answer"),
+}
+CHUNK_INPUTS = frozenset({"context", "citations"})
+
+USER_SEPARATOR = "=== user ==="
+# The test server and log readers find the prompt by this marker line.
+MARKER_PREFIX = "ragproof-prompt: "
+DEFAULT_DIRECTORY = Path(__file__).with_name("prompts")
+
+_PLACEHOLDER = re.compile(r"\{\{(\w+)\}\}")
+
+
+class PromptError(ValueError):
+    """A template file or a render request is malformed; the message names which."""
+
+
+@dataclass(frozen=True)
+class Prompt:
+    name: str
+    template: str
+    sha256: str
+
+    @property
+    def system_template(self) -> str:
+        return self.template.split(USER_SEPARATOR, 1)[0].strip("\n")
+
+    @property
+    def user_template(self) -> str:
+        return self.template.split(USER_SEPARATOR, 1)[1].strip("\n")
+
+
+def load_prompts(directory: Path | None = None) -> dict[str, Prompt]:
+    """Read every ``*.txt`` template in ``directory`` (default: the shipped prompts).
+
+    All of ``PROMPT_NAMES`` must be present and well formed; a broken template
+    fails here, at start-up, rather than as judge errors on every case.
+    """
+    directory = DEFAULT_DIRECTORY if directory is None else Path(directory)
+    prompts: dict[str, Prompt] = {}
+    for path in sorted(directory.glob("*.txt")):
+        data = path.read_bytes()
+        try:
+            template = data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise PromptError(f"{path}: not UTF-8 ({exc})") from exc
+        prompt = Prompt(path.stem, template, hashlib.sha256(data).hexdigest())
+        _check_template(path, prompt)
+        prompts[prompt.name] = prompt
+    missing = [name for name in PROMPT_NAMES if name not in prompts]
+    if missing:
+        raise PromptError(f"{directory}: missing prompt file(s): {', '.join(missing)}")
+    return prompts
+
+
+def _check_template(path: Path, prompt: Prompt) -> None:
+    if prompt.template.count(USER_SEPARATOR) != 1:
+        raise PromptError(f"{path}: needs exactly one line {USER_SEPARATOR!r}")
+    system_names = set(_PLACEHOLDER.findall(prompt.system_template))
+    if system_names != {"fence"}:
+        raise PromptError(
+            f"{path}: the system part must use {{{{fence}}}} and no other placeholder, "
+            f"found {sorted(system_names)}"
+        )
+    expected = set(PROMPT_INPUTS.get(prompt.name, ()))
+    found = _PLACEHOLDER.findall(prompt.user_template)
+    if prompt.name in PROMPT_INPUTS and (set(found) != expected or len(found) != len(expected)):
+        raise PromptError(
+            f"{path}: the user part must use each of {sorted(expected)} exactly once, found {found}"
+        )
+
+
+def fence_token(inputs: Mapping[str, Any]) -> str:
+    """A delimiter token that occurs in none of the input strings, derived from the inputs."""
+    canonical = json.dumps(inputs, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return derive_fence(canonical, list(_strings(inputs)))
+
+
+def derive_fence(seed: str, texts: Sequence[str]) -> str:
+    """The first token ``DATA-<16 hex>`` from sha256(salt:seed), salt = 0, 1, ... not in texts."""
+    salt = 0
+    while True:
+        digest = hashlib.sha256(f"{salt}:{seed}".encode()).hexdigest()
+        token = f"DATA-{digest[:16]}"
+        if not any(token in text for text in texts):
+            return token
+        salt += 1
+
+
+def render(prompt: Prompt, inputs: Mapping[str, Any]) -> list[dict[str, str]]:
+    """The chat messages for one judge question: system = instructions, user = fenced data."""
+    _check_inputs(prompt.name, inputs)
+    fence = fence_token(inputs)
+    system = f"{MARKER_PREFIX}{prompt.name}\n" + prompt.system_template.replace("{{fence}}", fence)
+
+    def block(match: re.Match[str]) -> str:
+        name = match.group(1)
+        if name in CHUNK_INPUTS:
+            return _chunk_blocks(fence, inputs[name])
+        return _block(fence, name, inputs[name])
+
+    # One pass: text inserted for one placeholder is never scanned for another.
+    user = _PLACEHOLDER.sub(block, prompt.user_template)
+    return [{"role": "system", "content": system}, {"role": "user", "content": user}]
+
+
+def _block(fence: str, header: str, text: str) -> str:
+    return f"<<<BEGIN {fence} {header}>>>\n{text}\n<<<END {fence}>>>"
+
+
+def _chunk_blocks(fence: str, chunks: Sequence[Mapping[str, str]]) -> str:
+    if not chunks:
+        return "(no chunks)"
+    # json.dumps quotes the id, so an id with quotes or newlines cannot break the header.
+    return "\n\n".join(
+        _block(fence, f"chunk id={json.dumps(chunk['id'], ensure_ascii=False)}", chunk["text"])
+        for chunk in chunks
+    )
+
+
+def _check_inputs(name: str, inputs: Mapping[str, Any]) -> None:
+    if name not in PROMPT_INPUTS:
+        raise PromptError(f"unknown prompt {name!r}; known: {', '.join(PROMPT_INPUTS)}")
+    expected = set(PROMPT_INPUTS[name])
+    if set(inputs) != expected:
+        raise PromptError(f"prompt {name!r} takes inputs {sorted(expected)}, got {sorted(inputs)}")
+    for key in PROMPT_INPUTS[name]:
+        value = inputs[key]
+        if key in CHUNK_INPUTS:
+            if not isinstance(value, Sequence) or isinstance(value, str):
+                raise PromptError(f"prompt {name!r}: input {key!r} must be a list of chunks")
+            for i, chunk in enumerate(value):
+                if not (
+                    isinstance(chunk, Mapping)
+                    and isinstance(chunk.get("id"), str)
+                    and isinstance(chunk.get("text"), str)
+                ):
+                    raise PromptError(
+                        f"prompt {name!r}: {key}[{i}] must be {{'id': str, 'text': str}}"
+                    )
+        elif not isinstance(value, str):
+            raise PromptError(f"prompt {name!r}: input {key!r} must be a string")
+
+
+def _strings(value: Any):
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, Mapping):
+        for key, item in value.items():
+            yield str(key)
+            yield from _strings(item)
+    elif isinstance(value, Sequence):
+        for item in value:
+            yield from _strings(item)

@@ -1,0 +1,134 @@
+"""Validation of judge replies against the shapes of CONTRACT section 4.
+
+A reply is JSON only. The one tolerance is a Markdown code fence (```json ...```)
+around the object, which many chat models add despite being told not to;
+anything else around the JSON is a failure. Keys beyond the shape are ignored
+(and kept, so the stored reply is verbatim); a missing or mistyped key fails.
+Error messages name the JSON path and what was expected, because they are sent
+back to the judge in the single repair retry.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+REPLY_SHAPES: dict[str, str] = {
+    "groundedness": '{"claims": [{"claim": str, "supported": bool}]}',
+    "citation_support": '{"verdicts": [{"chunk_id": str, "supported": bool}]}',
+    "answer_relevance": '{"verdict": "relevant" | "partial" | "irrelevant"}',
+    "completeness": '{"verdict": "complete" | "partial" | "missing"}',
+    "refusal": '{"refused": bool}',
+}
+VERDICT_ENUMS: dict[str, tuple[str, ...]] = {
+    "answer_relevance": ("relevant", "partial", "irrelevant"),
+    "completeness": ("complete", "partial", "missing"),
+}
+
+_CODE_FENCE = re.compile(r"\A```(?:json)?[ \t]*\n(.*)\n```\Z", re.DOTALL | re.IGNORECASE)
+
+
+class ReplyValidationError(ValueError):
+    """The judge's reply is not valid JSON of the required shape; the message says exactly why."""
+
+
+def parse_reply(prompt_name: str, text: str) -> dict[str, Any]:
+    """Parse and validate one reply; returns the JSON object verbatim."""
+    if prompt_name not in REPLY_SHAPES:
+        raise ValueError(f"unknown prompt {prompt_name!r}")
+    body = text.strip()
+    fenced = _CODE_FENCE.match(body)
+    if fenced:
+        body = fenced.group(1).strip()
+    if not body:
+        raise ReplyValidationError("the reply is empty; expected a JSON object")
+    try:
+        data = json.loads(body)
+    except json.JSONDecodeError as exc:
+        raise ReplyValidationError(
+            f"the reply is not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno}); "
+            "reply with the JSON object only, no other text"
+        ) from None
+    if not isinstance(data, dict):
+        raise ReplyValidationError(f"the reply must be a JSON object, got {_kind(data)}")
+    try:
+        _VALIDATORS[prompt_name](data)
+    except ReplyValidationError as exc:
+        raise ReplyValidationError(f"{exc}; required shape: {REPLY_SHAPES[prompt_name]}") from None
+    return data
+
+
+def _kind(value: Any) -> str:
+    """The JSON type name of a value, with a short preview, for error messages."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return f"boolean {json.dumps(value)}"
+    if isinstance(value, int | float):
+        return f"number {json.dumps(value)}"
+    if isinstance(value, str):
+        preview = value if len(value) <= 40 else value[:37] + "..."
+        return f"string {json.dumps(preview, ensure_ascii=False)}"
+    if isinstance(value, list):
+        return "an array"
+    return "an object"
+
+
+def _require(obj: dict[str, Any], key: str, path: str) -> Any:
+    if key not in obj:
+        raise ReplyValidationError(f'missing key "{key}" in {path}')
+    return obj[key]
+
+
+def _string(value: Any, path: str) -> None:
+    if not isinstance(value, str):
+        raise ReplyValidationError(f"{path} must be a JSON string, got {_kind(value)}")
+
+
+def _boolean(value: Any, path: str) -> None:
+    # bool is checked by type: 1, "true" and "yes" are not booleans.
+    if not isinstance(value, bool):
+        raise ReplyValidationError(
+            f"{path} must be a JSON boolean (true or false), got {_kind(value)}"
+        )
+
+
+def _list_of_objects(data: dict[str, Any], key: str, fields: dict[str, Any]) -> None:
+    items = _require(data, key, "the reply object")
+    if not isinstance(items, list):
+        raise ReplyValidationError(f"{key} must be a JSON array, got {_kind(items)}")
+    for i, item in enumerate(items):
+        path = f"{key}[{i}]"
+        if not isinstance(item, dict):
+            raise ReplyValidationError(f"{path} must be a JSON object, got {_kind(item)}")
+        for field, check in fields.items():
+            check(_require(item, field, path), f"{path}.{field}")
+
+
+def _enum(data: dict[str, Any], key: str, allowed: tuple[str, ...]) -> None:
+    value = _require(data, key, "the reply object")
+    if not isinstance(value, str) or value not in allowed:
+        choices = ", ".join(json.dumps(a) for a in allowed)
+        raise ReplyValidationError(f"{key} must be one of {choices}, got {_kind(value)}")
+
+
+def _groundedness(data: dict[str, Any]) -> None:
+    _list_of_objects(data, "claims", {"claim": _string, "supported": _boolean})
+
+
+def _citation_support(data: dict[str, Any]) -> None:
+    _list_of_objects(data, "verdicts", {"chunk_id": _string, "supported": _boolean})
+
+
+def _refusal(data: dict[str, Any]) -> None:
+    _boolean(_require(data, "refused", "the reply object"), "refused")
+
+
+_VALIDATORS = {
+    "groundedness": _groundedness,
+    "citation_support": _citation_support,
+    "answer_relevance": lambda d: _enum(d, "verdict", VERDICT_ENUMS["answer_relevance"]),
+    "completeness": lambda d: _enum(d, "verdict", VERDICT_ENUMS["completeness"]),
+    "refusal": _refusal,
+}

@@ -1,0 +1,237 @@
+"""``LiteLLMJudge``: the Judge behind every judge-backed metric.
+
+One ``ask(prompt, inputs)`` is one logical judge question:
+
+1. cache lookup on (model, prompt sha256, input hash) unless ``use_cache`` is off;
+2. under the concurrency semaphore: reserve budget (``BudgetExceeded`` is raised
+   *before* the call and propagates), call the judge, validate the reply;
+3. an invalid reply gets exactly one repair retry, with the bad reply and the
+   validation error appended to the conversation (budget-checked too);
+4. a validated reply is cached; a second invalid reply or a transport failure
+   becomes ``JudgeVerdict(ok=False)``, which the metric records as judge_error.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from ragproof_core.judge.cache import CachedReply, JudgeCache, input_hash
+from ragproof_core.judge.client import LiteLLMClient, RawReply, TransportError, flush_litellm
+from ragproof_core.judge.cost import (
+    ASSUMED_OUTPUT_TOKENS,
+    Budget,
+    call_cost,
+    estimate_input_tokens,
+    estimate_tokens,
+)
+from ragproof_core.judge.prompts import Prompt, PromptError, load_prompts, render
+from ragproof_core.judge.schemas import ReplyValidationError, parse_reply
+from ragproof_core.judge.types import JudgeVerdict
+from ragproof_core.settings import JudgeEnv
+
+REPAIR_INSTRUCTION = (
+    "Your reply above failed validation: {error}. "
+    "Reply again with only the corrected JSON object of the required shape, and nothing else."
+)
+
+
+@dataclass
+class JudgeStats:
+    """Counters for one judge session. ``requests`` counts judge calls (a call's
+    internal transport retries are not counted separately)."""
+
+    requests: int = 0
+    cache_hits: int = 0
+    calls_ok: int = 0
+    judge_errors: int = 0
+    cost_usd: float = 0.0
+
+
+class LiteLLMJudge:
+    def __init__(
+        self,
+        env: JudgeEnv,
+        cache: JudgeCache | None,
+        use_cache: bool = True,
+        concurrency: int = 16,
+        client: LiteLLMClient | None = None,
+        prompts: dict[str, Prompt] | None = None,
+        budget: Budget | None = None,
+    ) -> None:
+        if env.model is None:
+            raise ValueError("LiteLLMJudge needs a model (RAGPROOF_JUDGE_MODEL)")
+        if client is not None and client.model != env.model:
+            raise ValueError(f"client model {client.model!r} differs from {env.model!r}")
+        if concurrency < 1:
+            raise ValueError(f"concurrency must be at least 1, got {concurrency}")
+        self.model: str = env.model
+        self.env = env
+        self.cache = cache
+        self.use_cache = use_cache
+        self.concurrency = concurrency
+        self.client = client or LiteLLMClient(env.model, env.api_base)
+        self.prompts = load_prompts() if prompts is None else prompts
+        self.budget = Budget(env.max_cost_usd) if budget is None else budget
+        self._stats = JudgeStats()
+        self._owns_cache = False
+        # asyncio primitives bind to the loop that first waits on them; a judge
+        # reused across asyncio.run() calls gets a fresh semaphore per loop.
+        self._semaphore: asyncio.Semaphore | None = None
+        self._semaphore_loop: asyncio.AbstractEventLoop | None = None
+
+    @property
+    def prompt_hashes(self) -> dict[str, str]:
+        return {name: prompt.sha256 for name, prompt in sorted(self.prompts.items())}
+
+    @property
+    def stats(self) -> JudgeStats:
+        return replace(self._stats)
+
+    def close(self) -> None:
+        """Close the cache if this judge opened it (``make_judge``)."""
+        if self._owns_cache and self.cache is not None:
+            self.cache.close()
+
+    async def drain(self) -> None:
+        """Await before the event loop that ran ``ask`` ends (see ``flush_litellm``)."""
+        await flush_litellm()
+
+    def _prompt(self, name: str) -> Prompt:
+        try:
+            return self.prompts[name]
+        except KeyError:
+            raise PromptError(f"unknown prompt {name!r}; known: {sorted(self.prompts)}") from None
+
+    def _cached(self, prompt: Prompt, key: str) -> CachedReply | None:
+        if not self.use_cache or self.cache is None:
+            return None
+        return self.cache.get(self.model, prompt.sha256, key)
+
+    def _estimate_usd(self, messages: list[dict[str, str]]) -> float:
+        return call_cost(
+            estimate_input_tokens(messages),
+            ASSUMED_OUTPUT_TOKENS,
+            self.env.input_cost_per_mtok,
+            self.env.output_cost_per_mtok,
+        )
+
+    def _actual_usd(self, messages: list[dict[str, str]], reply: RawReply) -> float:
+        # Provider usage when reported, else 4 characters per token (metrics.md).
+        input_tokens = reply.input_tokens
+        if input_tokens is None:
+            input_tokens = estimate_input_tokens(messages)
+        output_tokens = reply.output_tokens
+        if output_tokens is None:
+            output_tokens = estimate_tokens(reply.text)
+        return call_cost(
+            input_tokens,
+            output_tokens,
+            self.env.input_cost_per_mtok,
+            self.env.output_cost_per_mtok,
+        )
+
+    def estimate(self, prompt: str, inputs: dict[str, Any]) -> tuple[bool, float]:
+        """(served from cache?, estimated USD if not) without calling anything: for --dry-run."""
+        chosen = self._prompt(prompt)
+        if self._cached(chosen, input_hash(inputs)) is not None:
+            return True, 0.0
+        return False, self._estimate_usd(render(chosen, inputs))
+
+    def _get_semaphore(self) -> asyncio.Semaphore:
+        loop = asyncio.get_running_loop()
+        if self._semaphore is None or self._semaphore_loop is not loop:
+            self._semaphore = asyncio.Semaphore(self.concurrency)
+            self._semaphore_loop = loop
+        return self._semaphore
+
+    async def ask(self, prompt: str, inputs: dict[str, Any]) -> JudgeVerdict:
+        chosen = self._prompt(prompt)
+        messages = render(chosen, inputs)  # bad inputs are a caller bug: raise, don't call
+        key = input_hash(inputs)
+        hit = self._cached(chosen, key)
+        if hit is not None:
+            self._stats.cache_hits += 1
+            return JudgeVerdict(ok=True, data=hit.data, raw=hit.raw, cost_usd=0.0, cached=True)
+        async with self._get_semaphore():
+            return await self._ask_judge(chosen, key, messages)
+
+    async def _ask_judge(
+        self, prompt: Prompt, key: str, messages: list[dict[str, str]]
+    ) -> JudgeVerdict:
+        cost = 0.0
+        requests = 0
+        raw: str | None = None
+        error = ""
+        for attempt in (1, 2):
+            reservation = self.budget.reserve(self._estimate_usd(messages))
+            requests += 1
+            self._stats.requests += 1
+            try:
+                reply = await self.client.complete(messages)
+            except TransportError as exc:
+                self.budget.settle(reservation, 0.0)  # nothing was billed for a failed call
+                self._stats.judge_errors += 1
+                return JudgeVerdict(
+                    ok=False,
+                    data=None,
+                    raw=raw,
+                    error=f"judge transport failed: {exc}",
+                    cost_usd=cost,
+                    requests=requests,
+                )
+            except BaseException:  # cancelled: release the reservation, then propagate
+                self.budget.settle(reservation, 0.0)
+                raise
+            actual = self._actual_usd(messages, reply)
+            self.budget.settle(reservation, actual)
+            cost += actual
+            self._stats.cost_usd += actual
+            raw = reply.text
+            try:
+                data = parse_reply(prompt.name, reply.text)
+            except ReplyValidationError as exc:
+                error = str(exc)
+                if attempt == 1:
+                    messages = [
+                        *messages,
+                        {"role": "assistant", "content": reply.text},
+                        {"role": "user", "content": REPAIR_INSTRUCTION.format(error=error)},
+                    ]
+                continue
+            if self.use_cache and self.cache is not None:
+                self.cache.put(
+                    self.model,
+                    prompt.sha256,
+                    key,
+                    data,
+                    reply.text,
+                    reply.input_tokens,
+                    reply.output_tokens,
+                    cost,
+                )
+            self._stats.calls_ok += 1
+            return JudgeVerdict(ok=True, data=data, raw=raw, cost_usd=cost, requests=requests)
+        self._stats.judge_errors += 1
+        return JudgeVerdict(
+            ok=False,
+            data=None,
+            raw=raw,
+            error=f"reply failed validation twice: {error}",
+            cost_usd=cost,
+            requests=requests,
+        )
+
+
+def make_judge(
+    env: JudgeEnv, cache_path: Path | None, use_cache: bool = True, concurrency: int = 16
+) -> LiteLLMJudge | None:
+    """The configured judge, or None when RAGPROOF_JUDGE_MODEL is unset."""
+    if env.model is None:
+        return None
+    cache = JudgeCache(cache_path) if cache_path is not None and use_cache else None
+    judge = LiteLLMJudge(env, cache, use_cache=use_cache, concurrency=concurrency)
+    judge._owns_cache = cache is not None
+    return judge

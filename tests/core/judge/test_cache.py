@@ -1,0 +1,87 @@
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+from ragproof_core.judge.cache import JudgeCache, input_hash
+
+
+def test_put_then_get_round_trips_a_reply(tmp_path: Path) -> None:
+    with JudgeCache(tmp_path / "cache.sqlite") as cache:
+        assert cache.get("m", "p", "i") is None
+        cache.put("m", "p", "i", {"refused": True}, '{"refused": true}', 12, 3, 0.5)
+        hit = cache.get("m", "p", "i")
+        assert (hit.data, hit.raw, hit.input_tokens, hit.output_tokens, hit.cost_usd) == (
+            {"refused": True},
+            '{"refused": true}',
+            12,
+            3,
+            0.5,
+        )
+        assert cache.count() == 1
+
+
+def test_the_key_is_model_prompt_hash_and_input_hash(tmp_path: Path) -> None:
+    with JudgeCache(tmp_path / "cache.sqlite") as cache:
+        cache.put("m", "p", "i", {"refused": True}, "r", None, None, 0.0)
+        assert cache.get("other-model", "p", "i") is None
+        assert cache.get("m", "other-prompt", "i") is None
+        assert cache.get("m", "p", "other-input") is None
+        cache.put("m", "p", "i", {"refused": False}, "r2", None, None, 0.0)  # replaces
+        assert cache.get("m", "p", "i").data == {"refused": False}
+        assert cache.count() == 1
+
+
+def test_a_reply_survives_reopening(tmp_path: Path) -> None:
+    path = tmp_path / "nested" / "cache.sqlite"
+    cache = JudgeCache(path)
+    cache.put("m", "p", "i", {"verdict": "partial"}, "r", 1, 2, 0.25)
+    cache.close()
+    with JudgeCache(path) as reopened:
+        assert reopened.get("m", "p", "i").data == {"verdict": "partial"}
+
+
+def test_input_hash_is_canonical() -> None:
+    a = input_hash({"question": "é?", "answer": "x"})
+    assert a == input_hash({"answer": "x", "question": "é?"})
+    assert a != input_hash({"answer": "x ", "question": "é?"})
+    assert len(a) == 64
+
+
+WRITER = textwrap.dedent(
+    """
+    import sys
+    import time
+    from pathlib import Path
+    from ragproof_core.judge.cache import JudgeCache
+
+    path, tag, go = Path(sys.argv[1]), sys.argv[2], Path(sys.argv[3])
+    while not go.exists():  # start together, so the writes really overlap
+        time.sleep(0.005)
+    cache = JudgeCache(path)
+    for i in range(200):
+        cache.put("m", "p", f"{tag}-{i}", {"refused": i % 2 == 0}, "raw", 10, 2, 0.001)
+    cache.close()
+    """
+)
+
+
+def test_concurrent_writer_processes_lose_nothing(tmp_path: Path) -> None:
+    path = tmp_path / "cache.sqlite"
+    # No schema yet: the two writers race on creating it as well as on the rows.
+    go = tmp_path / "go"
+    writers = [
+        subprocess.Popen(
+            [sys.executable, "-c", WRITER, str(path), tag, str(go)], stderr=subprocess.PIPE
+        )
+        for tag in ("a", "b")
+    ]
+    go.touch()
+    for writer in writers:
+        _, stderr = writer.communicate(timeout=120)
+        assert writer.returncode == 0, stderr.decode()
+    with JudgeCache(path) as cache:
+        assert cache.count() == 400
+        assert cache.get("m", "p", "b-199").data == {"refused": False}

@@ -1,0 +1,146 @@
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from typing import Any
+
+import pytest
+
+from ragproof_core.judge.client import LiteLLMClient, RawReply, TransportError, redact_secrets
+from tests.core.judge.conftest import API_KEY, MODEL, closed_port, run
+from tests.support.judge_server import JudgeServer, Reply
+
+# LiteLLM builds some pydantic schemas lazily on its first call; their warnings are not ours.
+pytestmark = pytest.mark.filterwarnings("ignore:.*ReadOnly. qualifier:UserWarning")
+
+
+MESSAGES = [
+    {"role": "system", "content": "ragproof-prompt: refusal\nJudge."},
+    {"role": "user", "content": "<<<BEGIN DATA-0 answer>>>\nI don't know.\n<<<END DATA-0>>>"},
+]
+
+
+def client(api_base: str, **kwargs: Any) -> LiteLLMClient:
+    options = {"max_attempts": 4, "backoff_base_s": 0.001, "backoff_max_s": 0.01} | kwargs
+    return LiteLLMClient(MODEL, api_base, **options)
+
+
+def test_a_call_returns_text_and_usage_and_sends_the_contract_parameters(
+    server: JudgeServer,
+) -> None:
+    reply = run(client(server.url).complete(MESSAGES))
+    assert reply == RawReply('{"refused": true}', 100, 20)
+    (request,) = server.requests
+    assert request.path == "/v1/chat/completions"
+    body = request.body
+    assert (body["model"], body["temperature"], body["response_format"]) == (
+        "judge-test",
+        0,
+        {"type": "json_object"},
+    )
+    assert body["messages"] == MESSAGES
+
+
+def test_the_api_key_travels_only_in_the_authorization_header(server: JudgeServer) -> None:
+    run(client(server.url).complete(MESSAGES))
+    (request,) = server.requests
+    assert request.headers["Authorization"] == f"Bearer {API_KEY}"
+    assert API_KEY not in str(request.body)
+    assert all(API_KEY not in v for k, v in request.headers.items() if k != "Authorization")
+
+
+def test_missing_usage_is_reported_as_none(server: JudgeServer) -> None:
+    server.usage = None
+    reply = run(client(server.url).complete(MESSAGES))
+    assert (reply.input_tokens, reply.output_tokens) == (None, None)
+
+
+def test_a_429_burst_is_retried_until_success(server: JudgeServer) -> None:
+    server.script(Reply.error(429, retry_after=30), 429, 429)  # Retry-After capped at 0.01 s
+    reply = run(client(server.url).complete(MESSAGES))
+    assert reply.text == '{"refused": true}'
+    assert server.request_count == 4
+
+
+def test_408_500_and_503_are_retried(server: JudgeServer) -> None:
+    server.script(408, 500, 503)
+    run(client(server.url).complete(MESSAGES))
+    assert server.request_count == 4
+
+
+def test_persistent_500_gives_up_after_max_attempts(server: JudgeServer) -> None:
+    server.script(*[500] * 3)
+    with pytest.raises(TransportError, match=r"HTTP 500.*gave up after 3 attempt\(s\)"):
+        run(client(server.url, max_attempts=3).complete(MESSAGES))
+    assert server.request_count == 3
+
+
+@pytest.mark.parametrize("status", [400, 401, 404])
+def test_other_4xx_are_not_retried(server: JudgeServer, status: int) -> None:
+    # (422 is left out: with drop_params LiteLLM itself re-sends once without the
+    # parameters a 422 names, which is the point of drop_params.)
+    server.script(status)
+    with pytest.raises(TransportError, match=rf"HTTP {status}.*not retryable"):
+        run(client(server.url).complete(MESSAGES))
+    assert server.request_count == 1
+
+
+def test_a_refused_connection_is_retried_then_reported() -> None:
+    url = f"http://127.0.0.1:{closed_port()}/v1"
+    with pytest.raises(TransportError, match=r"gave up after 2 attempt\(s\)"):
+        run(client(url, max_attempts=2).complete(MESSAGES))
+
+
+def test_a_hang_past_the_timeout_is_retried(server: JudgeServer) -> None:
+    server.script(Reply.hang(5.0))
+    reply = run(client(server.url, timeout_s=0.3).complete(MESSAGES))
+    assert reply.text == '{"refused": true}'
+    assert server.request_count == 2
+
+
+def test_backoff_is_deterministic_exponential_capped_and_honours_retry_after() -> None:
+    c = LiteLLMClient(MODEL, backoff_base_s=0.5, backoff_max_s=8)
+    assert [c.backoff_s(n) for n in (1, 2, 3, 4, 5, 6)] == [0.5, 1.0, 2.0, 4.0, 8.0, 8.0]
+    assert c.backoff_s(1, retry_after_s=3.0) == 3.0
+    assert c.backoff_s(1, retry_after_s=60.0) == 8.0
+    assert c.backoff_s(3, retry_after_s=0.1) == 2.0
+
+
+def test_secret_environment_values_are_redacted(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SOME_PROVIDER_API_KEY", "sk-live-abcdef123")
+    assert redact_secrets("bad key sk-live-abcdef123 given") == "bad key *** given"
+
+
+LAZY_IMPORT = textwrap.dedent(
+    """
+    import os, socket, sys
+    import ragproof_core.judge.session, ragproof_core.judge.metrics
+    assert "litellm" not in sys.modules, "litellm imported eagerly"
+    connects = []
+    original = socket.socket.connect
+    def record(self, address):
+        connects.append(address)
+        return original(self, address)
+    socket.socket.connect = record
+    from ragproof_core.judge.client import import_litellm
+    litellm = import_litellm()
+    assert import_litellm() is litellm
+    assert os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] == "True"
+    assert (litellm.telemetry, litellm.suppress_debug_info, litellm.drop_params) == (
+        False, True, True)
+    assert litellm.callbacks == [] and litellm.success_callback == []
+    print("connects", connects)
+    """
+)
+
+
+@pytest.mark.slow
+def test_litellm_is_imported_lazily_and_its_import_touches_no_network() -> None:
+    env = {k: v for k, v in os.environ.items() if k != "LITELLM_LOCAL_MODEL_COST_MAP"}
+    done = subprocess.run(
+        [sys.executable, "-c", LAZY_IMPORT], capture_output=True, text=True, env=env, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "connects []"

@@ -1,0 +1,287 @@
+"""A local OpenAI-compatible chat-completions server for judge tests and benchmarks.
+
+It serves ``POST /v1/chat/completions`` (and ``/chat/completions``) on
+127.0.0.1 from an aiohttp server in a background thread, so a test drives real
+LiteLLM over real HTTP. By default every request gets a *valid* reply for the
+prompt named by the ``ragproof-prompt: <name>`` marker in the system message:
+
+- groundedness: one claim per sentence of the answer, supported unless the
+  sentence contains the word UNSUPPORTED;
+- citation_support: every cited chunk supported;
+- answer_relevance: "relevant"; completeness: "complete";
+- refusal: refused when the answer matches a simple refusal pattern.
+
+Tests script deviations with ``server.script(...)``: each queued item answers
+one request, in order (a ``Reply``, a content string, an HTTP status int, or a
+callable taking the ``ReceivedRequest``). Every request is counted and logged.
+
+Run as a process for CLI tests and benchmarks::
+
+    python -m tests.support.judge_server --port 0 --latency 0.1
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import re
+import threading
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from aiohttp import web
+
+_BLOCK = re.compile(
+    r"<<<BEGIN (?P<fence>DATA-[0-9a-f]+) (?P<name>\w+)(?: id=(?P<id>\"(?:[^\"\\]|\\.)*\"))?>>>\n"
+    r"(?P<text>.*?)\n<<<END (?P=fence)>>>",
+    re.DOTALL,
+)
+_MARKER = re.compile(r"^ragproof-prompt: (\w+)$", re.MULTILINE)
+_REFUSAL = re.compile(
+    r"\b(i don't know|i do not know|i cannot answer|i can't answer|unable to answer"
+    r"|not (?:enough|sufficient) information|cannot find|i'm sorry|no information)\b",
+    re.IGNORECASE,
+)
+_DEFAULT = object()
+
+
+@dataclass
+class Reply:
+    """One scripted response. ``content=None`` means "the default valid reply"."""
+
+    content: str | None = None
+    status: int = 200
+    delay_s: float = 0.0
+    usage: Any = _DEFAULT  # (prompt_tokens, completion_tokens), None to omit, or server default
+    headers: dict[str, str] = field(default_factory=dict)
+
+    @classmethod
+    def error(cls, status: int, retry_after: float | None = None) -> Reply:
+        headers = {} if retry_after is None else {"Retry-After": str(retry_after)}
+        return cls(status=status, headers=headers)
+
+    @classmethod
+    def hang(cls, seconds: float = 30.0) -> Reply:
+        return cls(delay_s=seconds)
+
+
+@dataclass(frozen=True)
+class ReceivedRequest:
+    path: str
+    headers: dict[str, str]
+    body: dict[str, Any]
+
+    @property
+    def prompt(self) -> str | None:
+        for message in self.body.get("messages", []):
+            if message.get("role") == "system":
+                found = _MARKER.search(message.get("content") or "")
+                if found:
+                    return found.group(1)
+        return None
+
+    def blocks(self) -> list[dict[str, str]]:
+        """The fenced data blocks of the first user message (the data being judged)."""
+        user = next(
+            (m.get("content") or "" for m in self.body.get("messages", []) if m["role"] == "user"),
+            "",
+        )
+        found = []
+        for match in _BLOCK.finditer(user):
+            block = {"name": match["name"], "text": match["text"]}
+            if match["id"] is not None:
+                block["id"] = json.loads(match["id"])
+            found.append(block)
+        return found
+
+
+def default_content(request: ReceivedRequest) -> str:
+    """A valid reply for the prompt named in the request."""
+    blocks = request.blocks()
+    texts = {b["name"]: b["text"] for b in blocks if "id" not in b}
+    answer = texts.get("answer", "")
+    prompt = request.prompt
+    if prompt == "groundedness":
+        sentences = [s for s in re.split(r"(?<=[.!?])\s+", answer.strip()) if s]
+        claims = [{"claim": s, "supported": "UNSUPPORTED" not in s} for s in sentences]
+        return json.dumps({"claims": claims})
+    if prompt == "citation_support":
+        ids = [b["id"] for b in blocks if "id" in b]
+        return json.dumps({"verdicts": [{"chunk_id": i, "supported": True} for i in ids]})
+    if prompt == "answer_relevance":
+        return json.dumps({"verdict": "relevant"})
+    if prompt == "completeness":
+        return json.dumps({"verdict": "complete"})
+    if prompt == "refusal":
+        return json.dumps({"refused": bool(_REFUSAL.search(answer))})
+    return json.dumps({"error": f"no ragproof-prompt marker (got {prompt!r})"})
+
+
+class JudgeServer:
+    """``with JudgeServer(latency_s=0.1) as server: ... server.url ...``"""
+
+    def __init__(
+        self,
+        port: int = 0,
+        latency_s: float = 0.0,
+        usage: tuple[int, int] | None = (100, 20),
+        responder: Callable[[ReceivedRequest], str] = default_content,
+    ) -> None:
+        self.port = port
+        self.latency_s = latency_s
+        self.usage = usage
+        self.responder = responder
+        self.requests: list[ReceivedRequest] = []
+        self._script: deque[Any] = deque()
+        self._lock = threading.Lock()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._runner: web.AppRunner | None = None
+        self._thread: threading.Thread | None = None
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    @property
+    def request_count(self) -> int:
+        with self._lock:
+            return len(self.requests)
+
+    def script(self, *items: Reply | str | int | Callable[[ReceivedRequest], Any]) -> None:
+        with self._lock:
+            self._script.extend(items)
+
+    def reset(self) -> None:
+        with self._lock:
+            self._script.clear()
+            self.requests.clear()
+
+    # -- lifecycle -------------------------------------------------------------------
+
+    def __enter__(self) -> JudgeServer:
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def start(self) -> None:
+        ready = threading.Event()
+        errors: list[BaseException] = []
+
+        def run() -> None:
+            loop = asyncio.new_event_loop()
+            self._loop = loop
+            try:
+                loop.run_until_complete(self._start_site())
+            except BaseException as exc:  # surfaced to the starting thread
+                errors.append(exc)
+                ready.set()
+                return
+            ready.set()
+            loop.run_forever()
+            loop.run_until_complete(self._shutdown())
+            loop.close()
+
+        self._thread = threading.Thread(target=run, name="judge-server", daemon=True)
+        self._thread.start()
+        ready.wait()
+        if errors:
+            raise errors[0]
+
+    def stop(self) -> None:
+        if self._loop is not None and self._thread is not None:
+            self._loop.call_soon_threadsafe(self._loop.stop)
+            self._thread.join(timeout=10)
+            self._loop = None
+            self._thread = None
+
+    async def _shutdown(self) -> None:
+        await self._runner.cleanup()
+        # Handlers still sleeping (scripted hangs) are cancelled, not abandoned.
+        pending = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+        for task in pending:
+            task.cancel()
+        await asyncio.gather(*pending, return_exceptions=True)
+
+    async def _start_site(self) -> None:
+        app = web.Application()
+        app.router.add_post("/v1/chat/completions", self._handle)
+        app.router.add_post("/chat/completions", self._handle)
+        # Hanging handlers must not hold up shutdown.
+        self._runner = web.AppRunner(app, shutdown_timeout=0.1, access_log=None)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, "127.0.0.1", self.port, backlog=1024)
+        await site.start()
+        self.port = site._server.sockets[0].getsockname()[1]
+
+    # -- request handling ------------------------------------------------------------
+
+    async def _handle(self, request: web.Request) -> web.Response:
+        try:
+            body = await request.json()
+        except json.JSONDecodeError:
+            body = {}
+        received = ReceivedRequest(request.path, dict(request.headers), body)
+        with self._lock:
+            self.requests.append(received)
+            item = self._script.popleft() if self._script else Reply()
+        if callable(item) and not isinstance(item, Reply):
+            item = item(received)
+        if isinstance(item, str):
+            item = Reply(content=item)
+        elif isinstance(item, int):
+            item = Reply.error(item)
+        delay = self.latency_s + item.delay_s
+        if delay > 0:
+            await asyncio.sleep(delay)
+        if item.status != 200:
+            error = {"error": {"message": f"scripted HTTP {item.status}", "type": "scripted"}}
+            return web.json_response(error, status=item.status, headers=item.headers)
+        content = self.responder(received) if item.content is None else item.content
+        usage = self.usage if item.usage is _DEFAULT else item.usage
+        payload: dict[str, Any] = {
+            "id": f"chatcmpl-{len(self.requests)}",
+            "object": "chat.completion",
+            "created": 0,
+            "model": body.get("model", "judge-test"),
+            "choices": [
+                {
+                    "index": 0,
+                    "message": {"role": "assistant", "content": content},
+                    "finish_reason": "stop",
+                }
+            ],
+        }
+        if usage is not None:
+            prompt_tokens, completion_tokens = usage
+            payload["usage"] = {
+                "prompt_tokens": prompt_tokens,
+                "completion_tokens": completion_tokens,
+                "total_tokens": prompt_tokens + completion_tokens,
+            }
+        return web.json_response(payload, headers=item.headers)
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--port", type=int, default=0)
+    parser.add_argument("--latency", type=float, default=0.0, help="seconds per reply")
+    parser.add_argument("--no-usage", action="store_true", help="omit usage blocks")
+    args = parser.parse_args(argv)
+    server = JudgeServer(args.port, args.latency, None if args.no_usage else (100, 20))
+    server.start()
+    print(server.url, flush=True)
+    try:
+        threading.Event().wait()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.stop()
+
+
+if __name__ == "__main__":
+    main()
