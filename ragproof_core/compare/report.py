@@ -1,0 +1,432 @@
+"""Compare two stored runs case by case: the core of ``ragproof compare``.
+
+Every number here is *paired*: a metric is compared only over the cases that
+both runs scored, so a run that skipped or errored on the hard cases cannot
+look better by averaging over easier ones. Significance comes from a paired
+randomization test and a paired bootstrap CI (``stats``).
+
+Before anything is computed, the judge guard checks that both runs used the
+same judge model and the same prompt versions: scores from different judges
+are not comparable, and comparing them silently would report a judge change as
+a pipeline change.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import pandas as pd
+
+from ragproof_core.compare.stats import paired_bootstrap_ci, paired_randomization_p
+from ragproof_core.model import METRIC_NAMES, Status
+
+# Metrics where a lower value is the better one (metrics.md, "Robustness metrics").
+LOWER_IS_BETTER: frozenset[str] = frozenset({"robustness.overrefusal"})
+
+BETTER = "better"
+WORSE = "worse"
+NO_CHANGE = "no significant change"
+A_ONLY = "scored in A only"
+B_ONLY = "scored in B only"
+NOT_PAIRED = "no cases scored in both"
+
+CONFIDENCE = 0.95
+
+
+def higher_is_better(metric: str) -> bool:
+    return metric not in LOWER_IS_BETTER
+
+
+class MixedJudgesError(Exception):
+    """The two runs were scored by different judges (model or prompt versions)."""
+
+    def __init__(self, run_a: str, run_b: str, differences: list[str]) -> None:
+        self.differences = differences
+        super().__init__(
+            f"runs {run_a} and {run_b} were judged differently: "
+            + "; ".join(differences)
+            + ". Their judge scores are not comparable."
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class RunSide:
+    """One side of a comparison: the run's record and its per-case results.
+
+    ``record`` is the store's RunRecord (only ``run_id``, ``judge_model`` and
+    ``prompt_hashes`` are read); ``results`` has the columns of the
+    ``case_results`` view: run_id, case_id, metric, status, value, ...
+    """
+
+    record: Any
+    results: pd.DataFrame
+
+
+@dataclass(frozen=True, slots=True)
+class MetricComparison:
+    metric: str
+    higher_is_better: bool
+    scored_a: int  # cases this metric scored in A (paired or not)
+    scored_b: int
+    paired: int  # cases scored in both: the sample every figure below uses
+    mean_a: float | None  # over the paired cases
+    mean_b: float | None
+    delta: float | None  # mean_b - mean_a
+    ci_low: float | None
+    ci_high: float | None
+    p_value: float | None
+    verdict: str
+    # "status_a -> status_b": count, over cases present in both runs, only where they differ.
+    transitions: dict[str, int] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "metric": self.metric,
+            "higher_is_better": self.higher_is_better,
+            "scored_a": self.scored_a,
+            "scored_b": self.scored_b,
+            "paired": self.paired,
+            "mean_a": self.mean_a,
+            "mean_b": self.mean_b,
+            "delta": self.delta,
+            "ci_low": self.ci_low,
+            "ci_high": self.ci_high,
+            "p_value": self.p_value,
+            "verdict": self.verdict,
+            "transitions": dict(self.transitions),
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Regression:
+    metric: str
+    case_id: str
+    value_a: float
+    value_b: float
+    delta: float  # value_b - value_a; "worse" means negative, or positive for lower-is-better
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "metric": self.metric,
+            "case_id": self.case_id,
+            "value_a": self.value_a,
+            "value_b": self.value_b,
+            "delta": self.delta,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Comparison:
+    run_a: str
+    run_b: str
+    judge_model_a: str | None
+    judge_model_b: str | None
+    # Non-empty only when mixed judges were explicitly allowed.
+    judge_differences: tuple[str, ...]
+    alpha: float
+    seed: int
+    metrics: tuple[MetricComparison, ...]
+    regressions: tuple[Regression, ...]
+
+    @property
+    def mixed_judges(self) -> bool:
+        return bool(self.judge_differences)
+
+    def render_table(self) -> str:
+        return render_table(self)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "run_a": self.run_a,
+            "run_b": self.run_b,
+            "judge_model_a": self.judge_model_a,
+            "judge_model_b": self.judge_model_b,
+            "mixed_judges": self.mixed_judges,
+            "judge_differences": list(self.judge_differences),
+            "alpha": self.alpha,
+            "confidence": CONFIDENCE,
+            "seed": self.seed,
+            "metrics": {m.metric: m.to_dict() for m in self.metrics},
+            "regressions": [r.to_dict() for r in self.regressions],
+        }
+
+
+def _prompt_hashes(record: Any) -> dict[str, str]:
+    raw = getattr(record, "prompt_hashes", None)
+    if raw is None:
+        return {}
+    if isinstance(raw, str):  # tolerate a record read straight from the SQL view
+        raw = json.loads(raw) if raw.strip() else {}
+    if not isinstance(raw, Mapping):
+        raise TypeError(f"prompt_hashes must be a mapping, got {type(raw).__name__}")
+    return {str(k): str(v) for k, v in raw.items()}
+
+
+def _short(digest: str) -> str:
+    return digest[:12]
+
+
+def judge_differences(a: Any, b: Any) -> list[str]:
+    """What differs between the judges of two run records, in a stable order.
+
+    A run without a judge has ``judge_model`` None: against a judged run that
+    is a model difference, so it counts as mixed. Two runs without a judge
+    have nothing to differ on.
+    """
+    diffs: list[str] = []
+    model_a = getattr(a, "judge_model", None)
+    model_b = getattr(b, "judge_model", None)
+    if model_a != model_b:
+        diffs.append(f"judge model {model_a or '(none)'} vs {model_b or '(none)'}")
+    hashes_a = _prompt_hashes(a)
+    hashes_b = _prompt_hashes(b)
+    for prompt in sorted(set(hashes_a) | set(hashes_b)):
+        ha, hb = hashes_a.get(prompt), hashes_b.get(prompt)
+        if ha == hb:
+            continue
+        if ha is None:
+            diffs.append(f"prompt {prompt} missing in A (B has {_short(hb)})")
+        elif hb is None:
+            diffs.append(f"prompt {prompt} missing in B (A has {_short(ha)})")
+        else:
+            diffs.append(f"prompt {prompt} hash {_short(ha)} vs {_short(hb)}")
+    return diffs
+
+
+def _frame(side: RunSide) -> pd.DataFrame:
+    df = side.results
+    missing = {"case_id", "metric", "status", "value"} - set(df.columns)
+    if missing:
+        raise ValueError(
+            f"results of run {side.record.run_id} lack column(s): {', '.join(sorted(missing))}"
+        )
+    df = df.loc[:, ["case_id", "metric", "status", "value"]].copy()
+    df["case_id"] = df["case_id"].astype(str)
+    df["metric"] = df["metric"].astype(str)
+    df["status"] = df["status"].astype(str)
+    dup = df.duplicated(["case_id", "metric"], keep=False)
+    if dup.any():
+        row = df[dup].iloc[0]
+        raise ValueError(
+            f"run {side.record.run_id} has more than one result for case "
+            f"{row['case_id']} metric {row['metric']}"
+        )
+    return df
+
+
+def _metric_order(metrics: set[str]) -> list[str]:
+    known = [m for m in METRIC_NAMES if m in metrics]
+    return known + sorted(metrics - set(METRIC_NAMES))
+
+
+def _verdict(delta: float, p_value: float, alpha: float, up_is_good: bool) -> str:
+    # The verdict follows the test alone; the CI shows the size of the change.
+    if p_value >= alpha or delta == 0.0:
+        return NO_CHANGE
+    return BETTER if (delta > 0) == up_is_good else WORSE
+
+
+def _scored_values(df: pd.DataFrame) -> pd.Series:
+    s = df[(df["status"] == Status.SCORED.value) & df["value"].notna()]
+    return s.set_index("case_id")["value"].astype(float)
+
+
+def _compare_metric(
+    metric: str, a: pd.DataFrame, b: pd.DataFrame, *, seed: int, alpha: float
+) -> tuple[MetricComparison, list[Regression]]:
+    up_is_good = higher_is_better(metric)
+    va, vb = _scored_values(a), _scored_values(b)
+
+    both = a.merge(b, on="case_id", suffixes=("_a", "_b"))
+    changed = both[both["status_a"] != both["status_b"]]
+    transitions = {
+        f"{sa} -> {sb}": int(n)
+        for (sa, sb), n in sorted(changed.groupby(["status_a", "status_b"]).size().items())
+    }
+
+    # Sorted case ids make the delta order (and so the resampling) independent
+    # of how the store happened to return the rows.
+    paired_ids = sorted(set(va.index) & set(vb.index))
+    regressions: list[Regression] = []
+    if not paired_ids:
+        if len(va) and not len(vb):
+            verdict = A_ONLY
+        elif len(vb) and not len(va):
+            verdict = B_ONLY
+        else:
+            verdict = NOT_PAIRED
+        result = MetricComparison(
+            metric=metric,
+            higher_is_better=up_is_good,
+            scored_a=len(va),
+            scored_b=len(vb),
+            paired=0,
+            mean_a=None,
+            mean_b=None,
+            delta=None,
+            ci_low=None,
+            ci_high=None,
+            p_value=None,
+            verdict=verdict,
+            transitions=transitions,
+        )
+        return result, regressions
+
+    xa = va.loc[paired_ids].to_numpy()
+    xb = vb.loc[paired_ids].to_numpy()
+    deltas = xb - xa
+    mean_a, mean_b = float(xa.mean()), float(xb.mean())
+    delta = float(deltas.mean())
+    ci = paired_bootstrap_ci(deltas, confidence=CONFIDENCE, seed=seed)
+    p = paired_randomization_p(deltas, seed=seed)
+    assert ci is not None and p is not None  # n > 0 here
+    for case_id, x, y, d in zip(paired_ids, xa, xb, deltas, strict=True):
+        if (d < 0) if up_is_good else (d > 0):
+            regressions.append(Regression(metric, case_id, float(x), float(y), float(d)))
+    result = MetricComparison(
+        metric=metric,
+        higher_is_better=up_is_good,
+        scored_a=len(va),
+        scored_b=len(vb),
+        paired=len(paired_ids),
+        mean_a=mean_a,
+        mean_b=mean_b,
+        delta=delta,
+        ci_low=ci[0],
+        ci_high=ci[1],
+        p_value=p,
+        verdict=_verdict(delta, p, alpha, up_is_good),
+        transitions=transitions,
+    )
+    return result, regressions
+
+
+def compare_runs(
+    a: RunSide,
+    b: RunSide,
+    *,
+    allow_mixed_judges: bool = False,
+    seed: int = 0,
+    alpha: float = 0.05,
+    top_regressions: int = 10,
+) -> Comparison:
+    """Compare run B against run A (deltas are B - A).
+
+    Raises MixedJudgesError when the judges differ, unless allowed; then the
+    differences are kept on the result so every report can show them.
+    """
+    diffs = judge_differences(a.record, b.record)
+    if diffs and not allow_mixed_judges:
+        raise MixedJudgesError(a.record.run_id, b.record.run_id, diffs)
+    fa, fb = _frame(a), _frame(b)
+    metrics = _metric_order(set(fa["metric"]) | set(fb["metric"]))
+    by_metric_a = dict(tuple(fa.groupby("metric")))
+    by_metric_b = dict(tuple(fb.groupby("metric")))
+    empty = fa.iloc[0:0]
+    results: list[MetricComparison] = []
+    regressions: list[Regression] = []
+    for metric in metrics:
+        mc, regs = _compare_metric(
+            metric,
+            by_metric_a.get(metric, empty),
+            by_metric_b.get(metric, empty),
+            seed=seed,
+            alpha=alpha,
+        )
+        results.append(mc)
+        regressions.extend(regs)
+    order = {m: i for i, m in enumerate(metrics)}
+    # Worst first in each metric's own direction; ties by metric order, then case id.
+    regressions.sort(
+        key=lambda r: (
+            -(-r.delta if higher_is_better(r.metric) else r.delta),
+            order[r.metric],
+            r.case_id,
+        )
+    )
+    return Comparison(
+        run_a=str(a.record.run_id),
+        run_b=str(b.record.run_id),
+        judge_model_a=getattr(a.record, "judge_model", None),
+        judge_model_b=getattr(b.record, "judge_model", None),
+        judge_differences=tuple(diffs),
+        alpha=alpha,
+        seed=seed,
+        metrics=tuple(results),
+        regressions=tuple(regressions[: max(top_regressions, 0)]),
+    )
+
+
+def _num(x: float | None) -> str:
+    return "-" if x is None else f"{x:.4f}"
+
+
+def _signed(x: float | None) -> str:
+    return "-" if x is None else f"{x:+.4f}"
+
+
+def _table(headers: list[str], rows: list[list[str]], right: set[int]) -> list[str]:
+    widths = [max([len(h)] + [len(r[i]) for r in rows]) for i, h in enumerate(headers)]
+
+    def line(cells: list[str]) -> str:
+        return "  ".join(
+            c.rjust(w) if i in right else c.ljust(w)
+            for i, (c, w) in enumerate(zip(cells, widths, strict=True))
+        ).rstrip()
+
+    return [line(headers), line(["-" * w for w in widths]), *(line(r) for r in rows)]
+
+
+def render_table(comparison: Comparison) -> str:
+    """The comparison as plain text for a terminal."""
+    c = comparison
+    out = [
+        f"A: {c.run_a}  (judge {c.judge_model_a or 'none'})",
+        f"B: {c.run_b}  (judge {c.judge_model_b or 'none'})",
+    ]
+    if c.mixed_judges:
+        out.append("WARNING: mixed judges allowed; judge scores are not comparable:")
+        out.extend(f"  - {d}" for d in c.judge_differences)
+    out.append("")
+    rows = [
+        [
+            m.metric + ("" if m.higher_is_better else " (lower is better)"),
+            str(m.paired),
+            _num(m.mean_a),
+            _num(m.mean_b),
+            _signed(m.delta),
+            "-" if m.ci_low is None else f"[{_signed(m.ci_low)}, {_signed(m.ci_high)}]",
+            _num(m.p_value),
+            m.verdict,
+        ]
+        for m in c.metrics
+    ]
+    headers = ["metric", "paired", "mean A", "mean B", "delta", "95% CI", "p", "verdict"]
+    out.extend(_table(headers, rows, right={1, 2, 3, 4, 6}))
+    out.append(
+        f"Read: delta = B - A over the cases scored in both runs; verdict from a paired "
+        f"sign-flip test at alpha {c.alpha:g}, in each metric's own direction."
+    )
+    moves = [(m.metric, t, n) for m in c.metrics for t, n in m.transitions.items()]
+    if moves:
+        out.append("")
+        out.append("Status changes (A -> B), cases present in both runs:")
+        rows = [[m, t, str(n)] for m, t, n in moves]
+        out.extend(_table(["metric", "change", "cases"], rows, right={2}))
+    if c.regressions:
+        out.append("")
+        out.append(f"Largest regressions (top {len(c.regressions)}):")
+        out.extend(
+            _table(
+                ["metric", "case", "A", "B", "delta"],
+                [
+                    [r.metric, r.case_id, _num(r.value_a), _num(r.value_b), _signed(r.delta)]
+                    for r in c.regressions
+                ],
+                right={2, 3, 4},
+            )
+        )
+    return "\n".join(out)

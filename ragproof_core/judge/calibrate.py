@@ -1,0 +1,265 @@
+"""Judge calibration: how often the configured judge agrees with human scores.
+
+Each human-scored fixture (``fixtures_check``) is scored by the *same metric
+code the pipeline runs* with the *same judge object*, so calibration measures
+exactly what a run would report, and its judge calls are cached and budgeted
+like any other. Both scores are mapped to three bands (0, 0.5, 1):
+
+- exact agreement: same band;
+- within-band agreement: bands at most one step (0.5) apart.
+
+A fixture the judge could not score (judge_error, or a skip / not_applicable
+the human did not expect) counts as a disagreement on both measures, and
+judge errors are counted separately so a flaky judge is visible as such.
+
+A prompt passes when both shares meet their thresholds (defaults 70% exact,
+90% within band); calibration passes when every prompt does.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ragproof_core.judge import metrics as judge_metrics
+from ragproof_core.judge.fixtures_check import Fixture, load_fixtures
+from ragproof_core.judge.prompts import PROMPT_NAMES
+from ragproof_core.judge.types import Judge
+from ragproof_core.model import MetricResult, Status
+from ragproof_core.robustness import metrics as robustness_metrics
+
+EXACT_THRESHOLD = 0.70
+WITHIN_THRESHOLD = 0.90
+
+
+def band(score: float) -> float:
+    """The nearest of the bands 0, 0.5 and 1.
+
+    Ties go up: x < 0.25 -> 0, 0.25 <= x < 0.75 -> 0.5, x >= 0.75 -> 1. So 3 of
+    4 supported claims (0.75) is "fully supported" and 1 of 4 (0.25) is "half".
+    """
+    if score < 0.25:
+        return 0.0
+    if score < 0.75:
+        return 0.5
+    return 1.0
+
+
+# The pipeline's own metric function for each prompt: (case, output, judge) -> MetricResult.
+SCORERS: dict[str, Callable[..., Awaitable[MetricResult]]] = {
+    "groundedness": judge_metrics.groundedness,
+    "citation_support": judge_metrics.citation_support,
+    "answer_relevance": judge_metrics.answer_relevance,
+    "completeness": judge_metrics.completeness,
+    # The refusal prompt is scored through robustness.overrefusal (fixture cases
+    # are answerable qa cases), which scores 1.0 exactly when the answer refused:
+    # the human's convention for refusal fixtures.
+    "refusal": robustness_metrics.overrefusal,
+}
+
+
+@dataclass(frozen=True, slots=True)
+class FixtureOutcome:
+    fixture_id: str
+    prompt: str
+    human_score: float
+    status: str  # the metric's status: scored, judge_error, skipped, not_applicable
+    judge_score: float | None
+    judge_band: float | None
+    exact: bool
+    within: bool
+    detail: str | None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.fixture_id,
+            "prompt": self.prompt,
+            "human_score": self.human_score,
+            "status": self.status,
+            "judge_score": self.judge_score,
+            "judge_band": self.judge_band,
+            "exact": self.exact,
+            "within": self.within,
+            "detail": self.detail,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class PromptAgreement:
+    prompt: str
+    n: int
+    exact: int
+    within: int
+    judge_errors: int
+    unscored: int  # skipped or not_applicable: the metric gave no score
+    exact_share: float
+    within_share: float
+    passed: bool
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "n": self.n,
+            "exact": self.exact,
+            "within": self.within,
+            "exact_share": self.exact_share,
+            "within_share": self.within_share,
+            "judge_errors": self.judge_errors,
+            "unscored": self.unscored,
+            "passed": self.passed,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class CalibrationReport:
+    judge_model: str
+    exact_threshold: float
+    within_threshold: float
+    prompts: tuple[PromptAgreement, ...]
+    outcomes: tuple[FixtureOutcome, ...]
+
+    @property
+    def passed(self) -> bool:
+        return bool(self.prompts) and all(p.passed for p in self.prompts)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "judge_model": self.judge_model,
+            "passed": self.passed,
+            "exact_threshold": self.exact_threshold,
+            "within_threshold": self.within_threshold,
+            "prompts": {p.prompt: p.to_dict() for p in self.prompts},
+            "fixtures": [o.to_dict() for o in self.outcomes],
+        }
+
+    def render_table(self) -> str:
+        headers = ["prompt", "n", "exact", "within", "judge errors", "result"]
+        rows = [
+            [
+                p.prompt,
+                str(p.n),
+                f"{p.exact_share:.0%}",
+                f"{p.within_share:.0%}",
+                str(p.judge_errors),
+                "pass" if p.passed else "FAIL",
+            ]
+            for p in self.prompts
+        ]
+        widths = [max([len(h)] + [len(r[i]) for r in rows]) for i, h in enumerate(headers)]
+
+        def line(cells: list[str]) -> str:
+            pairs = enumerate(zip(cells, widths, strict=True))
+            return "  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in pairs).rstrip()
+
+        out = [f"Judge calibration: {self.judge_model}", ""]
+        out += [line(headers), line(["-" * w for w in widths]), *(line(r) for r in rows)]
+        out.append(
+            f"Read: exact = judge band equals the human band (0, 0.5, 1); within = at most one "
+            f"band apart. Pass needs exact >= {self.exact_threshold:.0%} and within >= "
+            f"{self.within_threshold:.0%} on every prompt."
+        )
+        missed = [o for o in self.outcomes if not o.exact]
+        if missed:
+            out += ["", "Disagreements:"]
+            for o in missed:
+                judged = f"judge {o.judge_band:g}" if o.judge_band is not None else o.status
+                note = f" ({o.detail})" if o.detail and o.judge_band is None else ""
+                out.append(f"  {o.prompt}/{o.fixture_id}: human {o.human_score:g}, {judged}{note}")
+        out += ["", "PASSED" if self.passed else "FAILED"]
+        return "\n".join(out)
+
+
+def _outcome(fixture: Fixture, result: MetricResult) -> FixtureOutcome:
+    human = band(fixture.human_score)
+    if result.status is Status.SCORED and result.value is not None:
+        judged = band(result.value)
+        distance = abs(judged - human)
+        return FixtureOutcome(
+            fixture.id,
+            fixture.prompt,
+            fixture.human_score,
+            result.status.value,
+            result.value,
+            judged,
+            exact=distance == 0.0,
+            within=distance <= 0.5,
+            detail=None,
+        )
+    return FixtureOutcome(
+        fixture.id,
+        fixture.prompt,
+        fixture.human_score,
+        result.status.value,
+        None,
+        None,
+        exact=False,
+        within=False,
+        detail=result.reason,
+    )
+
+
+def _agreement(
+    prompt: str, outcomes: list[FixtureOutcome], exact_threshold: float, within_threshold: float
+) -> PromptAgreement:
+    n = len(outcomes)
+    exact = sum(o.exact for o in outcomes)
+    within = sum(o.within for o in outcomes)
+    exact_share = exact / n if n else 0.0
+    within_share = within / n if n else 0.0
+    return PromptAgreement(
+        prompt=prompt,
+        n=n,
+        exact=exact,
+        within=within,
+        judge_errors=sum(o.status == Status.JUDGE_ERROR.value for o in outcomes),
+        unscored=sum(
+            o.status in (Status.SKIPPED.value, Status.NOT_APPLICABLE.value) for o in outcomes
+        ),
+        exact_share=exact_share,
+        within_share=within_share,
+        # No fixtures is no evidence: it cannot pass.
+        passed=n > 0 and exact_share >= exact_threshold and within_share >= within_threshold,
+    )
+
+
+async def calibrate(
+    judge: Judge,
+    fixtures: Sequence[Fixture] | Path | str | None = None,
+    *,
+    exact_threshold: float = EXACT_THRESHOLD,
+    within_threshold: float = WITHIN_THRESHOLD,
+) -> CalibrationReport:
+    """Score every fixture with ``judge`` and report agreement per prompt.
+
+    ``fixtures``: None for the shipped fixtures, a directory, or loaded fixtures.
+    ``BudgetExceeded`` propagates once every started call has finished.
+    """
+    if judge is None:
+        raise ValueError("calibration needs a judge: set RAGPROOF_JUDGE_MODEL")
+    if fixtures is None or isinstance(fixtures, Path | str):
+        fixtures = load_fixtures(fixtures)
+    unknown = sorted({f.prompt for f in fixtures} - set(SCORERS))
+    if unknown:
+        raise ValueError(f"no calibration scorer for prompt(s): {', '.join(unknown)}")
+    # The judge's own semaphore bounds how many calls are in flight.
+    results = await asyncio.gather(
+        *(SCORERS[f.prompt](f.case, f.output, judge) for f in fixtures), return_exceptions=True
+    )
+    for result in results:
+        if isinstance(result, BaseException):
+            raise result
+    outcomes = [_outcome(f, r) for f, r in zip(fixtures, results, strict=True)]
+    present = [p for p in PROMPT_NAMES if any(f.prompt == p for f in fixtures)]
+    prompts = tuple(
+        _agreement(p, [o for o in outcomes if o.prompt == p], exact_threshold, within_threshold)
+        for p in present
+    )
+    return CalibrationReport(
+        judge_model=judge.model,
+        exact_threshold=exact_threshold,
+        within_threshold=within_threshold,
+        prompts=prompts,
+        outcomes=tuple(outcomes),
+    )
