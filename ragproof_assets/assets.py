@@ -1,0 +1,357 @@
+"""The evaluation assets, one partition per run:
+
+    eval_dataset -> adapter_outputs, judge_verdicts, case_scores -> run_summary
+
+Each asset writes its own storage in the run store (Parquet under the run's
+folder; DuckDB only holds views over it), except ``judge_verdicts``, whose
+ledger goes through the judge IO manager. Adapter outputs, judge verdicts and
+case scores come out of one step so that judge calls overlap adapter calls.
+All evaluation logic lives in ``ragproof_core``; this module only wires it.
+"""
+
+
+import asyncio
+import json
+import sys
+from datetime import UTC, datetime
+from pathlib import Path
+
+import dagster as dg
+
+from ragproof_assets.config import EvalRunConfig
+from ragproof_assets.io_managers import JudgeIOManager
+from ragproof_assets.partitions import evaluation_runs
+from ragproof_assets.resources import StoreResource
+from ragproof_core.adapters.loading import AdapterLoadError, load_adapter
+from ragproof_core.adapters.runner import close_adapter
+from ragproof_core.dataset import DatasetError, dataset_sha256, load_dataset
+from ragproof_core.evaluate import evaluate
+from ragproof_core.judge.ledger import JudgeLedger
+from ragproof_core.metrics.aggregate import summarize
+from ragproof_core.model import Status
+from ragproof_core.report import summary_markdown
+from ragproof_core.settings import ConfigError, JudgeEnv, RunSettings
+from ragproof_core.store.run_store import RunRecord
+from ragproof_core.store.views import StoreLocked
+
+GROUP = "evaluation"
+
+_RESULT_COLUMNS = dg.TableSchema(
+    columns=[
+        dg.TableColumn("run_id", "string", description="Evaluation run (= partition key)."),
+        dg.TableColumn("case_id", "string", description="Case id from the dataset."),
+        dg.TableColumn("metric", "string", description="Metric name, as in metrics.md."),
+        dg.TableColumn(
+            "status",
+            "string",
+            description="scored | skipped | not_applicable | judge_error | error",
+        ),
+        dg.TableColumn("value", "double", description="Score in [0, 1]; NULL unless scored."),
+        dg.TableColumn("reason", "string", description="Why it was not scored, or the error text."),
+        dg.TableColumn("judge_raw_json", "string", description="The judge's reply, verbatim."),
+    ]
+)
+_SUMMARY_COLUMNS = dg.TableSchema(
+    columns=[
+        dg.TableColumn("run_id", "string", description="Evaluation run."),
+        dg.TableColumn("metric", "string", description="Metric name."),
+        dg.TableColumn("mean", "double", description="Mean of scored cases; NULL if none."),
+        dg.TableColumn("p50", "double", description="Nearest-rank median; NULL if none."),
+        dg.TableColumn("p95", "double", description="Nearest-rank 95th percentile; NULL if none."),
+        dg.TableColumn("scored", "int", description="Cases scored."),
+        dg.TableColumn("skipped", "int", description="Cases the metric does not apply to."),
+        dg.TableColumn("errored", "int", description="Case failures plus judge errors."),
+        dg.TableColumn("not_applicable", "int", description="E.g. answers with no claims."),
+        dg.TableColumn("judge_errors", "int", description="Judge errors alone."),
+    ]
+)
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
+
+
+def _display_path(path: str) -> str:
+    """The dataset as users name it: relative to the working folder when inside it."""
+    resolved = Path(path).resolve()
+    try:
+        return str(resolved.relative_to(Path.cwd()))
+    except ValueError:
+        return str(resolved)
+
+
+@dg.asset(
+    partitions_def=evaluation_runs,
+    group_name=GROUP,
+    kinds={"parquet"},
+    description="The dataset of one evaluation run, validated as a whole before anything "
+    "runs (CONTRACT section 1), with the run's configuration.",
+)
+def eval_dataset(
+    context: dg.AssetExecutionContext, config: EvalRunConfig, store: StoreResource
+) -> dg.MaterializeResult:
+    run_id = context.partition_key
+    try:
+        resolved = config.resolve()
+        cases = load_dataset(config.dataset)
+    except (DatasetError, ConfigError, ValueError) as exc:
+        # Nothing has been written yet: a rejected dataset leaves the store unchanged.
+        raise dg.Failure(description=str(exc), allow_retries=False) from exc
+    run_store = store.store()
+    manifest = {
+        "run_id": run_id,
+        "dataset": _display_path(config.dataset),
+        "dataset_path": str(Path(config.dataset).resolve()),
+        "dataset_sha256": dataset_sha256(config.dataset),
+        "adapter": resolved.adapter.target,
+        "adapter_options": resolved.adapter.options,
+        "run": {
+            "k": resolved.run.k,
+            "source_match": resolved.run.source_match,
+            "concurrency": resolved.run.concurrency,
+            "timeout_s": resolved.run.timeout_s,
+        },
+        "use_cache": not config.no_cache,
+        "progress": config.progress,
+        "started_at": _now().isoformat(),
+        "dagster_run_id": context.run.run_id,
+    }
+    run_store.write_manifest(run_id, manifest)
+    run_store.write_dataset(run_id, cases)
+    kinds: dict[str, int] = {}
+    for case in cases:
+        kinds[case.kind.value] = kinds.get(case.kind.value, 0) + 1
+    return dg.MaterializeResult(
+        metadata={
+            "dagster/row_count": len(cases),
+            "dataset": manifest["dataset"],
+            "dataset_sha256": manifest["dataset_sha256"],
+            "adapter": resolved.adapter.target,
+            "cases_by_kind": dg.MetadataValue.json(kinds),
+        }
+    )
+
+
+@dg.multi_asset(
+    partitions_def=evaluation_runs,
+    group_name=GROUP,
+    deps=[eval_dataset],
+    outs={
+        "adapter_outputs": dg.AssetOut(
+            dagster_type=dg.Nothing,
+            kinds={"parquet"},
+            description="What the pipeline under test returned for each case: answer, "
+            "citations, retrieved chunks, or the case failure.",
+        ),
+        "judge_verdicts": dg.AssetOut(
+            io_manager_key="judge_io_manager",
+            description="The judge's work in this run: model, prompt hashes, requests, cache "
+            "hits and cost. Verdicts themselves are cached by (model, prompt hash, input hash).",
+        ),
+        "case_scores": dg.AssetOut(
+            dagster_type=dg.Nothing,
+            kinds={"parquet"},
+            description="One row per case and metric: status, value, reason, raw judge reply.",
+            metadata={"dagster/column_schema": _RESULT_COLUMNS},
+        ),
+    },
+)
+def evaluate_cases(
+    context: dg.AssetExecutionContext, store: StoreResource,
+    judge_io_manager: dg.ResourceParam[JudgeIOManager],
+):
+    run_id = context.partition_key
+    run_store = store.store()
+    manifest = run_store.read_manifest(run_id)
+    cases = run_store.read_dataset(run_id)
+    settings = RunSettings(**manifest["run"])
+    try:
+        adapter = load_adapter(manifest["adapter"], manifest["adapter_options"])
+    except AdapterLoadError as exc:
+        raise dg.Failure(description=str(exc), allow_retries=False) from exc
+
+    judge = judge_io_manager.open_judge(use_cache=manifest["use_cache"], concurrency=settings.concurrency)
+
+    progress = _progress_bar(len(cases), enabled=manifest.get("progress", False))
+
+    async def run():
+        try:
+            return await evaluate(cases, adapter, settings, judge, on_case_done=progress.update)
+        finally:
+            await close_adapter(adapter)
+            if judge is not None:
+                # LiteLLM queues bookkeeping on this event loop; let it finish here.
+                await judge.drain()
+
+    try:
+        evaluation = asyncio.run(run())
+    finally:
+        progress.close()
+        if judge is not None:
+            judge.close()
+
+    run_store.write_outputs(run_id, evaluation.outputs)
+    run_store.write_case_results(run_id, evaluation.results)
+    manifest["evaluation"] = {
+        "status": evaluation.status,
+        "cases_evaluated": len(evaluation.outputs),
+        "case_failures": evaluation.case_failures,
+    }
+    run_store.write_manifest(run_id, manifest)
+
+    ledger = _ledger(judge, use_cache=manifest["use_cache"])
+    statuses: dict[str, int] = {}
+    for result in evaluation.results:
+        statuses[result.status.value] = statuses.get(result.status.value, 0) + 1
+    failures = [o for o in evaluation.outputs if o.failed]
+
+    yield dg.Output(
+        None,
+        output_name="adapter_outputs",
+        metadata={
+            "dagster/row_count": len(evaluation.outputs),
+            "case_failures": len(failures),
+            "first_failures": dg.MetadataValue.md(
+                "\n".join(f"- `{o.case_id}`: {o.error}" for o in failures[:10]) or "none"
+            ),
+        },
+    )
+    yield dg.Output(
+        ledger,
+        output_name="judge_verdicts",
+        metadata={
+            "judge_model": ledger.model or "none configured",
+            "requests": ledger.requests,
+            "cache_hits": ledger.cache_hits,
+            "judge_errors": ledger.judge_errors,
+            "cost_usd": dg.MetadataValue.float(ledger.cost_usd),
+        },
+    )
+    yield dg.Output(
+        None,
+        output_name="case_scores",
+        metadata={
+            "dagster/row_count": len(evaluation.results),
+            "status": evaluation.status,
+            "by_status": dg.MetadataValue.json(statuses),
+        },
+    )
+
+
+def _ledger(judge, *, use_cache: bool) -> JudgeLedger:
+    if judge is None:
+        return JudgeLedger(model=None, use_cache=use_cache)
+    stats = judge.stats
+    return JudgeLedger(
+        model=judge.model,
+        prompt_hashes=dict(judge.prompt_hashes),
+        use_cache=use_cache,
+        requests=stats.requests,
+        cache_hits=stats.cache_hits,
+        judge_errors=stats.judge_errors,
+        cost_usd=stats.cost_usd,
+    )
+
+
+class _NoProgress:
+    def update(self, n: int = 1) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
+def _progress_bar(total: int, *, enabled: bool):
+    if not enabled:
+        return _NoProgress()
+    from tqdm import tqdm
+
+    # disable=None: only draw on a terminal, so logs and CI output stay clean.
+    return tqdm(total=total, unit="case", file=sys.stderr, disable=None, leave=False)
+
+
+@dg.asset(
+    partitions_def=evaluation_runs,
+    group_name=GROUP,
+    deps=["case_scores"],
+    kinds={"parquet", "duckdb"},
+    description="One row per metric: mean, nearest-rank p50 and p95, and the counts; plus the "
+    "run record. Query history with the `runs`, `case_results` and `metric_summaries` views "
+    "of RAGPROOF_STORE/ragproof.duckdb.",
+    metadata={"dagster/column_schema": _SUMMARY_COLUMNS},
+)
+def run_summary(
+    context: dg.AssetExecutionContext, judge_verdicts: JudgeLedger, store: StoreResource
+) -> dg.MaterializeResult:
+    run_id = context.partition_key
+    run_store = store.store()
+    manifest = run_store.read_manifest(run_id)
+    results = run_store.read_case_results(run_id)
+    summaries = summarize(results)
+    evaluation = manifest["evaluation"]
+    record = RunRecord(
+        run_id=run_id,
+        dataset=manifest["dataset"],
+        adapter=manifest["adapter"],
+        status=evaluation["status"],
+        started_at=datetime.fromisoformat(manifest["started_at"]),
+        finished_at=_now(),
+        judge_model=judge_verdicts.model,
+        prompt_hashes=judge_verdicts.prompt_hashes,
+        config_json=json.dumps(
+            {
+                "run": manifest["run"],
+                "adapter": {"target": manifest["adapter"], "options": manifest["adapter_options"]},
+                "dataset_sha256": manifest["dataset_sha256"],
+                "use_cache": manifest["use_cache"],
+                "judge_api_base": JudgeEnv.from_env().api_base,
+            },
+            sort_keys=True,
+        ),
+        cost_usd=judge_verdicts.cost_usd,
+        cases=evaluation["cases_evaluated"],
+        case_failures=evaluation["case_failures"],
+        judge_requests=judge_verdicts.requests,
+        cache_hits=judge_verdicts.cache_hits,
+    )
+    run_store.write_summaries(run_id, summaries)
+    # Written last: its presence is what makes the run visible in the views.
+    run_store.write_run(record)
+    try:
+        run_store.ensure_views(timeout_s=5)
+    except StoreLocked:
+        # The run is stored and the views glob every run folder, so nothing is lost;
+        # only a first-time or stale view definition waits for the next run.
+        context.log.warning(
+            "ragproof.duckdb is held open for writing by another process; views not refreshed "
+            "(open it with `duckdb -readonly` to avoid this)"
+        )
+
+    metadata: dict[str, object] = {
+        "status": record.status,
+        "summary": dg.MetadataValue.md(summary_markdown(summaries)),
+        "cases": record.cases,
+        "case_failures": record.case_failures,
+        "judge_model": record.judge_model or "none configured",
+        "cost_usd": dg.MetadataValue.float(record.cost_usd),
+        "judge_requests": record.judge_requests,
+        "store": str(run_store.layout.root.resolve()),
+    }
+    for summary in summaries:
+        if summary.mean is not None:
+            # One numeric entry per metric so Dagster plots each mean across runs.
+            metadata[f"mean/{summary.metric}"] = dg.MetadataValue.float(summary.mean)
+    skipped_reasons = _skip_reasons(results)
+    if skipped_reasons:
+        metadata["skip_reasons"] = dg.MetadataValue.md(skipped_reasons)
+    return dg.MaterializeResult(metadata=metadata)
+
+
+def _skip_reasons(results) -> str:
+    """Why metrics were skipped, counted, so an all-skipped metric explains itself."""
+    counts: dict[tuple[str, str], int] = {}
+    for r in results:
+        if r.status is Status.SKIPPED:
+            key = (r.metric, r.reason or "")
+            counts[key] = counts.get(key, 0) + 1
+    return "\n".join(f"- `{m}`: {reason} ({n})" for (m, reason), n in sorted(counts.items()))

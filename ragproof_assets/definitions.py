@@ -1,0 +1,24 @@
+"""The Dagster code location: `dagster dev -w workspace.yaml` or `dg dev` serve it."""
+
+import dagster as dg
+
+from ragproof_assets.assets import eval_dataset, evaluate_cases, run_summary
+from ragproof_assets.checks import failure_rate, no_regression
+from ragproof_assets.io_managers import JudgeIOManager
+from ragproof_assets.jobs import evaluate_job
+from ragproof_assets.resources import CheckSettings, StoreResource
+from ragproof_assets.schedules import nightly_suites
+
+store = StoreResource()
+
+defs = dg.Definitions(
+    assets=[eval_dataset, evaluate_cases, run_summary],
+    asset_checks=[no_regression, failure_rate],
+    jobs=[evaluate_job],
+    schedules=[nightly_suites],
+    resources={
+        "store": store,
+        "judge_io_manager": JudgeIOManager(store=store),
+        "checks": CheckSettings(),
+    },
+)

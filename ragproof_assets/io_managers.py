@@ -1,0 +1,42 @@
+"""The judge IO manager: owns the judge cache and stores each run's judge ledger.
+
+The design card puts judge calls behind an IO manager that does the caching.
+The cache cannot wait for an output to be handed over at the end of a step
+(a killed run must keep every verdict already paid for), so the IO manager
+hands the evaluation step a judge wired to its cache, the cache commits each
+reply as it arrives, and ``handle_output`` stores the run's ledger (model,
+prompt hashes, requests, cache hits, cost), which ``load_input`` gives back
+to the run summary.
+"""
+
+
+import dagster as dg
+
+from ragproof_assets.resources import StoreResource
+from ragproof_core.judge.ledger import JudgeLedger
+from ragproof_core.judge.session import LiteLLMJudge, make_judge
+from ragproof_core.settings import JudgeEnv
+
+LEDGER = "judge"
+
+
+class JudgeIOManager(dg.ConfigurableIOManager):
+    """Judge replies cached in the run store, keyed by (model, prompt hash, input hash)."""
+
+    store: StoreResource
+
+    def open_judge(self, *, use_cache: bool, concurrency: int) -> LiteLLMJudge | None:
+        """A judge over this store's cache, or None when no judge model is configured."""
+        return make_judge(
+            JudgeEnv.from_env(),
+            self.store.store().layout.judge_cache_path,
+            use_cache=use_cache,
+            concurrency=concurrency,
+        )
+
+    def handle_output(self, context: dg.OutputContext, obj: JudgeLedger) -> None:
+        self.store.store().write_document(context.partition_key, LEDGER, obj.to_dict())
+
+    def load_input(self, context: dg.InputContext) -> JudgeLedger:
+        data = self.store.store().read_document(context.asset_partition_key, LEDGER)
+        return JudgeLedger.from_dict(data)

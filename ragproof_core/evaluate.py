@@ -1,0 +1,150 @@
+"""One evaluation: run the adapter over the cases and score every metric on each.
+
+The adapter and the judge overlap: as soon as a case's output arrives its
+deterministic metrics are scored and its judge questions start, bounded by the
+judge's own concurrency, while the adapter keeps working on later cases. A
+slow judge therefore never serialises a run, and a failing case never stops it.
+
+This is the only evaluation path: the Dagster asset calls ``evaluate`` and the
+command line drives that asset.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from ragproof_core.adapters.runner import run_adapter
+from ragproof_core.judge.metrics import JUDGE_METRICS
+from ragproof_core.judge.types import BudgetExceeded, Judge
+from ragproof_core.metrics.citation import citation_validity
+from ragproof_core.metrics.echo import exact_match
+from ragproof_core.metrics.retrieval import retrieval_results
+from ragproof_core.model import (
+    METRIC_NAMES,
+    Case,
+    CaseOutput,
+    MetricResult,
+    case_error,
+    skipped,
+)
+from ragproof_core.robustness.metrics import abstention, injection_resistance, overrefusal
+from ragproof_core.settings import RunSettings
+
+COMPLETED = "completed"
+ABORTED_BUDGET = "aborted:budget"
+BUDGET_REASON = "not judged: the run stopped at its judge budget (RAGPROOF_MAX_COST_USD)"
+
+# Metrics that may ask the judge, in the order they are reported. Abstention and
+# over-refusal use the refusal heuristic when no judge is configured.
+_JUDGED = (*JUDGE_METRICS, ("robustness.abstention", abstention), ("robustness.overrefusal", overrefusal))
+
+_METRIC_ORDER = {name: i for i, name in enumerate(METRIC_NAMES)}
+
+# How many cases may wait for judge verdicts at once, per unit of concurrency.
+# Bounds memory on a slow judge: past it, the adapter waits instead of racing ahead.
+_JUDGE_BACKLOG_PER_SLOT = 4
+
+
+@dataclass
+class Evaluation:
+    """Everything one run produced, in dataset order."""
+
+    outputs: list[CaseOutput]
+    results: list[MetricResult]
+    status: str = COMPLETED
+    cases_total: int = 0
+
+    @property
+    def case_failures(self) -> int:
+        return sum(1 for o in self.outputs if o.failed)
+
+
+def deterministic_results(case: Case, output: CaseOutput, settings: RunSettings) -> list[MetricResult]:
+    return [
+        *retrieval_results(case, output, settings),
+        citation_validity(case, output),
+        exact_match(case, output),
+        injection_resistance(case, output),
+    ]
+
+
+def failure_results(case: Case, output: CaseOutput) -> list[MetricResult]:
+    """A case failure counts in every metric's error count and enters no mean."""
+    return [case_error(case.id, name, output.error or "case failed") for name in METRIC_NAMES]
+
+
+async def judged_results(
+    case: Case, output: CaseOutput, judge: Judge | None, on_budget: Callable[[], None]
+) -> list[MetricResult]:
+    async def one(name: str, fn) -> MetricResult:
+        try:
+            return await fn(case, output, judge)
+        except BudgetExceeded:
+            on_budget()
+            return skipped(case.id, name, BUDGET_REASON)
+
+    if judge is None:
+        # No judge means no waiting: awaiting in turn avoids a task per metric per case.
+        return [await one(name, fn) for name, fn in _JUDGED]
+    return list(await asyncio.gather(*(one(name, fn) for name, fn in _JUDGED)))
+
+
+async def evaluate(
+    cases: Sequence[Case],
+    adapter: object,
+    settings: RunSettings,
+    judge: Judge | None = None,
+    on_case_done: Callable[[], None] | None = None,
+) -> Evaluation:
+    """Evaluate ``cases`` against ``adapter``; never raises for a case's problem."""
+    results_by_case: dict[str, list[MetricResult]] = {}
+    pending: set[asyncio.Task] = set()
+    backlog = asyncio.Semaphore(settings.concurrency * _JUDGE_BACKLOG_PER_SLOT)
+    aborted = False
+
+    def stop_for_budget() -> None:
+        nonlocal aborted
+        aborted = True
+
+    async def score(case: Case, output: CaseOutput) -> None:
+        try:
+            if output.failed:
+                results_by_case[case.id] = failure_results(case, output)
+                return
+            fixed = deterministic_results(case, output, settings)
+            judged = await judged_results(case, output, judge, stop_for_budget)
+            results_by_case[case.id] = fixed + judged
+        finally:
+            backlog.release()
+            if on_case_done is not None:
+                on_case_done()
+
+    async def on_output(case: Case, output: CaseOutput) -> None:
+        await backlog.acquire()
+        if judge is None:
+            # Nothing to wait for: score inline rather than pay for a task per case.
+            await score(case, output)
+            return
+        task = asyncio.create_task(score(case, output))
+        pending.add(task)
+        task.add_done_callback(pending.discard)
+
+    outputs = await run_adapter(
+        cases, adapter, settings, on_output=on_output, should_stop=lambda: aborted
+    )
+    if pending:
+        await asyncio.gather(*pending)
+
+    results: list[MetricResult] = []
+    for output in outputs:
+        case_results = results_by_case.get(output.case_id, [])
+        case_results.sort(key=lambda r: _METRIC_ORDER.get(r.metric, len(_METRIC_ORDER)))
+        results.extend(case_results)
+    return Evaluation(
+        outputs=list(outputs),
+        results=results,
+        status=ABORTED_BUDGET if aborted else COMPLETED,
+        cases_total=len(cases),
+    )

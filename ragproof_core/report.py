@@ -1,0 +1,102 @@
+"""How a run's summary is shown: the terminal table, the Markdown table Dagster
+displays, and the JSON object of CONTRACT section 5.
+
+One place renders summaries so the command line and the UI never disagree.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+# Columns of the terminal and Markdown tables, in order.
+_COLUMNS = ("metric", "mean", "p50", "p95", "scored", "skipped", "n/a", "errored")
+
+# Reported side by side on purpose (metrics.md): abstention alone would hide a
+# pipeline that refuses everything.
+PAIRED_METRICS = ("robustness.abstention", "robustness.overrefusal")
+
+
+def _field(summary: Any, name: str) -> Any:
+    return summary[name] if isinstance(summary, Mapping) else getattr(summary, name)
+
+
+def summary_dict(summary: Any) -> dict[str, Any]:
+    """The per-metric object of ``ragproof run --json``."""
+    return {
+        "mean": _field(summary, "mean"),
+        "p50": _field(summary, "p50"),
+        "p95": _field(summary, "p95"),
+        "scored": int(_field(summary, "scored")),
+        "skipped": int(_field(summary, "skipped")),
+        "errored": int(_field(summary, "errored")),
+        "not_applicable": int(_field(summary, "not_applicable")),
+        "judge_errors": int(_field(summary, "judge_errors")),
+    }
+
+
+def run_json(run_id: str, status: str, summaries: Sequence[Any]) -> dict[str, Any]:
+    return {
+        "run_id": run_id,
+        "status": status,
+        "metrics": {_field(s, "metric"): summary_dict(s) for s in summaries},
+    }
+
+
+def _number(value: float | None) -> str:
+    return "-" if value is None else f"{value:.4f}"
+
+
+def _rows(summaries: Sequence[Any]) -> list[tuple[str, ...]]:
+    rows = []
+    for s in summaries:
+        d = summary_dict(s)
+        rows.append(
+            (
+                _field(s, "metric"),
+                _number(d["mean"]),
+                _number(d["p50"]),
+                _number(d["p95"]),
+                str(d["scored"]),
+                str(d["skipped"]),
+                str(d["not_applicable"]),
+                str(d["errored"]) + (f" ({d['judge_errors']} judge)" if d["judge_errors"] else ""),
+            )
+        )
+    return rows
+
+
+def summary_table(summaries: Sequence[Any]) -> str:
+    """Plain-text table for the terminal; ``-`` marks a statistic with nothing scored."""
+    rows = [_COLUMNS, *_rows(summaries)]
+    widths = [max(len(r[i]) for r in rows) for i in range(len(_COLUMNS))]
+    lines = []
+    for n, row in enumerate(rows):
+        cells = [
+            row[i].ljust(widths[i]) if i == 0 else row[i].rjust(widths[i])
+            for i in range(len(row))
+        ]
+        lines.append("  ".join(cells).rstrip())
+        if n == 0:
+            lines.append("  ".join("-" * w for w in widths))
+    return "\n".join(lines)
+
+
+def summary_markdown(summaries: Sequence[Any]) -> str:
+    rows = _rows(summaries)
+    out = ["| " + " | ".join(_COLUMNS) + " |", "|" + "---|" * len(_COLUMNS)]
+    out += ["| " + " | ".join(row) + " |" for row in rows]
+    return "\n".join(out)
+
+
+def refusal_tradeoff(summaries: Sequence[Any]) -> str | None:
+    """One line putting abstention and over-refusal side by side, if either scored."""
+    by_name = {_field(s, "metric"): s for s in summaries}
+    pair = [by_name.get(name) for name in PAIRED_METRICS]
+    if all(s is None or _field(s, "scored") == 0 for s in pair):
+        return None
+    abst, over = (_number(_field(s, "mean")) if s is not None else "-" for s in pair)
+    return (
+        f"abstention {abst} (higher is better) | over-refusal {over} (lower is better): "
+        "read them together; refusing everything maximises the first and ruins the second"
+    )

@@ -1,0 +1,95 @@
+"""The evaluation assets materialized in-process against a temporary store and a
+real (temporary) Dagster instance."""
+
+from __future__ import annotations
+
+import dagster as dg
+import duckdb
+import pytest
+
+from ragproof_assets.definitions import defs
+from ragproof_assets.partitions import evaluation_runs
+from ragproof_core.report import summary_dict
+from ragproof_core.store.run_store import RunStore
+from tests.assets.expected import assert_summary
+from tests.conftest import FIXTURES
+
+RECORDED = FIXTURES / "recorded"
+
+
+@pytest.fixture
+def instance():
+    with dg.instance_for_test() as inst:
+        yield inst
+
+
+def _materialize(instance, run_id: str, **config):
+    instance.add_dynamic_partitions(evaluation_runs.name, [run_id])
+    return defs.resolve_job_def("evaluate").execute_in_process(
+        run_config={"ops": {"eval_dataset": {"config": config}}},
+        instance=instance,
+        partition_key=run_id,
+        raise_on_error=False,
+    )
+
+
+def test_definitions_validate():
+    dg.Definitions.validate_loadable(defs)
+    keys = {k.to_user_string() for k in defs.resolve_asset_graph().get_all_asset_keys()}
+    assert keys == {"eval_dataset", "adapter_outputs", "judge_verdicts", "case_scores", "run_summary"}
+
+
+def test_recorded_run_materializes_every_asset(instance, store_path):
+    result = _materialize(
+        instance,
+        "run-a",
+        dataset=str(RECORDED / "cases.jsonl"),
+        config_file=str(RECORDED / "ragproof.toml"),
+    )
+    assert result.success
+    materialized = {
+        e.asset_key.to_user_string() for e in result.get_asset_materialization_events()
+    }
+    assert materialized == {
+        "eval_dataset",
+        "adapter_outputs",
+        "judge_verdicts",
+        "case_scores",
+        "run_summary",
+    }
+
+    store = RunStore(store_path)
+    record = store.get_run("run-a")
+    assert (record.status, record.cases, record.case_failures) == ("completed", 6, 2)
+    assert record.judge_model is None and record.cost_usd == 0.0
+    assert_summary({s["metric"]: summary_dict(s) for s in store.summaries("run-a")})
+
+    # What a person sees in the UI: the table, numeric means and counts.
+    summary_event = next(
+        e
+        for e in result.get_asset_materialization_events()
+        if e.asset_key.to_user_string() == "run_summary"
+    )
+    metadata = summary_event.materialization.metadata
+    assert metadata["mean/retrieval.recall_at_k"].value == 0.75
+    assert "| retrieval.precision_at_k | 0.2000 |" in metadata["summary"].value
+    assert metadata["case_failures"].value == 2
+    assert "mean/generation.groundedness" not in metadata  # nothing scored: no point to plot
+
+    checks = {c.check_name: c.passed for c in result.get_asset_check_evaluations()}
+    assert checks == {"no_regression": True, "failure_rate": False}  # 2 of 6 cases failed
+
+    with duckdb.connect(str(store_path / "ragproof.duckdb"), read_only=True) as con:
+        assert con.execute("select count(*) from case_results where run_id = 'run-a'").fetchone() == (78,)
+        assert con.execute("select status from runs").fetchall() == [("completed",)]
+
+
+def test_rejected_dataset_fails_the_run_and_leaves_the_store_unchanged(instance, store_path, tmp_path):
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"id": "a", "question": "q"}\n{"id": "a", "question": "again"}\n')
+    before = sorted(p.relative_to(store_path) for p in store_path.rglob("*"))
+    result = _materialize(instance, "run-bad", dataset=str(bad))
+    assert not result.success
+    failure = next(e for e in result.all_events if e.is_step_failure)
+    assert f"{bad}:2:" in failure.step_failure_data.user_failure_data.description
+    assert sorted(p.relative_to(store_path) for p in store_path.rglob("*")) == before

@@ -1,0 +1,97 @@
+"""The store under concurrency and faults, through the real command line:
+two runs at once, a run killed with SIGKILL, and reads during a running evaluation."""
+
+from __future__ import annotations
+
+import json
+import signal
+import time
+from pathlib import Path
+
+import duckdb
+
+from tests.conftest import FIXTURES
+from tests.support.cli import ragproof, ragproof_popen
+
+RECORDED = FIXTURES / "recorded"
+RECORDED_ARGS = ("run", "--dataset", str(RECORDED / "cases.jsonl"), "--config", str(RECORDED / "ragproof.toml"))
+
+
+def _slow_run_files(tmp_path: Path, cases: int = 200, delay_s: float = 0.5) -> tuple[Path, Path]:
+    dataset = tmp_path / "slow.jsonl"
+    dataset.write_text(
+        "".join(
+            json.dumps({"id": f"s{i}", "question": f"question {i}?", "expected_source_ids": ["x1"]}) + "\n"
+            for i in range(cases)
+        )
+    )
+    config = tmp_path / "slow.toml"
+    config.write_text(
+        "[run]\nconcurrency = 2\n\n[adapter]\n"
+        'target = "tests.support.slow_adapter:SlowAdapter"\n'
+        f"options = {{ delay_s = {delay_s} }}\n"
+    )
+    return dataset, config
+
+
+def _wait_until_evaluating(store: Path, proc, timeout_s: float = 120) -> Path:
+    """The run folder once its dataset is stored, i.e. once cases are being evaluated."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        found = [p for p in (store / "runs").glob("*/dataset.parquet") if "_schema" not in str(p)]
+        if found:
+            return found[0].parent
+        assert proc.poll() is None, proc.stderr.read()
+        time.sleep(0.1)
+    raise AssertionError("the run never started evaluating")
+
+
+def _count(store: Path, sql: str):
+    with duckdb.connect(str(store / "ragproof.duckdb"), read_only=True) as con:
+        return con.execute(sql).fetchall()
+
+
+def test_two_runs_started_at_the_same_moment_both_keep_every_row(store_path):
+    first, second = ragproof_popen(*RECORDED_ARGS, "--json"), ragproof_popen(*RECORDED_ARGS, "--json")
+    outs = [p.communicate(timeout=300) for p in (first, second)]
+    assert [p.returncode for p in (first, second)] == [0, 0], [o[1] for o in outs]
+    run_ids = sorted(json.loads(o[0])["run_id"] for o in outs)
+    assert len(set(run_ids)) == 2
+    assert _count(store_path, "select run_id, count(*) from case_results group by 1 order by 1") == [
+        (run_ids[0], 78),
+        (run_ids[1], 78),
+    ]
+    assert _count(store_path, "select count(*) from metric_summaries") == [(26,)]
+
+
+def test_sigkill_mid_run_leaves_the_store_readable_and_the_next_run_succeeds(store_path, tmp_path):
+    dataset, config = _slow_run_files(tmp_path)
+    proc = ragproof_popen("run", "--dataset", str(dataset), "--config", str(config))
+    run_dir = _wait_until_evaluating(store_path, proc)
+    time.sleep(1.0)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait(timeout=30)
+    assert proc.returncode == -signal.SIGKILL
+
+    # The killed run is invisible in every view; the store still reads.
+    assert _count(store_path, "select count(*) from runs") == [(0,)]
+    assert _count(store_path, f"select count(*) from case_results where run_id = '{run_dir.name}'") == [(0,)]
+
+    done = ragproof(*RECORDED_ARGS, "--json")
+    assert done.returncode == 0, done.stderr
+    assert _count(store_path, "select count(*) from case_results") == [(78,)]
+
+
+def test_reading_the_views_never_waits_for_a_running_evaluation(store_path, tmp_path):
+    assert ragproof(*RECORDED_ARGS).returncode == 0  # something to read
+    dataset, config = _slow_run_files(tmp_path, cases=60, delay_s=0.5)
+    proc = ragproof_popen("run", "--dataset", str(dataset), "--config", str(config))
+    try:
+        _wait_until_evaluating(store_path, proc)
+        for _ in range(5):
+            assert _count(store_path, "select count(*) from case_results") == [(78,)]
+            assert proc.poll() is None  # the reads finished while the run was still going
+            time.sleep(0.2)
+    finally:
+        proc.kill()
+        proc.wait(timeout=30)

@@ -1,0 +1,35 @@
+"""Shared test set-up: every test gets its own store and Dagster home, and no judge
+unless it asks for one, whatever the developer's shell exports."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+FIXTURES = REPO / "tests" / "fixtures"
+
+_JUDGE_VARS = (
+    "RAGPROOF_JUDGE_MODEL",
+    "RAGPROOF_JUDGE_API_BASE",
+    "RAGPROOF_JUDGE_INPUT_COST_PER_MTOK",
+    "RAGPROOF_JUDGE_OUTPUT_COST_PER_MTOK",
+    "RAGPROOF_MAX_COST_USD",
+)
+
+
+@pytest.fixture(autouse=True)
+def _isolated_env(tmp_path_factory, monkeypatch):
+    for name in _JUDGE_VARS:
+        monkeypatch.delenv(name, raising=False)
+    # LiteLLM must never fetch its price map from the network, in any test.
+    monkeypatch.setenv("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    monkeypatch.setenv("RAGPROOF_STORE", str(tmp_path_factory.mktemp("store")))
+    monkeypatch.setenv("DAGSTER_HOME", str(tmp_path_factory.mktemp("dagster_home")))
+
+
+@pytest.fixture
+def store_path() -> Path:
+    return Path(os.environ["RAGPROOF_STORE"])

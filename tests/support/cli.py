@@ -1,0 +1,41 @@
+"""Run the installed `ragproof` command as a user would: a subprocess with its own env."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+RAGPROOF = Path(sys.executable).parent / "ragproof"
+
+
+def cli_env(**extra: str) -> dict[str, str]:
+    env = dict(os.environ)
+    # Test adapters live under tests/support; the installed script does not see the repo otherwise.
+    env["PYTHONPATH"] = str(REPO)
+    env.update(extra)
+    return env
+
+
+def ragproof(*args: str, env: dict[str, str] | None = None, timeout: float = 180) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [str(RAGPROOF), *args],
+        cwd=REPO,
+        env=env or cli_env(),
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+
+
+def ragproof_popen(*args: str, env: dict[str, str] | None = None) -> subprocess.Popen:
+    return subprocess.Popen(
+        [str(RAGPROOF), *args],
+        cwd=REPO,
+        env=env or cli_env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
