@@ -118,6 +118,8 @@ def eval_dataset(
     }
     run_store.write_manifest(run_id, manifest)
     run_store.write_dataset(run_id, cases)
+    # Views exist from the first run's start, so the store reads even if that run is killed.
+    _refresh_views(context, run_store)
     kinds: dict[str, int] = {}
     for case in cases:
         kinds[case.kind.value] = kinds.get(case.kind.value, 0) + 1
@@ -317,15 +319,7 @@ def run_summary(
     run_store.write_summaries(run_id, summaries)
     # Written last: its presence is what makes the run visible in the views.
     run_store.write_run(record)
-    try:
-        run_store.ensure_views(timeout_s=5)
-    except StoreLocked:
-        # The run is stored and the views glob every run folder, so nothing is lost;
-        # only a first-time or stale view definition waits for the next run.
-        context.log.warning(
-            "ragproof.duckdb is held open for writing by another process; views not refreshed "
-            "(open it with `duckdb -readonly` to avoid this)"
-        )
+    _refresh_views(context, run_store)
 
     metadata: dict[str, object] = {
         "status": record.status,
@@ -345,6 +339,19 @@ def run_summary(
     if skipped_reasons:
         metadata["skip_reasons"] = dg.MetadataValue.md(skipped_reasons)
     return dg.MaterializeResult(metadata=metadata)
+
+
+def _refresh_views(context: dg.AssetExecutionContext, run_store) -> None:
+    """Create or update the DuckDB views; a no-op read when they are current."""
+    try:
+        run_store.ensure_views(timeout_s=5)
+    except StoreLocked:
+        # Nothing is lost: the views glob every run folder, so stored runs show as
+        # soon as the views exist; only a new or stale definition waits for a later run.
+        context.log.warning(
+            "ragproof.duckdb is held open for writing by another process; views not refreshed "
+            "(open it with `duckdb -readonly` to avoid this)"
+        )
 
 
 def _skip_reasons(results) -> str:

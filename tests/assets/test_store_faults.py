@@ -38,9 +38,13 @@ def _wait_until_evaluating(store: Path, proc, timeout_s: float = 120) -> Path:
     """The run folder once its dataset is stored, i.e. once cases are being evaluated."""
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
-        found = [p for p in (store / "runs").glob("*/dataset.parquet") if "_schema" not in str(p)]
-        if found:
-            return found[0].parent
+        running = [
+            p.parent
+            for p in (store / "runs").glob("*/dataset.parquet")
+            if not (p.parent / "run.parquet").exists() and p.parent.name != "_schema"
+        ]
+        if running:
+            return running[0]
         assert proc.poll() is None, proc.stderr.read()
         time.sleep(0.1)
     raise AssertionError("the run never started evaluating")
