@@ -126,6 +126,9 @@ class DemoRAG:
     terms the best sentence must contain, else the pipeline abstains.
     """
 
+    # Local and deterministic, so `ragproof run --dry-run` may run it (dry_run.py).
+    free_to_call = True
+
     def __init__(
         self,
         corpus: str | Path | None = None,

@@ -32,6 +32,9 @@ from ragproof_core.model import Answer, Case, CaseOutput
 class RecordedAdapter:
     """Replays ``path`` (JSON Lines of recorded outputs) case by case."""
 
+    # Replaying costs nothing, so `ragproof run --dry-run` may run it (dry_run.py).
+    free_to_call = True
+
     def __init__(self, path: str) -> None:
         self.path = str(path)
         self._outputs: dict[str, CaseOutput] = {}
