@@ -324,6 +324,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except RunNotFound as exc:
         print(f"ragproof: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
+    except BrokenPipeError:
+        # `ragproof show RUN | head`: the reader left; not an error worth a traceback.
+        sys.stderr.close()
+        return EXIT_OK
 
 
 if __name__ == "__main__":

@@ -1,0 +1,117 @@
+"""The evaluation loop: case failures, budget aborts, and judge work overlapping adapter work."""
+
+from __future__ import annotations
+
+import asyncio
+
+from ragproof_core.evaluate import ABORTED_BUDGET, BUDGET_REASON, COMPLETED, evaluate
+from ragproof_core.judge.types import BudgetExceeded, JudgeVerdict
+from ragproof_core.model import METRIC_NAMES, Case, CaseKind, Status
+from ragproof_core.settings import RunSettings
+
+
+class ScriptedAdapter:
+    """Answers with a fixed text; raises for ids starting with 'boom'."""
+
+    def __init__(self):
+        self.started: list[str] = []
+
+    async def retrieve(self, question: str):
+        return [{"id": "d1", "text": "Paris is the capital of France."}]
+
+    async def answer(self, question: str):
+        self.started.append(question)
+        if question.startswith("boom"):
+            raise RuntimeError("upstream exploded")
+        await asyncio.sleep(0.01)
+        return {"text": "Paris.", "citations": ["d1"]}
+
+
+class CountingJudge:
+    """Our own Judge protocol, answering every prompt validly; optionally out of budget."""
+
+    model = "scripted"
+    prompt_hashes = {"groundedness": "h"}
+
+    def __init__(self, budget_calls: int | None = None, log: list[str] | None = None):
+        self.calls = 0
+        self.budget_calls = budget_calls
+        self.log = log
+
+    async def ask(self, prompt, inputs):
+        if self.budget_calls is not None and self.calls >= self.budget_calls:
+            raise BudgetExceeded("over")
+        self.calls += 1
+        if self.log is not None:
+            self.log.append(f"judge:{prompt}")
+        await asyncio.sleep(0)
+        data = {
+            "groundedness": {"claims": [{"claim": "Paris.", "supported": True}]},
+            "citation_support": {"verdicts": [{"chunk_id": "d1", "supported": True}]},
+            "answer_relevance": {"verdict": "relevant"},
+            "completeness": {"verdict": "partial"},
+            "refusal": {"refused": False},
+        }[prompt]
+        return JudgeVerdict(ok=True, data=data, raw="{}")
+
+
+def _cases(*ids: str) -> list[Case]:
+    return [Case(i, i, CaseKind.QA, ("d1",), "Paris.") for i in ids]
+
+
+def test_a_case_failure_is_an_error_in_every_metric_and_the_run_goes_on():
+    evaluation = asyncio.run(evaluate(_cases("ok1", "boom", "ok2"), ScriptedAdapter(), RunSettings()))
+    assert evaluation.status == COMPLETED
+    assert [o.case_id for o in evaluation.outputs] == ["ok1", "boom", "ok2"]
+    failed = [r for r in evaluation.results if r.case_id == "boom"]
+    assert [r.metric for r in failed] == list(METRIC_NAMES)
+    assert {(r.status, r.reason) for r in failed} == {
+        (Status.ERROR, "RuntimeError: upstream exploded (in answer())")
+    }
+    ok = [r for r in evaluation.results if r.case_id == "ok1"]
+    assert [r.metric for r in ok] == list(METRIC_NAMES)  # every metric, in spec order
+    assert evaluation.case_failures == 1
+
+
+def test_judge_metrics_score_through_the_judge():
+    judge = CountingJudge()
+    evaluation = asyncio.run(evaluate(_cases("a"), ScriptedAdapter(), RunSettings(), judge))
+    values = {r.metric: r.value for r in evaluation.results}
+    assert values["generation.groundedness"] == 1.0
+    assert values["generation.citation_support"] == 1.0
+    assert values["generation.completeness"] == 0.5
+    assert values["robustness.overrefusal"] == 0.0
+    assert judge.calls == 5
+
+
+def test_a_budget_breach_stops_the_run_and_keeps_what_was_scored():
+    judge = CountingJudge(budget_calls=7)
+    settings = RunSettings(concurrency=1)
+    evaluation = asyncio.run(evaluate(_cases(*(f"c{i}" for i in range(10))), ScriptedAdapter(), settings, judge))
+    assert evaluation.status == ABORTED_BUDGET
+    assert len(evaluation.outputs) < 10  # no new case started after the breach
+    scored = [r for r in evaluation.results if r.status is Status.SCORED and r.metric == "generation.groundedness"]
+    assert len(scored) >= 1
+    budget_skips = [r for r in evaluation.results if r.reason == BUDGET_REASON]
+    assert budget_skips and all(r.status is Status.SKIPPED for r in budget_skips)
+    # Deterministic metrics of every evaluated case are kept.
+    assert all(
+        any(r.case_id == o.case_id and r.metric == "retrieval.mrr" and r.value == 1.0 for r in evaluation.results)
+        for o in evaluation.outputs
+    )
+
+
+def test_judge_work_starts_before_the_adapter_has_finished_every_case():
+    log: list[str] = []
+
+    class LoggingAdapter(ScriptedAdapter):
+        async def answer(self, question):
+            log.append(f"adapter:{question}")
+            return await super().answer(question)
+
+    asyncio.run(
+        evaluate(_cases(*(f"c{i}" for i in range(6))), LoggingAdapter(), RunSettings(concurrency=2), CountingJudge(log=log))
+    )
+    first_judge = next(i for i, e in enumerate(log) if e.startswith("judge:"))
+    last_adapter = max(i for i, e in enumerate(log) if e.startswith("adapter:"))
+    assert first_judge < last_adapter
