@@ -9,7 +9,6 @@ case scores come out of one step so that judge calls overlap adapter calls.
 All evaluation logic lives in ``ragproof_core``; this module only wires it.
 """
 
-
 import asyncio
 import json
 import sys
@@ -159,7 +158,8 @@ def eval_dataset(
     },
 )
 def evaluate_cases(
-    context: dg.AssetExecutionContext, store: StoreResource,
+    context: dg.AssetExecutionContext,
+    store: StoreResource,
     judge_io_manager: dg.ResourceParam[JudgeIOManager],
 ):
     run_id = context.partition_key
@@ -172,7 +172,9 @@ def evaluate_cases(
     except AdapterLoadError as exc:
         raise dg.Failure(description=str(exc), allow_retries=False) from exc
 
-    judge = judge_io_manager.open_judge(use_cache=manifest["use_cache"], concurrency=settings.concurrency)
+    judge = judge_io_manager.open_judge(
+        use_cache=manifest["use_cache"], concurrency=settings.concurrency
+    )
 
     progress = _progress_bar(len(cases), enabled=manifest.get("progress", False))
 

@@ -1,7 +1,6 @@
 """Asset checks on a run summary: did this run regress against the last
 completed run of the same dataset and adapter, and did too many cases fail?"""
 
-
 import dagster as dg
 
 from ragproof_assets.assets import run_summary
@@ -27,7 +26,8 @@ def no_regression(
     baseline = run_store.last_completed_run(current.dataset, current.adapter, before_run_id=run_id)
     if baseline is None:
         return dg.AssetCheckResult(
-            passed=True, metadata={"baseline": "none: first completed run of this dataset and adapter"}
+            passed=True,
+            metadata={"baseline": "none: first completed run of this dataset and adapter"},
         )
     sides = [RunSide(r, run_store.case_results_frame(r.run_id)) for r in (baseline, current)]
     try:
@@ -41,7 +41,9 @@ def no_regression(
     worse = [
         m
         for m in comparison.metrics
-        if m.verdict == "worse" and m.delta is not None and abs(m.delta) > checks.regression_tolerance
+        if m.verdict == "worse"
+        and m.delta is not None
+        and abs(m.delta) > checks.regression_tolerance
     ]
     return dg.AssetCheckResult(
         passed=not worse,

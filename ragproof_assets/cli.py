@@ -20,8 +20,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from ragproof_core.dataset import DatasetError, load_dataset
-from ragproof_core.robustness.generate import GenerationError
 from ragproof_core.report import refusal_tradeoff, run_json, summary_table
+from ragproof_core.robustness.generate import GenerationError
 from ragproof_core.settings import SOURCE_MATCHES, ConfigError, JudgeEnv, load_config, store_root
 from ragproof_core.store.run_store import RunNotFound, RunStore
 
@@ -176,7 +176,9 @@ def cmd_show(args: argparse.Namespace) -> int:
     record = store.get_run(args.run_id)
     summaries = store.summaries(args.run_id)
     if args.json:
-        _print_json({**run_json(record.run_id, record.status, summaries), "run": _record_dict(record)})
+        _print_json(
+            {**run_json(record.run_id, record.status, summaries), "run": _record_dict(record)}
+        )
         return EXIT_OK
     print(f"run {record.run_id}: {record.status}, {record.cases} cases")
     print(f"dataset {record.dataset}; adapter {record.adapter}")
@@ -191,7 +193,9 @@ def cmd_compare(args: argparse.Namespace) -> int:
     from ragproof_core.compare.report import MixedJudgesError, RunSide, compare_runs
 
     store = _store()
-    sides = [RunSide(store.get_run(r), store.case_results_frame(r)) for r in (args.run_a, args.run_b)]
+    sides = [
+        RunSide(store.get_run(r), store.case_results_frame(r)) for r in (args.run_a, args.run_b)
+    ]
     try:
         comparison = compare_runs(*sides, allow_mixed_judges=args.allow_mixed_judges)
     except MixedJudgesError as exc:
@@ -227,7 +231,10 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
     try:
         report = asyncio.run(run())
     except BudgetExceeded:
-        print("ragproof: calibration stopped at the judge budget (RAGPROOF_MAX_COST_USD)", file=sys.stderr)
+        print(
+            "ragproof: calibration stopped at the judge budget (RAGPROOF_MAX_COST_USD)",
+            file=sys.stderr,
+        )
         return EXIT_BUDGET
     finally:
         judge.close()
@@ -319,7 +326,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return args.func(args)
     except (DatasetError, ConfigError, UsageError, GenerationError) as exc:
-        print(f"ragproof: {exc}" if not isinstance(exc, DatasetError) else str(exc), file=sys.stderr)
+        print(
+            f"ragproof: {exc}" if not isinstance(exc, DatasetError) else str(exc), file=sys.stderr
+        )
         return EXIT_BAD_INPUT
     except RunNotFound as exc:
         print(f"ragproof: {exc}", file=sys.stderr)

@@ -1,7 +1,6 @@
 """The launch form of an evaluation run: what the UI's config editor shows and
 what the command line and the schedule fill in."""
 
-
 import json
 
 import dagster as dg
@@ -19,12 +18,16 @@ class EvalRunConfig(dg.Config):
     )
     adapter: str | None = Field(
         default=None,
-        description=f"Adapter as package.module:Name (default from the config file, else {DEMO_ADAPTER}).",
+        description="Adapter as package.module:Name "
+        f"(default from the config file, else {DEMO_ADAPTER}).",
     )
     adapter_options_json: str | None = Field(
-        default=None, description="Adapter keyword options as a JSON object, replacing the config file's."
+        default=None,
+        description="Adapter keyword options as a JSON object, replacing the config file's.",
     )
-    k: int | None = Field(default=None, description="run.k: cut-off of the retrieval metrics (default 5).")
+    k: int | None = Field(
+        default=None, description="run.k: cut-off of the retrieval metrics (default 5)."
+    )
     source_match: str | None = Field(
         default=None, description='run.source_match: "chunk" (default) or "document".'
     )

@@ -9,7 +9,6 @@ prompt hashes, requests, cache hits, cost), which ``load_input`` gives back
 to the run summary.
 """
 
-
 import dagster as dg
 
 from ragproof_assets.resources import StoreResource

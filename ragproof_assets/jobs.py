@@ -3,7 +3,6 @@ is inferred from the assets)."""
 
 import dagster as dg
 
-
 evaluate_job = dg.define_asset_job(
     "evaluate",
     selection=dg.AssetSelection.groups("evaluation"),

@@ -1,6 +1,5 @@
 """Resources: where the store lives and the thresholds of the asset checks."""
 
-
 from pathlib import Path
 
 import dagster as dg
@@ -13,7 +12,9 @@ from ragproof_core.store.run_store import RunStore
 class StoreResource(dg.ConfigurableResource):
     """The run store. An empty root means RAGPROOF_STORE, read when the run starts."""
 
-    root: str = Field(default="", description="Store folder; empty means $RAGPROOF_STORE or data/store.")
+    root: str = Field(
+        default="", description="Store folder; empty means $RAGPROOF_STORE or data/store."
+    )
 
     def path(self) -> Path:
         return Path(self.root) if self.root else store_root()

@@ -5,7 +5,6 @@ or with `dagster schedule start nightly_suites -w workspace.yaml` while
 `dagster dev` (or the daemon) runs.
 """
 
-
 import os
 import tomllib
 from dataclasses import dataclass

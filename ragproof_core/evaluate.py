@@ -38,7 +38,11 @@ BUDGET_REASON = "not judged: the run stopped at its judge budget (RAGPROOF_MAX_C
 
 # Metrics that may ask the judge, in the order they are reported. Abstention and
 # over-refusal use the refusal heuristic when no judge is configured.
-_JUDGED = (*JUDGE_METRICS, ("robustness.abstention", abstention), ("robustness.overrefusal", overrefusal))
+_JUDGED = (
+    *JUDGE_METRICS,
+    ("robustness.abstention", abstention),
+    ("robustness.overrefusal", overrefusal),
+)
 
 _METRIC_ORDER = {name: i for i, name in enumerate(METRIC_NAMES)}
 
@@ -61,7 +65,9 @@ class Evaluation:
         return sum(1 for o in self.outputs if o.failed)
 
 
-def deterministic_results(case: Case, output: CaseOutput, settings: RunSettings) -> list[MetricResult]:
+def deterministic_results(
+    case: Case, output: CaseOutput, settings: RunSettings
+) -> list[MetricResult]:
     return [
         *retrieval_results(case, output, settings),
         citation_validity(case, output),

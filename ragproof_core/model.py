@@ -107,7 +107,9 @@ class MetricResult:
             raise ValueError(f"{self.metric}: status {self.status} with value {self.value!r}")
 
 
-def scored(case_id: str, metric: str, value: float, judge_raw_json: str | None = None) -> MetricResult:
+def scored(
+    case_id: str, metric: str, value: float, judge_raw_json: str | None = None
+) -> MetricResult:
     return MetricResult(case_id, metric, Status.SCORED, float(value), None, judge_raw_json)
 
 

@@ -73,8 +73,7 @@ def summary_table(summaries: Sequence[Any]) -> str:
     lines = []
     for n, row in enumerate(rows):
         cells = [
-            row[i].ljust(widths[i]) if i == 0 else row[i].rjust(widths[i])
-            for i in range(len(row))
+            row[i].ljust(widths[i]) if i == 0 else row[i].rjust(widths[i]) for i in range(len(row))
         ]
         lines.append("  ".join(cells).rstrip())
         if n == 0:

@@ -32,5 +32,9 @@ def assert_summary(metrics: dict) -> None:
                 assert got[key] is None, (name, key)
             else:
                 assert math.isclose(got[key], want, rel_tol=1e-12), (name, key, got[key], want)
-        assert (got["scored"], got["skipped"], got["errored"]) == (n_scored, n_skipped, n_errored), name
+        assert (got["scored"], got["skipped"], got["errored"]) == (
+            n_scored,
+            n_skipped,
+            n_errored,
+        ), name
         assert got["not_applicable"] == 0 and got["judge_errors"] == 0, name

@@ -36,7 +36,13 @@ def _materialize(instance, run_id: str, **config):
 def test_definitions_validate():
     dg.Definitions.validate_loadable(defs)
     keys = {k.to_user_string() for k in defs.resolve_asset_graph().get_all_asset_keys()}
-    assert keys == {"eval_dataset", "adapter_outputs", "judge_verdicts", "case_scores", "run_summary"}
+    assert keys == {
+        "eval_dataset",
+        "adapter_outputs",
+        "judge_verdicts",
+        "case_scores",
+        "run_summary",
+    }
 
 
 def test_recorded_run_materializes_every_asset(instance, store_path):
@@ -47,9 +53,7 @@ def test_recorded_run_materializes_every_asset(instance, store_path):
         config_file=str(RECORDED / "ragproof.toml"),
     )
     assert result.success
-    materialized = {
-        e.asset_key.to_user_string() for e in result.get_asset_materialization_events()
-    }
+    materialized = {e.asset_key.to_user_string() for e in result.get_asset_materialization_events()}
     assert materialized == {
         "eval_dataset",
         "adapter_outputs",
@@ -80,11 +84,15 @@ def test_recorded_run_materializes_every_asset(instance, store_path):
     assert checks == {"no_regression": True, "failure_rate": False}  # 2 of 6 cases failed
 
     with duckdb.connect(str(store_path / "ragproof.duckdb"), read_only=True) as con:
-        assert con.execute("select count(*) from case_results where run_id = 'run-a'").fetchone() == (78,)
+        assert con.execute(
+            "select count(*) from case_results where run_id = 'run-a'"
+        ).fetchone() == (78,)
         assert con.execute("select status from runs").fetchall() == [("completed",)]
 
 
-def test_rejected_dataset_fails_the_run_and_leaves_the_store_unchanged(instance, store_path, tmp_path):
+def test_rejected_dataset_fails_the_run_and_leaves_the_store_unchanged(
+    instance, store_path, tmp_path
+):
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"id": "a", "question": "q"}\n{"id": "a", "question": "again"}\n')
     before = sorted(p.relative_to(store_path) for p in store_path.rglob("*"))

@@ -13,7 +13,13 @@ from tests.conftest import FIXTURES
 from tests.support.cli import ragproof
 
 RECORDED = FIXTURES / "recorded"
-RUN_ARGS = ("run", "--dataset", str(RECORDED / "cases.jsonl"), "--config", str(RECORDED / "ragproof.toml"))
+RUN_ARGS = (
+    "run",
+    "--dataset",
+    str(RECORDED / "cases.jsonl"),
+    "--config",
+    str(RECORDED / "ragproof.toml"),
+)
 
 
 def test_run_json_and_the_three_views(store_path: Path):
@@ -27,19 +33,32 @@ def test_run_json_and_the_three_views(store_path: Path):
     with duckdb.connect(str(store_path / "ragproof.duckdb"), read_only=True) as con:
         runs = con.execute("select * from runs").df()
         assert list(runs.columns[:10]) == [
-            "run_id", "dataset", "adapter", "status", "started_at", "finished_at",
-            "judge_model", "prompt_hashes", "config_json", "cost_usd",
+            "run_id",
+            "dataset",
+            "adapter",
+            "status",
+            "started_at",
+            "finished_at",
+            "judge_model",
+            "prompt_hashes",
+            "config_json",
+            "cost_usd",
         ]
         assert runs.run_id.tolist() == [out["run_id"]]
         assert runs.adapter.tolist() == ["ragproof_core.adapters.recorded:RecordedAdapter"]
 
         cases = con.execute(
-            "select case_id, metric, status, value, reason from case_results order by case_id, metric"
+            "select case_id, metric, status, value, reason from case_results "
+            "order by case_id, metric"
         ).fetchall()
         assert len(cases) == 6 * 13
         by_key = {(c, m): (s, v, r) for c, m, s, v, r in cases}
         assert by_key[("c1", "retrieval.precision_at_k")] == ("scored", 0.2, None)
-        assert by_key[("c3", "retrieval.mrr")] == ("skipped", None, "adapter does not expose retrieval")
+        assert by_key[("c3", "retrieval.mrr")] == (
+            "skipped",
+            None,
+            "adapter does not expose retrieval",
+        )
         assert by_key[("c5", "echo.exact_match")] == ("error", None, "upstream answered 503")
         assert by_key[("c6", "retrieval.mrr")][0] == "error"
 

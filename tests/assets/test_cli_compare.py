@@ -19,7 +19,9 @@ DATASET = str(RECORDED / "cases.jsonl")
 
 
 def _run(config: str, env=None) -> str:
-    done = ragproof("run", "--dataset", DATASET, "--config", str(RECORDED / config), "--json", env=env)
+    done = ragproof(
+        "run", "--dataset", DATASET, "--config", str(RECORDED / config), "--json", env=env
+    )
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout)["run_id"]
 
@@ -31,7 +33,12 @@ def test_compare_two_recorded_runs_gives_exact_paired_figures_every_time():
     report = json.loads(first.stdout)
     recall = report["metrics"]["retrieval.recall_at_k"]
     # Paired over c1 and c2 (c5 failed in the first run): recall 1 -> 1 and 1/2 -> 0.
-    assert (recall["paired"], recall["mean_a"], recall["mean_b"], recall["delta"]) == (2, 0.75, 0.5, -0.25)
+    assert (recall["paired"], recall["mean_a"], recall["mean_b"], recall["delta"]) == (
+        2,
+        0.75,
+        0.5,
+        -0.25,
+    )
     assert (recall["p_value"], recall["verdict"]) == (1.0, "no significant change")
     mrr = report["metrics"]["retrieval.mrr"]
     # Deltas (-1/2, -1/2): of the 4 sign flips, 2 are as extreme: p = 2/4 exactly.
@@ -69,9 +76,23 @@ def test_regression_check_fails_when_a_run_gets_significantly_worse(tmp_path):
     # 20 cases all retrieved first, then all missed: a significant drop in every retrieval metric.
     cases, good, bad = [], [], []
     for i in range(20):
-        cases.append({"id": f"q{i}", "question": f"question {i}?", "expected_source_ids": [f"d{i}"]})
-        good.append({"case_id": f"q{i}", "retrieve": [{"id": f"d{i}", "text": "t"}], "answer": {"text": "a"}})
-        bad.append({"case_id": f"q{i}", "retrieve": [{"id": "other", "text": "t"}], "answer": {"text": "a"}})
+        cases.append(
+            {"id": f"q{i}", "question": f"question {i}?", "expected_source_ids": [f"d{i}"]}
+        )
+        good.append(
+            {
+                "case_id": f"q{i}",
+                "retrieve": [{"id": f"d{i}", "text": "t"}],
+                "answer": {"text": "a"},
+            }
+        )
+        bad.append(
+            {
+                "case_id": f"q{i}",
+                "retrieve": [{"id": "other", "text": "t"}],
+                "answer": {"text": "a"},
+            }
+        )
     dataset = tmp_path / "cases.jsonl"
     dataset.write_text("".join(json.dumps(c) + "\n" for c in cases))
     for name, rows in (("good", good), ("bad", bad)):
@@ -88,7 +109,9 @@ def test_regression_check_fails_when_a_run_gets_significantly_worse(tmp_path):
                             "config": {
                                 "dataset": str(dataset),
                                 "adapter": "ragproof_core.adapters.recorded:RecordedAdapter",
-                                "adapter_options_json": json.dumps({"path": str(tmp_path / f"{outputs}.jsonl")}),
+                                "adapter_options_json": json.dumps(
+                                    {"path": str(tmp_path / f"{outputs}.jsonl")}
+                                ),
                             }
                         }
                     }
@@ -108,7 +131,16 @@ def test_regression_check_fails_when_a_run_gets_significantly_worse(tmp_path):
 
 def test_generate_injection_writes_a_valid_reproducible_dataset(tmp_path):
     out_a, out_b = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
-    args = ("generate", "injection", "--dataset", "data/demo/cases.jsonl", "--count", "20", "--seed", "7")
+    args = (
+        "generate",
+        "injection",
+        "--dataset",
+        "data/demo/cases.jsonl",
+        "--count",
+        "20",
+        "--seed",
+        "7",
+    )
     assert ragproof(*args, "--out", str(out_a)).returncode == 0
     assert ragproof(*args, "--out", str(out_b)).returncode == 0
     assert out_a.read_bytes() == out_b.read_bytes()
@@ -116,5 +148,14 @@ def test_generate_injection_writes_a_valid_reproducible_dataset(tmp_path):
     assert len(cases) == 20 and {c.kind.value for c in cases} == {"injection"}
     assert all(c.adversarial_payload for c in cases)
 
-    bad = ragproof("generate", "injection", "--dataset", "data/demo/cases.jsonl", "--out", str(out_a), "--payloads", "nope")
+    bad = ragproof(
+        "generate",
+        "injection",
+        "--dataset",
+        "data/demo/cases.jsonl",
+        "--out",
+        str(out_a),
+        "--payloads",
+        "nope",
+    )
     assert bad.returncode == 1 and "nope" in bad.stderr

@@ -21,7 +21,13 @@ from tests.support.cli import cli_env, ragproof
 from tests.support.judge_server import JudgeServer
 
 RECORDED = FIXTURES / "recorded"
-RUN_ARGS = ("run", "--dataset", str(RECORDED / "cases.jsonl"), "--config", str(RECORDED / "ragproof.toml"))
+RUN_ARGS = (
+    "run",
+    "--dataset",
+    str(RECORDED / "cases.jsonl"),
+    "--config",
+    str(RECORDED / "ragproof.toml"),
+)
 QUESTIONS = 13
 API_KEY = "sk-test-never-stored-7f3a9c"
 CALL_COST = 100 * 1.0 / 1e6 + 20 * 2.0 / 1e6  # usage (100, 20) at $1 and $2 per million tokens
@@ -72,11 +78,20 @@ def test_judged_scores_cache_and_no_cache(server, judge_env, store_path):
     first = _run(judge_env)
     assert server.request_count == QUESTIONS
     metrics = first["metrics"]
-    assert (metrics["generation.groundedness"]["mean"], metrics["generation.groundedness"]["scored"]) == (1.0, 2)
+    assert (
+        metrics["generation.groundedness"]["mean"],
+        metrics["generation.groundedness"]["scored"],
+    ) == (1.0, 2)
     # c2 cites d9 (retrieved, supported) and d5 (never retrieved: unsupported without asking).
     assert metrics["generation.citation_support"]["mean"] == 0.75
-    assert (metrics["generation.answer_relevance"]["mean"], metrics["generation.answer_relevance"]["scored"]) == (1.0, 4)
-    assert (metrics["generation.completeness"]["mean"], metrics["generation.completeness"]["scored"]) == (1.0, 2)
+    assert (
+        metrics["generation.answer_relevance"]["mean"],
+        metrics["generation.answer_relevance"]["scored"],
+    ) == (1.0, 4)
+    assert (
+        metrics["generation.completeness"]["mean"],
+        metrics["generation.completeness"]["scored"],
+    ) == (1.0, 2)
     assert metrics["robustness.abstention"]["mean"] == 1.0  # the judge's verdict on c3
     assert metrics["robustness.overrefusal"]["mean"] == 0.0
 
@@ -84,7 +99,8 @@ def test_judged_scores_cache_and_no_cache(server, judge_env, store_path):
     assert model == "openai/judge-test"
     prompts_dir = REPO / "ragproof_core" / "judge" / "prompts"
     assert json.loads(hashes) == {
-        name: hashlib.sha256((prompts_dir / f"{name}.txt").read_bytes()).hexdigest() for name in PROMPT_NAMES
+        name: hashlib.sha256((prompts_dir / f"{name}.txt").read_bytes()).hexdigest()
+        for name in PROMPT_NAMES
     }
     assert math.isclose(cost, QUESTIONS * CALL_COST, rel_tol=1e-9)
 
@@ -112,7 +128,11 @@ def test_dry_run_counts_questions_and_cache_hits_without_calling(server, judge_e
     before = ragproof(*RUN_ARGS, "--dry-run", "--json", env=judge_env)
     assert before.returncode == 0, before.stderr
     estimate = json.loads(before.stdout)
-    assert (estimate["questions"], estimate["cached"], estimate["calls"]) == (QUESTIONS, 0, QUESTIONS)
+    assert (estimate["questions"], estimate["cached"], estimate["calls"]) == (
+        QUESTIONS,
+        0,
+        QUESTIONS,
+    )
     assert estimate["estimated_cost_usd"] > 0
     assert server.request_count == 0
 
@@ -133,8 +153,9 @@ def test_without_a_judge_the_judge_metrics_skip_with_their_reason(store_path):
     with duckdb.connect(str(store_path / "ragproof.duckdb"), read_only=True) as con:
         rows = con.execute(
             "select metric, status, reason, count(*) from case_results "
-            "where run_id = ? and metric in ('generation.groundedness', 'generation.citation_support', "
-            "'generation.answer_relevance', 'generation.completeness') and status <> 'error' "
+            "where run_id = ? and status <> 'error' and metric in ('generation.groundedness', "
+            "'generation.citation_support', 'generation.answer_relevance', "
+            "'generation.completeness') "
             "group by all order by metric",
             [run_id],
         ).fetchall()

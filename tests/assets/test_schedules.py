@@ -28,7 +28,9 @@ def test_each_suite_becomes_a_new_partition_and_a_run_that_succeeds(tmp_path, mo
     )
     monkeypatch.setenv("RAGPROOF_SUITES", str(suites))
     with dg.instance_for_test() as instance:
-        context = dg.build_schedule_context(instance=instance, repository_def=defs.get_repository_def())
+        context = dg.build_schedule_context(
+            instance=instance, repository_def=defs.get_repository_def()
+        )
         requests = nightly_suites.evaluate_tick(context).run_requests
         assert [r.tags["ragproof/suite"] for r in requests] == ["recorded", "recorded-k3"]
         assert sorted(instance.get_dynamic_partitions(evaluation_runs.name)) == sorted(
@@ -45,6 +47,8 @@ def test_each_suite_becomes_a_new_partition_and_a_run_that_succeeds(tmp_path, mo
 def test_no_suites_file_skips_the_tick(tmp_path, monkeypatch):
     monkeypatch.setenv("RAGPROOF_SUITES", str(tmp_path / "missing.toml"))
     with dg.instance_for_test() as instance:
-        context = dg.build_schedule_context(instance=instance, repository_def=defs.get_repository_def())
+        context = dg.build_schedule_context(
+            instance=instance, repository_def=defs.get_repository_def()
+        )
         data = nightly_suites.evaluate_tick(context)
         assert data.run_requests == [] and "no suites file" in data.skip_message

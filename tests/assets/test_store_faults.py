@@ -14,14 +14,21 @@ from tests.conftest import FIXTURES
 from tests.support.cli import ragproof, ragproof_popen
 
 RECORDED = FIXTURES / "recorded"
-RECORDED_ARGS = ("run", "--dataset", str(RECORDED / "cases.jsonl"), "--config", str(RECORDED / "ragproof.toml"))
+RECORDED_ARGS = (
+    "run",
+    "--dataset",
+    str(RECORDED / "cases.jsonl"),
+    "--config",
+    str(RECORDED / "ragproof.toml"),
+)
 
 
 def _slow_run_files(tmp_path: Path, cases: int = 200, delay_s: float = 0.5) -> tuple[Path, Path]:
     dataset = tmp_path / "slow.jsonl"
     dataset.write_text(
         "".join(
-            json.dumps({"id": f"s{i}", "question": f"question {i}?", "expected_source_ids": ["x1"]}) + "\n"
+            json.dumps({"id": f"s{i}", "question": f"question {i}?", "expected_source_ids": ["x1"]})
+            + "\n"
             for i in range(cases)
         )
     )
@@ -56,12 +63,17 @@ def _count(store: Path, sql: str):
 
 
 def test_two_runs_started_at_the_same_moment_both_keep_every_row(store_path):
-    first, second = ragproof_popen(*RECORDED_ARGS, "--json"), ragproof_popen(*RECORDED_ARGS, "--json")
+    first, second = (
+        ragproof_popen(*RECORDED_ARGS, "--json"),
+        ragproof_popen(*RECORDED_ARGS, "--json"),
+    )
     outs = [p.communicate(timeout=300) for p in (first, second)]
     assert [p.returncode for p in (first, second)] == [0, 0], [o[1] for o in outs]
     run_ids = sorted(json.loads(o[0])["run_id"] for o in outs)
     assert len(set(run_ids)) == 2
-    assert _count(store_path, "select run_id, count(*) from case_results group by 1 order by 1") == [
+    assert _count(
+        store_path, "select run_id, count(*) from case_results group by 1 order by 1"
+    ) == [
         (run_ids[0], 78),
         (run_ids[1], 78),
     ]
@@ -79,7 +91,9 @@ def test_sigkill_mid_run_leaves_the_store_readable_and_the_next_run_succeeds(sto
 
     # The killed run is invisible in every view; the store still reads.
     assert _count(store_path, "select count(*) from runs") == [(0,)]
-    assert _count(store_path, f"select count(*) from case_results where run_id = '{run_dir.name}'") == [(0,)]
+    assert _count(
+        store_path, f"select count(*) from case_results where run_id = '{run_dir.name}'"
+    ) == [(0,)]
 
     done = ragproof(*RECORDED_ARGS, "--json")
     assert done.returncode == 0, done.stderr

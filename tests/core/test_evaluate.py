@@ -60,7 +60,9 @@ def _cases(*ids: str) -> list[Case]:
 
 
 def test_a_case_failure_is_an_error_in_every_metric_and_the_run_goes_on():
-    evaluation = asyncio.run(evaluate(_cases("ok1", "boom", "ok2"), ScriptedAdapter(), RunSettings()))
+    evaluation = asyncio.run(
+        evaluate(_cases("ok1", "boom", "ok2"), ScriptedAdapter(), RunSettings())
+    )
     assert evaluation.status == COMPLETED
     assert [o.case_id for o in evaluation.outputs] == ["ok1", "boom", "ok2"]
     failed = [r for r in evaluation.results if r.case_id == "boom"]
@@ -87,16 +89,25 @@ def test_judge_metrics_score_through_the_judge():
 def test_a_budget_breach_stops_the_run_and_keeps_what_was_scored():
     judge = CountingJudge(budget_calls=7)
     settings = RunSettings(concurrency=1)
-    evaluation = asyncio.run(evaluate(_cases(*(f"c{i}" for i in range(10))), ScriptedAdapter(), settings, judge))
+    evaluation = asyncio.run(
+        evaluate(_cases(*(f"c{i}" for i in range(10))), ScriptedAdapter(), settings, judge)
+    )
     assert evaluation.status == ABORTED_BUDGET
     assert len(evaluation.outputs) < 10  # no new case started after the breach
-    scored = [r for r in evaluation.results if r.status is Status.SCORED and r.metric == "generation.groundedness"]
+    scored = [
+        r
+        for r in evaluation.results
+        if r.status is Status.SCORED and r.metric == "generation.groundedness"
+    ]
     assert len(scored) >= 1
     budget_skips = [r for r in evaluation.results if r.reason == BUDGET_REASON]
     assert budget_skips and all(r.status is Status.SKIPPED for r in budget_skips)
     # Deterministic metrics of every evaluated case are kept.
     assert all(
-        any(r.case_id == o.case_id and r.metric == "retrieval.mrr" and r.value == 1.0 for r in evaluation.results)
+        any(
+            r.case_id == o.case_id and r.metric == "retrieval.mrr" and r.value == 1.0
+            for r in evaluation.results
+        )
         for o in evaluation.outputs
     )
 
@@ -110,7 +121,12 @@ def test_judge_work_starts_before_the_adapter_has_finished_every_case():
             return await super().answer(question)
 
     asyncio.run(
-        evaluate(_cases(*(f"c{i}" for i in range(6))), LoggingAdapter(), RunSettings(concurrency=2), CountingJudge(log=log))
+        evaluate(
+            _cases(*(f"c{i}" for i in range(6))),
+            LoggingAdapter(),
+            RunSettings(concurrency=2),
+            CountingJudge(log=log),
+        )
     )
     first_judge = next(i for i, e in enumerate(log) if e.startswith("judge:"))
     last_adapter = max(i for i, e in enumerate(log) if e.startswith("adapter:"))

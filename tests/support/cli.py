@@ -19,7 +19,9 @@ def cli_env(**extra: str) -> dict[str, str]:
     return env
 
 
-def ragproof(*args: str, env: dict[str, str] | None = None, timeout: float = 180) -> subprocess.CompletedProcess:
+def ragproof(
+    *args: str, env: dict[str, str] | None = None, timeout: float = 180
+) -> subprocess.CompletedProcess:
     return subprocess.run(
         [str(RAGPROOF), *args],
         cwd=REPO,
