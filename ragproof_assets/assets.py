@@ -12,6 +12,7 @@ All evaluation logic lives in ``ragproof_core``; this module only wires it.
 import asyncio
 import json
 import sys
+from collections import Counter
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -119,16 +120,14 @@ def eval_dataset(
     run_store.write_dataset(run_id, cases)
     # Views exist from the first run's start, so the store reads even if that run is killed.
     _refresh_views(context, run_store)
-    kinds: dict[str, int] = {}
-    for case in cases:
-        kinds[case.kind.value] = kinds.get(case.kind.value, 0) + 1
+    kinds = Counter(case.kind.value for case in cases)
     return dg.MaterializeResult(
         metadata={
             "dagster/row_count": len(cases),
             "dataset": manifest["dataset"],
             "dataset_sha256": manifest["dataset_sha256"],
             "adapter": resolved.adapter.target,
-            "cases_by_kind": dg.MetadataValue.json(kinds),
+            "cases_by_kind": dg.MetadataValue.json(dict(kinds)),
         }
     )
 
@@ -204,9 +203,7 @@ def evaluate_cases(
     run_store.write_manifest(run_id, manifest)
 
     ledger = _ledger(judge, use_cache=manifest["use_cache"])
-    statuses: dict[str, int] = {}
-    for result in evaluation.results:
-        statuses[result.status.value] = statuses.get(result.status.value, 0) + 1
+    statuses = Counter(result.status.value for result in evaluation.results)
     failures = [o for o in evaluation.outputs if o.failed]
 
     yield dg.Output(
@@ -237,7 +234,7 @@ def evaluate_cases(
         metadata={
             "dagster/row_count": len(evaluation.results),
             "status": evaluation.status,
-            "by_status": dg.MetadataValue.json(statuses),
+            "by_status": dg.MetadataValue.json(dict(statuses)),
         },
     )
 
@@ -358,9 +355,5 @@ def _refresh_views(context: dg.AssetExecutionContext, run_store) -> None:
 
 def _skip_reasons(results) -> str:
     """Why metrics were skipped, counted, so an all-skipped metric explains itself."""
-    counts: dict[tuple[str, str], int] = {}
-    for r in results:
-        if r.status is Status.SKIPPED:
-            key = (r.metric, r.reason or "")
-            counts[key] = counts.get(key, 0) + 1
+    counts = Counter((r.metric, r.reason or "") for r in results if r.status is Status.SKIPPED)
     return "\n".join(f"- `{m}`: {reason} ({n})" for (m, reason), n in sorted(counts.items()))
