@@ -85,18 +85,13 @@ def cmd_run(args: argparse.Namespace) -> int:
         _print_json(estimate.to_dict()) if args.json else print(estimate.render())
         return EXIT_OK
 
-    from ragproof_assets.instance import ensure_dagster_home
-
-    ensure_dagster_home()
-    import dagster as dg
-
     from ragproof_assets.definitions import defs
+    from ragproof_assets.instance import open_instance_with_partition
     from ragproof_assets.partitions import evaluation_runs
     from ragproof_core.store.layout import new_run_id
 
-    instance = dg.DagsterInstance.get()
     run_id = new_run_id()
-    instance.add_dynamic_partitions(evaluation_runs.name, [run_id])
+    instance = open_instance_with_partition(evaluation_runs.name, run_id)
     job = defs.resolve_job_def("evaluate")
     result = job.execute_in_process(
         run_config={

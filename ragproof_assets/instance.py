@@ -3,13 +3,17 @@ every command-line run also shows in the UI."""
 
 from __future__ import annotations
 
+import fcntl
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 DEFAULT_DAGSTER_HOME = Path("data/dagster_home")
 
 # Telemetry off: ragproof runs on machines without internet and sends nothing anywhere.
 _DAGSTER_YAML = "telemetry:\n  enabled: false\n"
+_LOCK_NAME = ".ragproof-instance.lock"
 
 
 def ensure_dagster_home() -> Path:
@@ -21,3 +25,32 @@ def ensure_dagster_home() -> Path:
         config.write_text(_DAGSTER_YAML, encoding="utf-8")
     os.environ["DAGSTER_HOME"] = str(home)
     return home
+
+
+@contextmanager
+def instance_setup_lock(home: Path) -> Iterator[None]:
+    """Serialise the first touches of the instance across processes.
+
+    Two `ragproof run` processes starting on a fresh DAGSTER_HOME would both
+    create Dagster's SQLite tables and one can fail ("UNIQUE constraint failed:
+    alembic_version"); once the tables exist, concurrent runs are safe.
+    """
+    with open(home / _LOCK_NAME, "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+
+
+def open_instance_with_partition(partitions_def_name: str, partition_key: str):
+    """The persistent instance, with ``partition_key`` added to the dynamic partitions."""
+    import dagster as dg
+
+    home = ensure_dagster_home()
+    with instance_setup_lock(home):
+        instance = dg.DagsterInstance.get()
+        instance.add_dynamic_partitions(partitions_def_name, [partition_key])
+        # Creates the run storage's tables too, still under the lock.
+        instance.get_runs(limit=1)
+    return instance

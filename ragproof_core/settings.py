@@ -12,6 +12,9 @@ from typing import Any
 
 DEMO_ADAPTER = "ragproof_core.adapters.demo:DemoRAG"
 SOURCE_MATCHES = ("chunk", "document")
+JUDGE_TIMEOUT_S = 60.0
+JUDGE_MAX_ATTEMPTS = 4
+JUDGE_BACKOFF_S = 0.5
 
 
 class ConfigError(ValueError):
@@ -111,6 +114,11 @@ class JudgeEnv:
     input_cost_per_mtok: float = 0.0
     output_cost_per_mtok: float = 0.0
     max_cost_usd: float | None = None
+    # Transport: per-call timeout, attempts per call (429, 5xx, timeouts, refused
+    # connections) and the first backoff delay, doubled per attempt up to 8 s.
+    timeout_s: float = JUDGE_TIMEOUT_S
+    max_attempts: int = JUDGE_MAX_ATTEMPTS
+    backoff_s: float = JUDGE_BACKOFF_S
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> JudgeEnv:
@@ -131,7 +139,15 @@ class JudgeEnv:
             input_cost_per_mtok=number("RAGPROOF_JUDGE_INPUT_COST_PER_MTOK") or 0.0,
             output_cost_per_mtok=number("RAGPROOF_JUDGE_OUTPUT_COST_PER_MTOK") or 0.0,
             max_cost_usd=number("RAGPROOF_MAX_COST_USD"),
+            timeout_s=number("RAGPROOF_JUDGE_TIMEOUT_S") or JUDGE_TIMEOUT_S,
+            max_attempts=int(number("RAGPROOF_JUDGE_MAX_ATTEMPTS") or JUDGE_MAX_ATTEMPTS),
+            backoff_s=_or_default(number("RAGPROOF_JUDGE_BACKOFF_S"), JUDGE_BACKOFF_S),
         )
+
+
+def _or_default(value: float | None, default: float) -> float:
+    # 0 is a meaningful backoff (retry at once), so only a missing value falls back.
+    return default if value is None else value
 
 
 def store_root(env: Mapping[str, str] | None = None) -> Path:

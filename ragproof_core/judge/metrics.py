@@ -53,9 +53,19 @@ def _reply_json(data: dict[str, Any]) -> str:
     return json.dumps(data, ensure_ascii=False)
 
 
+def verdict_json(verdict: JudgeVerdict) -> str:
+    """What ``judge_raw_json`` stores: always JSON, so SQL's JSON functions work on it.
+
+    The validated reply when the judge answered, else the error and the judge's
+    last reply text (or null) verbatim.
+    """
+    if verdict.ok and verdict.data is not None:
+        return _reply_json(verdict.data)
+    return json.dumps({"error": verdict.error, "raw": verdict.raw}, ensure_ascii=False)
+
+
 def _failure(case_id: str, metric: str, verdict: JudgeVerdict) -> MetricResult:
-    raw_json = json.dumps({"error": verdict.error, "raw": verdict.raw}, ensure_ascii=False)
-    return judge_error(case_id, metric, verdict.error or "judge failed", raw_json)
+    return judge_error(case_id, metric, verdict.error or "judge failed", verdict_json(verdict))
 
 
 def _common_skip(metric: str, output: CaseOutput, judge: Judge | None) -> MetricResult | None:

@@ -60,6 +60,7 @@ class LiteLLMJudge:
         client: LiteLLMClient | None = None,
         prompts: dict[str, Prompt] | None = None,
         budget: Budget | None = None,
+        owns_cache: bool = False,
     ) -> None:
         if env.model is None:
             raise ValueError("LiteLLMJudge needs a model (RAGPROOF_JUDGE_MODEL)")
@@ -72,11 +73,17 @@ class LiteLLMJudge:
         self.cache = cache
         self.use_cache = use_cache
         self.concurrency = concurrency
-        self.client = client or LiteLLMClient(env.model, env.api_base)
+        self.client = client or LiteLLMClient(
+            env.model,
+            env.api_base,
+            timeout_s=env.timeout_s,
+            max_attempts=env.max_attempts,
+            backoff_base_s=env.backoff_s,
+        )
         self.prompts = load_prompts() if prompts is None else prompts
         self.budget = Budget(env.max_cost_usd) if budget is None else budget
         self._stats = JudgeStats()
-        self._owns_cache = False
+        self._owns_cache = owns_cache
         # asyncio primitives bind to the loop that first waits on them; a judge
         # reused across asyncio.run() calls gets a fresh semaphore per loop.
         self._semaphore: asyncio.Semaphore | None = None
@@ -232,6 +239,6 @@ def make_judge(
     if env.model is None:
         return None
     cache = JudgeCache(cache_path) if cache_path is not None and use_cache else None
-    judge = LiteLLMJudge(env, cache, use_cache=use_cache, concurrency=concurrency)
-    judge._owns_cache = cache is not None
-    return judge
+    return LiteLLMJudge(
+        env, cache, use_cache=use_cache, concurrency=concurrency, owns_cache=cache is not None
+    )

@@ -8,6 +8,7 @@ records them itself.
 
 from __future__ import annotations
 
+from ragproof_core.judge.metrics import verdict_json
 from ragproof_core.judge.types import Judge
 from ragproof_core.model import (
     Case,
@@ -78,10 +79,11 @@ async def _refusal_metric(
     if judge is None or not text.strip():
         return scored(case.id, metric, 1.0 if is_refusal(text) else 0.0)
     verdict = await judge.ask(REFUSAL_PROMPT, {"question": case.question, "answer": text})
+    raw_json = verdict_json(verdict)
     if not verdict.ok:
-        return judge_error(case.id, metric, verdict.error or "judge failed", verdict.raw)
+        return judge_error(case.id, metric, verdict.error or "judge failed", raw_json)
     refused = (verdict.data or {}).get("refused")
     if not isinstance(refused, bool):
         # The judge validates the reply shape; this guards a judge that did not.
-        return judge_error(case.id, metric, "judge reply has no boolean 'refused'", verdict.raw)
-    return scored(case.id, metric, 1.0 if refused else 0.0, judge_raw_json=verdict.raw)
+        return judge_error(case.id, metric, "judge reply has no boolean 'refused'", raw_json)
+    return scored(case.id, metric, 1.0 if refused else 0.0, judge_raw_json=raw_json)

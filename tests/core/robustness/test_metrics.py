@@ -141,8 +141,14 @@ def test_judge_failure_is_a_judge_error_not_a_heuristic_fallback() -> None:
     result = asyncio.run(
         overrefusal(QA, CaseOutput("qa-1", answer=Answer("I don't know.")), ScriptedJudge(verdict))
     )
+    # judge_raw_json is always JSON: the error and the judge's reply text verbatim.
     assert result == MetricResult(
-        "qa-1", OVERREFUSAL, Status.JUDGE_ERROR, None, "reply failed validation twice", "not json"
+        "qa-1",
+        OVERREFUSAL,
+        Status.JUDGE_ERROR,
+        None,
+        "reply failed validation twice",
+        '{"error": "reply failed validation twice", "raw": "not json"}',
     )
     # A verdict without an error message still says what went wrong.
     verdict = JudgeVerdict(ok=False, data=None, raw=None)
@@ -152,7 +158,7 @@ def test_judge_failure_is_a_judge_error_not_a_heuristic_fallback() -> None:
     assert (result.status, result.reason, result.judge_raw_json) == (
         Status.JUDGE_ERROR,
         "judge failed",
-        None,
+        '{"error": null, "raw": null}',
     )
 
 
