@@ -180,15 +180,7 @@ class LiteLLMJudge:
                 reply = await self.client.complete(messages)
             except TransportError as exc:
                 self.budget.settle(reservation, 0.0)  # nothing was billed for a failed call
-                self._stats.judge_errors += 1
-                return JudgeVerdict(
-                    ok=False,
-                    data=None,
-                    raw=raw,
-                    error=f"judge transport failed: {exc}",
-                    cost_usd=cost,
-                    requests=requests,
-                )
+                return self._failed(raw, f"judge transport failed: {exc}", cost, requests)
             except BaseException:  # cancelled: release the reservation, then propagate
                 self.budget.settle(reservation, 0.0)
                 raise
@@ -221,14 +213,12 @@ class LiteLLMJudge:
                 )
             self._stats.calls_ok += 1
             return JudgeVerdict(ok=True, data=data, raw=raw, cost_usd=cost, requests=requests)
+        return self._failed(raw, f"reply failed validation twice: {error}", cost, requests)
+
+    def _failed(self, raw: str | None, error: str, cost: float, requests: int) -> JudgeVerdict:
         self._stats.judge_errors += 1
         return JudgeVerdict(
-            ok=False,
-            data=None,
-            raw=raw,
-            error=f"reply failed validation twice: {error}",
-            cost_usd=cost,
-            requests=requests,
+            ok=False, data=None, raw=raw, error=error, cost_usd=cost, requests=requests
         )
 
 

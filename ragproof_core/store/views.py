@@ -37,7 +37,7 @@ import pyarrow as pa
 
 from ragproof_core.store import files
 from ragproof_core.store.layout import StoreLayout
-from ragproof_core.store.schema import SCHEMAS
+from ragproof_core.store.schema import SCHEMAS, SUMMARY_FIELDS
 
 # Bump when the meaning of the views changes in a way the DDL text does not
 # show; any change to the DDL or the table schemas already triggers a rebuild.
@@ -68,18 +68,7 @@ CASE_RESULTS_COLUMNS: tuple[str, ...] = (
     "reason",
     "judge_raw_json",
 )
-METRIC_SUMMARIES_COLUMNS: tuple[str, ...] = (
-    "run_id",
-    "metric",
-    "mean",
-    "p50",
-    "p95",
-    "scored",
-    "skipped",
-    "errored",
-    "not_applicable",
-    "judge_errors",
-)
+METRIC_SUMMARIES_COLUMNS: tuple[str, ...] = ("run_id", *SUMMARY_FIELDS)
 VIEW_NAMES: tuple[str, ...] = ("runs", "case_results", "metric_summaries")
 
 DEFAULT_LOCK_TIMEOUT_S = 30.0
