@@ -29,7 +29,7 @@ from ragproof_core.evaluate import evaluate
 from ragproof_core.judge.ledger import JudgeLedger
 from ragproof_core.metrics.aggregate import summarize
 from ragproof_core.model import Status
-from ragproof_core.report import summary_markdown
+from ragproof_core.report import refusal_tradeoff, summary_markdown
 from ragproof_core.settings import ConfigError, JudgeEnv, RunSettings
 from ragproof_core.store.run_store import RunRecord
 from ragproof_core.store.views import StoreLocked
@@ -334,6 +334,9 @@ def run_summary(
         if summary.mean is not None:
             # One numeric entry per metric so Dagster plots each mean across runs.
             metadata[f"mean/{summary.metric}"] = dg.MetadataValue.float(summary.mean)
+    tradeoff = refusal_tradeoff(summaries)
+    if tradeoff:
+        metadata["abstention_vs_overrefusal"] = dg.MetadataValue.md(tradeoff)
     skipped_reasons = _skip_reasons(results)
     if skipped_reasons:
         metadata["skip_reasons"] = dg.MetadataValue.md(skipped_reasons)

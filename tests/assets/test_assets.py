@@ -78,6 +78,9 @@ def test_recorded_run_materializes_every_asset(instance, store_path):
     assert metadata["mean/retrieval.recall_at_k"].value == 0.75
     assert "| retrieval.precision_at_k | 0.2000 |" in metadata["summary"].value
     assert metadata["case_failures"].value == 2
+    assert metadata["abstention_vs_overrefusal"].value.startswith(
+        "abstention 1.0000 (higher is better) | over-refusal 0.0000 (lower is better)"
+    )
     assert "mean/generation.groundedness" not in metadata  # nothing scored: no point to plot
 
     checks = {c.check_name: c.passed for c in result.get_asset_check_evaluations()}
