@@ -1,0 +1,1 @@
+"""Benchmarks of ragproof: scripts, not tests (see benchmarks/README.md)."""

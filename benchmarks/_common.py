@@ -1,0 +1,149 @@
+"""Shared plumbing for the benchmark scripts: tables, machine facts, child processes.
+
+Each benchmark module has ``main(argv)`` accepting ``--quick`` (small sizes, a
+sanity check of the scripts, not a measurement) and ``--emit PATH`` (write its
+tables as JSON for ``run_all``). Tables are printed as Markdown so the terminal
+output and ``docs/benchmarks.md`` read the same.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import subprocess
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from importlib import metadata
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+WORK = REPO / "benchmarks" / ".work"
+PYTHON = sys.executable
+RAGPROOF = str(Path(PYTHON).with_name("ragproof"))
+
+PACKAGES = ("ragproof", "dagster", "litellm", "duckdb", "pytrec-eval-terrier", "ranx", "numba")
+
+
+@dataclass
+class Table:
+    title: str
+    columns: list[str]
+    rows: list[list[str]]
+    notes: list[str] = field(default_factory=list)
+
+    def markdown(self) -> str:
+        lines = [f"### {self.title}", ""]
+        lines.append("| " + " | ".join(self.columns) + " |")
+        lines.append("|" + "|".join("---" for _ in self.columns) + "|")
+        lines.extend("| " + " | ".join(row) + " |" for row in self.rows)
+        if self.notes:
+            lines.append("")
+            lines.extend(f"- {note}" for note in self.notes)
+        return "\n".join(lines) + "\n"
+
+
+def verdict(met: bool) -> str:
+    return "met" if met else "**MISSED**"
+
+
+def seconds(value: float) -> str:
+    return f"{value:.2f} s" if value < 100 else f"{value:.0f} s"
+
+
+def count(value: int) -> str:
+    return f"{value:,}"
+
+
+def parse_args(description: str, argv: Sequence[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--quick", action="store_true", help="small sizes: checks the script works")
+    parser.add_argument("--emit", type=Path, help="also write the tables as JSON here (run_all)")
+    return parser.parse_args(argv)
+
+
+def publish(tables: list[Table], emit: Path | None) -> None:
+    for table in tables:
+        print(table.markdown(), flush=True)
+    if emit is not None:
+        emit.parent.mkdir(parents=True, exist_ok=True)
+        emit.write_text(json.dumps([asdict(t) for t in tables], indent=1), encoding="utf-8")
+
+
+def load_tables(path: Path) -> list[Table]:
+    return [Table(**raw) for raw in json.loads(path.read_text(encoding="utf-8"))]
+
+
+# -- the machine ------------------------------------------------------------------------
+
+
+def cpu_count() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        return os.cpu_count() or 1
+
+
+def total_memory_gib() -> float:
+    with open("/proc/meminfo", encoding="ascii") as meminfo:
+        for line in meminfo:
+            if line.startswith("MemTotal:"):
+                return int(line.split()[1]) / 2**20
+    raise RuntimeError("no MemTotal in /proc/meminfo")
+
+
+def versions() -> dict[str, str]:
+    found = {"python": platform.python_version()}
+    for name in PACKAGES:
+        try:
+            found[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            found[name] = "not installed"
+    return found
+
+
+# -- child processes --------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ChildRun:
+    returncode: int
+    wall_s: float
+    cpu_s: float  # user + system
+    max_rss_mib: float  # peak resident set of the command's process
+    stdout: str
+    stderr: str
+
+
+def run_measured(cmd: Sequence[str], env: dict[str, str], cwd: Path, timeout: float) -> ChildRun:
+    """Run ``cmd`` through ``benchmarks._measure``: wall, CPU and peak memory of it alone."""
+    WORK.mkdir(parents=True, exist_ok=True)
+    stats_file = WORK / f"measure-{os.getpid()}-{time.monotonic_ns()}.json"
+    wrapper = [PYTHON, "-m", "benchmarks._measure", str(stats_file), "--", *cmd]
+    env = {**env, "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")]))}
+    proc = subprocess.run(
+        wrapper, env=env, cwd=cwd, capture_output=True, text=True, timeout=timeout
+    )
+    if proc.returncode != 0:
+        raise RuntimeError(f"measuring {cmd[:3]} failed:\n{proc.stderr}")
+    stats = json.loads(stats_file.read_text(encoding="utf-8"))
+    stats_file.unlink()
+    return ChildRun(
+        stats["returncode"],
+        stats["wall_s"],
+        stats["cpu_s"],
+        stats["max_rss_mib"],
+        proc.stdout,
+        proc.stderr,
+    )
+
+
+def clean_env(**extra: str) -> dict[str, str]:
+    """The environment for a ``ragproof`` child: no judge unless asked for."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("RAGPROOF_")}
+    env.pop("OPENAI_API_KEY", None)
+    env.update(extra)
+    return env
