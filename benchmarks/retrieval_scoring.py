@@ -5,8 +5,11 @@ to 5 relevant ids, 2% empty retrievals) are scored by each tool in one process,
 and each tool's time includes building its inputs from plain id lists:
 
 - ragproof, pipeline path: ``Case``/``CaseOutput``/``Chunk`` objects and
-  ``retrieval_results`` per case, the code ``ragproof run`` executes;
-- ragproof, kernel path: ``Chunk`` tuples, ``matched_ids`` and ``retrieval_scores``;
+  ``retrieval_results`` per case, the code ``ragproof run`` executes, with the
+  cyclic garbage collector paused as the run's loaders and ``evaluate`` pause it
+  (``ragproof_core/gc_pause.py``);
+- ragproof, kernel path: ``Chunk`` tuples, ``matched_ids`` and ``retrieval_scores``
+  (collector paused likewise);
 - ragproof, kernel on raw ids: ``dedupe`` and ``retrieval_scores`` on the id
   lists (the floor: no objects at all);
 - pytrec_eval: qrel and run dicts, ``RelevanceEvaluator(...).evaluate``;
@@ -107,40 +110,35 @@ def _timed(fn: Callable[[], object], repeats: int) -> tuple[float, float, object
 
 
 def ragproof_pipeline(data: RetrievalData) -> list:
+    from ragproof_core.gc_pause import collector_paused
     from ragproof_core.metrics.retrieval import retrieval_results
     from ragproof_core.model import Case, CaseOutput, Chunk
     from ragproof_core.settings import RunSettings
 
     settings = RunSettings(k=K)
-    cases = [
-        Case(case_id, "question", expected_source_ids=tuple(relevant))
-        for case_id, relevant in zip(data.case_ids, data.relevant, strict=True)
-    ]
-    outputs = [
-        CaseOutput(case_id, retrieved=tuple([Chunk(doc, "") for doc in ids]))
-        for case_id, ids in zip(data.case_ids, data.retrieved, strict=True)
-    ]
-    return [retrieval_results(c, o, settings) for c, o in zip(cases, outputs, strict=True)]
-
-
-def ragproof_pipeline_gc_paused(data: RetrievalData) -> list:
-    """What-if, not what runs: the pipeline path with the cyclic collector paused."""
-    gc.disable()
-    try:
-        return ragproof_pipeline(data)
-    finally:
-        gc.enable()
+    with collector_paused():
+        cases = [
+            Case(case_id, "question", expected_source_ids=tuple(relevant))
+            for case_id, relevant in zip(data.case_ids, data.relevant, strict=True)
+        ]
+        outputs = [
+            CaseOutput(case_id, retrieved=tuple([Chunk(doc, "") for doc in ids]))
+            for case_id, ids in zip(data.case_ids, data.retrieved, strict=True)
+        ]
+        return [retrieval_results(c, o, settings) for c, o in zip(cases, outputs, strict=True)]
 
 
 def ragproof_kernel(data: RetrievalData) -> list:
+    from ragproof_core.gc_pause import collector_paused
     from ragproof_core.metrics.retrieval import matched_ids, retrieval_scores
     from ragproof_core.model import Chunk
 
-    chunk_lists = [tuple([Chunk(doc, "") for doc in ids]) for ids in data.retrieved]
-    return [
-        retrieval_scores(matched_ids(chunks, "chunk"), frozenset(relevant), K)
-        for chunks, relevant in zip(chunk_lists, data.relevant, strict=True)
-    ]
+    with collector_paused():
+        chunk_lists = [tuple([Chunk(doc, "") for doc in ids]) for ids in data.retrieved]
+        return [
+            retrieval_scores(matched_ids(chunks, "chunk"), frozenset(relevant), K)
+            for chunks, relevant in zip(chunk_lists, data.relevant, strict=True)
+        ]
 
 
 def ragproof_raw_kernel(data: RetrievalData) -> list:
@@ -249,7 +247,6 @@ def measure_size(n: int, time_cold_ranx: bool) -> dict:
         return result
 
     ours = _ours(measure("ragproof_pipeline", ragproof_pipeline))
-    measure("ragproof_pipeline_gc_paused", ragproof_pipeline_gc_paused)
     kernel = measure("ragproof_kernel", ragproof_kernel)
     kernel_same = all(ours[c] == v for c, v in zip(data.case_ids, kernel, strict=True))
     del kernel
@@ -322,10 +319,6 @@ def _run_child(sizes: Sequence[int], quick: bool) -> list[dict]:
 
 ROWS = (
     ("ragproof_pipeline", "ragproof: Case/CaseOutput/Chunk + `retrieval_results`"),
-    (
-        "ragproof_pipeline_gc_paused",
-        "what-if (not what runs): the same with the garbage collector paused",
-    ),
     ("ragproof_kernel", "ragproof: Chunk tuples + `matched_ids` + `retrieval_scores`"),
     ("ragproof_raw_kernel", "ragproof: raw id lists + `dedupe` + `retrieval_scores`"),
     ("pytrec_eval", "pytrec_eval: dicts + `RelevanceEvaluator.evaluate`"),

@@ -24,6 +24,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+from ragproof_core.gc_pause import collector_paused
 from ragproof_core.model import Case, CaseKind
 
 _KINDS = tuple(kind.value for kind in CaseKind)
@@ -51,17 +52,18 @@ def load_dataset(path: str | Path) -> list[Case]:
 
     cases: list[Case] = []
     first_line_of: dict[str, int] = {}
-    for line, row in rows:
-        try:
-            case = _to_case(row)
-        except _Invalid as exc:
-            raise DatasetError(path_text, line, str(exc)) from None
-        earlier = first_line_of.setdefault(case.id, line)
-        if earlier != line:
-            raise DatasetError(
-                path_text, line, f"duplicate id {case.id!r} (first used on line {earlier})"
-            )
-        cases.append(case)
+    with collector_paused():
+        for line, row in rows:
+            try:
+                case = _to_case(row)
+            except _Invalid as exc:
+                raise DatasetError(path_text, line, str(exc)) from None
+            earlier = first_line_of.setdefault(case.id, line)
+            if earlier != line:
+                raise DatasetError(
+                    path_text, line, f"duplicate id {case.id!r} (first used on line {earlier})"
+                )
+            cases.append(case)
     if not cases:
         raise DatasetError(path_text, 1, "dataset has no cases")
     return cases

@@ -16,6 +16,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from ragproof_core.adapters.runner import run_adapter
+from ragproof_core.gc_pause import collector_paused
 from ragproof_core.judge.metrics import JUDGE_METRICS
 from ragproof_core.judge.types import BudgetExceeded, Judge
 from ragproof_core.metrics.citation import citation_validity
@@ -137,11 +138,12 @@ async def evaluate(
         pending.add(task)
         task.add_done_callback(pending.discard)
 
-    outputs = await run_adapter(
-        cases, adapter, settings, on_output=on_output, should_stop=lambda: aborted
-    )
-    if pending:
-        await asyncio.gather(*pending)
+    with collector_paused():
+        outputs = await run_adapter(
+            cases, adapter, settings, on_output=on_output, should_stop=lambda: aborted
+        )
+        if pending:
+            await asyncio.gather(*pending)
 
     results: list[MetricResult] = []
     for output in outputs:

@@ -28,7 +28,7 @@ class Status(StrEnum):
     ERROR = "error"
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Case:
     id: str
     question: str
@@ -39,7 +39,7 @@ class Case:
     metadata: dict[str, Any] = field(default_factory=dict)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Chunk:
     id: str
     text: str
@@ -53,14 +53,14 @@ class Chunk:
         return str(doc) if doc is not None else self.id
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Answer:
     text: str
     retrieved_chunks: tuple[Chunk, ...] | None = None
     citations: tuple[str, ...] | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class CaseOutput:
     """What the pipeline under test produced for one case.
 
@@ -88,9 +88,6 @@ class CaseOutput:
         return self.retrieved
 
 
-# Not frozen: a run builds one result per case and metric (1.3 million for 100,000
-# cases) and frozen dataclasses cost three times as much to construct. Treat
-# results as immutable all the same.
 @dataclass(slots=True)
 class MetricResult:
     case_id: str

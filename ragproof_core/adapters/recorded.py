@@ -26,6 +26,7 @@ from typing import Any
 from ragproof_core.adapters.coerce import AdapterOutputError, to_answer, to_chunks
 from ragproof_core.adapters.loading import AdapterLoadError
 from ragproof_core.dataset import DatasetError, iter_json_lines
+from ragproof_core.gc_pause import collector_paused
 from ragproof_core.model import Answer, Case, CaseOutput
 
 
@@ -39,19 +40,22 @@ class RecordedAdapter:
         self.path = str(path)
         self._outputs: dict[str, CaseOutput] = {}
         first_line_of: dict[str, int] = {}
+        texts: dict[str, str] = {}
         try:
-            for line, row in iter_json_lines(self.path):
-                try:
-                    output = _parse_line(row)
-                except ValueError as exc:
-                    raise AdapterLoadError(f"{self.path}:{line}: {exc}") from None
-                earlier = first_line_of.setdefault(output.case_id, line)
-                if earlier != line:
-                    raise AdapterLoadError(
-                        f"{self.path}:{line}: duplicate case_id {output.case_id!r} "
-                        f"(first used on line {earlier})"
-                    )
-                self._outputs[output.case_id] = output
+            with collector_paused():
+                for line, row in iter_json_lines(self.path):
+                    try:
+                        output = _parse_line(row)
+                    except ValueError as exc:
+                        raise AdapterLoadError(f"{self.path}:{line}: {exc}") from None
+                    earlier = first_line_of.setdefault(output.case_id, line)
+                    if earlier != line:
+                        raise AdapterLoadError(
+                            f"{self.path}:{line}: duplicate case_id {output.case_id!r} "
+                            f"(first used on line {earlier})"
+                        )
+                    _share_texts(output, texts)
+                    self._outputs[output.case_id] = output
         except DatasetError as exc:
             raise AdapterLoadError(str(exc)) from None
 
@@ -76,6 +80,16 @@ class RecordedAdapter:
         raise TypeError(
             "RecordedAdapter replays outputs by case id; call run_case(case), not answer()"
         )
+
+
+def _share_texts(output: CaseOutput, texts: dict[str, str]) -> None:
+    """Keep one copy of each chunk text: recordings repeat the same passages across
+    cases (many questions retrieve the same documents), and a 100,000-case replay
+    otherwise holds every copy in memory."""
+    groups = (output.retrieved, output.answer.retrieved_chunks if output.answer else None)
+    for chunks in groups:
+        for chunk in chunks or ():
+            chunk.text = texts.setdefault(chunk.text, chunk.text)
 
 
 def _parse_line(row: Any) -> CaseOutput:

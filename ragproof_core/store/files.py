@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import os
 import secrets
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
@@ -67,6 +67,17 @@ def atomic_path(final: Path) -> Iterator[Path]:
 def write_parquet(path: Path, table: pa.Table) -> None:
     with atomic_path(path) as tmp:
         pq.write_table(table, tmp, compression="zstd", row_group_size=ROW_GROUP_SIZE)
+
+
+def write_parquet_batches(path: Path, schema: pa.Schema, batches: Iterable[pa.Table]) -> None:
+    """Write tables of one schema to one Parquet file, a batch at a time.
+
+    A large run is encoded and written in slices, so its Arrow copy never sits in
+    memory whole beside the Python objects it came from.
+    """
+    with atomic_path(path) as tmp, pq.ParquetWriter(tmp, schema, compression="zstd") as writer:
+        for batch in batches:
+            writer.write_table(batch, row_group_size=ROW_GROUP_SIZE)
 
 
 def write_json(path: Path, obj: Any) -> None:

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
@@ -31,6 +31,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from ragproof_core import settings
+from ragproof_core.gc_pause import collector_paused
 from ragproof_core.model import Case, CaseOutput, MetricResult
 from ragproof_core.store import files, schema, views
 from ragproof_core.store.layout import (
@@ -45,6 +46,11 @@ from ragproof_core.store.schema import RunRecord
 __all__ = ["REDACTED", "RunNotFound", "RunRecord", "RunStore", "new_run_id", "redact_secrets"]
 
 REDACTED = "***"
+
+# Rows encoded at a time when writing outputs and case results: large enough for
+# good Parquet row groups, small enough that a 100,000-case run's Arrow copy
+# never has to exist whole.
+WRITE_BATCH_ROWS = 50_000
 
 _SECRET_WORDS = frozenset(
     {"token", "password", "passwd", "secret", "authorization", "auth", "apikey", "cookie"}
@@ -171,6 +177,22 @@ class RunStore:
         self._require_run(run_id)
         files.write_parquet(self.layout.table_path(run_id, table), data)
 
+    def _write_batched(
+        self,
+        run_id: str,
+        table: str,
+        encode: Callable[[str, Sequence[Any]], pa.Table],
+        rows: Sequence[Any],
+    ) -> None:
+        self._require_run(run_id)
+        batches = (
+            encode(run_id, rows[start : start + WRITE_BATCH_ROWS])
+            for start in range(0, max(len(rows), 1), WRITE_BATCH_ROWS)
+        )
+        files.write_parquet_batches(
+            self.layout.table_path(run_id, table), schema.SCHEMAS[table], batches
+        )
+
     def _read(self, run_id: str, table: str) -> pa.Table:
         path = self.layout.table_path(run_id, table)
         try:
@@ -183,19 +205,22 @@ class RunStore:
         self._write(run_id, "dataset", schema.encode_dataset(run_id, cases))
 
     def read_dataset(self, run_id: str) -> list[Case]:
-        return schema.decode_dataset(self._read(run_id, "dataset"))
+        with collector_paused():
+            return schema.decode_dataset(self._read(run_id, "dataset"))
 
     def write_outputs(self, run_id: str, outputs: Sequence[CaseOutput]) -> None:
-        self._write(run_id, "outputs", schema.encode_outputs(run_id, outputs))
+        self._write_batched(run_id, "outputs", schema.encode_outputs, outputs)
 
     def read_outputs(self, run_id: str) -> list[CaseOutput]:
-        return schema.decode_outputs(self._read(run_id, "outputs"))
+        with collector_paused():
+            return schema.decode_outputs(self._read(run_id, "outputs"))
 
     def write_case_results(self, run_id: str, results: Sequence[MetricResult]) -> None:
-        self._write(run_id, "case_results", schema.encode_case_results(run_id, results))
+        self._write_batched(run_id, "case_results", schema.encode_case_results, results)
 
     def read_case_results(self, run_id: str) -> list[MetricResult]:
-        return schema.decode_case_results(self._read(run_id, "case_results"))
+        with collector_paused():
+            return schema.decode_case_results(self._read(run_id, "case_results"))
 
     def case_results_frame(self, run_id: str) -> pd.DataFrame:
         """The run's case results with the ``case_results`` view's columns."""

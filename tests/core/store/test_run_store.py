@@ -299,3 +299,19 @@ def test_unknown_case_kinds_are_rejected_before_writing(store: RunStore) -> None
     with pytest.raises(ValueError, match="unknown case kind\\(s\\): trivia"):
         store.write_dataset("r1", [Case("x", "q?", "trivia")])
     assert not store.layout.table_path("r1", "dataset").exists()
+
+
+def test_results_larger_than_one_write_batch_round_trip(tmp_path):
+    from ragproof_core.model import MetricResult, Status
+    from ragproof_core.store.run_store import WRITE_BATCH_ROWS, RunStore
+
+    store = RunStore(tmp_path)
+    store.write_manifest("big", {"run_id": "big"})
+    results = [
+        MetricResult(f"c{i}", "retrieval.mrr", Status.SCORED, (i % 7) / 7)
+        if i % 3
+        else MetricResult(f"c{i}", "retrieval.mrr", Status.SKIPPED, None, "why")
+        for i in range(2 * WRITE_BATCH_ROWS + 1)
+    ]
+    store.write_case_results("big", results)
+    assert store.read_case_results("big") == results
