@@ -19,13 +19,13 @@ dataset's poisoned passages are there to expose.
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ragproof_core.adapters.bm25 import BM25Index, tokenize
+from ragproof_core.dataset import iter_json_lines
 from ragproof_core.model import Answer, Chunk
 
 DEFAULT_CORPUS = Path(__file__).resolve().parents[2] / "data/corpus/passages.jsonl"
@@ -60,29 +60,22 @@ def load_passages(path: Path) -> list[Passage]:
     """
     passages: list[Passage] = []
     seen: set[str] = set()
-    with path.open(encoding="utf-8") as lines:
-        for number, line in enumerate(lines, start=1):
-            if not line.strip():
-                continue
-            where = f"{path}:{number}"
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise ValueError(f"{where}: not JSON: {exc.msg}") from None
-            if not isinstance(record, dict):
-                raise ValueError(f"{where}: expected a JSON object")
-            doc_id, text = record.get("id"), record.get("text")
-            if not isinstance(doc_id, str) or not doc_id:
-                raise ValueError(f"{where}: missing string 'id'")
-            if not isinstance(text, str) or not text.strip():
-                raise ValueError(f"{where}: missing string 'text'")
-            if doc_id in seen:
-                raise ValueError(f"{where}: duplicate id {doc_id!r}")
-            metadata = record.get("metadata") or {}
-            if not isinstance(metadata, dict):
-                raise ValueError(f"{where}: 'metadata' must be an object")
-            seen.add(doc_id)
-            passages.append(Passage(doc_id, text, dict(metadata)))
+    for number, record in iter_json_lines(path):
+        where = f"{path}:{number}"
+        if not isinstance(record, dict):
+            raise ValueError(f"{where}: expected a JSON object")
+        doc_id, text = record.get("id"), record.get("text")
+        if not isinstance(doc_id, str) or not doc_id:
+            raise ValueError(f"{where}: missing string 'id'")
+        if not isinstance(text, str) or not text.strip():
+            raise ValueError(f"{where}: missing string 'text'")
+        if doc_id in seen:
+            raise ValueError(f"{where}: duplicate id {doc_id!r}")
+        metadata = record.get("metadata") or {}
+        if not isinstance(metadata, dict):
+            raise ValueError(f"{where}: 'metadata' must be an object")
+        seen.add(doc_id)
+        passages.append(Passage(doc_id, text, dict(metadata)))
     if not passages:
         raise ValueError(f"{path}: no passages")
     return passages

@@ -111,7 +111,7 @@ def test_default_corpus_is_the_shipped_file_next_to_the_package():
 def test_bad_corpus_line_names_file_and_line(tmp_path):
     path = tmp_path / "passages.jsonl"
     path.write_text('{"id": "a", "text": "fine"}\n{"id": "b", "text": \n', encoding="utf-8")
-    with pytest.raises(ValueError, match=r"passages\.jsonl:2: not JSON"):
+    with pytest.raises(ValueError, match=r"passages\.jsonl:2: not valid JSON"):
         load_passages(path)
     path.write_text('{"id": "a", "text": "x"}\n{"id": "a", "text": "y"}\n', encoding="utf-8")
     with pytest.raises(ValueError, match=r"passages\.jsonl:2: duplicate id 'a'"):
