@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ragproof_core.adapters.runner import run_adapter
 from ragproof_core.gc_pause import collector_paused
@@ -59,7 +59,6 @@ class Evaluation:
     outputs: list[CaseOutput]
     results: list[MetricResult]
     status: str = COMPLETED
-    cases_total: int = 0
 
     @property
     def case_failures(self) -> int:
@@ -123,6 +122,11 @@ async def evaluate(
             fixed = deterministic_results(case, output, settings)
             judged = await judged_results(case, output, judge, stop_for_budget)
             results_by_case[case.id] = fixed + judged
+        except Exception as exc:
+            # A bug in ragproof's own scoring must not cost the other cases their
+            # run: the case is an error in every metric, counted and explained.
+            reason = f"internal error while scoring: {type(exc).__name__}: {exc}"
+            results_by_case[case.id] = failure_results(case, replace(output, error=reason))
         finally:
             backlog.release()
             if on_case_done is not None:
@@ -154,5 +158,4 @@ async def evaluate(
         outputs=list(outputs),
         results=results,
         status=ABORTED_BUDGET if aborted else COMPLETED,
-        cases_total=len(cases),
     )

@@ -131,3 +131,22 @@ def test_judge_work_starts_before_the_adapter_has_finished_every_case():
     first_judge = next(i for i, e in enumerate(log) if e.startswith("judge:"))
     last_adapter = max(i for i, e in enumerate(log) if e.startswith("adapter:"))
     assert first_judge < last_adapter
+
+
+def test_an_internal_scoring_error_is_that_cases_error_and_the_run_goes_on():
+    class BrokenJudge(CountingJudge):
+        async def ask(self, prompt, inputs):
+            if "bad" in inputs.get("question", ""):
+                raise KeyError("bug")
+            return await super().ask(prompt, inputs)
+
+    evaluation = asyncio.run(
+        evaluate(_cases("good", "bad"), ScriptedAdapter(), RunSettings(), BrokenJudge())
+    )
+    assert evaluation.status == COMPLETED
+    bad = [r for r in evaluation.results if r.case_id == "bad"]
+    assert {(r.status, r.reason) for r in bad} == {
+        (Status.ERROR, "internal error while scoring: KeyError: 'bug'")
+    }
+    good = [r for r in evaluation.results if r.case_id == "good"]
+    assert {r.status for r in good} == {Status.SCORED, Status.SKIPPED}
