@@ -11,7 +11,6 @@ All evaluation logic lives in ``ragproof_core``; this module only wires it.
 
 import asyncio
 import json
-import sys
 from collections import Counter
 from datetime import UTC, datetime
 from pathlib import Path
@@ -262,13 +261,36 @@ class _NoProgress:
         pass
 
 
+class _TerminalProgress:
+    """A progress bar on the controlling terminal.
+
+    Dagster captures a step's stdout and stderr at the file-descriptor level for
+    its compute logs, so the bar is drawn on /dev/tty instead; without a
+    terminal (CI, the UI's run workers) there is simply no bar.
+    """
+
+    def __init__(self, total: int, tty) -> None:
+        from tqdm import tqdm
+
+        self._tty = tty
+        self._bar = tqdm(total=total, unit="case", file=tty, leave=False)
+
+    def update(self, n: int = 1) -> None:
+        self._bar.update(n)
+
+    def close(self) -> None:
+        self._bar.close()
+        self._tty.close()
+
+
 def _progress_bar(total: int, *, enabled: bool):
     if not enabled:
         return _NoProgress()
-    from tqdm import tqdm
-
-    # disable=None: only draw on a terminal, so logs and CI output stay clean.
-    return tqdm(total=total, unit="case", file=sys.stderr, disable=None, leave=False)
+    try:
+        tty = open("/dev/tty", "w", encoding="utf-8")  # noqa: SIM115 - closed by close()
+    except OSError:
+        return _NoProgress()
+    return _TerminalProgress(total, tty)
 
 
 @dg.asset(

@@ -51,7 +51,8 @@ def _run_config(args: argparse.Namespace) -> dict:
         "k": args.k,
         "source_match": args.source_match,
         "no_cache": args.no_cache or None,
-        "progress": True,
+        # Only when a person is watching: the bar is drawn on the terminal.
+        "progress": sys.stderr.isatty() or None,
     }
     return {k: v for k, v in fields.items() if v is not None}
 

@@ -35,7 +35,9 @@ class EvalRunConfig(dg.Config):
         default=False, description="Bypass the judge cache: neither read nor write it."
     )
     progress: bool = Field(
-        default=False, description="Show a progress bar on the terminal (the command line sets it)."
+        default=False,
+        description="Draw a progress bar on the controlling terminal, if any "
+        "(the command line sets it when run in a terminal).",
     )
 
     def resolve(self) -> Config:
