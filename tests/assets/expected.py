@@ -1,6 +1,18 @@
-"""Hand-worked expected summary of tests/fixtures/recorded (see its README.md)."""
+"""The recorded fixture run (tests/fixtures/recorded, see its README.md): where it
+is, how to run it, and its hand-worked expected summary."""
 
 import math
+
+from tests.conftest import FIXTURES
+
+RECORDED = FIXTURES / "recorded"
+RUN_ARGS = (
+    "run",
+    "--dataset",
+    str(RECORDED / "cases.jsonl"),
+    "--config",
+    str(RECORDED / "ragproof.toml"),
+)
 
 NDCG_C2 = (1 / math.log2(3)) / (1 + 1 / math.log2(3))
 

@@ -11,10 +11,7 @@ from ragproof_assets.definitions import defs
 from ragproof_assets.partitions import evaluation_runs
 from ragproof_core.report import summary_dict
 from ragproof_core.store.run_store import RunStore
-from tests.assets.expected import assert_summary
-from tests.conftest import FIXTURES
-
-RECORDED = FIXTURES / "recorded"
+from tests.assets.expected import RECORDED, assert_summary
 
 
 @pytest.fixture

@@ -8,18 +8,8 @@ from pathlib import Path
 
 import duckdb
 
-from tests.assets.expected import assert_summary
-from tests.conftest import FIXTURES
+from tests.assets.expected import RUN_ARGS, assert_summary
 from tests.support.cli import ragproof
-
-RECORDED = FIXTURES / "recorded"
-RUN_ARGS = (
-    "run",
-    "--dataset",
-    str(RECORDED / "cases.jsonl"),
-    "--config",
-    str(RECORDED / "ragproof.toml"),
-)
 
 
 def test_run_json_and_the_three_views(store_path: Path):

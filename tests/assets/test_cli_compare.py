@@ -10,11 +10,10 @@ import dagster as dg
 from ragproof_assets.definitions import defs
 from ragproof_assets.partitions import evaluation_runs
 from ragproof_core.dataset import load_dataset
-from tests.conftest import FIXTURES
+from tests.assets.expected import RECORDED
 from tests.support.cli import cli_env, ragproof
 from tests.support.judge_server import JudgeServer
 
-RECORDED = FIXTURES / "recorded"
 DATASET = str(RECORDED / "cases.jsonl")
 
 

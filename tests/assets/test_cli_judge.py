@@ -16,18 +16,11 @@ import duckdb
 import pytest
 
 from ragproof_core.judge.prompts import PROMPT_NAMES
-from tests.conftest import FIXTURES, REPO
+from tests.assets.expected import RUN_ARGS
+from tests.conftest import REPO
 from tests.support.cli import cli_env, ragproof
 from tests.support.judge_server import JudgeServer
 
-RECORDED = FIXTURES / "recorded"
-RUN_ARGS = (
-    "run",
-    "--dataset",
-    str(RECORDED / "cases.jsonl"),
-    "--config",
-    str(RECORDED / "ragproof.toml"),
-)
 QUESTIONS = 13
 API_KEY = "sk-test-never-stored-7f3a9c"
 CALL_COST = 100 * 1.0 / 1e6 + 20 * 2.0 / 1e6  # usage (100, 20) at $1 and $2 per million tokens

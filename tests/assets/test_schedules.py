@@ -8,9 +8,7 @@ import dagster as dg
 from ragproof_assets.definitions import defs
 from ragproof_assets.partitions import evaluation_runs
 from ragproof_assets.schedules import nightly_suites
-from tests.conftest import FIXTURES
-
-RECORDED = FIXTURES / "recorded"
+from tests.assets.expected import RECORDED
 
 
 def test_schedule_is_defined_stopped():

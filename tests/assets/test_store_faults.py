@@ -10,17 +10,8 @@ from pathlib import Path
 
 import duckdb
 
-from tests.conftest import FIXTURES
+from tests.assets.expected import RUN_ARGS
 from tests.support.cli import ragproof, ragproof_popen
-
-RECORDED = FIXTURES / "recorded"
-RECORDED_ARGS = (
-    "run",
-    "--dataset",
-    str(RECORDED / "cases.jsonl"),
-    "--config",
-    str(RECORDED / "ragproof.toml"),
-)
 
 
 def _slow_run_files(tmp_path: Path, cases: int = 200, delay_s: float = 0.5) -> tuple[Path, Path]:
@@ -64,8 +55,8 @@ def _count(store: Path, sql: str):
 
 def test_two_runs_started_at_the_same_moment_both_keep_every_row(store_path):
     first, second = (
-        ragproof_popen(*RECORDED_ARGS, "--json"),
-        ragproof_popen(*RECORDED_ARGS, "--json"),
+        ragproof_popen(*RUN_ARGS, "--json"),
+        ragproof_popen(*RUN_ARGS, "--json"),
     )
     outs = [p.communicate(timeout=300) for p in (first, second)]
     assert [p.returncode for p in (first, second)] == [0, 0], [o[1] for o in outs]
@@ -95,13 +86,13 @@ def test_sigkill_mid_run_leaves_the_store_readable_and_the_next_run_succeeds(sto
         store_path, f"select count(*) from case_results where run_id = '{run_dir.name}'"
     ) == [(0,)]
 
-    done = ragproof(*RECORDED_ARGS, "--json")
+    done = ragproof(*RUN_ARGS, "--json")
     assert done.returncode == 0, done.stderr
     assert _count(store_path, "select count(*) from case_results") == [(78,)]
 
 
 def test_reading_the_views_never_waits_for_a_running_evaluation(store_path, tmp_path):
-    assert ragproof(*RECORDED_ARGS).returncode == 0  # something to read
+    assert ragproof(*RUN_ARGS).returncode == 0  # something to read
     dataset, config = _slow_run_files(tmp_path, cases=60, delay_s=0.5)
     proc = ragproof_popen("run", "--dataset", str(dataset), "--config", str(config))
     try:

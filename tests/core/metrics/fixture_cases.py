@@ -21,6 +21,12 @@ def load_jsonl(name: str) -> list[dict[str, Any]]:
         return [json.loads(line) for line in handle if line.strip()]
 
 
+def unowned_lines(name: str, module: object) -> list[str]:
+    """Tests named by fixture file ``name`` that ``module`` does not define."""
+    owners = {line["test"] for line in load_jsonl(name)}
+    return sorted(test for test in owners if not callable(getattr(module, test, None)))
+
+
 def cases_for(name: str, test: str) -> list[dict[str, Any]]:
     """The lines of fixture file ``name`` owned by ``test``; at least one."""
     lines = [line for line in load_jsonl(name) if line["test"] == test]

@@ -8,7 +8,7 @@ import pytest
 
 from ragproof_core.metrics.citation import CITATION_VALIDITY, citation_validity
 from ragproof_core.model import Case, CaseOutput, Status
-from tests.core.metrics.fixture_cases import answer, cases_for, chunks, load_jsonl
+from tests.core.metrics.fixture_cases import answer, cases_for, chunks, unowned_lines
 
 FIXTURE = "citation_cases.jsonl"
 
@@ -33,9 +33,7 @@ def check_fixtures(test_name: str) -> None:
 
 
 def test_every_fixture_line_belongs_to_a_test() -> None:
-    module = sys.modules[__name__]
-    owners = {line["test"] for line in load_jsonl(FIXTURE)}
-    assert sorted(name for name in owners if not callable(getattr(module, name, None))) == []
+    assert unowned_lines(FIXTURE, sys.modules[__name__]) == []
 
 
 def test_citation_validity_share_of_valid_citations(request: pytest.FixtureRequest) -> None:

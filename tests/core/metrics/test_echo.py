@@ -8,7 +8,7 @@ import pytest
 
 from ragproof_core.metrics.echo import EXACT_MATCH, exact_match
 from ragproof_core.model import Answer, Case, CaseOutput, Status
-from tests.core.metrics.fixture_cases import cases_for, load_jsonl
+from tests.core.metrics.fixture_cases import cases_for, unowned_lines
 
 FIXTURE = "echo_cases.jsonl"
 
@@ -36,9 +36,7 @@ def check_fixtures(test_name: str) -> None:
 
 
 def test_every_fixture_line_belongs_to_a_test() -> None:
-    module = sys.modules[__name__]
-    owners = {line["test"] for line in load_jsonl(FIXTURE)}
-    assert sorted(name for name in owners if not callable(getattr(module, name, None))) == []
+    assert unowned_lines(FIXTURE, sys.modules[__name__]) == []
 
 
 def test_exact_match_ignores_surrounding_whitespace(request: pytest.FixtureRequest) -> None:

@@ -26,7 +26,7 @@ from ragproof_core.metrics.retrieval import (
 )
 from ragproof_core.model import Case, CaseOutput, Chunk, Status
 from ragproof_core.settings import RunSettings
-from tests.core.metrics.fixture_cases import answer, cases_for, chunks, load_jsonl
+from tests.core.metrics.fixture_cases import answer, cases_for, chunks, unowned_lines
 
 FIXTURE = "retrieval_cases.jsonl"
 SHORT = {
@@ -75,9 +75,7 @@ def check_fixtures(test_name: str) -> None:
 
 
 def test_every_fixture_line_belongs_to_a_test() -> None:
-    module = sys.modules[__name__]
-    owners = {line["test"] for line in load_jsonl(FIXTURE)}
-    assert sorted(name for name in owners if not callable(getattr(module, name, None))) == []
+    assert unowned_lines(FIXTURE, sys.modules[__name__]) == []
 
 
 # --- metrics.md rules, one fixture test each -------------------------------
