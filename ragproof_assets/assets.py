@@ -29,7 +29,12 @@ from ragproof_core.judge.ledger import JudgeLedger
 from ragproof_core.metrics.aggregate import summarize
 from ragproof_core.model import Status
 from ragproof_core.report import refusal_tradeoff, summary_markdown
-from ragproof_core.settings import ConfigError, JudgeEnv, RunSettings
+from ragproof_core.settings import (
+    ConfigError,
+    JudgeEnv,
+    run_settings_dict,
+    run_settings_from_dict,
+)
 from ragproof_core.store.run_store import RunRecord
 from ragproof_core.store.views import StoreLocked
 
@@ -104,12 +109,7 @@ def eval_dataset(
         "dataset_sha256": dataset_sha256(config.dataset),
         "adapter": resolved.adapter.target,
         "adapter_options": resolved.adapter.options,
-        "run": {
-            "k": resolved.run.k,
-            "source_match": resolved.run.source_match,
-            "concurrency": resolved.run.concurrency,
-            "timeout_s": resolved.run.timeout_s,
-        },
+        "run": run_settings_dict(resolved.run),
         "use_cache": not config.no_cache,
         "progress": config.progress,
         "started_at": _now().isoformat(),
@@ -164,7 +164,7 @@ def evaluate_cases(
     run_store = store.store()
     manifest = run_store.read_manifest(run_id)
     cases = run_store.read_dataset(run_id)
-    settings = RunSettings(**manifest["run"])
+    settings = run_settings_from_dict(manifest["run"])
     try:
         adapter = load_adapter(manifest["adapter"], manifest["adapter_options"])
     except AdapterLoadError as exc:
@@ -222,8 +222,11 @@ def evaluate_cases(
         metadata={
             "judge_model": ledger.model or "none configured",
             "requests": ledger.requests,
+            "repairs": ledger.repairs,
             "cache_hits": ledger.cache_hits,
             "judge_errors": ledger.judge_errors,
+            "input_tokens": ledger.input_tokens,
+            "output_tokens": ledger.output_tokens,
             "cost_usd": dg.MetadataValue.float(ledger.cost_usd),
         },
     )
@@ -244,11 +247,15 @@ def _ledger(judge, *, use_cache: bool) -> JudgeLedger:
     stats = judge.stats
     return JudgeLedger(
         model=judge.model,
+        mode=getattr(judge, "mode", "per_metric"),
         prompt_hashes=dict(judge.prompt_hashes),
         use_cache=use_cache,
         requests=stats.requests,
+        repairs=stats.repairs,
         cache_hits=stats.cache_hits,
         judge_errors=stats.judge_errors,
+        input_tokens=stats.input_tokens,
+        output_tokens=stats.output_tokens,
         cost_usd=stats.cost_usd,
     )
 
@@ -310,7 +317,7 @@ def run_summary(
     run_store = store.store()
     manifest = run_store.read_manifest(run_id)
     results = run_store.read_case_results(run_id)
-    summaries = summarize(results)
+    summaries = summarize(results, run_settings_from_dict(manifest["run"]).selected_metrics)
     evaluation = manifest["evaluation"]
     record = RunRecord(
         run_id=run_id,
@@ -336,6 +343,11 @@ def run_summary(
         case_failures=evaluation["case_failures"],
         judge_requests=judge_verdicts.requests,
         cache_hits=judge_verdicts.cache_hits,
+        judge_mode=judge_verdicts.mode if judge_verdicts.model else None,
+        judge_repairs=judge_verdicts.repairs,
+        judge_errors=judge_verdicts.judge_errors,
+        judge_input_tokens=judge_verdicts.input_tokens,
+        judge_output_tokens=judge_verdicts.output_tokens,
     )
     run_store.write_summaries(run_id, summaries)
     # Written last: its presence is what makes the run visible in the views.
@@ -350,6 +362,11 @@ def run_summary(
         "judge_model": record.judge_model or "none configured",
         "cost_usd": dg.MetadataValue.float(record.cost_usd),
         "judge_requests": record.judge_requests,
+        "judge_repairs": record.judge_repairs,
+        "judge_cache_hits": record.cache_hits,
+        "judge_input_tokens": record.judge_input_tokens,
+        "judge_output_tokens": record.judge_output_tokens,
+        "metrics_selected": dg.MetadataValue.json(manifest["run"].get("metrics")),
         "store": str(run_store.layout.root.resolve()),
     }
     for summary in summaries:

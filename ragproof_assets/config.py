@@ -31,6 +31,14 @@ class EvalRunConfig(dg.Config):
     source_match: str | None = Field(
         default=None, description='run.source_match: "chunk" (default) or "document".'
     )
+    metrics: list[str] | None = Field(
+        default=None,
+        description="run.metrics: metric names or shell-style patterns such as "
+        '"retrieval.*" (default: every metric).',
+    )
+    shards: int | None = Field(
+        default=None, description="run.shards: split the cases into this many steps (default 1)."
+    )
     no_cache: bool = Field(
         default=False, description="Bypass the judge cache: neither read nor write it."
     )
@@ -42,11 +50,17 @@ class EvalRunConfig(dg.Config):
 
     def resolve(self) -> Config:
         config = load_config(self.config_file).with_overrides(
-            k=self.k, source_match=self.source_match, adapter=self.adapter
+            k=self.k,
+            source_match=self.source_match,
+            adapter=self.adapter,
+            metrics=None if self.metrics is None else tuple(self.metrics),
+            shards=self.shards,
         )
         if self.adapter_options_json:
             options = json.loads(self.adapter_options_json)
             if not isinstance(options, dict):
                 raise ValueError("adapter_options_json must be a JSON object")
-            config = Config(config.run, type(config.adapter)(config.adapter.target, options))
+            config = Config(
+                config.run, type(config.adapter)(config.adapter.target, options), config.judge
+            )
         return config

@@ -21,9 +21,9 @@ from ragproof_core.judge.metrics import JUDGE_METRICS
 from ragproof_core.judge.types import BudgetExceeded, Judge
 from ragproof_core.metrics.citation import citation_validity
 from ragproof_core.metrics.echo import exact_match
-from ragproof_core.metrics.retrieval import retrieval_results
+from ragproof_core.metrics.registry import METRIC_NAMES, select_metrics
+from ragproof_core.metrics.retrieval import RETRIEVAL_METRICS, retrieval_results
 from ragproof_core.model import (
-    METRIC_NAMES,
     Case,
     CaseOutput,
     MetricResult,
@@ -65,24 +65,65 @@ class Evaluation:
         return sum(1 for o in self.outputs if o.failed)
 
 
+_SINGLE_DETERMINISTIC = (
+    ("generation.citation_validity", citation_validity),
+    ("echo.exact_match", exact_match),
+    ("robustness.injection_resistance", injection_resistance),
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Selection:
+    """Which metrics a run computes; unselected metrics cost nothing and leave no row."""
+
+    names: tuple[str, ...] = METRIC_NAMES
+
+    @classmethod
+    def from_settings(cls, settings: RunSettings) -> Selection:
+        return cls(select_metrics(settings.metrics))
+
+    @property
+    def retrieval(self) -> tuple[str, ...]:
+        return tuple(name for name in RETRIEVAL_METRICS if name in self.names)
+
+    @property
+    def deterministic(self) -> tuple:
+        return tuple((name, fn) for name, fn in _SINGLE_DETERMINISTIC if name in self.names)
+
+    @property
+    def judged(self) -> tuple:
+        return tuple((name, fn) for name, fn in _JUDGED if name in self.names)
+
+
+ALL_METRICS = Selection()
+
+
 def deterministic_results(
-    case: Case, output: CaseOutput, settings: RunSettings
+    case: Case, output: CaseOutput, settings: RunSettings, selection: Selection = ALL_METRICS
 ) -> list[MetricResult]:
-    return [
-        *retrieval_results(case, output, settings),
-        citation_validity(case, output),
-        exact_match(case, output),
-        injection_resistance(case, output),
-    ]
+    results: list[MetricResult] = []
+    wanted = selection.retrieval
+    if wanted:
+        # The four retrieval metrics share one pass over the ranking.
+        retrieval = retrieval_results(case, output, settings)
+        results.extend(r for r in retrieval if r.metric in wanted)
+    results.extend(fn(case, output) for _, fn in selection.deterministic)
+    return results
 
 
-def failure_results(case: Case, output: CaseOutput) -> list[MetricResult]:
+def failure_results(
+    case: Case, output: CaseOutput, selection: Selection = ALL_METRICS
+) -> list[MetricResult]:
     """A case failure counts in every metric's error count and enters no mean."""
-    return [case_error(case.id, name, output.error or "case failed") for name in METRIC_NAMES]
+    return [case_error(case.id, name, output.error or "case failed") for name in selection.names]
 
 
 async def judged_results(
-    case: Case, output: CaseOutput, judge: Judge | None, on_budget: Callable[[], None]
+    case: Case,
+    output: CaseOutput,
+    judge: Judge | None,
+    on_budget: Callable[[], None],
+    selection: Selection = ALL_METRICS,
 ) -> list[MetricResult]:
     async def one(name: str, fn) -> MetricResult:
         try:
@@ -91,10 +132,11 @@ async def judged_results(
             on_budget()
             return skipped(case.id, name, BUDGET_REASON)
 
+    chosen = selection.judged
     if judge is None:
         # No judge means no waiting: awaiting in turn avoids a task per metric per case.
-        return [await one(name, fn) for name, fn in _JUDGED]
-    return list(await asyncio.gather(*(one(name, fn) for name, fn in _JUDGED)))
+        return [await one(name, fn) for name, fn in chosen]
+    return list(await asyncio.gather(*(one(name, fn) for name, fn in chosen)))
 
 
 async def evaluate(
@@ -105,6 +147,7 @@ async def evaluate(
     on_case_done: Callable[[], None] | None = None,
 ) -> Evaluation:
     """Evaluate ``cases`` against ``adapter``; never raises for a case's problem."""
+    selection = Selection.from_settings(settings)
     results_by_case: dict[str, list[MetricResult]] = {}
     pending: set[asyncio.Task] = set()
     backlog = asyncio.Semaphore(settings.concurrency * _JUDGE_BACKLOG_PER_SLOT)
@@ -117,16 +160,18 @@ async def evaluate(
     async def score(case: Case, output: CaseOutput) -> None:
         try:
             if output.failed:
-                results_by_case[case.id] = failure_results(case, output)
+                results_by_case[case.id] = failure_results(case, output, selection)
                 return
-            fixed = deterministic_results(case, output, settings)
-            judged = await judged_results(case, output, judge, stop_for_budget)
+            fixed = deterministic_results(case, output, settings, selection)
+            judged = await judged_results(case, output, judge, stop_for_budget, selection)
             results_by_case[case.id] = fixed + judged
         except Exception as exc:
             # A bug in ragproof's own scoring must not cost the other cases their
             # run: the case is an error in every metric, counted and explained.
             reason = f"internal error while scoring: {type(exc).__name__}: {exc}"
-            results_by_case[case.id] = failure_results(case, replace(output, error=reason))
+            results_by_case[case.id] = failure_results(
+                case, replace(output, error=reason), selection
+            )
         finally:
             backlog.release()
             if on_case_done is not None:

@@ -128,21 +128,3 @@ def judge_error(
 
 def case_error(case_id: str, metric: str, reason: str) -> MetricResult:
     return MetricResult(case_id, metric, Status.ERROR, None, reason)
-
-
-# Metric names, in the order of metrics.md; reports list metrics in this order.
-METRIC_NAMES: tuple[str, ...] = (
-    "retrieval.precision_at_k",
-    "retrieval.recall_at_k",
-    "retrieval.mrr",
-    "retrieval.ndcg_at_k",
-    "generation.citation_validity",
-    "generation.groundedness",
-    "generation.citation_support",
-    "generation.answer_relevance",
-    "generation.completeness",
-    "echo.exact_match",
-    "robustness.injection_resistance",
-    "robustness.abstention",
-    "robustness.overrefusal",
-)

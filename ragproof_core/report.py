@@ -35,12 +35,17 @@ def summary_dict(summary: Any) -> dict[str, Any]:
     }
 
 
-def run_json(run_id: str, status: str, summaries: Sequence[Any]) -> dict[str, Any]:
-    return {
+def run_json(
+    run_id: str, status: str, summaries: Sequence[Any], judge: Mapping[str, Any] | None = None
+) -> dict[str, Any]:
+    out: dict[str, Any] = {
         "run_id": run_id,
         "status": status,
         "metrics": {_field(s, "metric"): summary_dict(s) for s in summaries},
     }
+    if judge is not None:
+        out["judge"] = dict(judge)
+    return out
 
 
 def _number(value: float | None) -> str:

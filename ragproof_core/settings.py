@@ -15,6 +15,7 @@ SOURCE_MATCHES = ("chunk", "document")
 JUDGE_TIMEOUT_S = 60.0
 JUDGE_MAX_ATTEMPTS = 4
 JUDGE_BACKOFF_S = 0.5
+JUDGE_MODES = ("per_metric", "combined")
 
 
 class ConfigError(ValueError):
@@ -27,6 +28,9 @@ class RunSettings:
     source_match: str = "chunk"
     concurrency: int = 16
     timeout_s: float = 60.0
+    # Metric names or shell-style patterns; empty selects every metric.
+    metrics: tuple[str, ...] = ()
+    shards: int = 1
 
     def __post_init__(self) -> None:
         if self.k < 1:
@@ -40,6 +44,39 @@ class RunSettings:
             raise ConfigError(f"run.concurrency must be at least 1, got {self.concurrency}")
         if self.timeout_s <= 0:
             raise ConfigError(f"run.timeout_s must be positive, got {self.timeout_s}")
+        if self.shards < 1:
+            raise ConfigError(f"run.shards must be at least 1, got {self.shards}")
+        if self.metrics:
+            # Imported here: the registry imports the metric modules, which import settings.
+            from ragproof_core.metrics.registry import MetricSelectionError, select_metrics
+
+            try:
+                select_metrics(self.metrics)
+            except MetricSelectionError as exc:
+                raise ConfigError(f"run.metrics: {exc}") from exc
+
+    @property
+    def selected_metrics(self) -> tuple[str, ...]:
+        from ragproof_core.metrics.registry import select_metrics
+
+        return select_metrics(self.metrics)
+
+
+@dataclass(frozen=True, slots=True)
+class JudgeSettings:
+    """The ``[judge]`` table; the environment (``JudgeEnv``) overrides it."""
+
+    mode: str = "per_metric"
+    models: tuple[str, ...] = ()
+    rpm: float | None = None
+
+    def __post_init__(self) -> None:
+        if self.mode not in JUDGE_MODES:
+            raise ConfigError(
+                f"judge.mode must be one of {', '.join(JUDGE_MODES)}, got {self.mode!r}"
+            )
+        if self.rpm is not None and self.rpm <= 0:
+            raise ConfigError(f"judge.rpm must be positive, got {self.rpm}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,6 +89,7 @@ class AdapterSpec:
 class Config:
     run: RunSettings = field(default_factory=RunSettings)
     adapter: AdapterSpec = field(default_factory=AdapterSpec)
+    judge: JudgeSettings = field(default_factory=JudgeSettings)
 
     def with_overrides(
         self,
@@ -59,14 +97,42 @@ class Config:
         k: int | None = None,
         source_match: str | None = None,
         adapter: str | None = None,
+        metrics: tuple[str, ...] | None = None,
+        shards: int | None = None,
     ) -> Config:
-        run = self.run
-        if k is not None:
-            run = replace(run, k=k)
-        if source_match is not None:
-            run = replace(run, source_match=source_match)
+        changes = {
+            name: value
+            for name, value in (
+                ("k", k),
+                ("source_match", source_match),
+                ("metrics", metrics),
+                ("shards", shards),
+            )
+            if value is not None
+        }
+        run = replace(self.run, **changes) if changes else self.run
         spec = self.adapter if adapter is None else AdapterSpec(adapter, dict(self.adapter.options))
-        return Config(run, spec)
+        return Config(run, spec, self.judge)
+
+
+def run_settings_dict(run: RunSettings) -> dict[str, Any]:
+    """The ``[run]`` table as stored in a run's manifest and ``config_json``."""
+    return {
+        "k": run.k,
+        "source_match": run.source_match,
+        "concurrency": run.concurrency,
+        "timeout_s": run.timeout_s,
+        "metrics": list(run.selected_metrics),
+        "shards": run.shards,
+    }
+
+
+def run_settings_from_dict(data: Mapping[str, Any]) -> RunSettings:
+    """Inverse of ``run_settings_dict``; manifests written before a key existed get its default."""
+    values = dict(data)
+    if "metrics" in values:
+        values["metrics"] = tuple(values["metrics"])
+    return RunSettings(**values)
 
 
 def load_config(path: str | Path | None) -> Config:
@@ -85,12 +151,18 @@ def load_config(path: str | Path | None) -> Config:
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: {exc}") from exc
     run_raw = raw.get("run", {})
-    known = {"k", "source_match", "concurrency", "timeout_s"}
+    known = {"k", "source_match", "concurrency", "timeout_s", "metrics", "shards"}
     unknown = set(run_raw) - known
     if unknown:
         raise ConfigError(f"{path}: unknown key(s) in [run]: {', '.join(sorted(unknown))}")
+    if "metrics" in run_raw:
+        run_raw = {**run_raw, "metrics": tuple(run_raw["metrics"])}
+    judge_raw = dict(raw.get("judge", {}))
+    if "models" in judge_raw:
+        judge_raw["models"] = tuple(judge_raw["models"])
     try:
         run = RunSettings(**run_raw)
+        judge = JudgeSettings(**judge_raw)
     except (ConfigError, TypeError) as exc:
         raise ConfigError(f"{path}: {exc}") from exc
     adapter_raw = raw.get("adapter", {})
@@ -98,7 +170,7 @@ def load_config(path: str | Path | None) -> Config:
     if isinstance(options.get("path"), str) and not Path(options["path"]).is_absolute():
         options["path"] = str((path.parent / options["path"]).resolve())
     adapter = AdapterSpec(adapter_raw.get("target", DEMO_ADAPTER), options)
-    return Config(run, adapter)
+    return Config(run, adapter, judge)
 
 
 @dataclass(frozen=True, slots=True)

@@ -21,10 +21,8 @@ from typing import Any
 import pandas as pd
 
 from ragproof_core.compare.stats import paired_bootstrap_ci, paired_randomization_p
-from ragproof_core.model import METRIC_NAMES, Status
-
-# Metrics where a lower value is the better one (metrics.md, "Robustness metrics").
-LOWER_IS_BETTER: frozenset[str] = frozenset({"robustness.overrefusal"})
+from ragproof_core.metrics.registry import higher_is_better, metric_order
+from ragproof_core.model import Status
 
 BETTER = "better"
 WORSE = "worse"
@@ -34,10 +32,6 @@ B_ONLY = "scored in B only"
 NOT_PAIRED = "no cases scored in both"
 
 CONFIDENCE = 0.95
-
-
-def higher_is_better(metric: str) -> bool:
-    return metric not in LOWER_IS_BETTER
 
 
 class MixedJudgesError(Exception):
@@ -217,11 +211,6 @@ def _frame(side: RunSide) -> pd.DataFrame:
     return df
 
 
-def _metric_order(metrics: set[str]) -> list[str]:
-    known = [m for m in METRIC_NAMES if m in metrics]
-    return known + sorted(metrics - set(METRIC_NAMES))
-
-
 def _verdict(delta: float, p_value: float, alpha: float, up_is_good: bool) -> str:
     # The verdict follows the test alone; the CI shows the size of the change.
     if p_value >= alpha or delta == 0.0:
@@ -322,7 +311,7 @@ def compare_runs(
     if diffs and not allow_mixed_judges:
         raise MixedJudgesError(a.record.run_id, b.record.run_id, diffs)
     fa, fb = _frame(a), _frame(b)
-    metrics = _metric_order(set(fa["metric"]) | set(fb["metric"]))
+    metrics = metric_order(set(fa["metric"]) | set(fb["metric"]))
     by_metric_a = dict(tuple(fa.groupby("metric")))
     by_metric_b = dict(tuple(fb.groupby("metric")))
     empty = fa.iloc[0:0]

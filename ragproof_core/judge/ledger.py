@@ -12,10 +12,28 @@ class JudgeLedger:
     model: str | None = None
     prompt_hashes: dict[str, str] = field(default_factory=dict)
     use_cache: bool = True
+    mode: str = "per_metric"
     requests: int = 0
+    repairs: int = 0
     cache_hits: int = 0
     judge_errors: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
     cost_usd: float = 0.0
+
+    def activity(self) -> dict[str, Any]:
+        """The ``judge`` object of ``run --json`` and ``show --json`` (CONTRACT section 9)."""
+        return {
+            "model": self.model,
+            "mode": self.mode,
+            "requests": self.requests,
+            "repairs": self.repairs,
+            "cache_hits": self.cache_hits,
+            "judge_errors": self.judge_errors,
+            "input_tokens": self.input_tokens,
+            "output_tokens": self.output_tokens,
+            "cost_usd": self.cost_usd,
+        }
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -40,13 +40,18 @@ REPAIR_INSTRUCTION = (
 
 @dataclass
 class JudgeStats:
-    """Counters for one judge session. ``requests`` counts judge calls (a call's
-    internal transport retries are not counted separately)."""
+    """Counters for one judge session. ``requests`` counts judge calls, repairs
+    included (a call's internal transport retries are not counted separately);
+    ``repairs`` counts the repair requests alone. Tokens are the provider's
+    figures, else the 4-characters-per-token estimate."""
 
     requests: int = 0
+    repairs: int = 0
     cache_hits: int = 0
     calls_ok: int = 0
     judge_errors: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
     cost_usd: float = 0.0
 
 
@@ -133,6 +138,8 @@ class LiteLLMJudge:
         output_tokens = reply.output_tokens
         if output_tokens is None:
             output_tokens = estimate_tokens(reply.text)
+        self._stats.input_tokens += input_tokens
+        self._stats.output_tokens += output_tokens
         return call_cost(
             input_tokens,
             output_tokens,
@@ -176,6 +183,8 @@ class LiteLLMJudge:
             reservation = self.budget.reserve(self._estimate_usd(messages))
             requests += 1
             self._stats.requests += 1
+            if attempt == 2:
+                self._stats.repairs += 1
             try:
                 reply = await self.client.complete(messages)
             except TransportError as exc:

@@ -14,7 +14,8 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
-from ragproof_core.model import METRIC_NAMES, MetricResult, Status
+from ragproof_core.metrics.registry import METRIC_NAMES
+from ragproof_core.model import MetricResult, Status
 
 P50 = Fraction(1, 2)
 P95 = Fraction(19, 20)

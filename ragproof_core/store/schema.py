@@ -119,7 +119,23 @@ RUN_SCHEMA = pa.schema(
         pa.field("case_failures", pa.int64(), nullable=False),
         pa.field("judge_requests", pa.int64(), nullable=False),
         pa.field("cache_hits", pa.int64(), nullable=False),
+        pa.field("judge_mode", pa.string()),
+        pa.field("judge_repairs", pa.int64()),
+        pa.field("judge_errors", pa.int64()),
+        pa.field("judge_input_tokens", pa.int64()),
+        pa.field("judge_output_tokens", pa.int64()),
     ]
+)
+# Counters of the run record that read as 0 in files written before they existed.
+_RUN_COUNTERS = (
+    "cases",
+    "case_failures",
+    "judge_requests",
+    "cache_hits",
+    "judge_repairs",
+    "judge_errors",
+    "judge_input_tokens",
+    "judge_output_tokens",
 )
 
 SCHEMAS: dict[str, pa.Schema] = {
@@ -425,6 +441,25 @@ class RunRecord:
     case_failures: int
     judge_requests: int
     cache_hits: int
+    judge_mode: str | None = None
+    judge_repairs: int = 0
+    judge_errors: int = 0
+    judge_input_tokens: int = 0
+    judge_output_tokens: int = 0
+
+    def judge_activity(self) -> dict[str, Any]:
+        """The ``judge`` object of ``run --json`` and ``show --json`` (CONTRACT section 9)."""
+        return {
+            "model": self.judge_model,
+            "mode": self.judge_mode,
+            "requests": self.judge_requests,
+            "repairs": self.judge_repairs,
+            "cache_hits": self.cache_hits,
+            "judge_errors": self.judge_errors,
+            "input_tokens": self.judge_input_tokens,
+            "output_tokens": self.judge_output_tokens,
+            "cost_usd": self.cost_usd,
+        }
 
     def __post_init__(self) -> None:
         if self.status not in RUN_STATUSES:
@@ -454,6 +489,11 @@ def encode_run(record: RunRecord) -> pa.Table:
         "case_failures": record.case_failures,
         "judge_requests": record.judge_requests,
         "cache_hits": record.cache_hits,
+        "judge_mode": record.judge_mode,
+        "judge_repairs": record.judge_repairs,
+        "judge_errors": record.judge_errors,
+        "judge_input_tokens": record.judge_input_tokens,
+        "judge_output_tokens": record.judge_output_tokens,
     }
     return pa.Table.from_pylist([row], schema=RUN_SCHEMA)
 
@@ -465,7 +505,7 @@ def decode_runs(table: pa.Table) -> list[RunRecord]:
         row["prompt_hashes"] = json.loads(row["prompt_hashes"] or "{}")
         # Counters added after a run was written read as zero, not None.
         row["cost_usd"] = row["cost_usd"] or 0.0
-        for name in ("cases", "case_failures", "judge_requests", "cache_hits"):
+        for name in _RUN_COUNTERS:
             row[name] = row[name] or 0
         records.append(RunRecord(**row))
     return records

@@ -37,39 +37,20 @@ import pyarrow as pa
 
 from ragproof_core.store import files
 from ragproof_core.store.layout import StoreLayout
-from ragproof_core.store.schema import SCHEMAS, SUMMARY_FIELDS
+from ragproof_core.store.schema import SCHEMAS
 
 # Bump when the meaning of the views changes in a way the DDL text does not
 # show; any change to the DDL or the table schemas already triggers a rebuild.
 VIEW_VERSION = 1
 
-RUNS_COLUMNS: tuple[str, ...] = (
-    "run_id",
-    "dataset",
-    "adapter",
-    "status",
-    "started_at",
-    "finished_at",
-    "judge_model",
-    "prompt_hashes",
-    "config_json",
-    "cost_usd",
-    "cases",
-    "case_failures",
-    "judge_requests",
-    "cache_hits",
-)
-CASE_RESULTS_COLUMNS: tuple[str, ...] = (
-    "run_id",
-    "case_id",
-    "metric",
-    "status",
-    "value",
-    "reason",
-    "judge_raw_json",
-)
-METRIC_SUMMARIES_COLUMNS: tuple[str, ...] = ("run_id", *SUMMARY_FIELDS)
-VIEW_NAMES: tuple[str, ...] = ("runs", "case_results", "metric_summaries")
+# The views' columns are the tables' columns, in schema order (CONTRACT's
+# columns first; later additions only ever go after them).
+RUNS_COLUMNS: tuple[str, ...] = tuple(SCHEMAS["run"].names)
+CASE_RESULTS_COLUMNS: tuple[str, ...] = tuple(SCHEMAS["case_results"].names)
+METRIC_SUMMARIES_COLUMNS: tuple[str, ...] = tuple(SCHEMAS["metric_summaries"].names)
+# Views with a row per run (and case, metric); ``metrics`` lists the metric registry.
+RUN_VIEWS: tuple[str, ...] = ("runs", "case_results", "metric_summaries")
+VIEW_NAMES: tuple[str, ...] = (*RUN_VIEWS, "metrics")
 
 DEFAULT_LOCK_TIMEOUT_S = 30.0
 # A database file that is not (yet) valid is retried only briefly: the only
@@ -107,7 +88,23 @@ def view_ddl(layout: StoreLayout) -> list[str]:
         f"FROM {_scan(layout, 'case_results')} WHERE run_id IN (SELECT run_id FROM runs)",
         f"CREATE OR REPLACE VIEW metric_summaries AS SELECT {', '.join(METRIC_SUMMARIES_COLUMNS)} "
         f"FROM {_scan(layout, 'metric_summaries')} WHERE run_id IN (SELECT run_id FROM runs)",
+        _metrics_view(),
     ]
+
+
+def _metrics_view() -> str:
+    """The ``metrics`` view: the metric registry as rows (CONTRACT section 7)."""
+    from ragproof_core.metrics.registry import METRICS
+
+    rows = ", ".join(
+        f"({_sql_string(m.name)}, {_sql_string(m.family)}, {str(m.higher_is_better).upper()}, "
+        f"{str(m.judged).upper()}, {_sql_string(m.judge)}, {_sql_string(m.description)})"
+        for m in METRICS
+    )
+    return (
+        "CREATE OR REPLACE VIEW metrics AS SELECT * FROM (VALUES "
+        f"{rows}) AS t(metric, family, higher_is_better, judged, judge, description)"
+    )
 
 
 def fingerprint(layout: StoreLayout) -> str:

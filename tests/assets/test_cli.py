@@ -16,8 +16,20 @@ def test_run_json_and_the_three_views(store_path: Path):
     done = ragproof(*RUN_ARGS, "--json")
     assert done.returncode == 0, done.stderr
     out = json.loads(done.stdout)
-    assert set(out) == {"run_id", "status", "metrics"}
+    assert set(out) == {"run_id", "status", "metrics", "judge"}
     assert out["status"] == "completed"
+    # No judge configured: the activity record says so with zero counts, not missing keys.
+    assert out["judge"] == {
+        "model": None,
+        "mode": None,
+        "requests": 0,
+        "repairs": 0,
+        "cache_hits": 0,
+        "judge_errors": 0,
+        "input_tokens": 0,
+        "output_tokens": 0,
+        "cost_usd": 0.0,
+    }
     assert_summary(out["metrics"])
 
     with duckdb.connect(str(store_path / "ragproof.duckdb"), read_only=True) as con:

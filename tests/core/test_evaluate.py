@@ -6,7 +6,8 @@ import asyncio
 
 from ragproof_core.evaluate import ABORTED_BUDGET, BUDGET_REASON, COMPLETED, evaluate
 from ragproof_core.judge.types import BudgetExceeded, JudgeVerdict
-from ragproof_core.model import METRIC_NAMES, Case, CaseKind, Status
+from ragproof_core.metrics.registry import METRIC_NAMES
+from ragproof_core.model import Case, CaseKind, Status
 from ragproof_core.settings import RunSettings
 
 

@@ -10,7 +10,7 @@ import math
 
 import pytest
 
-from ragproof_core.model import METRIC_NAMES
+from ragproof_core.metrics.registry import METRIC_NAMES
 from ragproof_core.store.run_store import RunStore
 from tests.faults.conftest import FAULTS, materialize, query, summaries
 from tests.support.fault_adapters import EXPECTED_ERRORS

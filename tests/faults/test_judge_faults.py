@@ -13,7 +13,7 @@ import math
 
 import pytest
 
-from ragproof_core.model import METRIC_NAMES
+from ragproof_core.metrics.registry import METRIC_NAMES
 from tests.faults.conftest import (
     FAULTS,
     JUDGE_METRICS,

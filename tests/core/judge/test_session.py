@@ -41,7 +41,10 @@ def test_a_valid_reply_is_returned_and_cached(server: JudgeServer, tmp_path: Pat
     )
     prompt_hash = load_prompts()["answer_relevance"].sha256
     assert judge.cache.get(MODEL, prompt_hash, input_hash(INPUTS)).data == {"verdict": "partial"}
-    assert judge.stats == JudgeStats(requests=1, cache_hits=0, calls_ok=1, judge_errors=0)
+    # The server reports usage (100, 20): the session counts the provider's tokens.
+    assert judge.stats == JudgeStats(
+        requests=1, cache_hits=0, calls_ok=1, judge_errors=0, input_tokens=100, output_tokens=20
+    )
 
 
 def test_malformed_then_valid_takes_exactly_two_requests(server: JudgeServer) -> None:

@@ -8,7 +8,8 @@ from fractions import Fraction
 import pytest
 
 from ragproof_core.metrics.aggregate import P50, P95, MetricSummary, nearest_rank, summarize
-from ragproof_core.model import METRIC_NAMES, MetricResult, Status, case_error, scored, skipped
+from ragproof_core.metrics.registry import METRIC_NAMES
+from ragproof_core.model import MetricResult, Status, case_error, scored, skipped
 from tests.core.metrics.fixture_cases import FIXTURES, load_jsonl
 
 # Sorted scores 1..n, so the value found is the 1-based position picked.

@@ -6,8 +6,8 @@ import json
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
+from ragproof_core.metrics.registry import METRIC_NAMES
 from ragproof_core.model import (
-    METRIC_NAMES,
     Answer,
     Case,
     CaseKind,

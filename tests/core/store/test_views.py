@@ -9,7 +9,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from ragproof_core.model import METRIC_NAMES
+from ragproof_core.metrics.registry import METRIC_NAMES
 from ragproof_core.store import views
 from ragproof_core.store.run_store import RunStore
 from tests.core.store import sample
@@ -62,6 +62,11 @@ def assert_contract_columns(con: duckdb.DuckDBPyConnection) -> None:
         "case_failures",
         "judge_requests",
         "cache_hits",
+        "judge_mode",
+        "judge_repairs",
+        "judge_errors",
+        "judge_input_tokens",
+        "judge_output_tokens",
     ]
     assert dict(runs)["started_at"] == "TIMESTAMP WITH TIME ZONE"
     assert dict(runs)["prompt_hashes"] == "VARCHAR"
@@ -75,7 +80,7 @@ def test_views_have_contract_columns_on_an_empty_store(store: RunStore) -> None:
     assert store.ensure_views() is True
     with store.connect() as con:
         assert_contract_columns(con)
-        for view in views.VIEW_NAMES:
+        for view in views.RUN_VIEWS:
             assert con.execute(f"SELECT count(*) FROM {view}").fetchone() == (0,)
 
 
@@ -100,6 +105,11 @@ def test_views_show_finished_runs_with_contract_columns(store: RunStore) -> None
                 1,
                 7,
                 3,
+                None,
+                0,
+                0,
+                0,
+                0,
             )
         ]
         assert con.execute("SELECT prompt_hashes::JSON->>'refusal' FROM runs").fetchone() == (
@@ -127,7 +137,7 @@ def test_a_run_without_its_run_record_is_invisible_everywhere(store: RunStore) -
     sample.write_run(store, "done")
     sample.write_run(store, "killed", finish=False)
     with store.connect() as con:
-        for view in views.VIEW_NAMES:
+        for view in views.RUN_VIEWS:
             assert con.execute(f"SELECT DISTINCT run_id FROM {view}").fetchall() == [("done",)]
     assert [r.run_id for r in store.list_runs()] == ["done"]
     # its files stay readable for the pipeline that may resume it

@@ -21,7 +21,8 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 
-from ragproof_core.model import METRIC_NAMES, CaseOutput
+from ragproof_core.metrics.registry import METRIC_NAMES
+from ragproof_core.model import CaseOutput
 from ragproof_core.store import files, schema, views
 from ragproof_core.store.run_store import RunStore
 from tests.core.store import sample
