@@ -191,6 +191,29 @@ class JudgeEnv:
     timeout_s: float = JUDGE_TIMEOUT_S
     max_attempts: int = JUDGE_MAX_ATTEMPTS
     backoff_s: float = JUDGE_BACKOFF_S
+    # CONTRACT sections 12 and 15: per_metric or combined calls; requests per minute.
+    mode: str = "per_metric"
+    rpm: float | None = None
+    # Set when RAGPROOF_JUDGE_MODE was given, so it wins over the [judge] table.
+    mode_from_env: str | None = None
+
+    @property
+    def models(self) -> tuple[str, ...]:
+        """The jury: ``model`` may name several LiteLLM models separated by commas."""
+        if self.model is None:
+            return ()
+        return tuple(part.strip() for part in self.model.split(",") if part.strip())
+
+    def with_table(self, table: JudgeSettings) -> JudgeEnv:
+        """Fill what the environment left unset from the ``[judge]`` table of ragproof.toml."""
+        changes: dict[str, Any] = {}
+        if self.model is None and table.models:
+            changes["model"] = ",".join(table.models)
+        if self.mode_from_env is None:
+            changes["mode"] = table.mode
+        if self.rpm is None and table.rpm is not None:
+            changes["rpm"] = table.rpm
+        return replace(self, **changes) if changes else self
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> JudgeEnv:
@@ -214,7 +237,21 @@ class JudgeEnv:
             timeout_s=number("RAGPROOF_JUDGE_TIMEOUT_S") or JUDGE_TIMEOUT_S,
             max_attempts=int(number("RAGPROOF_JUDGE_MAX_ATTEMPTS") or JUDGE_MAX_ATTEMPTS),
             backoff_s=_or_default(number("RAGPROOF_JUDGE_BACKOFF_S"), JUDGE_BACKOFF_S),
+            mode=_judge_mode(env) or "per_metric",
+            mode_from_env=_judge_mode(env),
+            rpm=number("RAGPROOF_JUDGE_RPM"),
         )
+
+
+def _judge_mode(env: Mapping[str, str]) -> str | None:
+    value = env.get("RAGPROOF_JUDGE_MODE", "").strip()
+    if not value:
+        return None
+    if value not in JUDGE_MODES:
+        raise ConfigError(
+            f"RAGPROOF_JUDGE_MODE must be one of {', '.join(JUDGE_MODES)}, got {value!r}"
+        )
+    return value
 
 
 def _or_default(value: float | None, default: float) -> float:
