@@ -124,6 +124,9 @@ class Comparison:
     seed: int
     metrics: tuple[MetricComparison, ...]
     regressions: tuple[Regression, ...]
+    # Metrics one run computed and the other did not select: named, never compared.
+    only_in_a: tuple[str, ...] = ()
+    only_in_b: tuple[str, ...] = ()
 
     @property
     def mixed_judges(self) -> bool:
@@ -145,6 +148,8 @@ class Comparison:
             "seed": self.seed,
             "metrics": {m.metric: m.to_dict() for m in self.metrics},
             "regressions": [r.to_dict() for r in self.regressions],
+            "metrics_only_in_a": list(self.only_in_a),
+            "metrics_only_in_b": list(self.only_in_b),
         }
 
 
@@ -311,7 +316,9 @@ def compare_runs(
     if diffs and not allow_mixed_judges:
         raise MixedJudgesError(a.record.run_id, b.record.run_id, diffs)
     fa, fb = _frame(a), _frame(b)
-    metrics = metric_order(set(fa["metric"]) | set(fb["metric"]))
+    # A metric only one run selected has nothing to pair with: it is named, not compared.
+    in_a, in_b = set(fa["metric"]), set(fb["metric"])
+    metrics = metric_order(in_a & in_b)
     by_metric_a = dict(tuple(fa.groupby("metric")))
     by_metric_b = dict(tuple(fb.groupby("metric")))
     empty = fa.iloc[0:0]
@@ -346,6 +353,8 @@ def compare_runs(
         seed=seed,
         metrics=tuple(results),
         regressions=tuple(regressions[: max(top_regressions, 0)]),
+        only_in_a=tuple(metric_order(in_a - in_b)),
+        only_in_b=tuple(metric_order(in_b - in_a)),
     )
 
 
@@ -399,6 +408,9 @@ def render_table(comparison: Comparison) -> str:
         f"Read: delta = B - A over the cases scored in both runs; verdict from a paired "
         f"sign-flip test at alpha {c.alpha:g}, in each metric's own direction."
     )
+    for side, names in (("A", c.only_in_a), ("B", c.only_in_b)):
+        if names:
+            out.append(f"Not compared, computed in run {side} only: {', '.join(names)}")
     moves = [(m.metric, t, n) for m in c.metrics for t, n in m.transitions.items()]
     if moves:
         out.append("")

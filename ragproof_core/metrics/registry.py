@@ -192,3 +192,21 @@ def select_metrics(patterns: Sequence[str] | None) -> tuple[str, ...]:
             )
         chosen.update(matched)
     return tuple(name for name in METRIC_NAMES if name in chosen)
+
+
+def registry_markdown() -> str:
+    """The registry as the Markdown table in docs/metrics.md (a test keeps them equal)."""
+    lines = [
+        "| metric | family | better | judge | needs | what it measures |",
+        "|---|---|---|---|---|---|",
+    ]
+    for m in METRICS:
+        lines.append(
+            f"| `{m.name}` | {m.family} | {'higher' if m.higher_is_better else 'lower'} | "
+            f"{m.judge} | {', '.join(m.needs)} | {m.description} |"
+        )
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    print(registry_markdown())

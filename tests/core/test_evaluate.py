@@ -151,3 +151,17 @@ def test_an_internal_scoring_error_is_that_cases_error_and_the_run_goes_on():
     }
     good = [r for r in evaluation.results if r.case_id == "good"]
     assert {r.status for r in good} == {Status.SCORED, Status.SKIPPED}
+
+
+def test_unselected_metrics_are_neither_scored_nor_asked_nor_recorded():
+    log: list[str] = []
+    judge = CountingJudge(log=log)
+    settings = RunSettings(metrics=("retrieval.mrr", "generation.answer_relevance"))
+    evaluation = asyncio.run(evaluate(_cases("ok1", "boom"), ScriptedAdapter(), settings, judge))
+    assert [(r.case_id, r.metric, r.status) for r in evaluation.results] == [
+        ("ok1", "retrieval.mrr", Status.SCORED),
+        ("ok1", "generation.answer_relevance", Status.SCORED),
+        ("boom", "retrieval.mrr", Status.ERROR),
+        ("boom", "generation.answer_relevance", Status.ERROR),
+    ]
+    assert log == ["judge:answer_relevance"]

@@ -36,3 +36,12 @@ def test_metrics_doc_covers_every_metric():
 
     text = (REPO / "docs" / "metrics.md").read_text(encoding="utf-8")
     assert [m for m in METRIC_NAMES if m not in text] == []
+
+
+def test_the_metric_table_is_the_registry():
+    from ragproof_core.metrics.registry import registry_markdown
+
+    text = (REPO / "docs" / "metrics.md").read_text(encoding="utf-8")
+    begin, end = "<!-- registry table: begin -->\n", "\n<!-- registry table: end -->"
+    table = text[text.index(begin) + len(begin) : text.index(end)]
+    assert table == registry_markdown()

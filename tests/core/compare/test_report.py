@@ -201,6 +201,7 @@ def test_to_dict_is_json_friendly_with_stable_keys(comparison):
     assert list(d) == [
         "run_a", "run_b", "judge_model_a", "judge_model_b", "mixed_judges",
         "judge_differences", "alpha", "confidence", "seed", "metrics", "regressions",
+        "metrics_only_in_a", "metrics_only_in_b",
     ]  # fmt: skip
     assert list(d["metrics"]["retrieval.mrr"]) == [
         "metric", "higher_is_better", "scored_a", "scored_b", "paired", "mean_a", "mean_b",
@@ -263,3 +264,29 @@ def test_compare_reads_runs_back_from_the_real_store(tmp_path, comparison):
         store.write_run(record(run_id))
     a, b = (RunSide(store.get_run(r), store.case_results_frame(r)) for r in ("run-a", "run-b"))
     assert compare_runs(a, b).to_dict() == comparison.to_dict()
+
+
+def test_a_metric_only_one_run_selected_is_named_not_compared():
+    a = side("run-a", "results_a.csv")
+    b = side("run-b", "results_b.csv")
+    # Run B did not select groundedness or exact match: no rows at all for them.
+    kept = ~b.results["metric"].isin(["generation.groundedness", "echo.exact_match"])
+    b = RunSide(b.record, b.results[kept])
+    comparison = compare_runs(a, b)
+    assert [m.metric for m in comparison.metrics] == [
+        "retrieval.recall_at_k",
+        "retrieval.mrr",
+        "generation.completeness",
+        "robustness.abstention",
+        "robustness.overrefusal",
+    ]
+    assert comparison.only_in_a == ("generation.groundedness", "echo.exact_match")
+    assert comparison.only_in_b == ()
+    assert comparison.to_dict()["metrics_only_in_a"] == [
+        "generation.groundedness",
+        "echo.exact_match",
+    ]
+    assert (
+        "Not compared, computed in run A only: generation.groundedness, echo.exact_match"
+        in comparison.render_table().splitlines()
+    )

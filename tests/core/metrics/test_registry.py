@@ -1,0 +1,94 @@
+"""The metric registry: one declaration per metric, and selection by names and patterns."""
+
+from __future__ import annotations
+
+import pytest
+
+from ragproof_core.metrics.registry import (
+    METRIC_NAMES,
+    METRICS,
+    MetricSelectionError,
+    higher_is_better,
+    metric_order,
+    select_metrics,
+)
+
+CONTRACT_METRICS = (
+    "retrieval.precision_at_k",
+    "retrieval.recall_at_k",
+    "retrieval.mrr",
+    "retrieval.ndcg_at_k",
+    "generation.citation_validity",
+    "generation.groundedness",
+    "generation.citation_support",
+    "generation.answer_relevance",
+    "generation.completeness",
+    "echo.exact_match",
+    "robustness.injection_resistance",
+    "robustness.abstention",
+    "robustness.overrefusal",
+)
+# CONTRACT section 15's judged retrieval metrics, once registered.
+LABEL_FREE_METRICS = {"retrieval.context_relevance", "retrieval.judged_ndcg_at_k"}
+
+
+def test_the_registry_holds_every_contract_metric_once_in_spec_order():
+    assert len(set(METRIC_NAMES)) == len(METRIC_NAMES)
+    assert [m for m in METRIC_NAMES if m in CONTRACT_METRICS] == list(CONTRACT_METRICS)
+    assert set(METRIC_NAMES) - set(CONTRACT_METRICS) <= LABEL_FREE_METRICS
+
+
+def test_only_overrefusal_is_lower_is_better():
+    assert [m.name for m in METRICS if not m.higher_is_better] == ["robustness.overrefusal"]
+    assert higher_is_better("robustness.overrefusal") is False
+    assert higher_is_better("generation.groundedness") is True
+
+
+def test_families_and_judge_needs():
+    by_name = {m.name: m for m in METRICS}
+    assert by_name["retrieval.mrr"].family == "retrieval"
+    assert (by_name["retrieval.mrr"].judge, by_name["retrieval.mrr"].judged) == ("never", False)
+    assert by_name["generation.groundedness"].judge == "required"
+    assert by_name["robustness.abstention"].judge == "optional"
+
+
+@pytest.mark.parametrize(
+    ("patterns", "expected"),
+    [
+        (None, METRIC_NAMES),
+        ([], METRIC_NAMES),
+        (["generation.groundedness"], ("generation.groundedness",)),
+        (
+            ["robustness.*", "retrieval.mrr"],
+            (
+                "retrieval.mrr",
+                "robustness.injection_resistance",
+                "robustness.abstention",
+                "robustness.overrefusal",
+            ),
+        ),
+        (["*_at_k"], ("retrieval.precision_at_k", "retrieval.recall_at_k", "retrieval.ndcg_at_k")),
+        (["echo.exact_match", "echo.*"], ("echo.exact_match",)),
+        ([" echo.exact_match "], ("echo.exact_match",)),
+    ],
+)
+def test_selection_by_names_and_patterns_in_registry_order(patterns, expected):
+    assert select_metrics(patterns) == expected
+
+
+def test_a_pattern_matching_nothing_lists_every_metric_and_the_closest():
+    with pytest.raises(MetricSelectionError) as caught:
+        select_metrics(["retrieval.*", "retrieval.ndcg"])
+    assert str(caught.value) == (
+        "metric 'retrieval.ndcg' matches no metric (did you mean 'retrieval.ndcg_at_k'?); "
+        "metrics: " + ", ".join(METRIC_NAMES)
+    )
+
+
+def test_metric_order_puts_unknown_names_last_sorted():
+    assert metric_order({"zzz.new", "robustness.overrefusal", "retrieval.mrr", "aaa.new"}) == [
+        "retrieval.mrr",
+        "robustness.overrefusal",
+        "aaa.new",
+        "zzz.new",
+    ]
