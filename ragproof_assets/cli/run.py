@@ -119,11 +119,14 @@ def _print_summary(record, summaries) -> None:
     if tradeoff:
         print(tradeoff)
     if record.judge_model is None:
-        judge = "none (judge metrics skipped: set RAGPROOF_JUDGE_MODEL)"
-    else:
-        judge = f"{record.judge_model} ({record.judge_mode or 'per_metric'})"
+        print(
+            "judge: none (judge metrics skipped: set RAGPROOF_JUDGE_MODEL); "
+            f"case failures {record.case_failures}"
+        )
+        return
     print(
-        f"judge: {judge}; requests {record.judge_requests} ({record.judge_repairs} repairs), "
+        f"judge: {record.judge_model} ({record.judge_mode or 'per_metric'}); "
+        f"requests {record.judge_requests} ({record.judge_repairs} repairs), "
         f"cache hits {record.cache_hits}, judge errors {record.judge_errors}, "
         f"tokens {record.judge_input_tokens} in / {record.judge_output_tokens} out, "
         f"cost ${record.cost_usd:.4f}; case failures {record.case_failures}"
