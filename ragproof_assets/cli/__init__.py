@@ -16,7 +16,7 @@ import os
 import sys
 from collections.abc import Sequence
 
-from ragproof_assets.cli import calibrate, compare, generate, run
+from ragproof_assets.cli import calibrate, compare, generate, importing, run
 from ragproof_assets.cli.common import EXIT_BAD_INPUT, EXIT_OK, UsageError
 from ragproof_core.dataset import DatasetError
 from ragproof_core.robustness.generate import GenerationError
@@ -31,6 +31,7 @@ def build_parser() -> argparse.ArgumentParser:
     compare.register(sub)
     calibrate.register(sub)
     generate.register(sub)
+    importing.register(sub)
     return parser
 
 

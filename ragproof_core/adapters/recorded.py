@@ -8,10 +8,13 @@ The file is JSON Lines, one line per case::
 
 - ``retrieve`` absent (or null): retrieval is not exposed for that case, so
   retrieval metrics skip it.
+- ``retrieve`` without ``answer``: a retrieval-only case (an imported TREC
+  run, CONTRACT section 11); metrics that need an answer skip it.
 - ``error`` present: the case is a case failure carrying that message.
 - a case of the dataset with no line: a case failure
   ``no recorded output for case <id>``.
-- a line with neither ``answer`` nor ``error`` is malformed.
+- a line with none of ``retrieve``, ``answer`` and ``error`` is malformed.
+- other keys are ignored: recordings may carry data ragproof does not use.
 
 The whole file is parsed and validated when the adapter is built, so a bad
 recording is reported as ``PATH:LINE: reason`` before any case runs. Outputs
@@ -116,8 +119,8 @@ def _parse_line(row: Any) -> CaseOutput:
     error = row.get("error")
     if error is not None and (not isinstance(error, str) or not error.strip()):
         raise ValueError("'error' must be a non-empty string")
-    if error is None and answer is None:
-        raise ValueError("line has neither 'answer' nor 'error'")
+    if error is None and answer is None and retrieved is None:
+        raise ValueError("line has none of 'retrieve', 'answer' or 'error'")
     if error is not None:
         return CaseOutput(case_id, error=error)
     return CaseOutput(case_id, answer=answer, retrieved=retrieved)

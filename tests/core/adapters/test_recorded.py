@@ -46,6 +46,21 @@ def test_empty_retrieve_is_exposed_but_empty():
     assert replay(RecordedAdapter(str(RECORDED)), "c4").retrieved == ()
 
 
+def test_retrieve_without_answer_is_a_retrieval_only_case():
+    adapter = RecordedAdapter(str(FIXTURES / "recorded_retrieval_only.jsonl"))
+    assert replay(adapter, "q1") == CaseOutput(
+        "q1", answer=None, retrieved=(Chunk("d3", "", 2.5), Chunk("d1", "", 1.0))
+    )
+    assert replay(adapter, "q2") == CaseOutput("q2", answer=None, retrieved=())
+
+
+def test_keys_ragproof_does_not_use_are_ignored():
+    # recorded_retrieval_only.jsonl's lines carry "run_tag" and "source" keys.
+    adapter = RecordedAdapter(str(FIXTURES / "recorded_retrieval_only.jsonl"))
+    assert len(adapter) == 2
+    assert not replay(adapter, "q1").failed
+
+
 def test_line_with_error_is_a_case_failure():
     output = replay(RecordedAdapter(str(RECORDED)), "c3")
     assert output == CaseOutput("c3", error="upstream service returned 503")
@@ -84,7 +99,11 @@ def test_does_not_pretend_to_expose_retrieve():
             "'answer': expected an Answer or a dict with 'text', got a bare string; "
             "wrap it as {'text': ...}",
         ),
-        ("recorded_neither_answer_nor_error.jsonl", 1, "line has neither 'answer' nor 'error'"),
+        (
+            "recorded_nothing_recorded.jsonl",
+            1,
+            "line has none of 'retrieve', 'answer' or 'error'",
+        ),
         ("recorded_missing_case_id.jsonl", 1, "missing required field 'case_id'"),
         ("recorded_duplicate_case_id.jsonl", 2, "duplicate case_id 'c1' (first used on line 1)"),
         (
