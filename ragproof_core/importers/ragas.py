@@ -58,7 +58,8 @@ def _convert(row: Any, number: int) -> tuple[dict[str, Any], dict[str, Any] | No
         raise ValueError(f"expected a JSON object, got {json_type(row)}")
     question = row.get("user_input")
     if question is None:
-        raise ValueError("missing required field 'user_input'")
+        hint = " (RAGAS 0.1 names such as 'question' are not read)" if "question" in row else ""
+        raise ValueError(f"missing required field 'user_input'{hint}")
     if not isinstance(question, str):
         raise ValueError(
             f"'user_input' must be a string, got {json_type(question)} "

@@ -10,6 +10,7 @@ corpus) leaves the previous files as they were.
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 from collections.abc import Iterable, Mapping, Sequence
@@ -102,6 +103,9 @@ def write_files(files: Sequence[tuple[Path, Iterable[Mapping[str, Any]]]]) -> li
     streamed corpus): then no destination is touched and the temporary files
     are removed.
     """
+    for path, _ in files:
+        if Path(path).is_dir():
+            raise IsADirectoryError(errno.EISDIR, "is a folder", str(path))
     written: list[tuple[Path, Path]] = []
     counts: list[int] = []
     try:

@@ -50,6 +50,12 @@ def test_csv_records_spanning_lines_keep_their_first_line_for_messages(tmp_path)
         ("d.jsonl", '{"response": "x"}\n', 1, "missing required field 'user_input'"),
         (
             "d.jsonl",
+            '{"question": "q", "answer": "a"}\n',
+            1,
+            "missing required field 'user_input' (RAGAS 0.1 names such as 'question' are not read)",
+        ),
+        (
+            "d.jsonl",
             f'{ROW}\n{{"user_input": [{{"content": "hi"}}]}}\n',
             2,
             "'user_input' must be a string, got array (multi-turn samples are not supported)",

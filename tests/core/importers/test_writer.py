@@ -44,3 +44,12 @@ def test_rows_are_written_one_a_line_in_readable_utf8(tmp_path):
     assert path.read_text(encoding="utf-8") == (
         '{"id": "é", "question": "q"}\n{"id": "b", "question": "r"}\n'
     )
+
+
+def test_an_output_that_is_a_folder_is_refused_before_anything_is_written(tmp_path):
+    first, folder = tmp_path / "cases.jsonl", tmp_path / "outputs"
+    folder.mkdir()
+    with pytest.raises(IsADirectoryError) as info:
+        write_files([(first, [{"id": "c1", "question": "q"}]), (folder, [])])
+    assert (info.value.filename, info.value.strerror) == (str(folder), "is a folder")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["outputs"]
