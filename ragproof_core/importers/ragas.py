@@ -27,7 +27,13 @@ from pathlib import Path
 from typing import Any
 
 from ragproof_core.dataset import DatasetError, iter_json_lines
-from ragproof_core.importers.reading import json_type, open_text, optional_string, string_list
+from ragproof_core.importers.reading import (
+    bad_utf8_line,
+    json_type,
+    open_text,
+    optional_string,
+    string_list,
+)
 from ragproof_core.importers.writer import IdRegistry, Imported, case_row, recorded_row, row_id
 
 LIST_COLUMNS = ("retrieved_contexts", "reference_contexts")
@@ -138,7 +144,7 @@ def _csv_rows(path: str | Path) -> Iterator[tuple[int, dict[str, str]]]:
         except csv.Error as exc:
             raise DatasetError(path_text, reader.line_num, f"not valid CSV ({exc})") from None
         except UnicodeDecodeError:
-            raise DatasetError(path_text, reader.line_num + 1, "not valid UTF-8") from None
+            raise DatasetError(path_text, bad_utf8_line(path), "not valid UTF-8") from None
 
 
 def _preview(text: str) -> str:

@@ -33,23 +33,24 @@ def read_text(path: str | Path) -> str:
         try:
             return handle.read()
         except UnicodeDecodeError:
-            raise DatasetError(str(path), _bad_utf8_line(path), "not valid UTF-8") from None
+            raise DatasetError(str(path), bad_utf8_line(path), "not valid UTF-8") from None
 
 
 def text_lines(path: str | Path) -> Iterator[tuple[int, str]]:
     """``(line number, line)`` for each non-blank line, line endings removed."""
     with open_text(path) as handle:
-        number = 0
         try:
             for number, raw in enumerate(handle, start=1):
                 line = raw.rstrip("\r\n")
                 if line.strip():
                     yield number, line
         except UnicodeDecodeError:
-            raise DatasetError(str(path), number + 1, "not valid UTF-8") from None
+            raise DatasetError(str(path), bad_utf8_line(path), "not valid UTF-8") from None
 
 
-def _bad_utf8_line(path: str | Path) -> int:
+def bad_utf8_line(path: str | Path) -> int:
+    """The first line that is not valid UTF-8 (a text reader decodes ahead in blocks,
+    so the line it was on when decoding failed can be far before the bad byte)."""
     with open(path, "rb") as handle:
         for number, raw in enumerate(handle, start=1):
             try:
