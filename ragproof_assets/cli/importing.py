@@ -104,19 +104,34 @@ def register(sub: argparse._SubParsersAction) -> None:
     formats = importing.add_subparsers(dest="format", required=True)
 
     beir = formats.add_parser("beir", help="a BEIR dataset folder")
-    beir.add_argument("dir", help="folder with corpus.jsonl, queries.jsonl and qrels/SPLIT.tsv")
+    beir.add_argument(
+        "dir", metavar="DIR", help="folder with corpus.jsonl, queries.jsonl and qrels/SPLIT.tsv"
+    )
     beir.add_argument("--split", default="test", help="qrels split to import (default: test)")
-    beir.add_argument("--out", required=True, help="cases file to write (JSON Lines)")
-    beir.add_argument("--corpus-out", help="also write the corpus as chunks (JSON Lines)")
+    beir.add_argument(
+        "--out", required=True, metavar="CASES", help="cases file to write (JSON Lines)"
+    )
+    beir.add_argument(
+        "--corpus-out", metavar="FILE", help="also write the corpus as chunks (JSON Lines)"
+    )
     beir.set_defaults(func=cmd_import_beir)
 
     trec = formats.add_parser("trec", help="a TREC qrels and run pair")
-    trec.add_argument("--qrels", required=True, help="qrels: qid iter docid rel")
-    trec.add_argument("--run", required=True, help="run: qid Q0 docid rank score tag")
-    trec.add_argument("--topics", help="topics as TSV: qid<TAB>text (default: the qid)")
-    trec.add_argument("--out", required=True, help="cases file to write (JSON Lines)")
+    trec.add_argument("--qrels", required=True, metavar="FILE", help="qrels: qid iter docid rel")
     trec.add_argument(
-        "--recorded-out", required=True, help="retrieval-only recorded outputs to write"
+        "--run", required=True, metavar="FILE", help="run: qid Q0 docid rank score tag"
+    )
+    trec.add_argument(
+        "--topics", metavar="FILE", help="topics as TSV: qid<TAB>text (default: the qid)"
+    )
+    trec.add_argument(
+        "--out", required=True, metavar="CASES", help="cases file to write (JSON Lines)"
+    )
+    trec.add_argument(
+        "--recorded-out",
+        required=True,
+        metavar="OUTPUTS",
+        help="retrieval-only recorded outputs to write",
     )
     trec.set_defaults(func=cmd_import_trec)
 
@@ -125,9 +140,13 @@ def register(sub: argparse._SubParsersAction) -> None:
         ("deepeval", "DeepEval goldens or test cases (JSON)", cmd_import_deepeval),
     ):
         parser = formats.add_parser(name, help=what)
-        parser.add_argument("file", help=what)
-        parser.add_argument("--out", required=True, help="cases file to write (JSON Lines)")
+        parser.add_argument("file", metavar="FILE", help=what)
         parser.add_argument(
-            "--recorded-out", help="also write the recorded outputs (responses and contexts)"
+            "--out", required=True, metavar="CASES", help="cases file to write (JSON Lines)"
+        )
+        parser.add_argument(
+            "--recorded-out",
+            metavar="OUTPUTS",
+            help="also write the recorded outputs (responses and contexts)",
         )
         parser.set_defaults(func=handler)
