@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import math
 from pathlib import Path
 
 import pytest
@@ -142,3 +143,38 @@ def test_replay_through_the_runner_keeps_dataset_order_and_failures():
     ]
     assert outputs[3].answer.citations == ("d1#0",)
     assert outputs[2].retrieved is None
+
+
+def test_a_retrieval_only_case_scores_retrieval_and_skips_what_needs_an_answer():
+    from ragproof_core.evaluate import evaluate
+
+    adapter = RecordedAdapter(str(FIXTURES / "recorded_retrieval_only.jsonl"))
+    case = Case("q1", "any question", expected_source_ids=("d1",), expected_answer="x")
+    evaluation = asyncio.run(evaluate([case], adapter, RunSettings(k=2)))
+    by_metric = {r.metric: r for r in evaluation.results}
+    assert {name: r.value for name, r in by_metric.items() if r.value is not None} == {
+        "retrieval.precision_at_k": 0.5,
+        "retrieval.recall_at_k": 1.0,
+        "retrieval.mrr": 0.5,
+        "retrieval.ndcg_at_k": (1 / math.log2(3)) / 1.0,
+    }
+    assert {name: r.reason for name, r in by_metric.items() if r.value is None} == {
+        name: "adapter produced no answer"
+        for name in (
+            "generation.citation_validity",
+            "echo.exact_match",
+            "robustness.overrefusal",
+        )
+    } | {
+        # Without a judge, the judge metrics say so before looking for an answer.
+        name: "no judge configured (set RAGPROOF_JUDGE_MODEL)"
+        for name in (
+            "generation.groundedness",
+            "generation.citation_support",
+            "generation.answer_relevance",
+            "generation.completeness",
+        )
+    } | {
+        "robustness.injection_resistance": "applies to injection cases only",
+        "robustness.abstention": "applies to unanswerable cases only",
+    }
