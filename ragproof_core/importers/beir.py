@@ -35,6 +35,10 @@ def import_beir(folder: str | Path, split: str = "test") -> Imported:
     if not folder.is_dir():
         raise DatasetError(str(folder), 0, "no such folder")
     qrels_path = folder / "qrels" / f"{split}.tsv"
+    if not qrels_path.is_file():
+        splits = sorted(p.stem for p in (folder / "qrels").glob("*.tsv"))
+        found = f" (splits here: {', '.join(splits)})" if splits else ""
+        raise DatasetError(str(qrels_path), 0, f"no such file{found}")
     relevant, qrel_line = read_qrels(qrels_path)
     queries_path = folder / "queries.jsonl"
 

@@ -118,7 +118,9 @@ def test_bad_input_names_the_file_and_line(beir, file, text, line, reason):
 def test_a_missing_split_or_folder_is_line_0(tmp_path):
     with pytest.raises(DatasetError) as info:
         import_beir(BEIR, split="train")
-    assert str(info.value) == f"{BEIR / 'qrels' / 'train.tsv'}:0: no such file"
+    assert str(info.value) == (
+        f"{BEIR / 'qrels' / 'train.tsv'}:0: no such file (splits here: dev, test)"
+    )
     with pytest.raises(DatasetError) as info:
         import_beir(tmp_path / "nope")
     assert str(info.value) == f"{tmp_path / 'nope'}:0: no such folder"
