@@ -6,15 +6,19 @@
 - ``inputs``: the ``"component.input"`` sockets that receive the question.
   Default: every pipeline input named ``query`` or ``question`` (a retriever's
   ``query`` and a prompt builder's ``question`` in the usual RAG pipeline).
-- ``answer_output``: the ``"component.output"`` holding the answer: ``replies``
-  (``ChatMessage``s or strings) or ``answers`` (``GeneratedAnswer``s); the first
-  one is the answer. Default: the one output with either name.
+- ``answer_output``: the ``"component.output"`` holding the answer: ``answers``
+  (``GeneratedAnswer``s) or ``replies`` (``ChatMessage``s or strings); the first
+  one is the answer. Default: the one output named ``answers``, else the one
+  named ``replies``.
 - ``documents_output``: the ``"component.output"`` holding the retrieved
-  ``Document``s. Default: the documents of a ``GeneratedAnswer``, else the one
-  output named ``documents`` (an error names them when several components have
-  one). No documents: retrieval is not exposed and retrieval metrics skip.
+  ``Document``s. Default: the one output named ``documents`` (a retriever's),
+  else the documents of a ``GeneratedAnswer``. No documents: retrieval is not
+  exposed and retrieval metrics skip. Two components with an output of the
+  same name are ambiguous: an error names them and the option to set.
 - citations: ids (or documents) under ``citations_key`` in the answer's
-  ``meta``, or, with ``numbered_citations = true``, ``[n]`` markers in the text.
+  ``meta``; else the documents an ``AnswerBuilder`` with ``reference_pattern``
+  marked ``referenced``; else, with ``numbered_citations = true``, the ``[n]``
+  markers in the text (the n-th retrieved document).
 
 Chunk ids come from ``Document.meta[id_key]``, else ``Document.id``.
 
@@ -48,7 +52,7 @@ from ragproof_core.adapters.loading import AdapterLoadError
 from ragproof_core.model import Answer, Chunk
 
 _QUESTION_SOCKETS = ("query", "question")
-_ANSWER_OUTPUTS = ("replies", "answers")
+_ANSWER_OUTPUTS = ("answers", "replies")
 
 
 class HaystackAdapter(FrameworkAdapter):
@@ -74,7 +78,7 @@ class HaystackAdapter(FrameworkAdapter):
             self.pipeline, "inputs"
         ):
             raise AdapterLoadError(
-                f"factory {factory!r} built a {type(self.pipeline).__name__}, "
+                f"factory {factory!r} returned a {type(self.pipeline).__name__!r}, "
                 "not a Haystack Pipeline"
             )
         has_async = callable(getattr(self.pipeline, "run_async", None))
@@ -116,6 +120,7 @@ class HaystackAdapter(FrameworkAdapter):
         return data
 
     def _reply(self, result: Mapping[str, Any]) -> Reply:
+        # "answers" (an AnswerBuilder) sits downstream of the generator's "replies".
         answers = _output(result, self.answer_output, _ANSWER_OUTPUTS, "answer_output")
         if answers is None:
             raise AdapterOutputError("the pipeline returned no replies or answers")
@@ -125,12 +130,11 @@ class HaystackAdapter(FrameworkAdapter):
             )
         first = answers[0]
         text, meta = _answer_text_and_meta(first)
+        # A GeneratedAnswer's own documents come last: with reference_pattern they
+        # may be only the cited ones, not what was retrieved.
+        answer_documents = getattr(first, "documents", None)
         documents = _output(
-            result,
-            self.documents_output,
-            ("documents",),
-            "documents_output",
-            prefer=getattr(first, "documents", None),
+            result, self.documents_output, ("documents",), "documents_output", answer_documents
         )
         chunks = None if documents is None else self._chunks(documents)
         citations = None
@@ -138,6 +142,8 @@ class HaystackAdapter(FrameworkAdapter):
             citations = cited_ids(
                 meta[self.citations_key], self._chunk, f"answer meta {self.citations_key!r}"
             )
+        elif (referenced := _referenced(answer_documents)) is not None:
+            citations = tuple(self._chunk(doc).id for doc in referenced)
         elif self.numbered_citations and chunks is not None:
             citations = marker_citations(text, chunks)
         return Reply(Answer(text, chunks, citations), chunks)
@@ -203,9 +209,10 @@ def _output(
     path: tuple[str, str] | None,
     names: tuple[str, ...],
     option: str,
-    prefer: Any = None,
+    fallback: Any = None,
 ) -> Any:
-    """The configured output, else ``prefer``, else the one output with one of ``names``."""
+    """The configured output; else the one output called ``names[0]``, else ``names[1]``...;
+    else ``fallback``. Two components with the same output name are ambiguous."""
     if path is not None:
         component, socket = path
         if socket not in result.get(component, {}):
@@ -213,19 +220,29 @@ def _output(
                 f"option {option!r}: the pipeline returned no {component}.{socket}"
             )
         return result[component][socket]
-    if prefer is not None:
-        return prefer
-    found = [
-        (component, socket)
-        for component, outputs in result.items()
-        if isinstance(outputs, Mapping)
-        for socket in outputs
-        if socket in names
-    ]
-    if len(found) > 1:
-        where = ", ".join(f"{c}.{s}" for c, s in found)
-        raise AdapterOutputError(f"several pipeline outputs could be meant ({where}); set {option}")
-    return result[found[0][0]][found[0][1]] if found else None
+    for name in names:
+        found = [
+            component
+            for component, outputs in result.items()
+            if isinstance(outputs, Mapping) and name in outputs
+        ]
+        if len(found) > 1:
+            where = ", ".join(f"{component}.{name}" for component in found)
+            raise AdapterOutputError(
+                f"several pipeline outputs could be meant ({where}); set option {option}"
+            )
+        if found:
+            return result[found[0]][name]
+    return fallback
+
+
+def _referenced(documents: Any) -> list[Any] | None:
+    """Documents an ``AnswerBuilder`` with ``reference_pattern`` marked as cited, or None."""
+    if not isinstance(documents, list) or not any(
+        "referenced" in (getattr(doc, "meta", None) or {}) for doc in documents
+    ):
+        return None
+    return [doc for doc in documents if doc.meta.get("referenced") is True]
 
 
 def _answer_text_and_meta(answer: Any) -> tuple[str, Any]:

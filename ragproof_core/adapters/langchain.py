@@ -65,11 +65,14 @@ class LangChainAdapter(FrameworkAdapter):
         self.factory = factory
         self.runnable = build_from_factory(factory, factory_options)
         self.retriever = None if retriever is None else build_from_factory(retriever, None)
-        for name, obj in (("factory", self.runnable), ("retriever", self.retriever)):
+        for option, path, obj in (
+            ("factory", factory, self.runnable),
+            ("retriever", retriever, self.retriever),
+        ):
             if obj is not None and not callable(getattr(obj, "invoke", None)):
                 raise AdapterLoadError(
-                    f"{name} {factory if name == 'factory' else retriever!r} built a "
-                    f"{type(obj).__name__}, not a runnable with invoke()"
+                    f"{option} {path!r} returned a {type(obj).__name__!r}, "
+                    "not a runnable with invoke()"
                 )
         self.input_key = input_key
         self.answer_key = answer_key

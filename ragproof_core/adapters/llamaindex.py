@@ -60,7 +60,7 @@ class LlamaIndexAdapter(FrameworkAdapter):
         self.engine = build_from_factory(factory, factory_options)
         if not callable(getattr(self.engine, "query", None)):
             raise AdapterLoadError(
-                f"factory {factory!r} built a {type(self.engine).__name__}, "
+                f"factory {factory!r} returned a {type(self.engine).__name__!r}, "
                 "not a query engine with query()"
             )
         self.citations_key = citations_key

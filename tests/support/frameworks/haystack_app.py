@@ -7,7 +7,7 @@ BM25 ranks the test passages for the three test questions as
 
     c1 "What is the capital of France?"        d1, d3
     c2 "What was the capital of West Germany?"  d3, d1
-    c3 "Which river flows through Vienna?"      d7, fw-4
+    c3 "Which river flows through Vienna?"      d7 (nothing else shares a term)
 
 The generator's reply for a question is ``ANSWERS[question]``; its ``meta``
 cites the first document it was given (``citations``: a list of Documents).
@@ -60,4 +60,39 @@ def build_pipeline(top_k: int = 2) -> Pipeline:
     pipeline.add_component("generator", ScriptedGenerator())
     pipeline.connect("prompt_builder.prompt", "generator.prompt")
     pipeline.connect("retriever.documents", "generator.documents")
+    return pipeline
+
+
+def build_answer_pipeline() -> Pipeline:
+    """``build_pipeline`` plus Haystack's ``AnswerBuilder`` with a ``[n]`` reference
+    pattern: the answer is a ``GeneratedAnswer`` whose documents are marked ``referenced``."""
+    from haystack.components.builders import AnswerBuilder
+
+    pipeline = build_pipeline()
+    pipeline.add_component(
+        "answer_builder",
+        AnswerBuilder(reference_pattern=r"\[(\d+)\]", return_only_referenced_documents=False),
+    )
+    pipeline.connect("generator.replies", "answer_builder.replies")
+    pipeline.connect("retriever.documents", "answer_builder.documents")
+    return pipeline
+
+
+@component
+class StringGenerator:
+    """A legacy-style generator: replies are plain strings, and it has no run_async."""
+
+    @component.output_types(replies=list[str])
+    def run(self, prompt: str):
+        return {"replies": [ANSWERS.get(prompt.removeprefix("Question: "), "I do not know.")]}
+
+
+def build_generation_only() -> Pipeline:
+    """No retriever: the pipeline returns no documents, so retrieval is not exposed."""
+    pipeline = Pipeline()
+    pipeline.add_component(
+        "prompt_builder", PromptBuilder("Question: {{ question }}", required_variables=["question"])
+    )
+    pipeline.add_component("generator", StringGenerator())
+    pipeline.connect("prompt_builder.prompt", "generator.prompt")
     return pipeline

@@ -40,3 +40,36 @@ def build_query_engine(top_k: int = 2):
     # The Documents are the nodes: no splitter, so node ids are the document ids.
     index = VectorStoreIndex(nodes=documents)
     return index.as_query_engine(similarity_top_k=top_k, text_qa_template=QA_TEMPLATE)
+
+
+def build_citing_engine():
+    """A ``CustomQueryEngine`` over the same retriever that names its citations in
+    ``Response.metadata["cited"]``: the top node (a node object) and the id "d4"."""
+    from llama_index.core.base.response.schema import Response
+    from llama_index.core.query_engine import CustomQueryEngine
+    from llama_index.core.retrievers import BaseRetriever
+
+    class CitingEngine(CustomQueryEngine):
+        retriever: BaseRetriever
+
+        def custom_query(self, query_str: str) -> Response:
+            nodes = self.retriever.retrieve(query_str)
+            return Response("Paris", nodes, metadata={"cited": [nodes[0], "d4"]})
+
+    retriever = build_query_engine().retriever
+    return CitingEngine(retriever=retriever)
+
+
+def build_split_engine():
+    """The usual ingestion: Documents split into nodes (ids "<document id>#<n>"), every
+    node retrieved (MockEmbedding scores them all alike), ``MockLLM(max_tokens=3)``."""
+    from llama_index.core.node_parser import SentenceSplitter
+
+    Settings.llm = MockLLM(max_tokens=3)
+    Settings.embed_model = MockEmbedding(embed_dim=DIM)
+    documents = [
+        Document(text=text, id_=doc_id, metadata=dict(meta)) for doc_id, text, meta in PASSAGES
+    ]
+    splitter = SentenceSplitter(id_func=lambda i, doc: f"{doc.doc_id}#{i}")
+    index = VectorStoreIndex.from_documents(documents, transformations=[splitter])
+    return index.as_query_engine(similarity_top_k=len(documents))
