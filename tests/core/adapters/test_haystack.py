@@ -25,7 +25,7 @@ from tests.support.frameworks.questions import (  # noqa: E402
 
 APP = "tests.support.frameworks.haystack_app"
 TARGET = "ragproof_core.adapters.haystack:HaystackAdapter"
-BM25 = {"c1": ["d1", "d3"], "c2": ["d3", "d1"], "c3": ["d7"]}
+BM25 = {"c1": ["d1", "d3"], "c2": ["d3", "d1"], "c3": ["d7", "d1"]}
 
 
 @pytest.mark.parametrize("use_async", [True, False])

@@ -7,7 +7,7 @@ Its ranking is arbitrary but fixed; for the three test questions it is
 
     c1 "What is the capital of France?"        fw-4, d3, d1
     c2 "What was the capital of West Germany?"  fw-4, d7, d1
-    c3 "Which river flows through Vienna?"      d3, fw-4, d1
+    c3 "Which river flows through Vienna, ..."  d1, d3, d7
 
 Generation: ``FakeListChatModel`` replies from a script, in call order (the
 test configs run one case at a time, so reply i answers case i).
