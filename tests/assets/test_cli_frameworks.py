@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import json
 import math
+import subprocess
 from pathlib import Path
 
 import pytest
 
 from ragproof_core.store.run_store import RunStore
 from tests.conftest import FIXTURES
-from tests.support.cli import ragproof
+from tests.support.cli import RAGPROOF, cli_env, ragproof
 
 pytestmark = pytest.mark.slow
 
@@ -41,8 +42,16 @@ def _importorskip(module: str, extra: str) -> None:
     pytest.importorskip(module, reason=f"extra not installed: pip install 'ragproof[{extra}]'")
 
 
-def _run(config: str, store_path: Path) -> tuple[dict, dict]:
-    done = ragproof("run", "--dataset", str(CASES), "--config", str(FRAMEWORKS / config), "--json")
+def _run(config: str, store_path: Path, cwd: Path | None = None) -> tuple[dict, dict]:
+    args = ("run", "--dataset", str(CASES), "--config", str(FRAMEWORKS / config), "--json")
+    if cwd is None:
+        done = ragproof(*args)
+    else:
+        # No __pycache__ left in the fixture folder by importing its module.
+        env = cli_env(PYTHONDONTWRITEBYTECODE="1")
+        done = subprocess.run(
+            [str(RAGPROOF), *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=180
+        )
     assert done.returncode == 0, done.stderr
     out = json.loads(done.stdout)
     assert out["status"] == "completed"
@@ -104,9 +113,10 @@ def test_langchain_chain_returning_answer_context_and_citations_async(store_path
     )
 
 
-def test_langchain_message_chain_with_separate_retriever_sync(store_path):
+def test_langchain_message_chain_with_separate_retriever_sync_from_the_working_folder(store_path):
     _importorskip("langchain_core", "langchain")
-    metrics, outputs = _run("langchain_sync.toml", store_path)
+    # The factory module my_rag_app.py sits in the folder `ragproof run` starts in.
+    metrics, outputs = _run("workdir/ragproof.toml", store_path, cwd=FRAMEWORKS / "workdir")
     assert _retrieved(outputs) == LANGCHAIN_RETRIEVED
     # [n] cites the n-th retrieved chunk; [4] points past the three retrieved.
     assert _citations(outputs) == {"c1": ("d1",), "c2": ("fw-4", "[4]"), "c3": ()}
