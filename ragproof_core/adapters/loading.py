@@ -17,11 +17,15 @@ class AdapterLoadError(ValueError):
     """The adapter could not be built; the message says which step failed and why."""
 
 
-def load_adapter(target: str, options: Mapping[str, Any]) -> object:
-    """Import ``target``, call it with ``**options`` and check the result has ``answer()``."""
+def resolve_target(target: str, label: str = "adapter target") -> Any:
+    """Import ``package.module:Name`` and return the callable it names.
+
+    ``label`` starts every error message ("adapter target", "factory"), so the
+    user can tell which config key held the bad path.
+    """
     module_name, sep, attr_path = target.partition(":")
     if not sep or not module_name.strip() or not attr_path.strip() or ":" in attr_path:
-        raise AdapterLoadError(f"adapter target {target!r} must look like 'package.module:Name'")
+        raise AdapterLoadError(f"{label} {target!r} must look like 'package.module:Name'")
     try:
         module = importlib.import_module(module_name)
     except ModuleNotFoundError as exc:
@@ -30,17 +34,13 @@ def load_adapter(target: str, options: Mapping[str, Any]) -> object:
         if exc.name is not None and (
             module_name == exc.name or module_name.startswith(exc.name + ".")
         ):
-            raise AdapterLoadError(
-                f"adapter target {target!r}: no module named {exc.name!r}"
-            ) from exc
+            raise AdapterLoadError(f"{label} {target!r}: no module named {exc.name!r}") from exc
         raise AdapterLoadError(
-            f"adapter target {target!r}: importing {module_name!r} failed: "
-            f"ModuleNotFoundError: {exc}"
+            f"{label} {target!r}: importing {module_name!r} failed: ModuleNotFoundError: {exc}"
         ) from exc
     except Exception as exc:
         raise AdapterLoadError(
-            f"adapter target {target!r}: importing {module_name!r} failed: "
-            f"{type(exc).__name__}: {exc}"
+            f"{label} {target!r}: importing {module_name!r} failed: {type(exc).__name__}: {exc}"
         ) from exc
 
     factory: Any = module
@@ -49,13 +49,18 @@ def load_adapter(target: str, options: Mapping[str, Any]) -> object:
             factory = getattr(factory, part)
         except AttributeError:
             raise AdapterLoadError(
-                f"adapter target {target!r}: module {module_name!r} has no attribute {attr_path!r}"
+                f"{label} {target!r}: module {module_name!r} has no attribute {attr_path!r}"
             ) from None
     if not callable(factory):
         raise AdapterLoadError(
-            f"adapter target {target!r} is a {type(factory).__name__}, "
-            "not a class or factory to call"
+            f"{label} {target!r} is a {type(factory).__name__}, not a class or factory to call"
         )
+    return factory
+
+
+def load_adapter(target: str, options: Mapping[str, Any]) -> object:
+    """Import ``target``, call it with ``**options`` and check the result has ``answer()``."""
+    factory = resolve_target(target)
     try:
         adapter = factory(**dict(options))
     except AdapterLoadError as exc:

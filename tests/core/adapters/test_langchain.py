@@ -1,0 +1,154 @@
+"""LangChainAdapter on real LangChain runnables with LangChain's own fake models
+(tests/support/frameworks/langchain_app.py); the CLI run is in
+tests/assets/test_cli_frameworks.py."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+pytest.importorskip(
+    "langchain_core", reason="extra not installed: pip install 'ragproof[langchain]'"
+)
+
+from langchain_core.documents import Document  # noqa: E402
+from langchain_core.language_models.fake import FakeListLLM  # noqa: E402
+
+from ragproof_core.adapters.langchain import LangChainAdapter  # noqa: E402
+from ragproof_core.adapters.loading import AdapterLoadError, load_adapter  # noqa: E402
+from ragproof_core.model import Chunk  # noqa: E402
+from tests.support.frameworks import langchain_app  # noqa: E402
+from tests.support.frameworks.questions import (  # noqa: E402
+    CASES,
+    citations,
+    retrieved_ids,
+    run_cases,
+)
+
+APP = "tests.support.frameworks.langchain_app"
+RANKING = {"c1": ["fw-4", "d3", "d1"], "c2": ["fw-4", "d7", "d1"], "c3": ["d1", "d3", "d7"]}
+
+
+def build_llm():
+    """A plain LLM runnable: its output is a bare string."""
+    return FakeListLLM(responses=["Paris", "Bonn", "Vienna"])
+
+
+def build_scored_chain():
+    """A dict output whose context is (Document, score) pairs, under other key names."""
+    from langchain_core.runnables import RunnableLambda
+
+    store = langchain_app.build_retriever().vectorstore
+    return RunnableLambda(
+        lambda q: {"reply": "Paris", "sources": store.similarity_search_with_score(q, k=2)}
+    )
+
+
+def build_chain_without_ids():
+    """Context Documents with neither a source_id nor an id of their own."""
+    from langchain_core.runnables import RunnableLambda
+
+    return RunnableLambda(lambda q: {"answer": "x", "context": [Document(page_content="t")]})
+
+
+def build_not_runnable():
+    return object()
+
+
+@pytest.mark.parametrize("use_async", [True, False])
+def test_chain_dict_maps_answer_context_and_citation_documents(use_async):
+    adapter = LangChainAdapter(factory=f"{APP}:build_chain", use_async=use_async)
+    outputs = run_cases(adapter)
+    assert retrieved_ids(outputs) == RANKING
+    assert citations(outputs) == {"c1": ("fw-4", "d3"), "c2": ("fw-4", "d7"), "c3": ("d1", "d3")}
+    assert [o.answer.text for _, o in sorted(outputs.items())] == ["Paris", "Bonn", "Vienna"]
+    c1 = outputs["c1"]
+    assert c1.answer.retrieved_chunks == c1.retrieved
+    assert c1.retrieved[2] == Chunk(
+        "d1", "Paris is the capital of France.", None, {"source_id": "d1"}
+    )
+
+
+def test_sync_and_async_methods_are_what_the_runner_sees():
+    sync = LangChainAdapter(factory=f"{APP}:build_chain", use_async=False)
+    both = LangChainAdapter(factory=f"{APP}:build_chain")
+    assert not asyncio.iscoroutinefunction(sync.run_case)
+    assert asyncio.iscoroutinefunction(both.run_case) and asyncio.iscoroutinefunction(both.answer)
+    answer = asyncio.run(both.answer(CASES[0].question))
+    assert answer.text == "Paris" and answer.citations == ("fw-4", "d3")
+    assert [c.id for c in sync.retrieve(CASES[2].question)] == RANKING["c3"]
+
+
+def test_message_output_with_a_separate_retriever_and_numbered_citations():
+    adapter = LangChainAdapter(
+        factory=f"{APP}:build_message_chain",
+        retriever=f"{APP}:build_retriever",
+        input_key="question",
+        numbered_citations=True,
+    )
+    outputs = run_cases(adapter)
+    assert retrieved_ids(outputs) == RANKING
+    assert [o.answer.text for _, o in sorted(outputs.items())] == [
+        "Paris [3]",
+        "Bonn [1] [4]",
+        "The Danube",
+    ]
+    assert citations(outputs) == {"c1": ("d1",), "c2": ("fw-4", "[4]"), "c3": ()}
+
+
+def test_string_output_without_retriever_does_not_expose_retrieval():
+    outputs = run_cases(LangChainAdapter(factory=f"{__name__}:build_llm"))
+    assert retrieved_ids(outputs) == {"c1": None, "c2": None, "c3": None}
+    assert [(o.answer.text, o.answer.citations) for _, o in sorted(outputs.items())] == [
+        ("Paris", None),
+        ("Bonn", None),
+        ("Vienna", None),
+    ]
+
+
+def test_scored_documents_and_configured_keys_with_id_key_off():
+    adapter = LangChainAdapter(
+        factory=f"{__name__}:build_scored_chain",
+        answer_key="reply",
+        context_key="sources",
+        id_key=None,
+    )
+    output = run_cases(adapter)["c1"]
+    assert output.error is None and output.answer.text == "Paris"
+    # id_key = None: the framework's own document ids, with the vector store's scores.
+    assert [c.id for c in output.retrieved] == ["fw-4", "fw-2"]
+    store = langchain_app.build_retriever().vectorstore
+    expected = [s for _, s in store.similarity_search_with_score(CASES[0].question, k=2)]
+    assert [c.score for c in output.retrieved] == expected
+
+
+def test_missing_answer_key_is_a_case_failure_naming_the_keys():
+    outputs = run_cases(LangChainAdapter(factory=f"{APP}:build_chain", answer_key="text"))
+    assert outputs["c1"].error == (
+        "AdapterOutputError: chain output has no 'text' key "
+        "(keys: ['answer', 'citations', 'context', 'question']); set option answer_key "
+        "(in run_case())"
+    )
+
+
+def test_documents_without_any_id_fail_that_case():
+    output = run_cases(LangChainAdapter(factory=f"{__name__}:build_chain_without_ids"))["c1"]
+    assert output.error == (
+        "AdapterOutputError: document has no id: metadata key 'source_id' is missing and the "
+        "framework gave no id of its own ('t') (in run_case())"
+    )
+
+
+def test_load_errors_name_the_factory():
+    target = "ragproof_core.adapters.langchain:LangChainAdapter"
+    with pytest.raises(AdapterLoadError) as exc:
+        load_adapter(target, {"factory": f"{__name__}:build_not_runnable"})
+    assert str(exc.value) == (
+        f"building adapter {target!r} failed: factory '{__name__}:build_not_runnable' "
+        "returned a 'object', not a runnable with invoke()"
+    )
+    with pytest.raises(AdapterLoadError, match="no module named 'my_missing_app'"):
+        load_adapter(target, {"factory": "my_missing_app:build"})
+    with pytest.raises(AdapterLoadError, match="option 'use_async' must be true or false"):
+        load_adapter(target, {"factory": f"{APP}:build_chain", "use_async": "yes"})

@@ -1,0 +1,94 @@
+"""LlamaIndexAdapter on a real VectorStoreIndex query engine with LlamaIndex's MockLLM and
+MockEmbedding (tests/support/frameworks/llamaindex_app.py); the CLI run is in
+tests/assets/test_cli_frameworks.py."""
+
+from __future__ import annotations
+
+import asyncio
+import math
+
+import pytest
+
+pytest.importorskip(
+    "llama_index.core", reason="extra not installed: pip install 'ragproof[llamaindex]'"
+)
+
+from ragproof_core.adapters.llamaindex import LlamaIndexAdapter  # noqa: E402
+from ragproof_core.adapters.loading import AdapterLoadError, load_adapter  # noqa: E402
+from ragproof_core.model import Chunk  # noqa: E402
+from tests.support.frameworks.questions import (  # noqa: E402
+    citations,
+    retrieved_ids,
+    run_cases,
+)
+
+APP = "tests.support.frameworks.llamaindex_app"
+ALL_TOP_2 = {"c1": ["d1", "d3"], "c2": ["d1", "d3"], "c3": ["d1", "d3"]}
+
+
+@pytest.mark.parametrize("use_async", [True, False])
+def test_source_nodes_become_chunks_and_markers_cite_them(use_async):
+    adapter = LlamaIndexAdapter(
+        factory=f"{APP}:build_query_engine", numbered_citations=True, use_async=use_async
+    )
+    assert asyncio.iscoroutinefunction(adapter.run_case) is use_async
+    outputs = run_cases(adapter, concurrency=2)
+    assert retrieved_ids(outputs) == ALL_TOP_2
+    assert citations(outputs) == {c: ("d1", "[3]") for c in ("c1", "c2", "c3")}
+    c1 = outputs["c1"]
+    assert c1.answer.text == "Based on [1] and [3]: What is the capital of France?"
+    assert c1.answer.retrieved_chunks == c1.retrieved
+    first, second = c1.retrieved
+    # Documents used as nodes have no source document: no document_id is added.
+    assert first == Chunk("d1", "Paris is the capital of France.", 1.0, {"source_id": "d1"})
+    assert math.isclose(second.score, math.sqrt(3) / 2)
+
+
+def test_factory_options_and_framework_ids_when_the_metadata_has_none():
+    adapter = LlamaIndexAdapter(
+        factory=f"{APP}:build_query_engine", factory_options={"top_k": 4}, use_async=False
+    )
+    output = run_cases(adapter)["c2"]
+    assert [c.id for c in output.retrieved] == ["d1", "d3", "d7", "fw-4"]
+    assert [c.score for c in output.retrieved] == pytest.approx(
+        [1, math.sqrt(3) / 2, 0.5**0.5, 0.5]
+    )
+    # numbered_citations is off and the Response names none: no citations.
+    assert output.answer.citations is None
+
+
+def test_citations_from_response_metadata_key():
+    adapter = LlamaIndexAdapter(factory=f"{APP}:build_citing_engine", citations_key="cited")
+    outputs = run_cases(adapter)
+    # A cited node maps like a source node; a cited id string is kept as it is.
+    assert citations(outputs) == {c: ("d1", "d4") for c in ("c1", "c2", "c3")}
+    assert retrieved_ids(outputs) == ALL_TOP_2
+
+
+def test_split_documents_keep_their_source_id_and_gain_a_document_id():
+    adapter = LlamaIndexAdapter(factory=f"{APP}:build_split_engine", id_key=None)
+    output = run_cases(adapter)["c1"]
+    assert output.answer.text == "text text text"  # MockLLM(max_tokens=3)
+    # id_key = None: node ids; every node scores alike under MockEmbedding, so compare as a set.
+    assert sorted(
+        (c.id, c.metadata.get("source_id"), c.metadata["document_id"], c.score)
+        for c in output.retrieved
+    ) == [
+        ("fw-1#0", "d1", "fw-1", 1.0),
+        ("fw-2#0", "d3", "fw-2", 1.0),
+        ("fw-3#0", "d7", "fw-3", 1.0),
+        ("fw-4#0", None, "fw-4", 1.0),
+    ]
+    with_source_ids = LlamaIndexAdapter(factory=f"{APP}:build_split_engine")
+    ids = {c.id for c in run_cases(with_source_ids)["c1"].retrieved}
+    assert ids == {"d1", "d3", "d7", "fw-4#0"}
+
+
+def test_load_errors():
+    target = "ragproof_core.adapters.llamaindex:LlamaIndexAdapter"
+    with pytest.raises(AdapterLoadError) as exc:
+        load_adapter(target, {"factory": "json:loads", "factory_options": {"s": "[]"}})
+    assert str(exc.value) == (
+        f"building adapter {target!r} failed: factory 'json:loads' returned a 'list', "
+        "not a query engine with query()"
+    )
