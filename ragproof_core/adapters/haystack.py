@@ -3,9 +3,11 @@
 ``factory`` (``module:callable``) builds the user's ``Pipeline`` (or Haystack
 2.x ``AsyncPipeline``). Per case the pipeline runs once:
 
-- ``inputs``: the ``"component.input"`` sockets that receive the question.
-  Default: every pipeline input named ``query`` or ``question`` (a retriever's
-  ``query`` and a prompt builder's ``question`` in the usual RAG pipeline).
+- ``inputs``: the sockets that receive the question, as a list of
+  ``"component.input"`` strings or a table ``{component = "input"}`` (a list of
+  inputs per component allowed). Default: every pipeline input named ``query``
+  or ``question`` (a retriever's ``query`` and a prompt builder's ``question``
+  in the usual RAG pipeline).
 - ``answer_output``: the ``"component.output"`` holding the answer: ``answers``
   (``GeneratedAnswer``s) or ``replies`` (``ChatMessage``s or strings); the first
   one is the answer. Default: the one output named ``answers``, else the one
@@ -62,7 +64,7 @@ class HaystackAdapter(FrameworkAdapter):
         self,
         factory: str,
         factory_options: Mapping[str, Any] | None = None,
-        inputs: Sequence[str] | None = None,
+        inputs: Sequence[str] | Mapping[str, str | Sequence[str]] | None = None,
         answer_output: str | None = None,
         documents_output: str | None = None,
         citations_key: str = DEFAULT_CITATIONS_KEY,
@@ -187,9 +189,15 @@ def _question_sockets(
                 f'e.g. inputs = ["retriever.query"] (inputs: {_describe(pipeline_inputs)})'
             )
         return found
-    if isinstance(configured, str) or not isinstance(configured, Sequence):
-        raise AdapterLoadError("option 'inputs' must be a list of 'component.input' strings")
-    pairs = tuple(_path(item, "inputs") for item in configured)
+    if isinstance(configured, Mapping):
+        pairs = _pairs_from_table(configured)
+    elif isinstance(configured, str) or not isinstance(configured, Sequence):
+        raise AdapterLoadError(
+            "option 'inputs' must be a list of 'component.input' strings "
+            "or a table of component = input name(s)"
+        )
+    else:
+        pairs = tuple(_path(item, "inputs") for item in configured)
     for component, socket in pairs:
         if socket not in pipeline_inputs.get(component, {}):
             raise AdapterLoadError(
@@ -197,6 +205,19 @@ def _question_sockets(
                 f"(inputs: {_describe(pipeline_inputs)})"
             )
     return pairs
+
+
+def _pairs_from_table(table: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
+    """``{retriever = "query", prompt_builder = ["question", "query"]}`` as (component, input)."""
+    pairs = []
+    for component, sockets in table.items():
+        names = [sockets] if isinstance(sockets, str) else sockets
+        if not isinstance(names, list | tuple) or not all(isinstance(n, str) for n in names):
+            raise AdapterLoadError(
+                f"option 'inputs': {component} must name an input or a list of inputs"
+            )
+        pairs.extend((str(component), name) for name in names)
+    return tuple(pairs)
 
 
 def _describe(pipeline_inputs: Mapping[str, Mapping[str, Any]]) -> str:

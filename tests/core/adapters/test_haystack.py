@@ -91,6 +91,25 @@ def test_ambiguous_outputs_name_the_option_to_set():
     )
 
 
+def test_inputs_as_a_table_of_component_to_input_names():
+    adapter = HaystackAdapter(
+        factory=f"{APP}:build_answer_pipeline",
+        inputs={"retriever": "query", "prompt_builder": ["question"], "answer_builder": "query"},
+    )
+    assert adapter.inputs == (
+        ("retriever", "query"),
+        ("prompt_builder", "question"),
+        ("answer_builder", "query"),
+    )
+    assert retrieved_ids(run_cases(adapter)) == BM25
+    with pytest.raises(AdapterLoadError) as exc:
+        load_adapter(TARGET, {"factory": f"{APP}:build_pipeline", "inputs": {"retriever": 3}})
+    assert str(exc.value) == (
+        f"building adapter {TARGET!r} failed: option 'inputs': retriever must name an input "
+        "or a list of inputs"
+    )
+
+
 def test_load_errors_list_the_pipeline_inputs():
     with pytest.raises(AdapterLoadError) as exc:
         load_adapter(TARGET, {"factory": f"{APP}:build_pipeline", "inputs": ["retriever.text"]})
