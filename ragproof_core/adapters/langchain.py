@@ -20,6 +20,7 @@ The runnable gets the question as its input, or ``{input_key: question}`` when
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Mapping
 from typing import Any
 
@@ -90,9 +91,24 @@ class LangChainAdapter(FrameworkAdapter):
         return self._reply(output, documents)
 
     async def _acall(self, question: str) -> Reply:
-        output = await self.runnable.ainvoke(self._input(question))
-        documents = None if self.retriever is None else await self.retriever.ainvoke(question)
+        if self.retriever is None:
+            return self._reply(await self.runnable.ainvoke(self._input(question)), None)
+        # Independent calls: the case takes as long as the slower one, not both.
+        output, documents = await asyncio.gather(
+            self.runnable.ainvoke(self._input(question)), self.retriever.ainvoke(question)
+        )
         return self._reply(output, documents)
+
+    def _retrieve(self, question: str) -> tuple[Chunk, ...]:
+        # With a retriever of its own, retrieve() need not run the whole chain.
+        if self.retriever is None:
+            return super()._retrieve(question)
+        return self._chunks(self.retriever.invoke(question), "retriever output")
+
+    async def _aretrieve(self, question: str) -> tuple[Chunk, ...]:
+        if self.retriever is None:
+            return await super()._aretrieve(question)
+        return self._chunks(await self.retriever.ainvoke(question), "retriever output")
 
     def _input(self, question: str) -> Any:
         return question if self.input_key is None else {self.input_key: question}

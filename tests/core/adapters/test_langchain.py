@@ -97,6 +97,22 @@ def test_message_output_with_a_separate_retriever_and_numbered_citations():
     assert citations(outputs) == {"c1": ("d1",), "c2": ("fw-4", "[4]"), "c3": ()}
 
 
+@pytest.mark.parametrize("use_async", [True, False])
+def test_retrieve_with_a_separate_retriever_calls_only_the_retriever(use_async):
+    adapter = LangChainAdapter(
+        factory=f"{APP}:build_message_chain",
+        retriever=f"{APP}:build_retriever",
+        input_key="question",
+        use_async=use_async,
+    )
+    question = CASES[0].question
+    chunks = asyncio.run(adapter.retrieve(question)) if use_async else adapter.retrieve(question)
+    assert [c.id for c in chunks] == RANKING["c1"]
+    # The chat model was never called: its first scripted reply still answers first.
+    answer = asyncio.run(adapter.answer(question)) if use_async else adapter.answer(question)
+    assert answer.text == "Paris [3]"
+
+
 def test_string_output_without_retriever_does_not_expose_retrieval():
     outputs = run_cases(LangChainAdapter(factory=f"{__name__}:build_llm"))
     assert retrieved_ids(outputs) == {"c1": None, "c2": None, "c3": None}
