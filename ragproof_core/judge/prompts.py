@@ -41,6 +41,11 @@ PROMPT_NAMES: tuple[str, ...] = (
     "completeness",
     "refusal",
 )
+# Prompts that write test sets (``ragproof generate qa``, CONTRACT section 13).
+# They are loaded and checked with the rest but are not evaluation prompts: a
+# run's recorded prompt hashes leave them out, so editing them never makes
+# ``compare`` refuse runs judged by unchanged evaluation prompts.
+GENERATION_PROMPT_NAMES: tuple[str, ...] = ("generate_qa", "critique_qa", "generate_unanswerable")
 
 # The inputs each prompt takes. Text inputs are strings; chunk inputs are lists
 # of {"id": str, "text": str}.
@@ -50,8 +55,13 @@ PROMPT_INPUTS: dict[str, tuple[str, ...]] = {
     "answer_relevance": ("question", "answer"),
     "completeness": ("question", "answer", "expected_answer"),
     "refusal": ("question", "answer"),
+    # slot and attempt are part of the request so a retry is a new question (and
+    # a new cache key), not a cached repeat of the rejected one.
+    "generate_qa": ("chunks", "slot", "attempt"),
+    "critique_qa": ("question", "answer", "chunks"),
+    "generate_unanswerable": ("chunks", "slot", "attempt"),
 }
-CHUNK_INPUTS = frozenset({"context", "citations"})
+CHUNK_INPUTS = frozenset({"context", "citations", "chunks"})
 
 USER_SEPARATOR = "=== user ==="
 # The test server and log readers find the prompt by this marker line.
@@ -97,7 +107,7 @@ def load_prompts(directory: Path | None = None) -> dict[str, Prompt]:
         prompt = Prompt(path.stem, template, hashlib.sha256(data).hexdigest())
         _check_template(path, prompt)
         prompts[prompt.name] = prompt
-    missing = [name for name in PROMPT_NAMES if name not in prompts]
+    missing = [name for name in (*PROMPT_NAMES, *GENERATION_PROMPT_NAMES) if name not in prompts]
     if missing:
         raise PromptError(f"{directory}: missing prompt file(s): {', '.join(missing)}")
     return prompts

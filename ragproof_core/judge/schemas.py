@@ -20,6 +20,10 @@ REPLY_SHAPES: dict[str, str] = {
     "answer_relevance": '{"verdict": "relevant" | "partial" | "irrelevant"}',
     "completeness": '{"verdict": "complete" | "partial" | "missing"}',
     "refusal": '{"refused": bool}',
+    # Test-set generation (CONTRACT section 13).
+    "generate_qa": '{"question": str, "answer": str}',
+    "critique_qa": '{"standalone": bool, "answerable": bool, "specific": bool}',
+    "generate_unanswerable": '{"question": str}',
 }
 VERDICT_ENUMS: dict[str, tuple[str, ...]] = {
     "answer_relevance": ("relevant", "partial", "irrelevant"),
@@ -125,10 +129,30 @@ def _refusal(data: dict[str, Any]) -> None:
     _boolean(_require(data, "refused", "the reply object"), "refused")
 
 
+def _non_empty_string(data: dict[str, Any], key: str) -> None:
+    value = _require(data, key, "the reply object")
+    _string(value, key)
+    if not value.strip():
+        raise ReplyValidationError(f"{key} must not be empty")
+
+
+def _generate_qa(data: dict[str, Any]) -> None:
+    _non_empty_string(data, "question")
+    _non_empty_string(data, "answer")
+
+
+def _critique_qa(data: dict[str, Any]) -> None:
+    for key in ("standalone", "answerable", "specific"):
+        _boolean(_require(data, key, "the reply object"), key)
+
+
 _VALIDATORS = {
     "groundedness": _groundedness,
     "citation_support": _citation_support,
     "answer_relevance": lambda d: _enum(d, "verdict", VERDICT_ENUMS["answer_relevance"]),
     "completeness": lambda d: _enum(d, "verdict", VERDICT_ENUMS["completeness"]),
     "refusal": _refusal,
+    "generate_qa": _generate_qa,
+    "critique_qa": _critique_qa,
+    "generate_unanswerable": lambda d: _non_empty_string(d, "question"),
 }

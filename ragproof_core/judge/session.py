@@ -27,7 +27,13 @@ from ragproof_core.judge.cost import (
     estimate_input_tokens,
     estimate_tokens,
 )
-from ragproof_core.judge.prompts import Prompt, PromptError, load_prompts, render
+from ragproof_core.judge.prompts import (
+    GENERATION_PROMPT_NAMES,
+    Prompt,
+    PromptError,
+    load_prompts,
+    render,
+)
 from ragproof_core.judge.schemas import ReplyValidationError, parse_reply
 from ragproof_core.judge.types import JudgeVerdict
 from ragproof_core.settings import JudgeEnv
@@ -96,7 +102,13 @@ class LiteLLMJudge:
 
     @property
     def prompt_hashes(self) -> dict[str, str]:
-        return {name: prompt.sha256 for name, prompt in sorted(self.prompts.items())}
+        """The evaluation prompts' hashes, recorded with each run. Test-set generation
+        prompts are left out: editing them must not make compare refuse runs."""
+        return {
+            name: prompt.sha256
+            for name, prompt in sorted(self.prompts.items())
+            if name not in GENERATION_PROMPT_NAMES
+        }
 
     @property
     def stats(self) -> JudgeStats:

@@ -9,7 +9,10 @@ prompt named by the ``ragproof-prompt: <name>`` marker in the system message:
   sentence contains the word UNSUPPORTED;
 - citation_support: every cited chunk supported;
 - answer_relevance: "relevant"; completeness: "complete";
-- refusal: refused when the answer matches a simple refusal pattern.
+- refusal: refused when the answer matches a simple refusal pattern;
+- test-set generation (``generation_content``): a question built from the
+  first words of each chunk; critique_qa approves, answerable exactly when
+  the proposed answer is non-empty (qa yes, unanswerable no).
 
 Tests script deviations with ``server.script(...)``: each queued item answers
 one request, in order (a ``Reply``, a content string, an HTTP status int, or a
@@ -117,7 +120,27 @@ def default_content(request: ReceivedRequest) -> str:
         return json.dumps({"verdict": "complete"})
     if prompt == "refusal":
         return json.dumps({"refused": bool(_REFUSAL.search(answer))})
+    if prompt in ("generate_qa", "generate_unanswerable", "critique_qa"):
+        return generation_content(prompt, blocks, texts)
     return json.dumps({"error": f"no ragproof-prompt marker (got {prompt!r})"})
+
+
+def chunk_topic(text: str, words: int = 6) -> str:
+    """The first words of a chunk, which the default generation replies ask about."""
+    return " ".join(text.split()[:words]).rstrip(".,;:")
+
+
+def generation_content(prompt: str, blocks: list[dict[str, str]], texts: dict[str, str]) -> str:
+    """Valid replies for the test-set generation prompts (CONTRACT section 13)."""
+    chunks = [b["text"] for b in blocks if "id" in b]
+    topic = " and ".join(chunk_topic(text) for text in chunks)
+    if prompt == "generate_qa":
+        answer = chunks[0].split(". ")[0].rstrip(".") + "."
+        return json.dumps({"question": f"What is said about {topic}?", "answer": answer})
+    if prompt == "generate_unanswerable":
+        return json.dumps({"question": f"Which year did {topic} first appear?"})
+    answerable = bool(texts.get("answer", "").strip())
+    return json.dumps({"standalone": True, "answerable": answerable, "specific": True})
 
 
 class JudgeServer:
