@@ -12,6 +12,10 @@ A fixture the judge could not score (judge_error, or a skip / not_applicable
 the human did not expect) counts as a disagreement on both measures, and
 judge errors are counted separately so a flaky judge is visible as such.
 
+``critique_qa`` (the gate of ``ragproof generate qa``) is scored per flag
+instead: exact when the judge agrees with the human on all three flags,
+within band when on at least two (``ragproof_core.generation.calibration``).
+
 A prompt passes when both shares meet their thresholds (defaults 70% exact,
 90% within band); calibration passes when every prompt does.
 """
@@ -24,9 +28,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ragproof_core.generation import calibration as critique
 from ragproof_core.judge import metrics as judge_metrics
-from ragproof_core.judge.fixtures_check import Fixture, load_fixtures
-from ragproof_core.judge.prompts import PROMPT_NAMES
+from ragproof_core.judge.fixtures_check import CALIBRATED_PROMPTS, Fixture, load_fixtures
 from ragproof_core.judge.types import Judge
 from ragproof_core.model import MetricResult, Status
 from ragproof_core.robustness import metrics as robustness_metrics
@@ -58,6 +62,8 @@ SCORERS: dict[str, Callable[..., Awaitable[MetricResult]]] = {
     # are answerable qa cases), which scores 1.0 exactly when the answer refused:
     # the human's convention for refusal fixtures.
     "refusal": robustness_metrics.overrefusal,
+    # Scores the share of the human's three flags the judge agrees with.
+    critique.PROMPT: critique.critique_agreement,
 }
 
 
@@ -165,13 +171,15 @@ class CalibrationReport:
             out += ["", "Disagreements:"]
             for o in missed:
                 judged = f"judge {o.judge_band:g}" if o.judge_band is not None else o.status
-                note = f" ({o.detail})" if o.detail and o.judge_band is None else ""
+                note = f" ({o.detail})" if o.detail else ""
                 out.append(f"  {o.prompt}/{o.fixture_id}: human {o.human_score:g}, {judged}{note}")
         out += ["", "PASSED" if self.passed else "FAILED"]
         return "\n".join(out)
 
 
 def _outcome(fixture: Fixture, result: MetricResult) -> FixtureOutcome:
+    if fixture.prompt == critique.PROMPT and result.status is Status.SCORED:
+        return _critique_outcome(fixture, result)
     human = band(fixture.human_score)
     if result.status is Status.SCORED and result.value is not None:
         judged = band(result.value)
@@ -197,6 +205,22 @@ def _outcome(fixture: Fixture, result: MetricResult) -> FixtureOutcome:
         exact=False,
         within=False,
         detail=result.reason,
+    )
+
+
+def _critique_outcome(fixture: Fixture, result: MetricResult) -> FixtureOutcome:
+    judged = critique.agreement_band(result.value)
+    differ = critique.differing_flags(fixture.case, result.judge_raw_json)
+    return FixtureOutcome(
+        fixture.id,
+        fixture.prompt,
+        fixture.human_score,
+        result.status.value,
+        result.value,
+        judged,
+        exact=judged == 1.0,
+        within=judged >= 0.5,
+        detail=f"flags differ: {', '.join(differ)}" if differ else None,
     )
 
 
@@ -251,7 +275,7 @@ async def calibrate(
         if isinstance(result, BaseException):
             raise result
     outcomes = [_outcome(f, r) for f, r in zip(fixtures, results, strict=True)]
-    present = [p for p in PROMPT_NAMES if any(f.prompt == p for f in fixtures)]
+    present = [p for p in CALIBRATED_PROMPTS if any(f.prompt == p for f in fixtures)]
     prompts = tuple(
         _agreement(p, [o for o in outcomes if o.prompt == p], exact_threshold, within_threshold)
         for p in present

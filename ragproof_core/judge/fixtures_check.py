@@ -10,6 +10,8 @@ One JSON Lines file per judge prompt in ``fixtures/`` (``groundedness.jsonl``,
      "human_score": 0 | 0.5 | 1, "reason": "one line why"}
 
 For ``refusal`` the human score is 1 when the answer refused, else 0.
+``critique_qa`` fixtures (the test-set generation gate) also carry
+``human_flags``; their rules are in ``ragproof_core.generation.calibration``.
 
 ``check_fixtures`` lists every problem at once (a person fixing fixtures wants
 the whole list, not one error per run); ``load_fixtures`` refuses a directory
@@ -25,8 +27,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ragproof_core.generation import calibration as critique
 from ragproof_core.judge.prompts import PROMPT_NAMES
 from ragproof_core.model import Answer, Case, CaseOutput, Chunk
+
+# Every evaluation prompt, plus the critique gate of `ragproof generate qa`.
+CALIBRATED_PROMPTS: tuple[str, ...] = (*PROMPT_NAMES, critique.PROMPT)
 
 DEFAULT_DIRECTORY = Path(__file__).with_name("fixtures")
 MIN_PER_PROMPT = 10
@@ -97,8 +103,10 @@ def _parse(obj: Any, where: str, file_prompt: str) -> tuple[Fixture | None, list
     if not _text(obj["id"]):
         problems.append(f"{where}: id must be a non-empty string")
     prompt = obj["prompt"]
-    if prompt not in PROMPT_NAMES:
-        problems.append(f"{where}: unknown prompt {prompt!r}; known: {', '.join(PROMPT_NAMES)}")
+    if prompt not in CALIBRATED_PROMPTS:
+        problems.append(
+            f"{where}: unknown prompt {prompt!r}; known: {', '.join(CALIBRATED_PROMPTS)}"
+        )
     elif prompt != file_prompt:
         problems.append(f"{where}: prompt {prompt!r} in the file for {file_prompt!r}")
     human = _score(obj["human_score"])
@@ -140,6 +148,8 @@ def _parse(obj: Any, where: str, file_prompt: str) -> tuple[Fixture | None, list
             problems.append(f"{where}: a citation_support fixture needs output.answer.citations")
     if prompt == "completeness" and question is not None and not _text(expected):
         problems.append(f"{where}: a completeness fixture needs case.expected_answer")
+    if prompt == critique.PROMPT:
+        problems.extend(critique.fixture_problems(obj, where))
 
     if problems:
         return None, problems
@@ -148,7 +158,13 @@ def _parse(obj: Any, where: str, file_prompt: str) -> tuple[Fixture | None, list
         Fixture(
             id=fixture_id,
             prompt=prompt,
-            case=Case(id=fixture_id, question=question, expected_answer=expected),
+            case=Case(
+                id=fixture_id,
+                question=question,
+                expected_answer=expected,
+                # The critique scorer compares the judge's flags with these.
+                metadata={"human_flags": obj["human_flags"]} if "human_flags" in obj else {},
+            ),
             output=CaseOutput(case_id=fixture_id, answer=answer),
             human_score=human,
             reason=obj["reason"],
@@ -166,10 +182,10 @@ def _scan(directory: Path | None) -> tuple[list[Fixture], list[str]]:
     problems: list[str] = []
     first_seen: dict[str, str] = {}
     for path in sorted(directory.glob("*.jsonl")):
-        if path.stem not in PROMPT_NAMES:
+        if path.stem not in CALIBRATED_PROMPTS:
             problems.append(
                 f"{path}: unknown prompt {path.stem!r} (file name); "
-                f"known: {', '.join(PROMPT_NAMES)}"
+                f"known: {', '.join(CALIBRATED_PROMPTS)}"
             )
             continue
         try:
@@ -198,7 +214,7 @@ def _scan(directory: Path | None) -> tuple[list[Fixture], list[str]]:
             if fixture is not None:
                 fixtures.append(fixture)
     counts = Counter(f.prompt for f in fixtures)
-    for prompt in PROMPT_NAMES:
+    for prompt in CALIBRATED_PROMPTS:
         if counts[prompt] < MIN_PER_PROMPT:
             problems.append(
                 f"{directory}: prompt {prompt!r} has {counts[prompt]} valid fixture(s), "
@@ -230,7 +246,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{len(problems)} problem(s) in {directory}", file=sys.stderr)
         return 1
     counts = Counter(f.prompt for f in fixtures)
-    for prompt in PROMPT_NAMES:
+    for prompt in CALIBRATED_PROMPTS:
         bands = Counter(f.human_score for f in fixtures if f.prompt == prompt)
         spread = ", ".join(f"{score:g}: {bands[score]}" for score in HUMAN_SCORES if bands[score])
         print(f"{prompt}: {counts[prompt]} fixtures ({spread})")

@@ -22,13 +22,29 @@ from ragproof_core.settings import JudgeEnv
 from tests.support.judge_server import JudgeServer, ReceivedRequest
 
 FIXTURES = load_fixtures()
-BY_ANSWER = {(f.prompt, f.output.answer.text): f for f in FIXTURES}
+# critique_qa fixtures are found by question (several have an empty proposed answer).
+BY_ANSWER = {
+    (f.prompt, f.case.question if f.prompt == "critique_qa" else f.output.answer.text): f
+    for f in FIXTURES
+}
+PROMPTS = ("groundedness", "citation_support", "answer_relevance", "completeness", "refusal",
+           "critique_qa")  # fmt: skip
 INVALID = "error"  # plan value: reply with something that fails validation
 NO_CLAIMS = "no claims"  # plan value (groundedness): a valid reply with zero claims
 
 
-def reply_for(prompt: str, target: float, request: ReceivedRequest) -> str:
-    """A valid reply that makes the pipeline's metric score ``target``."""
+def reply_for(
+    prompt: str, target: float, request: ReceivedRequest, fixture: Fixture | None = None
+) -> str:
+    """A valid reply that makes the pipeline's metric score ``target``.
+
+    critique_qa: ``target`` is the agreement band: 1 repeats the human's flags,
+    0.5 flips the first flag, 0 flips all three."""
+    if prompt == "critique_qa":
+        human = fixture.case.metadata["human_flags"]
+        flips = {1.0: 0, 0.5: 1, 0.0: 3}[target]
+        flags = ("standalone", "answerable", "specific")
+        return json.dumps({f: human[f] is (i >= flips) for i, f in enumerate(flags)})
     if prompt == "groundedness":
         flags = {1.0: [True, True], 0.5: [True, False], 0.0: [False, False]}[target]
         claims = [{"claim": f"claim {i}", "supported": s} for i, s in enumerate(flags)]
@@ -49,14 +65,17 @@ def reply_for(prompt: str, target: float, request: ReceivedRequest) -> str:
 
 def responder(plan: dict[str, float | str]):
     def respond(request: ReceivedRequest) -> str:
-        answer = next(b["text"] for b in request.blocks() if b["name"] == "answer")
-        fixture: Fixture = BY_ANSWER[(request.prompt, answer)]
-        target = plan.get(fixture.id, fixture.human_score)
+        key = "question" if request.prompt == "critique_qa" else "answer"
+        text = next(b["text"] for b in request.blocks() if b["name"] == key)
+        fixture: Fixture = BY_ANSWER[(request.prompt, text)]
+        # critique_qa plans an agreement band; by default the judge agrees on every flag.
+        default = 1.0 if fixture.prompt == "critique_qa" else fixture.human_score
+        target = plan.get(fixture.id, default)
         if target == INVALID:
             return "this is not JSON"
         if target == NO_CLAIMS:
             return json.dumps({"claims": []})
-        return reply_for(fixture.prompt, float(target), request)
+        return reply_for(fixture.prompt, float(target), request, fixture)
 
     return respond
 
@@ -89,11 +108,8 @@ def test_band_ties_go_up(score, expected):
 def test_full_agreement_passes(server, monkeypatch, tmp_path):
     report, judge = run_calibration(server, monkeypatch, {}, tmp_path)
     assert report.passed is True
-    assert agreement(report) == {
-        p: (12, 12, 12, 0, True)
-        for p in ("groundedness", "citation_support", "answer_relevance", "completeness", "refusal")
-    }
-    assert server.request_count == 60
+    assert agreement(report) == {p: (12, 12, 12, 0, True) for p in PROMPTS}
+    assert server.request_count == 72
 
 
 def test_agreement_just_above_both_thresholds_passes(server, monkeypatch, tmp_path):
@@ -120,10 +136,11 @@ def test_agreement_just_above_both_thresholds_passes(server, monkeypatch, tmp_pa
         "answer_relevance": (12, 9, 11, 1, True),
         "completeness": (12, 12, 12, 0, True),
         "refusal": (12, 11, 11, 0, True),
+        "critique_qa": (12, 12, 12, 0, True),
     }
     assert report.passed is True
-    # 60 questions, plus the repair retry of the one invalid reply.
-    assert server.request_count == 61
+    # 72 questions, plus the repair retry of the one invalid reply.
+    assert server.request_count == 73
     errored = next(o for o in report.outcomes if o.fixture_id == "a01-docs-macos-install")
     assert (errored.status, errored.judge_band, errored.exact, errored.within) == (
         "judge_error", None, False, False,
@@ -148,6 +165,7 @@ def test_agreement_just_below_either_threshold_fails(server, monkeypatch, tmp_pa
         "answer_relevance": (12, 12, 12, 0, True),
         "completeness": (12, 12, 12, 0, True),
         "refusal": (12, 12, 12, 0, True),
+        "critique_qa": (12, 12, 12, 0, True),
     }
     assert report.passed is False
     table = report.render_table()
@@ -165,10 +183,10 @@ def test_thresholds_are_parameters(server, monkeypatch, tmp_path):
 
 def test_calibration_verdicts_are_cached_like_any_judge_call(server, monkeypatch, tmp_path):
     first, _ = run_calibration(server, monkeypatch, {}, tmp_path)
-    assert server.request_count == 60
+    assert server.request_count == 72
     second, judge = run_calibration(server, monkeypatch, {}, tmp_path)
-    assert server.request_count == 60  # every verdict came from the cache
-    assert judge.stats.cache_hits == 60
+    assert server.request_count == 72  # every verdict came from the cache
+    assert judge.stats.cache_hits == 72
     assert second.to_dict() == first.to_dict()
 
 
@@ -231,3 +249,30 @@ def test_budget_exhaustion_stops_calibration(server, monkeypatch, tmp_path):
 def test_calibration_without_a_judge_is_an_error():
     with pytest.raises(ValueError, match="RAGPROOF_JUDGE_MODEL"):
         asyncio.run(calibrate(None))
+
+
+def test_critique_qa_is_calibrated_per_flag(server, monkeypatch, tmp_path):
+    # Exact needs all three flags to agree; within band, two of three.
+    plan = {
+        "q01-hr-parental-leave": 0.5,  # one flag flipped: within, not exact
+        "q05-finance-card-fee-abroad": 0.5,
+        "q11-unans-cm300-wattage": 0.0,  # all three flipped: neither
+    }
+    critiques = [f for f in FIXTURES if f.prompt == "critique_qa"]
+    report, _ = run_calibration(server, monkeypatch, plan, tmp_path, fixtures=critiques)
+    # 9 of 12 exact (75% >= 70%), 11 of 12 within (92% >= 90%): passes, just.
+    assert agreement(report) == {"critique_qa": (12, 9, 11, 0, True)}
+    assert server.request_count == 12
+    outcomes = {o.fixture_id: o for o in report.outcomes if not o.exact}
+    assert {k: (o.judge_score, o.judge_band, o.within, o.detail) for k, o in outcomes.items()} == {
+        "q01-hr-parental-leave": (2 / 3, 0.5, True, "flags differ: standalone"),
+        "q05-finance-card-fee-abroad": (2 / 3, 0.5, True, "flags differ: standalone"),
+        "q11-unans-cm300-wattage": (
+            0.0, 0.0, False, "flags differ: standalone, answerable, specific",
+        ),
+    }  # fmt: skip
+    table = report.render_table()
+    assert (
+        "  critique_qa/q11-unans-cm300-wattage: human 0, judge 0 "
+        "(flags differ: standalone, answerable, specific)"
+    ) in table.splitlines()

@@ -49,6 +49,7 @@ def test_shipped_fixtures_are_sound():
         "answer_relevance": 12,
         "completeness": 12,
         "refusal": 12,
+        "critique_qa": 12,
     }
 
 
@@ -69,6 +70,7 @@ def test_main_prints_counts_and_exits_zero(capsys):
         "answer_relevance: 12 fixtures (0: 4, 0.5: 4, 1: 4)",
         "completeness: 12 fixtures (0: 4, 0.5: 4, 1: 4)",
         "refusal: 12 fixtures (0: 5, 1: 7)",
+        "critique_qa: 12 fixtures (0: 9, 1: 3)",
     ]
 
 
@@ -102,9 +104,9 @@ def test_every_problem_is_reported_with_file_and_line(fixtures, capsys):
         f"{g}:7: human_score must be 0, 0.5 or 1, got True",
         f"{r}:1: refusal human_score must be 0 or 1 (refused), got 0.5",
         f"{r}:2: unknown prompt 'tone'; known: groundedness, citation_support, "
-        "answer_relevance, completeness, refusal",
+        "answer_relevance, completeness, refusal, critique_qa",
         f"{fixtures / 'style.jsonl'}: unknown prompt 'style' (file name); known: groundedness, "
-        "citation_support, answer_relevance, completeness, refusal",
+        "citation_support, answer_relevance, completeness, refusal, critique_qa",
         f"{fixtures}: prompt 'groundedness' has 6 valid fixture(s), at least 10 needed",
     ]
     assert check_fixtures(fixtures) == expected
@@ -155,3 +157,31 @@ def test_module_runs_as_a_script():
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines()[0] == "groundedness: 12 fixtures (0: 4, 0.5: 4, 1: 4)"
+
+
+def test_critique_fixtures_need_consistent_human_flags(fixtures):
+    q = fixtures / "critique_qa.jsonl"
+    edit(q, 1, human_flags=None)
+    edit(q, 2, human_flags={"standalone": True, "answerable": "yes", "specific": True})
+    edit(q, 3, human_score=1)  # its flags say "not standalone": the keep verdict is 0
+    edit(q, 4, output={"answer": {"text": "Six tablets."}})
+    assert check_fixtures(fixtures) == [
+        f"{q}:1: a critique_qa fixture needs human_flags with exactly "
+        "standalone, answerable, specific",
+        f"{q}:2: human_flags values must be true or false",
+        f"{q}:3: critique_qa human_score must be 0 for these human_flags "
+        "(1 exactly when all three are true)",
+        f"{q}:4: a critique_qa fixture needs output.answer.retrieved_chunks",
+        f"{fixtures}: prompt 'critique_qa' has 8 valid fixture(s), at least 10 needed",
+    ]
+
+
+def test_critique_fixtures_carry_the_human_flags_to_the_scorer():
+    fixture = next(f for f in load_fixtures() if f.id == "q05-finance-card-fee-abroad")
+    assert fixture.case.metadata == {
+        "human_flags": {"standalone": True, "answerable": False, "specific": True}
+    }
+    assert (fixture.human_score, [c.id for c in fixture.output.answer.retrieved_chunks]) == (
+        0.0,
+        ["fin-everyday-4"],
+    )

@@ -8,7 +8,7 @@ import pytest
 
 from ragproof_core.judge.cache import input_hash
 from ragproof_core.judge.cost import ASSUMED_OUTPUT_TOKENS, call_cost, estimate_tokens
-from ragproof_core.judge.prompts import load_prompts, render
+from ragproof_core.judge.prompts import PROMPT_NAMES, load_prompts, render
 from ragproof_core.judge.session import REPAIR_INSTRUCTION, JudgeStats, make_judge
 from ragproof_core.judge.types import BudgetExceeded
 from ragproof_core.settings import JudgeEnv
@@ -271,7 +271,10 @@ def test_make_judge_builds_a_judge_from_the_environment(tmp_path: Path) -> None:
         0.5,
         4,
     )
-    assert judge.prompt_hashes == {n: p.sha256 for n, p in load_prompts().items()}
+    # Only the evaluation prompts: test-set generation prompts never enter a run's record.
+    assert judge.prompt_hashes == {
+        n: p.sha256 for n, p in load_prompts().items() if n in PROMPT_NAMES
+    }
     assert list(judge.prompt_hashes) == sorted(judge.prompt_hashes)
     judge.close()
     assert make_judge(env, tmp_path / "c.sqlite", use_cache=False).cache is None
