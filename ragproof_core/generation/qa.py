@@ -178,15 +178,9 @@ class _Candidate:
 def plan_slots(chunks: Sequence[CorpusChunk], plan: GenerationPlan) -> list[Slot]:
     """Every slot in processing order: qa slots (1..count), then unanswerable ones."""
     try:
-        single = ChunkSampler(chunks, plan.seed, "qa", 1, plan.max_attempts)
-        double = (
-            ChunkSampler(chunks, plan.seed, "qa-multi", 2, plan.max_attempts)
-            if plan.multi_chunk
-            else None
-        )
-        topic = ChunkSampler(
-            chunks, plan.seed, UNANSWERABLE, _topic_size(chunks), plan.max_attempts
-        )
+        single = ChunkSampler(chunks, plan.seed, "qa", 1)
+        double = ChunkSampler(chunks, plan.seed, "qa-multi", 2) if plan.multi_chunk else None
+        topic = ChunkSampler(chunks, plan.seed, UNANSWERABLE, _topic_size(chunks))
     except SamplingError as exc:
         raise GenerationInputError(f"--multi-chunk: {exc}") from None
     slots: list[Slot] = []

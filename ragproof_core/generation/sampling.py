@@ -10,10 +10,11 @@ processed in, so concurrency cannot change the file:
 
 - slot ``s`` of a stream uses document ``order[s % D]`` for the ``u``-th time
   (``u = s // D``);
-- attempt ``a`` (0-based) of that slot starts at position
-  ``(u * max_attempts + a) * size`` of the document's shuffled chunks
-  (wrapping), so a replacement is written from other chunks of the same
-  document when it has any.
+- attempt ``a`` (0-based) of that slot starts at position ``(u + a) * size``
+  of the document's shuffled chunks (wrapping): successive slots on one
+  document start from different chunks, and a replacement is written from the
+  next chunks of the same document when it has any (possibly the chunks a
+  later slot starts from; a repeated question is caught by ``dedupe``).
 
 A two-chunk (``size=2``) stream only visits documents with at least two chunks;
 its questions need both chunks and list both as expected sources.
@@ -32,9 +33,7 @@ class SamplingError(ValueError):
 
 
 class ChunkSampler:
-    def __init__(
-        self, chunks: Sequence[CorpusChunk], seed: int, stream: str, size: int, max_attempts: int
-    ) -> None:
+    def __init__(self, chunks: Sequence[CorpusChunk], seed: int, stream: str, size: int) -> None:
         if size < 1:
             raise ValueError(f"size must be at least 1, got {size}")
         # A string seed is hashed with sha512 by random.seed: stable across runs and platforms.
@@ -50,7 +49,6 @@ class ChunkSampler:
         for members in self._documents:
             rng.shuffle(members)
         self.size = size
-        self.max_attempts = max_attempts
 
     @property
     def document_count(self) -> int:
@@ -60,7 +58,7 @@ class ChunkSampler:
         """The chunks for 0-based ``slot`` and ``attempt``."""
         members = self._documents[slot % len(self._documents)]
         use = slot // len(self._documents)
-        start = (use * self.max_attempts + attempt) * self.size
+        start = (use + attempt) * self.size
         return tuple(members[(start + i) % len(members)] for i in range(self.size))
 
 
