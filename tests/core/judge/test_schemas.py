@@ -105,3 +105,52 @@ def test_prose_around_a_code_fence_is_not_tolerated() -> None:
 def test_unknown_prompt_is_a_programming_error() -> None:
     with pytest.raises(ValueError, match="unknown prompt 'tone'"):
         parse_reply("tone", "{}")
+
+
+@pytest.mark.parametrize(
+    ("prompt", "text", "expected"),
+    [
+        ("generate_qa", '{"question": "Q?", "answer": "A."}', {"question": "Q?", "answer": "A."}),
+        (
+            "critique_qa",
+            '{"standalone": true, "answerable": false, "specific": true, "note": "n"}',
+            {"standalone": True, "answerable": False, "specific": True, "note": "n"},
+        ),
+        ("generate_unanswerable", '{"question": "Q?"}', {"question": "Q?"}),
+    ],
+)
+def test_generation_replies_parse(prompt: str, text: str, expected: dict) -> None:
+    assert parse_reply(prompt, text) == expected
+
+
+@pytest.mark.parametrize(
+    ("prompt", "text", "message"),
+    [
+        (
+            "generate_qa",
+            '{"question": "Q?"}',
+            'missing key "answer" in the reply object; '
+            'required shape: {"question": str, "answer": str}',
+        ),
+        (
+            "generate_qa",
+            '{"question": "  ", "answer": "A."}',
+            'question must not be empty; required shape: {"question": str, "answer": str}',
+        ),
+        (
+            "critique_qa",
+            '{"standalone": true, "answerable": "no", "specific": true}',
+            'answerable must be a JSON boolean (true or false), got string "no"; required shape: '
+            '{"standalone": bool, "answerable": bool, "specific": bool}',
+        ),
+        (
+            "generate_unanswerable",
+            '{"pwned": true}',
+            'missing key "question" in the reply object; required shape: {"question": str}',
+        ),
+    ],
+)
+def test_generation_replies_fail_with_a_reason(prompt: str, text: str, message: str) -> None:
+    with pytest.raises(ReplyValidationError) as caught:
+        parse_reply(prompt, text)
+    assert str(caught.value) == message
