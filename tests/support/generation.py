@@ -33,13 +33,16 @@ def scripted(
     same_question: Container[str] = (),
     garbage: Container[str] = (),
     garbage_first_only: Container[str] = (),
+    answerable: Container[str] = (),
 ) -> Callable[[ReceivedRequest], str]:
     """A responder writing ``labelled_question``s, where labels are "qa slot N, attempt A":
 
     - ``reject``: the critique of that label's question says not standalone;
     - ``same_question``: that label's question is "What colour is the kettle?";
     - ``garbage``: that label's generation reply is not JSON, repair included;
-    - ``garbage_first_only``: not JSON at first, valid on the repair retry.
+    - ``garbage_first_only``: not JSON at first, valid on the repair retry;
+    - ``answerable``: the critique says answerable (otherwise: exactly when the
+      proposed answer is non-empty, i.e. for qa questions).
     """
 
     def respond(request: ReceivedRequest) -> str:
@@ -60,9 +63,9 @@ def scripted(
         if request.prompt == "critique_qa":
             question = fields["question"]
             label = question.rsplit("[", 1)[-1].rstrip("]")
-            qa = bool(fields["answer"])
+            can_answer = bool(fields["answer"]) or label in answerable
             return json.dumps(
-                {"standalone": label not in reject, "answerable": qa, "specific": True}
+                {"standalone": label not in reject, "answerable": can_answer, "specific": True}
             )
         return default_content(request)
 

@@ -208,6 +208,44 @@ def test_a_hostile_chunk_is_fenced_and_an_obedient_reply_is_rejected(server, tmp
     assert len(obeyed) == 4  # two attempts, each with its repair retry
 
 
+def test_multi_chunk_questions_are_written_from_two_chunks_of_one_document(server, tmp_path):
+    outcome, _ = generate(server, tmp_path, GenerationPlan(count=4, multi_chunk=2))
+    sources = [q.source_ids for q in outcome.kept]
+    # Slots 2 and 4 of 4 are the two-chunk ones (evenly spread).
+    assert [len(ids) for ids in sources] == [1, 2, 1, 2]
+    for ids in (sources[1], sources[3]):
+        assert ids[0] != ids[1] and DOCUMENT[ids[0]] == DOCUMENT[ids[1]]
+    two_chunk_prompts = [
+        r for r in server.requests
+        if r.prompt == "generate_qa" and request_fields(r)["slot"] in ("qa slot 2", "qa slot 4")
+    ]  # fmt: skip
+    assert sorted(tuple(b["id"] for b in r.blocks() if "id" in b) for r in two_chunk_prompts) == (
+        sorted([sources[1], sources[3]])
+    )
+
+
+def test_an_unanswerable_question_the_chunks_answer_is_replaced(server, tmp_path, monkeypatch):
+    label = "unanswerable slot 1, attempt 1"
+    # Its first question is judged answerable from its chunks; the second repeats a qa question.
+    monkeypatch.setattr(
+        server,
+        "responder",
+        scripted(
+            answerable={label},
+            same_question={"qa slot 1, attempt 1", "unanswerable slot 1, attempt 2"},
+        ),
+    )
+    outcome, _ = generate(server, tmp_path, GenerationPlan(count=1, unanswerable=1))
+    assert [(q.kind, q.slot, q.attempt) for q in outcome.kept] == [
+        ("qa", 1, 1), ("unanswerable", 1, 3),
+    ]  # fmt: skip
+    tally = outcome.tallies["unanswerable"]
+    assert (tally.rejected, dict(tally.rejected_because), tally.duplicates) == (
+        1, {"answerable from its chunks": 1}, 1,
+    )  # fmt: skip
+    assert outcome.kept[1].question.endswith("[unanswerable slot 1, attempt 3]")
+
+
 def test_rejection_reasons_by_kind():
     verdict = {"standalone": True, "answerable": True, "specific": False}
     assert rejection_reasons("qa", verdict) == ["not specific"]
