@@ -78,7 +78,11 @@ def _finish(args: argparse.Namespace, outcome, judge) -> int:
     else:
         print(render_summary(outcome, args.out, args.seed, judge.model, stats))
     if outcome.aborted:
-        kept = f"kept the {len(rows)} cases written so far in {args.out}" if rows else "no case"
+        kept = (
+            f"kept the {len(rows)} cases written so far in {args.out}"
+            if rows
+            else f"no case was kept, {args.out} not written"
+        )
         print(f"ragproof: generation stopped at the judge budget; {kept}", file=sys.stderr)
         return EXIT_BUDGET
     return EXIT_OK
