@@ -163,3 +163,16 @@ def test_calibrate_covers_the_critique_gate(server, judge_env):
         "judge_errors": 0, "unscored": 0, "passed": False,
     }  # fmt: skip
     assert done.returncode == 1
+
+
+def test_a_budget_too_small_for_one_call_writes_nothing_and_exits_2(server, judge_env, tmp_path):
+    env = {**judge_env, "RAGPROOF_MAX_COST_USD": "0.000001"}
+    out = tmp_path / "cases.jsonl"
+    done = ragproof(
+        "generate", "qa", "--corpus", CORPUS, "--out", str(out), "--count", "2", env=env
+    )
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.splitlines() == [
+        f"ragproof: generation stopped at the judge budget; no case was kept, {out} not written"
+    ]
+    assert server.request_count == 0 and not out.exists()
