@@ -23,11 +23,12 @@ from ragproof_assets.partitions import evaluation_runs
 from ragproof_assets.resources import StoreResource
 from ragproof_core.adapters.loading import AdapterLoadError, load_adapter
 from ragproof_core.adapters.runner import close_adapter
-from ragproof_core.dataset import DatasetError, dataset_sha256, load_dataset
+from ragproof_core.dataset import DatasetError, dataset_sha256
 from ragproof_core.evaluate import evaluate
 from ragproof_core.judge.ledger import JudgeLedger
 from ragproof_core.metrics.aggregate import summarize
 from ragproof_core.model import Status
+from ragproof_core.preflight import preflight
 from ragproof_core.report import refusal_tradeoff, summary_markdown
 from ragproof_core.settings import (
     ConfigError,
@@ -96,11 +97,12 @@ def eval_dataset(
 ) -> dg.MaterializeResult:
     run_id = context.partition_key
     try:
-        resolved = config.resolve()
-        cases = load_dataset(config.dataset)
-    except (DatasetError, ConfigError, ValueError) as exc:
-        # Nothing has been written yet: a rejected dataset leaves the store unchanged.
+        # Config, dataset, judge environment and adapter, all before the manifest:
+        # bad input of any kind leaves the store unchanged.
+        checked = preflight(config.resolve(), config.dataset)
+    except (DatasetError, ConfigError, AdapterLoadError) as exc:
         raise dg.Failure(description=str(exc), allow_retries=False) from exc
+    resolved, cases = checked.config, checked.cases
     run_store = store.store()
     manifest = {
         "run_id": run_id,

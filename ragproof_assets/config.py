@@ -1,15 +1,31 @@
 """The launch form of an evaluation run: what the UI's config editor shows and
-what the command line and the schedule fill in."""
+what the command line and the schedule fill in.
+
+The ``[run]`` keys are not declared here: ``EvalRunConfig`` gets one optional
+field per ``RUN_KEYS`` entry of ``ragproof_core.settings.RunSettings`` (same
+name, plain type, described by the declaration), so a key added there shows
+up in the launch form, the command line and the suites file at once.
+"""
 
 import json
+from typing import Any
 
 import dagster as dg
 from pydantic import Field
 
-from ragproof_core.settings import DEMO_ADAPTER, Config, load_config
+from ragproof_core.settings import (
+    DEMO_ADAPTER,
+    RUN_KEYS,
+    Config,
+    ConfigError,
+    load_config,
+    run_key_choices,
+    run_key_help,
+    run_key_type,
+)
 
 
-class EvalRunConfig(dg.Config):
+class LaunchForm(dg.Config):
     """Which dataset to evaluate against which adapter, and how."""
 
     dataset: str = Field(description="Dataset file (JSON Lines or Parquet), CONTRACT section 1.")
@@ -25,20 +41,6 @@ class EvalRunConfig(dg.Config):
         default=None,
         description="Adapter keyword options as a JSON object, replacing the config file's.",
     )
-    k: int | None = Field(
-        default=None, description="run.k: cut-off of the retrieval metrics (default 5)."
-    )
-    source_match: str | None = Field(
-        default=None, description='run.source_match: "chunk" (default) or "document".'
-    )
-    metrics: list[str] | None = Field(
-        default=None,
-        description="run.metrics: metric names or shell-style patterns such as "
-        '"retrieval.*" (default: every metric).',
-    )
-    shards: int | None = Field(
-        default=None, description="run.shards: split the cases into this many steps (default 1)."
-    )
     no_cache: bool = Field(
         default=False, description="Bypass the judge cache: neither read nor write it."
     )
@@ -48,19 +50,43 @@ class EvalRunConfig(dg.Config):
         "(the command line sets it when run in a terminal).",
     )
 
+    def run_overrides(self) -> dict[str, Any]:
+        return {name: getattr(self, name) for name in RUN_KEYS}
+
     def resolve(self) -> Config:
-        config = load_config(self.config_file).with_overrides(
-            k=self.k,
-            source_match=self.source_match,
-            adapter=self.adapter,
-            metrics=None if self.metrics is None else tuple(self.metrics),
-            shards=self.shards,
-        )
+        """ragproof.toml (or the defaults) with this form's values over it, validated."""
+        options = None
         if self.adapter_options_json:
-            options = json.loads(self.adapter_options_json)
+            try:
+                options = json.loads(self.adapter_options_json)
+            except json.JSONDecodeError as exc:
+                raise ConfigError(f"adapter_options_json: not valid JSON ({exc.msg})") from None
             if not isinstance(options, dict):
-                raise ValueError("adapter_options_json must be a JSON object")
-            config = Config(
-                config.run, type(config.adapter)(config.adapter.target, options), config.judge
-            )
-        return config
+                raise ConfigError("adapter_options_json: expected a JSON object")
+        return load_config(self.config_file).with_overrides(
+            adapter=self.adapter, options=options, **self.run_overrides()
+        )
+
+
+_LAUNCH_TYPES = {int: int | None, float: float | None, str: str | None, tuple: list[str] | None}
+
+
+def _run_key_field(name: str):
+    choices = run_key_choices(name)
+    allowed = f" ({' | '.join(choices)})" if choices else ""
+    return Field(
+        default=None, description=f"run.{name}: {run_key_help(name)}{allowed}; overrides the file"
+    )
+
+
+# Built with the metaclass, exactly as a class statement would, from the run keys.
+EvalRunConfig = type(LaunchForm)(
+    "EvalRunConfig",
+    (LaunchForm,),
+    {
+        "__module__": __name__,
+        "__doc__": LaunchForm.__doc__,
+        "__annotations__": {name: _LAUNCH_TYPES[run_key_type(name)] for name in RUN_KEYS},
+        **{name: _run_key_field(name) for name in RUN_KEYS},
+    },
+)

@@ -9,45 +9,85 @@ import os
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import dagster as dg
+from pydantic import ValidationError
 
+from ragproof_assets.config import EvalRunConfig
 from ragproof_assets.jobs import evaluate_job
 from ragproof_assets.partitions import evaluation_runs
+from ragproof_core.schema_errors import describe, show_value, unknown_key_reason
+from ragproof_core.settings import ConfigError
 from ragproof_core.store.layout import new_run_id
 
 DEFAULT_SUITES_FILE = Path("data/suites.toml")
 
 
+# What a [[suite]] may say: its name plus the launch form's fields (every [run]
+# key among them), so a suite, the UI and the command line take the same settings.
+SUITE_KEYS: tuple[str, ...] = ("name", *(f for f in EvalRunConfig.model_fields if f != "progress"))
+
+
 @dataclass(frozen=True)
 class Suite:
     name: str
-    dataset: str
-    config_file: str | None = None
-    adapter: str | None = None
-    k: int | None = None
-    source_match: str | None = None
+    # The eval_dataset op's config for this suite (only the keys the suite gives).
+    config: dict[str, Any]
 
 
 def load_suites(path: Path) -> list[Suite]:
-    raw = tomllib.loads(path.read_text(encoding="utf-8"))
-    suites = []
-    for n, entry in enumerate(raw.get("suite", []), start=1):
-        if "name" not in entry or "dataset" not in entry:
-            raise ValueError(f"{path}: suite #{n} needs a name and a dataset")
-        suites.append(Suite(**entry))
+    """Read and validate the suites file: every suite's keys and values are checked
+    now (a typo would otherwise fail at 02:00), and names must be unique (each
+    names a run request; Dagster would silently drop a second request with its key)."""
+    try:
+        raw = tomllib.loads(path.read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: not valid TOML ({exc})") from None
+    extra = set(raw) - {"suite"}
+    if extra:
+        name = sorted(extra)[0]
+        raise ConfigError(f"{path}: {name}: {unknown_key_reason(name, ['suite'], noun='table')}")
+    entries = raw.get("suite", [])
+    if not isinstance(entries, list):
+        raise ConfigError(f"{path}: suite: expected [[suite]] tables")
+    suites: list[Suite] = []
+    first_of: dict[str, int] = {}
+    for n, entry in enumerate(entries, start=1):
+        where = f"{path}: suite #{n}"
+        suite = _suite(entry, where)
+        earlier = first_of.setdefault(suite.name, n)
+        if earlier != n:
+            raise ConfigError(
+                f"{where}: duplicate name {suite.name!r} (first used by suite #{earlier})"
+            )
+        suites.append(suite)
     return suites
 
 
+def _suite(entry: Any, where: str) -> Suite:
+    if not isinstance(entry, dict):
+        raise ConfigError(f"{where}: expected a table, got {show_value(entry)}")
+    for key in entry:
+        if key not in SUITE_KEYS:
+            raise ConfigError(f"{where}: {key}: {unknown_key_reason(key, SUITE_KEYS)}")
+    name = entry.get("name")
+    if not isinstance(name, str) or not name.strip():
+        raise ConfigError(f"{where}: name: expected a non-empty string, got {show_value(name)}")
+    config = {k: v for k, v in entry.items() if k != "name"}
+    if "dataset" not in config:
+        raise ConfigError(f"{where}: dataset: missing required key")
+    try:
+        EvalRunConfig(**config).resolve()
+    except ConfigError as exc:
+        raise ConfigError(f"{where}: {exc}") from None
+    except ValidationError as exc:
+        raise ConfigError(f"{where}: {describe(exc, known=SUITE_KEYS)}") from None
+    return Suite(name, config)
+
+
 def suite_run_config(suite: Suite) -> dict:
-    fields = {
-        "dataset": suite.dataset,
-        "config_file": suite.config_file,
-        "adapter": suite.adapter,
-        "k": suite.k,
-        "source_match": suite.source_match,
-    }
-    return {"ops": {"eval_dataset": {"config": {k: v for k, v in fields.items() if v is not None}}}}
+    return {"ops": {"eval_dataset": {"config": dict(suite.config)}}}
 
 
 @dg.schedule(

@@ -10,8 +10,10 @@ Rules worth knowing:
   still counted, so the number matches what an editor shows. For Parquet the
   "line" is the 1-based row number.
 - A JSON ``null`` (or a Parquet null) in a field means the field is absent.
-- Fields not in the contract are ignored and not kept (``metadata`` is the
-  place for free-form data, kept verbatim).
+- Fields not in the contract are rejected, naming the closest known field
+  (``metadata`` is the place for free-form data, kept verbatim).
+- Rows are validated by the declared schema ``CaseRow`` (strict types), so a
+  reason reads ``FIELD: expected ..., got VALUE``.
 - Problems with the file itself (missing, unreadable, empty) use line 0 or 1:
   ``PATH:0: no such file``, ``PATH:1: dataset has no cases``.
 """
@@ -22,13 +24,13 @@ import hashlib
 import json
 from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, Literal
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, ValidationError
 
 from ragproof_core.gc_pause import collector_paused
 from ragproof_core.model import Case, CaseKind
-
-_KINDS = tuple(kind.value for kind in CaseKind)
-_OPTIONAL_STRINGS = ("expected_answer", "adversarial_payload")
+from ragproof_core.schema_errors import describe
 
 
 class DatasetError(ValueError):
@@ -130,61 +132,53 @@ def _parquet_rows(path: Path, path_text: str) -> Iterator[tuple[int, Any]]:
     return enumerate(table.to_pylist(), start=1)
 
 
+def _non_blank(value: str) -> str:
+    if not value.strip():
+        raise ValueError("must not be empty")
+    return value
+
+
+_Text = Annotated[str, AfterValidator(_non_blank)]
+
+
+class CaseRow(BaseModel):
+    """One dataset line as declared in CONTRACT section 1: strict types, no unknown fields
+    (free-form data belongs under ``metadata``), ``null`` meaning absent."""
+
+    model_config = ConfigDict(strict=True, extra="forbid", frozen=True)
+
+    id: _Text
+    question: _Text
+    kind: Literal["qa", "unanswerable", "injection"] | None = None
+    expected_source_ids: list[str] | None = None
+    expected_answer: str | None = None
+    adversarial_payload: str | None = None
+    metadata: dict[str, Any] | None = None
+
+
+CASE_FIELDS = tuple(CaseRow.model_fields)
+
+
 def _to_case(row: Any) -> Case:
     if not isinstance(row, dict):
         raise _Invalid(f"expected a JSON object, got {_json_type(row)}")
-    case_id = row.get("id")
-    if case_id is None:
-        raise _Invalid("missing required field 'id'")
-    if not isinstance(case_id, str):
-        raise _Invalid(f"'id' must be a string, got {_json_type(case_id)}")
-    if not case_id.strip():
-        raise _Invalid("'id' must not be empty")
-    question = row.get("question")
-    if question is None:
-        raise _Invalid("missing required field 'question'")
-    if not isinstance(question, str):
-        raise _Invalid(f"'question' must be a string, got {_json_type(question)}")
-    if not question.strip():
-        raise _Invalid("'question' must not be empty")
-
-    kind = row.get("kind")
-    if kind is None:
-        kind = CaseKind.QA
-    elif kind in _KINDS:
-        kind = CaseKind(kind)
-    else:
-        raise _Invalid(f"unknown kind {kind!r} (allowed: {', '.join(_KINDS)})")
-
-    expected_ids = row.get("expected_source_ids")
-    if expected_ids is not None:
-        if not isinstance(expected_ids, list | tuple) or not all(
-            isinstance(item, str) for item in expected_ids
-        ):
-            raise _Invalid("'expected_source_ids' must be a list of strings")
-        expected_ids = tuple(expected_ids)
-
-    strings = {}
-    for name in _OPTIONAL_STRINGS:
-        value = row.get(name)
-        if value is not None and not isinstance(value, str):
-            raise _Invalid(f"{name!r} must be a string, got {_json_type(value)}")
-        strings[name] = value
-
-    metadata = row.get("metadata")
-    if metadata is None:
-        metadata = {}
-    elif not isinstance(metadata, dict):
-        raise _Invalid(f"'metadata' must be a JSON object, got {_json_type(metadata)}")
-
+    try:
+        valid = CaseRow.model_validate(row)
+    except ValidationError as exc:
+        raise _Invalid(
+            describe(exc, known=CASE_FIELDS, mapping="a JSON object", noun="field")
+        ) from None
     return Case(
-        id=case_id,
-        question=question,
-        kind=kind,
-        expected_source_ids=expected_ids,
-        expected_answer=strings["expected_answer"],
-        adversarial_payload=strings["adversarial_payload"],
-        metadata=metadata,
+        id=valid.id,
+        question=valid.question,
+        kind=CaseKind.QA if valid.kind is None else CaseKind(valid.kind),
+        expected_source_ids=None
+        if valid.expected_source_ids is None
+        else tuple(valid.expected_source_ids),
+        expected_answer=valid.expected_answer,
+        adversarial_payload=valid.adversarial_payload,
+        # Kept verbatim: the row's own dict, not a validated copy.
+        metadata=row["metadata"] if valid.metadata is not None else {},
     )
 
 

@@ -1,14 +1,28 @@
-"""Run settings: the ``[run]`` and ``[adapter]`` tables of ragproof.toml (CONTRACT section 3)
-and the environment variables that configure the judge and the store."""
+"""Run settings: the ``[run]``, ``[adapter]`` and ``[judge]`` tables of ragproof.toml
+(CONTRACT section 3) and the environment variables that configure the judge and the store.
+
+Each table is declared once, as a pydantic dataclass: the declaration is the
+schema (strict types: no true-as-1, no 2.5-as-2, no "5"-as-5; unknown keys
+rejected with the closest known name), the Python type the rest of the code
+uses, and the source of the command line's flags and the Dagster launch form
+(``RUN_KEYS``, ``run_key_help``). A bad value raises ``ConfigError`` with one
+line ``run.k: expected an integer, got 2.5``; ``load_config`` adds the file.
+"""
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import os
 import tomllib
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, Literal, get_args, get_origin
+
+from pydantic import BeforeValidator, ConfigDict, Field, TypeAdapter, ValidationError
+from pydantic.dataclasses import dataclass
+
+from ragproof_core.schema_errors import describe, show_value, unknown_key_reason
 
 DEMO_ADAPTER = "ragproof_core.adapters.demo:DemoRAG"
 SOURCE_MATCHES = ("chunk", "document")
@@ -17,35 +31,61 @@ JUDGE_MAX_ATTEMPTS = 4
 JUDGE_BACKOFF_S = 0.5
 JUDGE_MODES = ("per_metric", "combined")
 
+# Strict: a config value has one right type. inf/nan are never a setting.
+_SCHEMA = ConfigDict(strict=True, extra="forbid", allow_inf_nan=False)
+
 
 class ConfigError(ValueError):
     """Bad configuration: the message names the file and the key."""
 
 
-@dataclass(frozen=True, slots=True)
+def _list_as_tuple(value: Any) -> Any:
+    # TOML and JSON have lists; the settings keep tuples so they stay hashable.
+    return tuple(value) if isinstance(value, list) else value
+
+
+_Names = Annotated[tuple[str, ...], BeforeValidator(_list_as_tuple)]
+
+
+def _config_errors(table: str):
+    """Turn the schema's ValidationError into a one-line ``ConfigError`` naming ``table.key``."""
+
+    def decorate(cls):
+        init = cls.__init__
+        known = [f.name for f in dataclasses.fields(cls)]
+
+        @functools.wraps(init)
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            try:
+                init(self, *args, **kwargs)
+            except ValidationError as exc:
+                raise ConfigError(describe(exc, prefix=table, known=known)) from None
+
+        cls.__init__ = __init__
+        return cls
+
+    return decorate
+
+
+@_config_errors("run")
+@dataclass(frozen=True, slots=True, config=_SCHEMA)
 class RunSettings:
-    k: int = 5
-    source_match: str = "chunk"
-    concurrency: int = 16
-    timeout_s: float = 60.0
+    k: int = Field(default=5, ge=1, description="cut-off of the retrieval metrics")
+    source_match: Literal["chunk", "document"] = Field(
+        default="chunk",
+        description='what counts as an expected source in retrieval: "chunk" or "document"',
+    )
+    concurrency: int = Field(default=16, ge=1, description="adapter and judge calls in flight")
+    timeout_s: float = Field(default=60.0, gt=0, description="per adapter call, in seconds")
     # Metric names or shell-style patterns; empty selects every metric.
-    metrics: tuple[str, ...] = ()
-    shards: int = 1
+    metrics: _Names = Field(
+        default=(),
+        description="metric names or shell-style patterns such as 'retrieval.*' "
+        "(default: every metric)",
+    )
+    shards: int = Field(default=1, ge=1, description="split the cases into this many steps")
 
     def __post_init__(self) -> None:
-        if self.k < 1:
-            raise ConfigError(f"run.k must be at least 1, got {self.k}")
-        if self.source_match not in SOURCE_MATCHES:
-            raise ConfigError(
-                f"run.source_match must be one of {', '.join(SOURCE_MATCHES)}, "
-                f"got {self.source_match!r}"
-            )
-        if self.concurrency < 1:
-            raise ConfigError(f"run.concurrency must be at least 1, got {self.concurrency}")
-        if self.timeout_s <= 0:
-            raise ConfigError(f"run.timeout_s must be positive, got {self.timeout_s}")
-        if self.shards < 1:
-            raise ConfigError(f"run.shards must be at least 1, got {self.shards}")
         if self.metrics:
             # Imported here: the registry imports the metric modules, which import settings.
             from ragproof_core.metrics.registry import MetricSelectionError, select_metrics
@@ -53,7 +93,7 @@ class RunSettings:
             try:
                 select_metrics(self.metrics)
             except MetricSelectionError as exc:
-                raise ConfigError(f"run.metrics: {exc}") from exc
+                raise ValueError(f"run.metrics: {exc}") from exc
 
     @property
     def selected_metrics(self) -> tuple[str, ...]:
@@ -62,77 +102,89 @@ class RunSettings:
         return select_metrics(self.metrics)
 
 
-@dataclass(frozen=True, slots=True)
+# The [run] keys, in declaration order: the command line's flags, the Dagster
+# launch form's fields, the suites' keys and the stored run settings follow it.
+RUN_KEYS: tuple[str, ...] = tuple(f.name for f in dataclasses.fields(RunSettings))
+
+
+def run_key_help(name: str) -> str:
+    """The declared description of a ``[run]`` key, for flags and the launch form."""
+    return RunSettings.__pydantic_fields__[name].description or ""
+
+
+def run_key_type(name: str) -> type:
+    """The plain type of a ``[run]`` key's value (``int``, ``float``, ``str`` or ``tuple``),
+    for forms that carry it outside the schema (command-line flags, Dagster config)."""
+    return type(RunSettings.__pydantic_fields__[name].default)
+
+
+def run_key_choices(name: str) -> tuple[str, ...] | None:
+    """The allowed values of a ``[run]`` key declared as a ``Literal``, else None."""
+    annotation = RunSettings.__pydantic_fields__[name].annotation
+    return tuple(get_args(annotation)) if get_origin(annotation) is Literal else None
+
+
+@_config_errors("judge")
+@dataclass(frozen=True, slots=True, config=_SCHEMA)
 class JudgeSettings:
     """The ``[judge]`` table; the environment (``JudgeEnv``) overrides it."""
 
-    mode: str = "per_metric"
-    models: tuple[str, ...] = ()
-    rpm: float | None = None
-
-    def __post_init__(self) -> None:
-        if self.mode not in JUDGE_MODES:
-            raise ConfigError(
-                f"judge.mode must be one of {', '.join(JUDGE_MODES)}, got {self.mode!r}"
-            )
-        if self.rpm is not None and self.rpm <= 0:
-            raise ConfigError(f"judge.rpm must be positive, got {self.rpm}")
+    mode: Literal["per_metric", "combined"] = "per_metric"
+    models: _Names = ()
+    rpm: float | None = Field(default=None, gt=0)
 
 
-@dataclass(frozen=True, slots=True)
+@_config_errors("adapter")
+@dataclass(frozen=True, slots=True, config=_SCHEMA)
 class AdapterSpec:
-    target: str = DEMO_ADAPTER
-    options: dict[str, Any] = field(default_factory=dict)
+    target: str = Field(default=DEMO_ADAPTER, min_length=1)
+    options: dict[str, Any] = Field(default_factory=dict)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclasses.dataclass(frozen=True, slots=True)
 class Config:
-    run: RunSettings = field(default_factory=RunSettings)
-    adapter: AdapterSpec = field(default_factory=AdapterSpec)
-    judge: JudgeSettings = field(default_factory=JudgeSettings)
+    run: RunSettings = dataclasses.field(default_factory=RunSettings)
+    adapter: AdapterSpec = dataclasses.field(default_factory=AdapterSpec)
+    judge: JudgeSettings = dataclasses.field(default_factory=JudgeSettings)
 
     def with_overrides(
         self,
         *,
-        k: int | None = None,
-        source_match: str | None = None,
         adapter: str | None = None,
-        metrics: tuple[str, ...] | None = None,
-        shards: int | None = None,
+        options: Mapping[str, Any] | None = None,
+        **run_keys: Any,
     ) -> Config:
-        changes = {
-            name: value
-            for name, value in (
-                ("k", k),
-                ("source_match", source_match),
-                ("metrics", metrics),
-                ("shards", shards),
+        """Replace what is given (None means "keep"): any ``RUN_KEYS``, the adapter target
+        and its options; each override is validated like the file's keys."""
+        unknown = set(run_keys) - set(RUN_KEYS)
+        if unknown:
+            raise TypeError(f"with_overrides: unknown run key(s) {sorted(unknown)}")
+        changes = {name: value for name, value in run_keys.items() if value is not None}
+        if "metrics" in changes:
+            changes["metrics"] = _list_as_tuple(changes["metrics"])
+        run = dataclasses.replace(self.run, **changes) if changes else self.run
+        spec = self.adapter
+        if adapter is not None or options is not None:
+            spec = AdapterSpec(
+                self.adapter.target if adapter is None else adapter,
+                dict(self.adapter.options if options is None else options),
             )
-            if value is not None
-        }
-        run = replace(self.run, **changes) if changes else self.run
-        spec = self.adapter if adapter is None else AdapterSpec(adapter, dict(self.adapter.options))
         return Config(run, spec, self.judge)
 
 
 def run_settings_dict(run: RunSettings) -> dict[str, Any]:
     """The ``[run]`` table as stored in a run's manifest and ``config_json``."""
-    return {
-        "k": run.k,
-        "source_match": run.source_match,
-        "concurrency": run.concurrency,
-        "timeout_s": run.timeout_s,
-        "metrics": list(run.selected_metrics),
-        "shards": run.shards,
-    }
+    values = {name: getattr(run, name) for name in RUN_KEYS}
+    values["metrics"] = list(run.selected_metrics)
+    return values
 
 
 def run_settings_from_dict(data: Mapping[str, Any]) -> RunSettings:
     """Inverse of ``run_settings_dict``; manifests written before a key existed get its default."""
-    values = dict(data)
-    if "metrics" in values:
-        values["metrics"] = tuple(values["metrics"])
-    return RunSettings(**values)
+    return RunSettings(**data)
+
+
+_TABLES: dict[str, type] = {"run": RunSettings, "adapter": AdapterSpec, "judge": JudgeSettings}
 
 
 def load_config(path: str | Path | None) -> Config:
@@ -148,32 +200,51 @@ def load_config(path: str | Path | None) -> Config:
         raw = tomllib.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError as exc:
         raise ConfigError(f"{path}: no such config file") from exc
+    except IsADirectoryError as exc:
+        raise ConfigError(f"{path}: not a file") from exc
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path}: not valid UTF-8") from exc
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read file ({exc.strerror or exc})") from exc
     except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{path}: {exc}") from exc
-    run_raw = raw.get("run", {})
-    known = {"k", "source_match", "concurrency", "timeout_s", "metrics", "shards"}
-    unknown = set(run_raw) - known
-    if unknown:
-        raise ConfigError(f"{path}: unknown key(s) in [run]: {', '.join(sorted(unknown))}")
-    if "metrics" in run_raw:
-        run_raw = {**run_raw, "metrics": tuple(run_raw["metrics"])}
-    judge_raw = dict(raw.get("judge", {}))
-    if "models" in judge_raw:
-        judge_raw["models"] = tuple(judge_raw["models"])
-    try:
-        run = RunSettings(**run_raw)
-        judge = JudgeSettings(**judge_raw)
-    except (ConfigError, TypeError) as exc:
-        raise ConfigError(f"{path}: {exc}") from exc
-    adapter_raw = raw.get("adapter", {})
-    options = dict(adapter_raw.get("options", {}))
+        raise ConfigError(f"{path}: not valid TOML ({exc})") from exc
+    tables: dict[str, Any] = {}
+    for name, table in raw.items():
+        if name not in _TABLES:
+            raise ConfigError(f"{path}: {name}: {unknown_key_reason(name, _TABLES, noun='table')}")
+        if not isinstance(table, dict):
+            raise ConfigError(f"{path}: {name}: expected a table, got {show_value(table)}")
+        try:
+            tables[name] = _TABLES[name](**table)
+        except ConfigError as exc:
+            raise ConfigError(f"{path}: {exc}") from None
+    adapter = tables.get("adapter", AdapterSpec())
+    options = dict(adapter.options)
     if isinstance(options.get("path"), str) and not Path(options["path"]).is_absolute():
         options["path"] = str((path.parent / options["path"]).resolve())
-    adapter = AdapterSpec(adapter_raw.get("target", DEMO_ADAPTER), options)
-    return Config(run, adapter, judge)
+    return Config(
+        tables.get("run", RunSettings()),
+        AdapterSpec(adapter.target, options),
+        tables.get("judge", JudgeSettings()),
+    )
 
 
-@dataclass(frozen=True, slots=True)
+# JudgeEnv field -> the environment variable that sets it (CONTRACT sections 3, 12, 15).
+JUDGE_ENV_VARS: dict[str, str] = {
+    "model": "RAGPROOF_JUDGE_MODEL",
+    "api_base": "RAGPROOF_JUDGE_API_BASE",
+    "input_cost_per_mtok": "RAGPROOF_JUDGE_INPUT_COST_PER_MTOK",
+    "output_cost_per_mtok": "RAGPROOF_JUDGE_OUTPUT_COST_PER_MTOK",
+    "max_cost_usd": "RAGPROOF_MAX_COST_USD",
+    "timeout_s": "RAGPROOF_JUDGE_TIMEOUT_S",
+    "max_attempts": "RAGPROOF_JUDGE_MAX_ATTEMPTS",
+    "backoff_s": "RAGPROOF_JUDGE_BACKOFF_S",
+    "mode": "RAGPROOF_JUDGE_MODE",
+    "rpm": "RAGPROOF_JUDGE_RPM",
+}
+
+
+@dataclass(frozen=True, slots=True, config=_SCHEMA)
 class JudgeEnv:
     """Judge settings read from the environment (metrics.md, CONTRACT section 3).
 
@@ -183,19 +254,20 @@ class JudgeEnv:
 
     model: str | None = None
     api_base: str | None = None
-    input_cost_per_mtok: float = 0.0
-    output_cost_per_mtok: float = 0.0
-    max_cost_usd: float | None = None
+    input_cost_per_mtok: float = Field(default=0.0, ge=0)
+    output_cost_per_mtok: float = Field(default=0.0, ge=0)
+    max_cost_usd: float | None = Field(default=None, ge=0)
     # Transport: per-call timeout, attempts per call (429, 5xx, timeouts, refused
     # connections) and the first backoff delay, doubled per attempt up to 8 s.
-    timeout_s: float = JUDGE_TIMEOUT_S
-    max_attempts: int = JUDGE_MAX_ATTEMPTS
-    backoff_s: float = JUDGE_BACKOFF_S
+    timeout_s: float = Field(default=JUDGE_TIMEOUT_S, gt=0)
+    max_attempts: int = Field(default=JUDGE_MAX_ATTEMPTS, ge=1)
+    # 0 is a meaningful backoff (retry at once).
+    backoff_s: float = Field(default=JUDGE_BACKOFF_S, ge=0)
     # CONTRACT sections 12 and 15: per_metric or combined calls; requests per minute.
-    mode: str = "per_metric"
-    rpm: float | None = None
+    mode: Literal["per_metric", "combined"] = "per_metric"
+    rpm: float | None = Field(default=None, gt=0)
     # Set when RAGPROOF_JUDGE_MODE was given, so it wins over the [judge] table.
-    mode_from_env: str | None = None
+    mode_from_env: Literal["per_metric", "combined"] | None = None
 
     @property
     def models(self) -> tuple[str, ...]:
@@ -213,50 +285,30 @@ class JudgeEnv:
             changes["mode"] = table.mode
         if self.rpm is None and table.rpm is not None:
             changes["rpm"] = table.rpm
-        return replace(self, **changes) if changes else self
+        return dataclasses.replace(self, **changes) if changes else self
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> JudgeEnv:
+        """Parse the variables with the same schema; numbers may be written as text here.
+
+        An empty variable counts as unset. A bad value raises ``ConfigError``
+        naming the variable: ``RAGPROOF_MAX_COST_USD: expected a number, got "abc"``.
+        """
         env = os.environ if env is None else env
-
-        def number(name: str) -> float | None:
-            value = env.get(name, "").strip()
-            if not value:
-                return None
-            try:
-                return float(value)
-            except ValueError as exc:
-                raise ConfigError(f"{name} must be a number, got {value!r}") from exc
-
-        return cls(
-            model=env.get("RAGPROOF_JUDGE_MODEL", "").strip() or None,
-            api_base=env.get("RAGPROOF_JUDGE_API_BASE", "").strip() or None,
-            input_cost_per_mtok=number("RAGPROOF_JUDGE_INPUT_COST_PER_MTOK") or 0.0,
-            output_cost_per_mtok=number("RAGPROOF_JUDGE_OUTPUT_COST_PER_MTOK") or 0.0,
-            max_cost_usd=number("RAGPROOF_MAX_COST_USD"),
-            timeout_s=number("RAGPROOF_JUDGE_TIMEOUT_S") or JUDGE_TIMEOUT_S,
-            max_attempts=int(number("RAGPROOF_JUDGE_MAX_ATTEMPTS") or JUDGE_MAX_ATTEMPTS),
-            backoff_s=_or_default(number("RAGPROOF_JUDGE_BACKOFF_S"), JUDGE_BACKOFF_S),
-            mode=_judge_mode(env) or "per_metric",
-            mode_from_env=_judge_mode(env),
-            rpm=number("RAGPROOF_JUDGE_RPM"),
-        )
+        values: dict[str, Any] = {}
+        for name, variable in JUDGE_ENV_VARS.items():
+            value = env.get(variable, "").strip()
+            if value:
+                values[name] = value
+        if "mode" in values:
+            values["mode_from_env"] = values["mode"]
+        try:
+            return _JUDGE_ENV.validate_python(values, strict=False)
+        except ValidationError as exc:
+            raise ConfigError(describe(exc, rename=JUDGE_ENV_VARS, noun="variable")) from None
 
 
-def _judge_mode(env: Mapping[str, str]) -> str | None:
-    value = env.get("RAGPROOF_JUDGE_MODE", "").strip()
-    if not value:
-        return None
-    if value not in JUDGE_MODES:
-        raise ConfigError(
-            f"RAGPROOF_JUDGE_MODE must be one of {', '.join(JUDGE_MODES)}, got {value!r}"
-        )
-    return value
-
-
-def _or_default(value: float | None, default: float) -> float:
-    # 0 is a meaningful backoff (retry at once), so only a missing value falls back.
-    return default if value is None else value
+_JUDGE_ENV = TypeAdapter(JudgeEnv)
 
 
 def store_root(env: Mapping[str, str] | None = None) -> Path:

@@ -1,12 +1,12 @@
 """The `ragproof` command line (CONTRACT sections 5 to 14).
 
 One module per command family; each has ``register(sub)`` adding its parsers
-with ``func`` set to the handler. ``main`` turns user errors into one line on
-stderr and an exit code.
+with ``func`` set to the handler. ``main`` turns every error into one line on
+stderr and an exit code (``errors.py``).
 
-Exit codes: 0 success; 1 bad input, failed calibration or a refused
-comparison; 2 a run aborted on its budget; 3 an internal error; 4 a
-regression found by ``compare --fail-on-regression``.
+Exit codes: 0 success; 1 bad input (including a usage error), failed
+calibration or a refused comparison; 2 a run aborted on its budget; 3 an
+internal error; 4 a regression found by ``compare --fail-on-regression``.
 """
 
 from __future__ import annotations
@@ -17,15 +17,16 @@ import sys
 from collections.abc import Sequence
 
 from ragproof_assets.cli import calibrate, compare, generate, generate_qa, importing, run
-from ragproof_assets.cli.common import EXIT_BAD_INPUT, EXIT_OK, UsageError
-from ragproof_core.dataset import DatasetError
-from ragproof_core.robustness.generate import GenerationError
-from ragproof_core.settings import ConfigError
-from ragproof_core.store.run_store import RunNotFound
+from ragproof_assets.cli.errors import OneLineParser, debug_requested, report_error
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="ragproof", description="Evaluate RAG pipelines.")
+    parser = OneLineParser(prog="ragproof", description="Evaluate RAG pipelines.")
+    parser.add_argument(
+        "--debug",
+        action="store_true",
+        help="show the traceback of an error (also RAGPROOF_DEBUG=1)",
+    )
     sub = parser.add_subparsers(dest="command", required=True)
     run.register(sub)
     compare.register(sub)
@@ -36,24 +37,17 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
-    # Like uvicorn: `--adapter mymodule:RAG` finds mymodule in the working folder.
-    if os.getcwd() not in sys.path:
-        sys.path.insert(0, os.getcwd())
+    argv = list(sys.argv[1:] if argv is None else argv)
+    debug = debug_requested(argv)
     try:
+        args = build_parser().parse_args(argv)
+        args.debug = debug
+        # Like uvicorn: `--adapter mymodule:RAG` finds mymodule in the working folder.
+        if os.getcwd() not in sys.path:
+            sys.path.insert(0, os.getcwd())
         return args.func(args)
-    except (DatasetError, ConfigError, UsageError, GenerationError) as exc:
-        print(
-            f"ragproof: {exc}" if not isinstance(exc, DatasetError) else str(exc), file=sys.stderr
-        )
-        return EXIT_BAD_INPUT
-    except RunNotFound as exc:
-        print(f"ragproof: {exc}", file=sys.stderr)
-        return EXIT_BAD_INPUT
-    except BrokenPipeError:
-        # `ragproof show RUN | head`: the reader left; not an error worth a traceback.
-        sys.stderr.close()
-        return EXIT_OK
+    except BaseException as exc:  # noqa: BLE001 - every error ends as one line and a code
+        return report_error(exc, debug=debug)
 
 
 if __name__ == "__main__":

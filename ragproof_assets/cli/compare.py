@@ -18,8 +18,10 @@ def cmd_compare(args: argparse.Namespace) -> int:
     try:
         comparison = compare_runs(*sides, allow_mixed_judges=args.allow_mixed_judges)
     except MixedJudgesError as exc:
-        print(f"ragproof: refusing to compare: {exc}", file=sys.stderr)
-        print("ragproof: pass --allow-mixed-judges to compare anyway", file=sys.stderr)
+        print(
+            f"ragproof: refusing to compare: {exc}; pass --allow-mixed-judges to compare anyway",
+            file=sys.stderr,
+        )
         return EXIT_BAD_INPUT
     if args.json:
         print_json(comparison.to_dict())

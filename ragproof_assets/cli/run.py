@@ -11,23 +11,55 @@ from __future__ import annotations
 import argparse
 import asyncio
 import sys
+from typing import Any
 
 from ragproof_assets.cli.common import (
     EXIT_BAD_INPUT,
     EXIT_BUDGET,
+    EXIT_INTERNAL,
     EXIT_OK,
     open_store,
     print_json,
 )
-from ragproof_core.dataset import load_dataset
+from ragproof_assets.cli.errors import DEBUG_HINT, one_line
+from ragproof_core.preflight import preflight
 from ragproof_core.report import refusal_tradeoff, run_json, summary_table
-from ragproof_core.settings import SOURCE_MATCHES, JudgeEnv, load_config
+from ragproof_core.settings import (
+    RUN_KEYS,
+    JudgeEnv,
+    load_config,
+    run_key_choices,
+    run_key_help,
+    run_key_type,
+)
 
 
-def _metric_patterns(text: str | None) -> tuple[str, ...] | None:
-    if text is None:
-        return None
+def _names(text: str) -> tuple[str, ...]:
     return tuple(part.strip() for part in text.split(",") if part.strip())
+
+
+def _flag(name: str) -> str:
+    return "--" + name.replace("_", "-")
+
+
+def add_run_key_flags(parser: argparse.ArgumentParser) -> None:
+    """One flag per ``[run]`` key (``--k``, ``--source-match``, ...), from its declaration."""
+    for name in RUN_KEYS:
+        kind = run_key_type(name)
+        help_text = f"run.{name}: {run_key_help(name)}"
+        if kind is tuple:
+            parser.add_argument(
+                _flag(name), dest=name, type=_names, help=help_text + " (comma-separated)"
+            )
+        else:
+            parser.add_argument(
+                _flag(name), dest=name, type=kind, choices=run_key_choices(name), help=help_text
+            )
+
+
+def run_key_values(args: argparse.Namespace) -> dict[str, Any]:
+    """The ``[run]`` keys given on the command line (None: not given)."""
+    return {name: getattr(args, name) for name in RUN_KEYS}
 
 
 def _run_config(args: argparse.Namespace) -> dict:
@@ -35,10 +67,9 @@ def _run_config(args: argparse.Namespace) -> dict:
         "dataset": args.dataset,
         "config_file": args.config,
         "adapter": args.adapter,
-        "k": args.k,
-        "source_match": args.source_match,
-        "metrics": None if args.metrics is None else list(_metric_patterns(args.metrics)),
-        "shards": args.shards,
+        **{
+            name: list(v) if isinstance(v, tuple) else v for name, v in run_key_values(args).items()
+        },
         "no_cache": args.no_cache or None,
         # Only when a person is watching: the bar is drawn on the terminal.
         "progress": sys.stderr.isatty() or None,
@@ -46,8 +77,13 @@ def _run_config(args: argparse.Namespace) -> dict:
     return {k: v for k, v in fields.items() if v is not None}
 
 
-def _failure_messages(result) -> list[str]:
-    messages = []
+def _failures(result) -> tuple[list[str], bool]:
+    """The failed steps' messages, and whether any failure was a bug rather than bad input.
+
+    Input problems are raised as ``dg.Failure`` with a one-line description; any
+    other exception in a step is an internal error.
+    """
+    messages, internal = [], False
     for event in result.all_events:
         if not event.is_step_failure:
             continue
@@ -55,26 +91,27 @@ def _failure_messages(result) -> list[str]:
         if data.user_failure_data is not None and data.user_failure_data.description:
             messages.append(data.user_failure_data.description)
         elif data.error is not None:
-            messages.append(data.error.message.strip())
-    return messages or ["the evaluation run failed; see the Dagster UI for its logs"]
+            internal = True
+            messages.append(f"{data.error.cls_name}: {data.error.message.strip()}")
+    if not messages:
+        internal = True
+        messages.append("the evaluation run failed; see the Dagster UI for its logs")
+    return messages, internal
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    # Validate before a partition is created, so bad input leaves no trace in the
-    # store or the Dagster instance. The eval_dataset asset validates the same way.
-    config = load_config(args.config).with_overrides(
-        k=args.k,
-        source_match=args.source_match,
-        adapter=args.adapter,
-        metrics=_metric_patterns(args.metrics),
-        shards=args.shards,
-    )
-    cases = load_dataset(args.dataset)
+    # Validate everything (config, dataset, judge environment, adapter) before a
+    # partition is created, so bad input leaves no trace in the store or the
+    # Dagster instance. The eval_dataset asset validates the same way.
+    config = load_config(args.config).with_overrides(adapter=args.adapter, **run_key_values(args))
+    checked = preflight(config, args.dataset)
     if args.dry_run:
         from ragproof_core.dry_run import estimate_run
 
         estimate = asyncio.run(
-            estimate_run(cases, config, JudgeEnv.from_env(), open_store().layout.judge_cache_path)
+            estimate_run(
+                checked.cases, config, JudgeEnv.from_env(), open_store().layout.judge_cache_path
+            )
         )
         print_json(estimate.to_dict()) if args.json else print(estimate.render())
         return EXIT_OK
@@ -90,7 +127,11 @@ def cmd_run(args: argparse.Namespace) -> int:
     result = job.execute_in_process(
         run_config={
             "ops": {"eval_dataset": {"config": _run_config(args)}},
-            "loggers": {"console": {"config": {"log_level": "WARNING"}}},
+            # Dagster's own step-failure dump is for the UI's logs; the command
+            # prints one line per failure below (--debug shows Dagster's log too).
+            "loggers": {
+                "console": {"config": {"log_level": "ERROR" if args.debug else "CRITICAL"}}
+            },
         },
         instance=instance,
         partition_key=run_id,
@@ -98,8 +139,15 @@ def cmd_run(args: argparse.Namespace) -> int:
         tags={"ragproof/source": "cli"},
     )
     if not result.success:
-        for message in _failure_messages(result):
-            print(f"ragproof: {message}", file=sys.stderr)
+        messages, internal = _failures(result)
+        if internal:
+            print(
+                f"ragproof: internal error (a bug in ragproof): {one_line(messages[0])}; "
+                f"{DEBUG_HINT}",
+                file=sys.stderr,
+            )
+            return EXIT_INTERNAL
+        print(f"ragproof: {one_line(messages[0])}", file=sys.stderr)
         return EXIT_BAD_INPUT
 
     store = open_store()
@@ -188,14 +236,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     run.add_argument("--dataset", required=True, help="dataset file, JSON Lines or Parquet")
     run.add_argument("--config", help="ragproof.toml")
     run.add_argument("--adapter", help="adapter as package.module:Name")
-    run.add_argument("--k", type=int, help="run.k for the retrieval metrics")
-    run.add_argument("--source-match", choices=SOURCE_MATCHES, help="run.source_match")
-    run.add_argument(
-        "--metrics",
-        help="run.metrics: comma-separated metric names or shell-style patterns, "
-        "e.g. 'retrieval.*,generation.groundedness' (quote patterns in a shell)",
-    )
-    run.add_argument("--shards", type=int, help="run.shards: split the cases into N steps")
+    add_run_key_flags(run)
     run.add_argument("--no-cache", action="store_true", help="bypass the judge cache")
     run.add_argument("--dry-run", action="store_true", help="estimate judge calls and cost only")
     run.add_argument("--json", action="store_true", help="print the result as JSON")

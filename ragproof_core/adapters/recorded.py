@@ -24,13 +24,16 @@ runner's case-aware ``run_case`` hook; replay is then one dict lookup per case.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, ValidationError
 
 from ragproof_core.adapters.coerce import AdapterOutputError, to_answer, to_chunks
 from ragproof_core.adapters.loading import AdapterLoadError
 from ragproof_core.dataset import DatasetError, iter_json_lines
 from ragproof_core.gc_pause import collector_paused
 from ragproof_core.model import Answer, Case, CaseOutput
+from ragproof_core.schema_errors import describe
 
 
 class RecordedAdapter:
@@ -95,32 +98,45 @@ def _share_texts(output: CaseOutput, texts: dict[str, str]) -> None:
             chunk.text = texts.setdefault(chunk.text, chunk.text)
 
 
+def _non_blank(value: str) -> str:
+    if not value.strip():
+        raise ValueError("must not be empty")
+    return value
+
+
+class RecordedLine(BaseModel):
+    """One recorded-output line (CONTRACT section 2). Keys ragproof does not use are
+    ignored (recordings often carry their own bookkeeping); ``null`` means absent.
+    ``retrieve`` and ``answer`` are checked by the same coercion as live adapter output."""
+
+    model_config = ConfigDict(strict=True, extra="ignore", frozen=True)
+
+    case_id: Annotated[str, AfterValidator(_non_blank)]
+    retrieve: list[Any] | None = None
+    answer: Any = None
+    error: Annotated[str, AfterValidator(_non_blank)] | None = None
+
+
 def _parse_line(row: Any) -> CaseOutput:
     if not isinstance(row, dict):
         raise ValueError(f"expected a JSON object, got {type(row).__name__}")
-    case_id = row.get("case_id")
-    if case_id is None:
-        raise ValueError("missing required field 'case_id'")
-    if not isinstance(case_id, str) or not case_id:
-        raise ValueError("'case_id' must be a non-empty string")
-
-    retrieved = row.get("retrieve")
-    if retrieved is not None:
-        try:
-            retrieved = to_chunks(retrieved)
-        except AdapterOutputError as exc:
-            raise ValueError(f"'retrieve': {exc}") from None
-    answer = row.get("answer")
-    if answer is not None:
-        try:
-            answer = to_answer(answer)
-        except AdapterOutputError as exc:
-            raise ValueError(f"'answer': {exc}") from None
-    error = row.get("error")
-    if error is not None and (not isinstance(error, str) or not error.strip()):
-        raise ValueError("'error' must be a non-empty string")
-    if error is None and answer is None and retrieved is None:
+    try:
+        line = RecordedLine.model_validate(row)
+    except ValidationError as exc:
+        raise ValueError(describe(exc, mapping="a JSON object", noun="field")) from None
+    if line.error is not None:
+        return CaseOutput(line.case_id, error=line.error)
+    if line.answer is None and line.retrieve is None:
         raise ValueError("line has none of 'retrieve', 'answer' or 'error'")
-    if error is not None:
-        return CaseOutput(case_id, error=error)
-    return CaseOutput(case_id, answer=answer, retrieved=retrieved)
+    retrieved = answer = None
+    if line.retrieve is not None:
+        try:
+            retrieved = to_chunks(line.retrieve)
+        except AdapterOutputError as exc:
+            raise ValueError(f"retrieve: {exc}") from None
+    if line.answer is not None:
+        try:
+            answer = to_answer(line.answer)
+        except AdapterOutputError as exc:
+            raise ValueError(f"answer: {exc}") from None
+    return CaseOutput(line.case_id, answer=answer, retrieved=retrieved)

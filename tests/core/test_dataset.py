@@ -27,6 +27,7 @@ VALID_CASES = [
         id="u1",
         question="What did the CEO eat for breakfast?",
         kind=CaseKind.UNANSWERABLE,
+        metadata={"annotator": "kept verbatim under metadata"},
     ),
     Case(
         id="i1",
@@ -39,11 +40,11 @@ VALID_CASES = [
 ]
 
 
-def test_valid_file_loads_every_field_defaults_kind_and_drops_unknown_fields():
+def test_valid_file_loads_every_field_defaults_kind_and_keeps_metadata():
     cases = load_dataset(FIXTURES / "valid.jsonl")
     assert cases == VALID_CASES
     assert isinstance(cases[0].expected_source_ids, tuple)
-    assert not hasattr(cases[1], "annotator")
+    assert cases[1].metadata == {"annotator": "kept verbatim under metadata"}
 
 
 def test_path_may_be_a_string():
@@ -55,35 +56,46 @@ def test_path_may_be_a_string():
     [
         ("not_json.jsonl", 2, "not valid JSON (Expecting ',' delimiter at column 34)"),
         ("not_object.jsonl", 1, "expected a JSON object, got array"),
-        ("missing_id.jsonl", 2, "missing required field 'id'"),
-        ("missing_question.jsonl", 1, "missing required field 'question'"),
-        ("empty_question.jsonl", 3, "'question' must not be empty"),
-        ("id_not_string.jsonl", 1, "'id' must be a string, got number"),
+        ("missing_id.jsonl", 2, "id: missing required field"),
+        ("missing_question.jsonl", 1, "question: missing required field"),
+        ("empty_question.jsonl", 3, "question: must not be empty"),
+        ("id_not_string.jsonl", 1, "id: expected a string, got 7"),
         ("duplicate_id.jsonl", 4, "duplicate id 'c1' (first used on line 1)"),
         (
             "unknown_kind.jsonl",
             2,
-            "unknown kind 'trivia' (allowed: qa, unanswerable, injection)",
+            "kind: expected 'qa', 'unanswerable' or 'injection', got \"trivia\"",
         ),
         (
             "bad_expected_source_ids.jsonl",
             1,
-            "'expected_source_ids' must be a list of strings",
+            'expected_source_ids: expected a list, got "doc1"',
         ),
         (
             "bad_expected_source_id_item.jsonl",
             1,
-            "'expected_source_ids' must be a list of strings",
+            "expected_source_ids[1]: expected a string, got 2",
         ),
-        ("bad_expected_answer.jsonl", 1, "'expected_answer' must be a string, got number"),
+        ("bad_expected_answer.jsonl", 1, "expected_answer: expected a string, got 42"),
         (
             "bad_adversarial_payload.jsonl",
             1,
-            "'adversarial_payload' must be a string, got array",
+            'adversarial_payload: expected a string, got ["p1"]',
         ),
-        ("bad_metadata.jsonl", 1, "'metadata' must be a JSON object, got string"),
+        ("bad_metadata.jsonl", 1, 'metadata: expected a JSON object, got "not an object"'),
         ("empty.jsonl", 1, "dataset has no cases"),
-        ("bad_last_line.jsonl", 4, "missing required field 'question'"),
+        (
+            "misspelt_field.jsonl",
+            2,
+            "expected_sources_ids: unknown field (did you mean 'expected_source_ids'?)",
+        ),
+        (
+            "unknown_field.jsonl",
+            1,
+            "annotator: unknown field (known: adversarial_payload, expected_answer, "
+            "expected_source_ids, id, kind, metadata, question)",
+        ),
+        ("bad_last_line.jsonl", 4, "question: missing required field"),
     ],
 )
 def test_rejections_name_path_line_and_reason(name, line, reason):
@@ -127,7 +139,7 @@ def test_line_separator_inside_a_string_does_not_shift_line_numbers(tmp_path):
     path.write_text('{"id": "a", "question": "one\u2028two"}\n{"id": "b"}\n', encoding="utf-8")
     with pytest.raises(DatasetError) as info:
         load_dataset(path)
-    assert str(info.value) == f"{path}:2: missing required field 'question'"
+    assert str(info.value) == f"{path}:2: question: missing required field"
 
 
 def test_invalid_utf8_names_the_line(tmp_path):
@@ -240,7 +252,7 @@ def test_parquet_line_is_the_row_number(tmp_path):
     with pytest.raises(DatasetError) as info:
         load_dataset(path)
     assert str(info.value) == (
-        f"{path}:3: unknown kind 'poem' (allowed: qa, unanswerable, injection)"
+        f"{path}:3: kind: expected 'qa', 'unanswerable' or 'injection', got \"poem\""
     )
 
 

@@ -49,11 +49,11 @@ def corrupted_datasets(draw, corruption: str):
         reason = "not valid JSON"
     elif corruption == "missing_id":
         bad = json.dumps({**template, **draw(st.sampled_from([{}, {"id": None}]))})
-        reason = "missing required field 'id'"
+        reason = "id: missing required field"
     elif corruption == "missing_question":
         row = {"id": fresh_id, **{k: v for k, v in template.items() if k != "question"}}
         bad = json.dumps({**row, **draw(st.sampled_from([{}, {"question": None}]))})
-        reason = "missing required field 'question'"
+        reason = "question: missing required field"
     elif corruption == "repeated_id":
         repeated = draw(st.sampled_from(ids))
         bad = json.dumps({**template, "id": repeated}, ensure_ascii=False)
@@ -135,7 +135,7 @@ def test_ragproof_run_rejects_the_file_and_leaves_the_store_byte_identical(
 
     assert done.returncode == 1
     assert done.stderr == (
-        f"{dataset}:4: unknown kind 'trivia' (allowed: qa, unanswerable, injection)\n"
+        f"ragproof: {dataset}:4: kind: expected 'qa', 'unanswerable' or 'injection', got \"trivia\"\n"
     )
     assert done.stdout == ""
     assert _snapshot(store_path) == before

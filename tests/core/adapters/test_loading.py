@@ -149,6 +149,6 @@ def test_malformed_recording_names_path_and_line():
         load_adapter("ragproof_core.adapters.recorded:RecordedAdapter", {"path": str(path)})
     assert str(info.value) == (
         "building adapter 'ragproof_core.adapters.recorded:RecordedAdapter' failed: "
-        f"{path}:3: 'answer': expected an Answer or a dict with 'text', got a bare string; "
+        f"{path}:3: answer: expected an Answer or a dict with 'text', got a bare string; "
         "wrap it as {'text': ...}"
     )

@@ -92,12 +92,12 @@ def test_does_not_pretend_to_expose_retrieve():
         (
             "recorded_chunk_without_text.jsonl",
             2,
-            "'retrieve': chunk 0: chunk 'd1#0' is missing 'text'",
+            "retrieve: chunk 0: chunk 'd1#0' is missing 'text'",
         ),
         (
             "recorded_string_answer.jsonl",
             3,
-            "'answer': expected an Answer or a dict with 'text', got a bare string; "
+            "answer: expected an Answer or a dict with 'text', got a bare string; "
             "wrap it as {'text': ...}",
         ),
         (
@@ -105,12 +105,12 @@ def test_does_not_pretend_to_expose_retrieve():
             1,
             "line has none of 'retrieve', 'answer' or 'error'",
         ),
-        ("recorded_missing_case_id.jsonl", 1, "missing required field 'case_id'"),
+        ("recorded_missing_case_id.jsonl", 1, "case_id: missing required field"),
         ("recorded_duplicate_case_id.jsonl", 2, "duplicate case_id 'c1' (first used on line 1)"),
         (
             "recorded_bad_citations.jsonl",
             1,
-            "'answer': answer 'citations' must be a list of chunk id strings",
+            "answer: answer 'citations' must be a list of chunk id strings",
         ),
     ],
 )
