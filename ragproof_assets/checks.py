@@ -1,5 +1,6 @@
 """Asset checks on a run summary: did this run regress against the last
-completed run of the same dataset and adapter, and did too many cases fail?"""
+completed run of the same dataset, adapter and scoring settings (k,
+source_match, metrics), and did too many cases fail?"""
 
 import dagster as dg
 
@@ -7,12 +8,14 @@ from ragproof_assets.assets import run_summary
 from ragproof_assets.resources import CheckSettings, StoreResource
 from ragproof_core.compare.report import MixedJudgesError, RunSide, compare_runs
 from ragproof_core.model import Status
+from ragproof_core.store.run_store import stored_run_settings
 
 
 @dg.asset_check(
     asset=run_summary,
-    description="Compares this run with the last completed run of the same dataset and adapter "
-    "(paired, over the cases both scored) and fails when a metric got significantly worse by "
+    description="Compares this run with the last completed run of the same dataset, adapter "
+    "and scoring settings (run.k, run.source_match, run.metrics) (paired, over the cases both "
+    "scored) and fails when a metric got significantly worse by "
     "more than the tolerance.",
 )
 def no_regression(
@@ -23,11 +26,19 @@ def no_regression(
     if run_id is None:
         return dg.AssetCheckResult(passed=True, metadata={"note": "no partition"})
     current = run_store.get_run(run_id)
-    baseline = run_store.last_completed_run(current.dataset, current.adapter, before_run_id=run_id)
+    baseline = run_store.last_completed_run(
+        current.dataset,
+        current.adapter,
+        before_run_id=run_id,
+        run_settings=stored_run_settings(current),
+    )
     if baseline is None:
         return dg.AssetCheckResult(
             passed=True,
-            metadata={"baseline": "none: first completed run of this dataset and adapter"},
+            metadata={
+                "baseline": "none: first completed run of this dataset and adapter "
+                "with these settings (k, source_match, metrics)"
+            },
         )
     sides = [RunSide(r, run_store.case_results_frame(r.run_id)) for r in (baseline, current)]
     try:

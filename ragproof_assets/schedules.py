@@ -18,7 +18,7 @@ from ragproof_assets.config import EvalRunConfig
 from ragproof_assets.jobs import evaluate_job
 from ragproof_assets.partitions import evaluation_runs
 from ragproof_core.schema_errors import describe, show_value, unknown_key_reason
-from ragproof_core.settings import ConfigError
+from ragproof_core.settings import RUN_KEYS, Config, ConfigError
 from ragproof_core.store.layout import new_run_id
 
 DEFAULT_SUITES_FILE = Path("data/suites.toml")
@@ -78,6 +78,9 @@ def _suite(entry: Any, where: str) -> Suite:
     if "dataset" not in config:
         raise ConfigError(f"{where}: dataset: missing required key")
     try:
+        # The [run] keys first, by their own strict schema (the launch form's
+        # lax pydantic would read `k = true` as 1), then the whole form.
+        Config().with_overrides(**{k: v for k, v in config.items() if k in RUN_KEYS})
         EvalRunConfig(**config).resolve()
     except ConfigError as exc:
         raise ConfigError(f"{where}: {exc}") from None

@@ -162,8 +162,10 @@ CASE_FIELDS = tuple(CaseRow.model_fields)
 def _to_case(row: Any) -> Case:
     if not isinstance(row, dict):
         raise _Invalid(f"expected a JSON object, got {_json_type(row)}")
+    # null means absent (CONTRACT section 1), so a null id is a missing id.
+    present = {key: value for key, value in row.items() if value is not None}
     try:
-        valid = CaseRow.model_validate(row)
+        valid = CaseRow.model_validate(present)
     except ValidationError as exc:
         raise _Invalid(
             describe(exc, known=CASE_FIELDS, mapping="a JSON object", noun="field")

@@ -110,6 +110,25 @@ def _redact_config_json(config_json: str) -> str:
     return config_json if redacted == config else json.dumps(redacted, ensure_ascii=False)
 
 
+# The run settings that change what a score means; runs differing in them are not
+# comparable (concurrency, timeout_s and shards change how a run goes, not its scores).
+BASELINE_SETTINGS = ("k", "source_match", "metrics")
+
+
+def stored_run_settings(record: RunRecord) -> dict[str, Any]:
+    """The ``[run]`` settings a run recorded in its ``config_json`` (empty if none)."""
+    try:
+        config = json.loads(record.config_json or "{}")
+    except json.JSONDecodeError:
+        return {}
+    run = config.get("run") if isinstance(config, dict) else None
+    return run if isinstance(run, dict) else {}
+
+
+def same_scoring(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
+    return all(a.get(key) == b.get(key) for key in BASELINE_SETTINGS)
+
+
 class RunStore:
     """The run store rooted at ``root`` (default: ``RAGPROOF_STORE`` or ``data/store``)."""
 
@@ -269,19 +288,29 @@ class RunStore:
         return sorted(records, key=lambda r: (r.started_at, r.run_id))
 
     def last_completed_run(
-        self, dataset: str, adapter: str, before_run_id: str | None = None
+        self,
+        dataset: str,
+        adapter: str,
+        before_run_id: str | None = None,
+        run_settings: Mapping[str, Any] | None = None,
     ) -> RunRecord | None:
         """The latest ``completed`` run of ``dataset`` with ``adapter``: the regression baseline.
 
-        With ``before_run_id``, only runs that started before that run count.
-        Its start is taken from its run record, or, while it is still running,
-        from ``started_at`` (ISO 8601) in its manifest; without either, every
-        other run counts.
+        With ``run_settings`` (a run's ``[run]`` settings as stored in its
+        ``config_json``), only runs scored the same way count: equal ``k``,
+        ``source_match`` and metric selection (``BASELINE_SETTINGS``); a run at
+        k = 3 is no baseline for one at k = 5. With ``before_run_id``, only runs
+        that started before that run count. Its start is taken from its run
+        record, or, while it is still running, from ``started_at`` (ISO 8601)
+        in its manifest; without either, every other run counts.
         """
         candidates = [
             r
             for r in self.list_runs()
-            if r.status == "completed" and r.dataset == dataset and r.adapter == adapter
+            if r.status == "completed"
+            and r.dataset == dataset
+            and r.adapter == adapter
+            and (run_settings is None or same_scoring(stored_run_settings(r), run_settings))
         ]
         if before_run_id is not None:
             cutoff = self._started_at(before_run_id)

@@ -11,7 +11,7 @@ import select
 import subprocess
 import termios
 
-from tests.support.cli import RAGPROOF, REPO, cli_env, ragproof
+from tests.support.cli import RAGPROOF, REPO, cli_env
 
 
 def _slow_run(tmp_path):
@@ -67,7 +67,50 @@ def test_a_terminal_gets_a_progress_bar(tmp_path):
     assert "retrieval.precision_at_k" in output  # and the summary table after it
 
 
-def test_a_pipe_gets_no_progress_bar(tmp_path):
-    done = ragproof(*_slow_run(tmp_path))
+def _run_piped_with_a_terminal(args: list[str]) -> tuple[subprocess.CompletedProcess, str]:
+    """Output to pipes while a pty is the controlling terminal, as for `ragproof run | tee log`
+    typed in a terminal: the bar would be drawn on /dev/tty, so the pty must stay blank."""
+    primary, secondary = pty.openpty()
+
+    def become_terminal_session() -> None:
+        os.setsid()
+        fcntl.ioctl(secondary, termios.TIOCSCTTY, 0)
+
+    proc = subprocess.Popen(
+        [str(RAGPROOF), *args],
+        cwd=REPO,
+        env=cli_env(),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        pass_fds=(secondary,),
+        preexec_fn=become_terminal_session,
+    )
+    os.close(secondary)
+    drawn = b""
+
+    def drain_terminal(wait_s: float) -> None:
+        nonlocal drawn
+        while select.select([primary], [], [], wait_s)[0]:
+            try:
+                data = os.read(primary, 65536)
+            except OSError:  # every holder of the terminal has exited
+                return
+            if not data:
+                return
+            drawn += data
+
+    stdout, stderr = proc.communicate(timeout=120)
+    drain_terminal(0.5)
+    os.close(primary)
+    done = subprocess.CompletedProcess(proc.args, proc.returncode, stdout, stderr)
+    return done, drawn.decode("utf-8", "replace")
+
+
+def test_a_pipe_gets_no_progress_bar_even_with_a_terminal_at_hand(tmp_path):
+    done, drawn = _run_piped_with_a_terminal(_slow_run(tmp_path))
     assert done.returncode == 0, done.stderr
+    assert "retrieval.precision_at_k" in done.stdout
+    assert drawn == ""
     assert "case/s" not in done.stdout + done.stderr

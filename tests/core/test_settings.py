@@ -6,10 +6,10 @@ import pytest
 
 from ragproof_core.settings import (
     DEMO_ADAPTER,
+    RUN_KEYS,
     Config,
     ConfigError,
     JudgeEnv,
-    RUN_KEYS,
     RunSettings,
     load_config,
     run_settings_dict,

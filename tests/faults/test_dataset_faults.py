@@ -61,7 +61,7 @@ def corrupted_datasets(draw, corruption: str):
     else:
         kind = draw(non_blank.filter(lambda k: k not in KINDS) | st.integers() | st.booleans())
         bad = json.dumps({"id": fresh_id, **template, "kind": kind}, ensure_ascii=False)
-        reason = f"unknown kind {kind!r}"
+        reason = "kind: expected 'qa', 'unanswerable' or 'injection', got "
 
     lines = [json.dumps(case, ensure_ascii=False) for case in cases]
     lines.insert(position, bad)
@@ -135,7 +135,8 @@ def test_ragproof_run_rejects_the_file_and_leaves_the_store_byte_identical(
 
     assert done.returncode == 1
     assert done.stderr == (
-        f"ragproof: {dataset}:4: kind: expected 'qa', 'unanswerable' or 'injection', got \"trivia\"\n"
+        f"ragproof: {dataset}:4: kind: expected 'qa', 'unanswerable' or 'injection', "
+        'got "trivia"\n'
     )
     assert done.stdout == ""
     assert _snapshot(store_path) == before

@@ -178,3 +178,20 @@ def test_a_retrieval_only_case_scores_retrieval_and_skips_what_needs_an_answer()
         "robustness.injection_resistance": "applies to injection cases only",
         "robustness.abstention": "applies to unanswerable cases only",
     }
+
+
+@pytest.mark.parametrize(
+    ("line", "reason"),
+    [
+        ('{"case_id": 5, "answer": {"text": "a"}}', "case_id: expected a string, got 5"),
+        ('{"case_id": " ", "answer": {"text": "a"}}', "case_id: must not be empty"),
+        ('{"case_id": "c1", "error": true}', "error: expected a string, got true"),
+        ('{"case_id": "c1", "retrieve": "d1"}', 'retrieve: expected a list, got "d1"'),
+    ],
+)
+def test_mistyped_keys_name_the_key_and_the_value(tmp_path, line, reason):
+    path = tmp_path / "outputs.jsonl"
+    path.write_text(line + "\n")
+    with pytest.raises(AdapterLoadError) as err:
+        RecordedAdapter(str(path))
+    assert str(err.value) == f"{path}:1: {reason}"

@@ -141,6 +141,7 @@ def record(
     status: str = "completed",
     start: datetime = T0,
     cases: int = len(CASES),
+    run: dict | None = None,
 ) -> RunRecord:
     return RunRecord(
         run_id=run_id,
@@ -151,7 +152,7 @@ def record(
         finished_at=start + timedelta(seconds=42, microseconds=123456),
         judge_model="openai/gpt-4o-mini",
         prompt_hashes={"groundedness": "a" * 64, "refusal": "b" * 64},
-        config_json=json.dumps({"run": {"k": 5, "source_match": "chunk"}}),
+        config_json=json.dumps({"run": run or {"k": 5, "source_match": "chunk"}}),
         cost_usd=0.0123,
         cases=cases,
         case_failures=1,

@@ -283,6 +283,33 @@ def test_last_completed_run_is_the_regression_baseline(store: RunStore) -> None:
         base("golden.jsonl", "demo", before_run_id="ghost")
 
 
+def test_the_baseline_was_scored_with_the_same_settings(store: RunStore) -> None:
+    t = sample.T0
+    k5 = {"k": 5, "source_match": "chunk", "metrics": ["retrieval.mrr"]}
+    sample.write_run(store, "k5", start=t, run=k5)
+    sample.write_run(store, "k3", start=t + timedelta(hours=1), run={**k5, "k": 3})
+    sample.write_run(
+        store, "doc", start=t + timedelta(hours=2), run={**k5, "source_match": "document"}
+    )
+    sample.write_run(store, "more-metrics", start=t + timedelta(hours=3), run={**k5, "metrics": []})
+    # Concurrency changes how a run goes, not its scores: still a baseline.
+    sample.write_run(store, "k5-slow", start=t + timedelta(hours=4), run={**k5, "concurrency": 1})
+    sample.write_run(store, "now", start=t + timedelta(hours=5), run=k5)
+
+    def base(settings):
+        found = store.last_completed_run(
+            "golden.jsonl", "demo", before_run_id="now", run_settings=settings
+        )
+        return found.run_id if found else None
+
+    assert base(k5) == "k5-slow"
+    assert base({**k5, "k": 3}) == "k3"
+    assert base({**k5, "source_match": "document"}) == "doc"
+    assert base({**k5, "metrics": []}) == "more-metrics"
+    assert base({**k5, "k": 10}) is None
+    assert base(None) == "k5-slow"
+
+
 def test_dataset_kind_strings_are_accepted(store: RunStore) -> None:
     store.write_manifest("r1", {})
     store.write_dataset("r1", [Case("x", "q?", "injection", adversarial_payload="p1")])
