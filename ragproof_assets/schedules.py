@@ -17,7 +17,7 @@ from pydantic import ValidationError
 from ragproof_assets.config import EvalRunConfig
 from ragproof_assets.jobs import evaluate_job
 from ragproof_assets.partitions import evaluation_runs
-from ragproof_core.schema_errors import describe, show_value, unknown_key_reason
+from ragproof_core.schema_errors import describe, show_key, show_value, unknown_key_reason
 from ragproof_core.settings import RUN_KEYS, Config, ConfigError
 from ragproof_core.store.layout import new_run_id
 
@@ -47,7 +47,8 @@ def load_suites(path: Path) -> list[Suite]:
     extra = set(raw) - {"suite"}
     if extra:
         name = sorted(extra)[0]
-        raise ConfigError(f"{path}: {name}: {unknown_key_reason(name, ['suite'], noun='table')}")
+        reason = unknown_key_reason(name, ["suite"], noun="table")
+        raise ConfigError(f"{path}: {show_key(name)}: {reason}")
     entries = raw.get("suite", [])
     if not isinstance(entries, list):
         raise ConfigError(f"{path}: suite: expected [[suite]] tables")
@@ -70,7 +71,7 @@ def _suite(entry: Any, where: str) -> Suite:
         raise ConfigError(f"{where}: expected a table, got {show_value(entry)}")
     for key in entry:
         if key not in SUITE_KEYS:
-            raise ConfigError(f"{where}: {key}: {unknown_key_reason(key, SUITE_KEYS)}")
+            raise ConfigError(f"{where}: {show_key(key)}: {unknown_key_reason(key, SUITE_KEYS)}")
     name = entry.get("name")
     if not isinstance(name, str) or not name.strip():
         raise ConfigError(f"{where}: name: expected a non-empty string, got {show_value(name)}")

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -49,6 +50,14 @@ def show_value(value: Any) -> str:
     return text if len(text) <= _MAX_VALUE_CHARS else text[: _MAX_VALUE_CHARS - 3] + "..."
 
 
+_BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
+
+
+def show_key(name: str) -> str:
+    """A key as written: bare if TOML would write it bare, else quoted and escaped."""
+    return name if _BARE_KEY.fullmatch(name) else show_value(name)
+
+
 def _bound(value: Any) -> Any:
     # A float field's bound 0 reads as 0, not 0.0.
     return int(value) if isinstance(value, float) and value.is_integer() else value
@@ -75,7 +84,7 @@ def dotted(loc: Sequence[str | int], prefix: str = "") -> str:
         if isinstance(part, int):
             text += f"[{part}]"
         else:
-            text = f"{text}.{part}" if text else str(part)
+            text = f"{text}.{show_key(str(part))}" if text else show_key(str(part))
     return text
 
 

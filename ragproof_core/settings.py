@@ -22,7 +22,7 @@ from typing import Annotated, Any, Literal, get_args, get_origin
 from pydantic import BeforeValidator, ConfigDict, Field, TypeAdapter, ValidationError
 from pydantic.dataclasses import dataclass
 
-from ragproof_core.schema_errors import describe, show_value, unknown_key_reason
+from ragproof_core.schema_errors import describe, show_key, show_value, unknown_key_reason
 
 DEMO_ADAPTER = "ragproof_core.adapters.demo:DemoRAG"
 SOURCE_MATCHES = ("chunk", "document")
@@ -211,7 +211,8 @@ def load_config(path: str | Path | None) -> Config:
     tables: dict[str, Any] = {}
     for name, table in raw.items():
         if name not in _TABLES:
-            raise ConfigError(f"{path}: {name}: {unknown_key_reason(name, _TABLES, noun='table')}")
+            reason = unknown_key_reason(name, _TABLES, noun="table")
+            raise ConfigError(f"{path}: {show_key(name)}: {reason}")
         if not isinstance(table, dict):
             raise ConfigError(f"{path}: {name}: expected a table, got {show_value(table)}")
         try:

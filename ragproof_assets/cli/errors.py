@@ -40,6 +40,8 @@ class OneLineParser(argparse.ArgumentParser):
 
     def error(self, message: str) -> None:  # type: ignore[override]
         command = self.prog.removeprefix("ragproof").strip()
+        # Arguments are quoted back in the message; a newline in one must not break the line.
+        message = "".join(c if c.isprintable() else repr(c)[1:-1] for c in message)
         raise UsageError(f"{command}: {message}" if command else message)
 
 
