@@ -94,8 +94,9 @@ def test_a_refused_connection_is_retried_then_reported() -> None:
 
 
 def test_a_hang_past_the_timeout_is_retried(server: JudgeServer) -> None:
-    server.script(Reply.hang(5.0))
-    reply = run(client(server.url, timeout_s=0.3).complete(MESSAGES))
+    # A 2 s timeout against a 30 s hang: no loaded machine turns a reply into a timeout.
+    server.script(Reply.hang(30.0))
+    reply = run(client(server.url, timeout_s=2.0).complete(MESSAGES))
     assert reply.text == '{"refused": true}'
     assert server.request_count == 2
 

@@ -234,8 +234,8 @@ def test_refused_connection_is_judge_error(server: JudgeServer) -> None:
 
 
 def test_a_hang_past_the_client_timeout_is_judge_error(server: JudgeServer) -> None:
-    server.script(Reply.hang(5.0), Reply.hang(5.0))
-    judge = make_judge(server.url, timeout_s=0.2, max_attempts=2)
+    server.script(Reply.hang(30.0), Reply.hang(30.0))
+    judge = make_judge(server.url, timeout_s=2.0, max_attempts=2)
     result = run(answer_relevance(CASE, output(), judge))
     assert result.status is Status.JUDGE_ERROR
     assert result.reason.startswith("judge transport failed: Timeout (HTTP 408)")
