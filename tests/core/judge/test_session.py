@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from ragproof_core.judge.cache import input_hash
-from ragproof_core.judge.cost import ASSUMED_OUTPUT_TOKENS, call_cost, estimate_tokens
+from ragproof_core.judge.cost import estimate_tokens
 from ragproof_core.judge.prompts import PROMPT_NAMES, load_prompts, render
 from ragproof_core.judge.session import REPAIR_INSTRUCTION, JudgeStats, make_judge
 from ragproof_core.judge.types import BudgetExceeded
@@ -22,6 +22,11 @@ pytestmark = pytest.mark.filterwarnings("ignore:.*ReadOnly. qualifier:UserWarnin
 
 INPUTS = {"question": "Is the sky blue?", "answer": "Yes, on a clear day."}
 VALID = '{"verdict": "partial"}'
+# sha256 of {"answer":"Yes, on a clear day.","question":"Is the sky blue?"} (canonical JSON),
+# computed outside ragproof: printf '%s' '...' | sha256sum.
+INPUTS_HASH = "b4d86f57fd14389d5e79488418efb5c3a681e90c9daf2f257558dc3199735fd6"
+# The answer_relevance prompt rendered with INPUTS is 1714 characters: ceil(1714 / 4) = 429
+# tokens when the provider reports no usage; a reply is assumed to be 200 tokens before it comes.
 
 
 def chars(messages: list[dict[str, str]]) -> int:
@@ -40,7 +45,8 @@ def test_a_valid_reply_is_returned_and_cached(server: JudgeServer, tmp_path: Pat
         1,
     )
     prompt_hash = load_prompts()["answer_relevance"].sha256
-    assert judge.cache.get(MODEL, prompt_hash, input_hash(INPUTS)).data == {"verdict": "partial"}
+    assert input_hash(INPUTS) == INPUTS_HASH
+    assert judge.cache.get(MODEL, prompt_hash, INPUTS_HASH).data == {"verdict": "partial"}
     # The server reports usage (100, 20): the session counts the provider's tokens.
     assert judge.stats == JudgeStats(
         requests=1, cache_hits=0, calls_ok=1, judge_errors=0, input_tokens=100, output_tokens=20
@@ -160,10 +166,9 @@ def test_cost_falls_back_to_four_characters_per_token(server: JudgeServer) -> No
     server.script(VALID)
     judge = judge_on(server.url, input_cost=2.0, output_cost=10.0)
     verdict = run(judge.ask("answer_relevance", INPUTS))
-    messages = render(load_prompts()["answer_relevance"], INPUTS)
-    input_tokens = -(-chars(messages) // 4)
+    assert chars(render(load_prompts()["answer_relevance"], INPUTS)) == 1714
     assert estimate_tokens(VALID) == 6  # 22 characters
-    assert verdict.cost_usd == (input_tokens * 2.0 + 6 * 10.0) / 1_000_000
+    assert verdict.cost_usd == 0.000918  # (429 * 2 + 6 * 10) / 1e6
 
 
 def test_a_repaired_verdict_costs_both_calls(server: JudgeServer) -> None:
@@ -171,15 +176,14 @@ def test_a_repaired_verdict_costs_both_calls(server: JudgeServer) -> None:
     verdict = run(
         judge_on(server.url, input_cost=1.0, output_cost=1.0).ask("answer_relevance", INPUTS)
     )
-    assert verdict.cost_usd == call_cost(300, 7, 1.0, 1.0) + call_cost(400, 9, 1.0, 1.0)
+    assert verdict.cost_usd == pytest.approx(0.000716, abs=1e-15)  # (300 + 7 + 400 + 9) / 1e6
 
 
 def test_the_budget_stops_the_call_that_would_breach_it(server: JudgeServer) -> None:
     server.usage = (1000, 100)
     prices = {"input_cost": 3.0, "output_cost": 15.0}
-    messages = render(load_prompts()["answer_relevance"], INPUTS)
-    estimate = call_cost(-(-chars(messages) // 4), ASSUMED_OUTPUT_TOKENS, 3.0, 15.0)
-    actual = call_cost(1000, 100, 3.0, 15.0)
+    estimate = 0.004287  # (429 * 3 + 200 * 15) / 1e6, before the call
+    actual = 0.0045  # (1000 * 3 + 100 * 15) / 1e6, as the server reports usage (1000, 100)
     # The first call fits; after paying for it the next estimate does not.
     judge = judge_on(server.url, max_cost=estimate + actual / 2, **prices)
     assert run(judge.ask("answer_relevance", INPUTS)).ok
@@ -192,8 +196,7 @@ def test_the_budget_stops_the_call_that_would_breach_it(server: JudgeServer) -> 
 
 def test_the_budget_guards_the_repair_retry_too(server: JudgeServer) -> None:
     server.usage = (1000, 100)
-    messages = render(load_prompts()["answer_relevance"], INPUTS)
-    estimate = call_cost(-(-chars(messages) // 4), ASSUMED_OUTPUT_TOKENS, 3.0, 15.0)
+    estimate = 0.004287  # (429 * 3 + 200 * 15) / 1e6
     server.script("not json")
     judge = judge_on(server.url, max_cost=estimate * 1.01, input_cost=3.0, output_cost=15.0)
     with pytest.raises(BudgetExceeded):
@@ -211,9 +214,8 @@ def test_estimate_reports_cached_or_the_pre_call_estimate(
     server: JudgeServer, tmp_path: Path
 ) -> None:
     judge = judge_on(server.url, tmp_path / "c.sqlite", input_cost=2.0, output_cost=10.0)
-    messages = render(load_prompts()["answer_relevance"], INPUTS)
-    expected = call_cost(-(-chars(messages) // 4), ASSUMED_OUTPUT_TOKENS, 2.0, 10.0)
-    assert judge.estimate("answer_relevance", INPUTS) == (False, expected)
+    # (429 * 2 + 200 * 10) / 1e6
+    assert judge.estimate("answer_relevance", INPUTS) == (False, 0.002858)
     run(judge.ask("answer_relevance", INPUTS))
     assert judge.estimate("answer_relevance", INPUTS) == (True, 0.0)
     assert server.request_count == 1
@@ -287,10 +289,10 @@ def test_validated_reply_is_stored_verbatim_with_tokens(
     judge = judge_on(server.url, tmp_path / "c.sqlite", input_cost=1.0, output_cost=1.0)
     run(judge.ask("answer_relevance", INPUTS))
     prompt_hash = load_prompts()["answer_relevance"].sha256
-    row = judge.cache.get(MODEL, prompt_hash, input_hash(INPUTS))
+    row = judge.cache.get(MODEL, prompt_hash, INPUTS_HASH)
     assert (json.dumps(row.data), row.input_tokens, row.output_tokens, row.cost_usd) == (
         '{"verdict": "partial", "reason": "half"}',
         50,
         5,
-        call_cost(50, 5, 1.0, 1.0),
+        5.5e-05,  # (50 * 1 + 5 * 1) / 1e6
     )
