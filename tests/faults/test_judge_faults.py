@@ -228,11 +228,16 @@ def test_judge_raw_json_is_valid_json_on_every_row(instance, store_path, judge_s
     use_judge(judge_server.url)
     _run(instance, store_path, "raw-json")
 
-    bad = []
-    for case_id, metric, raw in query(
+    rows = query(
         store_path,
         "select case_id, metric, judge_raw_json from case_results where judge_raw_json is not null",
-    ):
+    )
+    # Every question the judge was asked left its reply: the check below covers ten rows.
+    assert sorted((case_id, metric) for case_id, metric, _ in rows) == sorted(
+        (case_id, metric) for case_id in CASES for metric in ASKING
+    )
+    bad = []
+    for case_id, metric, raw in rows:
         try:
             json.loads(raw)
         except json.JSONDecodeError:

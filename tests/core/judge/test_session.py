@@ -1,14 +1,16 @@
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
+import shutil
 from pathlib import Path
 
 import pytest
 
 from ragproof_core.judge.cache import input_hash
 from ragproof_core.judge.cost import estimate_tokens
-from ragproof_core.judge.prompts import PROMPT_NAMES, load_prompts, render
+from ragproof_core.judge.prompts import DEFAULT_DIRECTORY, PROMPT_NAMES, load_prompts, render
 from ragproof_core.judge.session import REPAIR_INSTRUCTION, JudgeStats, make_judge
 from ragproof_core.judge.types import BudgetExceeded
 from ragproof_core.settings import JudgeEnv
@@ -129,12 +131,20 @@ def test_the_cache_is_keyed_by_model(server: JudgeServer, tmp_path: Path) -> Non
 def test_the_cache_is_keyed_by_prompt_hash(server: JudgeServer, tmp_path: Path) -> None:
     run(judge_on(server.url, tmp_path / "c.sqlite").ask("answer_relevance", INPUTS))
     judge = judge_on(server.url, tmp_path / "c.sqlite")
-    edited = load_prompts()
-    prompt = edited["answer_relevance"]
-    edited["answer_relevance"] = type(prompt)(prompt.name, prompt.template + " ", "edited-hash")
-    judge.prompts = edited
+    # The shipped prompts, answer_relevance.txt with one space appended.
+    edited = tmp_path / "prompts"
+    shutil.copytree(DEFAULT_DIRECTORY, edited)
+    with open(edited / "answer_relevance.txt", "a", encoding="utf-8") as handle:
+        handle.write(" ")
+    judge.prompts = load_prompts(edited)
     assert run(judge.ask("answer_relevance", INPUTS)).cached is False
-    assert judge.prompt_hashes["answer_relevance"] == "edited-hash"
+    assert server.request_count == 2
+    # The edited file's own sha256 (hashed here, not by ragproof): a new cache key.
+    edited_hash = hashlib.sha256((edited / "answer_relevance.txt").read_bytes()).hexdigest()
+    assert edited_hash != load_prompts()["answer_relevance"].sha256
+    assert judge.prompt_hashes["answer_relevance"] == edited_hash
+    assert judge.cache.get(MODEL, edited_hash, INPUTS_HASH).data == {"verdict": "relevant"}
+    assert judge.cache.count() == 2
 
 
 def test_transport_failure_is_a_failed_verdict_not_an_exception(server: JudgeServer) -> None:
