@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 
+import pytest
+
 from ragproof_core.evaluate import ABORTED_BUDGET, BUDGET_REASON, COMPLETED, evaluate
 from ragproof_core.judge.types import BudgetExceeded, JudgeVerdict
 from ragproof_core.metrics.registry import METRIC_NAMES
@@ -178,3 +180,41 @@ def test_unselected_metrics_are_neither_scored_nor_asked_nor_recorded():
         ("boom", "generation.answer_relevance", Status.ERROR),
     ]
     assert log == ["judge:answer_relevance"]
+
+
+@pytest.mark.parametrize(("concurrency", "answered"), [(1, 5), (2, 10)])
+def test_a_stalled_judge_holds_the_adapter_to_the_backlog_bound(concurrency, answered):
+    # _JUDGE_BACKLOG_PER_SLOT = 4: four cases per slot may wait for the judge; one more per
+    # slot finishes its adapter call and waits for room. Then the adapter waits too.
+    class GatedJudge(CountingJudge):
+        def __init__(self):
+            super().__init__()
+            self.gate = asyncio.Event()
+
+        async def ask(self, prompt, inputs):
+            await self.gate.wait()
+            return await super().ask(prompt, inputs)
+
+    calls = []
+
+    class CountingAdapter(ScriptedAdapter):
+        async def answer(self, question):
+            calls.append(question)
+            return {"text": "Paris.", "citations": ["d1"]}
+
+    async def main():
+        judge = GatedJudge()
+        cases = _cases(*(f"c{i}" for i in range(40)))
+        task = asyncio.create_task(
+            evaluate(cases, CountingAdapter(), RunSettings(concurrency=concurrency), judge)
+        )
+        for _ in range(30):  # ample time for the adapter to run ahead, were it free to
+            await asyncio.sleep(0.01)
+        stalled = len(calls)
+        judge.gate.set()
+        return stalled, await task
+
+    stalled, evaluation = asyncio.run(main())
+    assert stalled == answered
+    assert len(calls) == 40 and evaluation.status == COMPLETED
+    assert len(evaluation.outputs) == 40

@@ -306,3 +306,43 @@ def test_validated_reply_is_stored_verbatim_with_tokens(
         5,
         5.5e-05,  # (50 * 1 + 5 * 1) / 1e6
     )
+
+
+def test_a_bad_reply_then_a_transport_failure_on_its_repair(server: JudgeServer) -> None:
+    server.script("not json", 500, 500)
+    judge = judge_on(server.url, max_attempts=2, input_cost=1.0, output_cost=1.0)
+    verdict = run(judge.ask("answer_relevance", INPUTS))
+    assert (verdict.ok, verdict.raw, verdict.requests) == (False, "not json", 2)
+    assert verdict.error.startswith(
+        "judge transport failed: InternalServerError (HTTP 500)"
+    ) and verdict.error.endswith("[gave up after 2 attempt(s)]")
+    # The first reply was billed (usage 100 in, 20 out at $1/Mtok); the failed repair was not.
+    assert verdict.cost_usd == 0.00012
+    assert (judge.budget.spent, judge.budget.reserved) == (0.00012, 0.0)
+    assert server.request_count == 3  # the bad reply, then the repair tried twice
+    assert (judge.stats.requests, judge.stats.repairs, judge.stats.judge_errors) == (2, 1, 1)
+    assert judge.stats.calls_ok == 0
+
+
+def test_a_cancelled_call_releases_its_budget_reservation(server: JudgeServer) -> None:
+    server.script(Reply.hang(30.0))
+    # Room for one call's estimate, (429 * 3 + 200 * 15) / 1e6 = $0.004287, and not two.
+    judge = judge_on(server.url, input_cost=3.0, output_cost=15.0, max_cost=0.006)
+
+    async def main():
+        call = asyncio.create_task(judge.ask("answer_relevance", INPUTS))
+        while server.request_count == 0:
+            await asyncio.sleep(0.01)
+        held = judge.budget.reserved
+        call.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await call
+        released = (judge.budget.reserved, judge.budget.spent)
+        # The whole budget is free again: a new call fits.
+        verdict = await judge.ask("answer_relevance", INPUTS)
+        return held, released, verdict
+
+    held, released, verdict = run(main())
+    assert held == 0.004287
+    assert released == (0.0, 0.0)
+    assert verdict.ok and server.request_count == 2
