@@ -13,7 +13,7 @@ import asyncio
 from dataclasses import dataclass
 from pathlib import Path
 
-from ragproof_core.adapters.loading import load_adapter
+from ragproof_core.adapters.loading import AdapterLoadError, load_adapter
 from ragproof_core.adapters.runner import close_adapter
 from ragproof_core.dataset import load_dataset
 from ragproof_core.model import Case
@@ -45,4 +45,10 @@ def check_adapter(spec: AdapterSpec) -> None:
     """Import and construct the adapter, then release it: a missing module, a bad
     option or an unreadable recording is reported now, not as a failed step."""
     adapter = load_adapter(spec.target, spec.options)
-    asyncio.run(close_adapter(adapter))
+    try:
+        asyncio.run(close_adapter(adapter))
+    except Exception as exc:
+        # The adapter's own close() failing is its author's to fix, not a ragproof bug.
+        raise AdapterLoadError(
+            f"closing adapter {spec.target!r} failed: {type(exc).__name__}: {exc}"
+        ) from exc
