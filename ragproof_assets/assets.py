@@ -21,16 +21,17 @@ from ragproof_assets.config import EvalRunConfig
 from ragproof_assets.io_managers import JudgeIOManager
 from ragproof_assets.partitions import evaluation_runs
 from ragproof_assets.resources import StoreResource
-from ragproof_core.adapters.loading import AdapterLoadError, load_adapter
+from ragproof_core.adapters.loading import AdapterLoadError
 from ragproof_core.adapters.runner import close_adapter
 from ragproof_core.dataset import DatasetError, dataset_sha256
 from ragproof_core.evaluate import evaluate
 from ragproof_core.judge.ledger import JudgeLedger
 from ragproof_core.metrics.aggregate import summarize
 from ragproof_core.model import Status
-from ragproof_core.preflight import preflight
+from ragproof_core.preflight import preflight, take_adapter
 from ragproof_core.report import refusal_tradeoff, summary_markdown
 from ragproof_core.settings import (
+    AdapterSpec,
     ConfigError,
     JudgeEnv,
     run_settings_dict,
@@ -168,7 +169,7 @@ def evaluate_cases(
     cases = run_store.read_dataset(run_id)
     settings = run_settings_from_dict(manifest["run"])
     try:
-        adapter = load_adapter(manifest["adapter"], manifest["adapter_options"])
+        adapter = take_adapter(AdapterSpec(manifest["adapter"], manifest["adapter_options"]))
     except AdapterLoadError as exc:
         raise dg.Failure(description=str(exc), allow_retries=False) from exc
 

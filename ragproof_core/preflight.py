@@ -10,10 +10,11 @@ launched from the UI or the schedule come in that way).
 from __future__ import annotations
 
 import asyncio
+import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from ragproof_core.adapters.loading import AdapterLoadError, load_adapter
+from ragproof_core.adapters.loading import load_adapter
 from ragproof_core.adapters.runner import close_adapter
 from ragproof_core.dataset import load_dataset
 from ragproof_core.model import Case
@@ -30,7 +31,7 @@ class Checked:
 
 
 def preflight(config: Config, dataset: str | Path) -> Checked:
-    """Read the dataset, parse the judge's environment and build the adapter once.
+    """Read the dataset, parse the judge's environment and build the adapter.
 
     Raises ``DatasetError``, ``ConfigError`` or ``AdapterLoadError`` (each one
     line naming the file, line, key or variable); returns without side effects.
@@ -41,14 +42,34 @@ def preflight(config: Config, dataset: str | Path) -> Checked:
     return Checked(config, cases, judge_env)
 
 
+# The adapter preflight built, kept for the evaluation step of the same process
+# (`ragproof run` executes the job in-process), so a 100,000-line recording is
+# parsed once, not once to check it and again to run it. One entry at most.
+_BUILT: dict[str, object] = {}
+
+
+def _spec_key(spec: AdapterSpec) -> str:
+    return json.dumps([spec.target, spec.options], sort_keys=True, default=str)
+
+
 def check_adapter(spec: AdapterSpec) -> None:
-    """Import and construct the adapter, then release it: a missing module, a bad
-    option or an unreadable recording is reported now, not as a failed step."""
+    """Import and construct the adapter: a missing module, a bad option or an
+    unreadable recording is reported now, not as a failed step."""
+    key = _spec_key(spec)
+    if key in _BUILT:
+        return
     adapter = load_adapter(spec.target, spec.options)
-    try:
-        asyncio.run(close_adapter(adapter))
-    except Exception as exc:
-        # The adapter's own close() failing is its author's to fix, not a ragproof bug.
-        raise AdapterLoadError(
-            f"closing adapter {spec.target!r} failed: {type(exc).__name__}: {exc}"
-        ) from exc
+    for stale in list(_BUILT.values()):
+        asyncio.run(close_adapter(stale))
+    _BUILT.clear()
+    _BUILT[key] = adapter
+
+
+def take_adapter(spec: AdapterSpec) -> object:
+    """The adapter ``check_adapter`` built in this process for ``spec``, else a new one.
+
+    The caller owns it (and closes it). Steps run in their own processes (the
+    UI's default executor) simply build their own.
+    """
+    adapter = _BUILT.pop(_spec_key(spec), None)
+    return load_adapter(spec.target, spec.options) if adapter is None else adapter
