@@ -92,7 +92,14 @@ def _failures(result) -> tuple[list[str], bool]:
             messages.append(data.user_failure_data.description)
         elif data.error is not None:
             internal = True
-            messages.append(f"{data.error.cls_name}: {data.error.message.strip()}")
+            # Dagster wraps the step's exception; the innermost cause is the bug itself.
+            error = data.error
+            while error.cause is not None:
+                error = error.cause
+            text = one_line(error.message)
+            messages.append(
+                text if text.startswith(f"{error.cls_name}") else f"{error.cls_name}: {text}"
+            )
     if not messages:
         internal = True
         messages.append("the evaluation run failed; see the Dagster UI for its logs")

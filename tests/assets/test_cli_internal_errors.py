@@ -11,6 +11,9 @@ import pytest
 
 from ragproof_assets import cli
 from ragproof_assets.cli import run as run_commands
+from tests.assets.expected import RECORDED
+
+CONFIG = RECORDED / "ragproof.toml"
 
 LINE = (
     "ragproof: internal error (a bug in ragproof): KeyError: 'bug'; "
@@ -41,3 +44,25 @@ def test_debug_shows_the_traceback_first(buggy_runs, capsys, monkeypatch, argv, 
     assert err.startswith("Traceback (most recent call last):\n")
     assert 'raise KeyError("bug")' in err
     assert err.endswith(LINE)
+
+
+def test_a_bug_inside_a_dagster_step_is_one_line_not_the_step_failure_dump(
+    capfd, monkeypatch, store_path
+):
+    # The evaluation step itself fails the way a bug would: Dagster records the step
+    # failure (and the UI shows its logs), the command prints one line and exits 3.
+    from ragproof_assets import assets
+
+    async def broken_evaluate(*args, **kwargs):
+        raise ZeroDivisionError("division by zero")
+
+    monkeypatch.setattr(assets, "evaluate", broken_evaluate)
+    monkeypatch.delenv("RAGPROOF_DEBUG", raising=False)
+    code = cli.main(["run", "--dataset", str(RECORDED / "cases.jsonl"), "--config", str(CONFIG)])
+    captured = capfd.readouterr()
+    assert code == 3
+    assert captured.err == (
+        "ragproof: internal error (a bug in ragproof): ZeroDivisionError: division by zero; "
+        "run again with --debug (or RAGPROOF_DEBUG=1) for the traceback\n"
+    )
+    assert captured.out == ""
