@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from ragproof_assets.cli import build_parser
 from tests.assets.expected import RECORDED, RUN_ARGS
 from tests.conftest import FIXTURES
 from tests.support.cli import cli_env, ragproof
@@ -16,6 +17,10 @@ from tests.support.snapshot import tree_bytes
 ERRORS = FIXTURES / "errors"
 DATASET = str(RECORDED / "cases.jsonl")
 RECORDER = "ragproof_core.adapters.recorded:RecordedAdapter"
+# Every command, in the order argparse lists them (command families join over time).
+COMMANDS = list(
+    next(a for a in build_parser()._subparsers._group_actions if a.dest == "command").choices
+)
 
 
 @pytest.fixture(scope="module")
@@ -92,8 +97,8 @@ def test_misspelt_dataset_field(homes):
         (["compare", "only-one"], "compare: the following arguments are required: run_b"),
         (
             ["frobnicate"],
-            "argument command: invalid choice: 'frobnicate' (choose from 'run', "
-            "'runs', 'show', 'compare', 'calibrate', 'generate')",
+            "argument command: invalid choice: 'frobnicate' (choose from "
+            f"{', '.join(repr(c) for c in COMMANDS)})",
         ),
         (
             ["show", "../x"],
