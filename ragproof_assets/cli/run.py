@@ -74,7 +74,12 @@ def cmd_run(args: argparse.Namespace) -> int:
         from ragproof_core.dry_run import estimate_run
 
         estimate = asyncio.run(
-            estimate_run(cases, config, JudgeEnv.from_env(), open_store().layout.judge_cache_path)
+            estimate_run(
+                cases,
+                config,
+                JudgeEnv.from_env().with_table(config.judge),
+                open_store().layout.judge_cache_path,
+            )
         )
         print_json(estimate.to_dict()) if args.json else print(estimate.render())
         return EXIT_OK
