@@ -123,6 +123,7 @@ class CalibrationReport:
     within_threshold: float
     prompts: tuple[PromptAgreement, ...]
     outcomes: tuple[FixtureOutcome, ...]
+    mode: str = "per_metric"  # combined: the combined fixtures in combined requests
 
     @property
     def passed(self) -> bool:
@@ -131,6 +132,7 @@ class CalibrationReport:
     def to_dict(self) -> dict[str, Any]:
         return {
             "judge_model": self.judge_model,
+            "mode": self.mode,
             "passed": self.passed,
             "exact_threshold": self.exact_threshold,
             "within_threshold": self.within_threshold,
@@ -158,7 +160,7 @@ class CalibrationReport:
             pairs = enumerate(zip(cells, widths, strict=True))
             return "  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in pairs).rstrip()
 
-        out = [f"Judge calibration: {self.judge_model}", ""]
+        out = [f"Judge calibration: {self.judge_model} ({self.mode} mode)", ""]
         out += [line(headers), line(["-" * w for w in widths]), *(line(r) for r in rows)]
         out.append(
             f"Read: exact = judge band equals the human band (0, 0.5, 1); within = at most one "
@@ -294,4 +296,5 @@ async def calibrate(
         within_threshold=within_threshold,
         prompts=prompts,
         outcomes=tuple(outcomes),
+        mode="per_metric",
     )

@@ -194,7 +194,8 @@ def test_report_to_dict_and_table(server, monkeypatch, tmp_path):
     report, _ = run_calibration(server, monkeypatch, {"r02-manual-warranty-water": 1.0}, tmp_path)
     d = report.to_dict()
     assert list(d) == [
-        "judge_model", "passed", "exact_threshold", "within_threshold", "prompts", "fixtures",
+        "judge_model", "mode", "passed", "exact_threshold", "within_threshold", "prompts",
+        "fixtures",
     ]  # fmt: skip
     assert d["judge_model"] == "openai/judge-test"
     assert d["prompts"]["refusal"] == {
@@ -218,7 +219,7 @@ def test_report_to_dict_and_table(server, monkeypatch, tmp_path):
     ]  # fmt: skip
     assert json.loads(json.dumps(d)) == d
     lines = report.render_table().splitlines()
-    assert lines[0] == "Judge calibration: openai/judge-test"
+    assert lines[0] == "Judge calibration: openai/judge-test (per_metric mode)"
     refusal_row = next(line for line in lines if line.startswith("refusal "))
     assert refusal_row.split() == ["refusal", "12", "92%", "92%", "0.82", "0", "pass"]
     assert "  refusal             4   0   1 |   0   0   0 |   0   0   7" in lines
