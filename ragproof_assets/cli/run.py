@@ -20,7 +20,13 @@ from ragproof_assets.cli.common import (
     print_json,
 )
 from ragproof_core.dataset import load_dataset
-from ragproof_core.report import refusal_tradeoff, run_json, summary_table
+from ragproof_core.report import (
+    calibration_json,
+    calibration_table,
+    refusal_tradeoff,
+    run_json,
+    summary_table,
+)
 from ragproof_core.settings import SOURCE_MATCHES, JudgeEnv, load_config
 
 
@@ -174,17 +180,21 @@ def cmd_show(args: argparse.Namespace) -> int:
     store = open_store()
     record = store.get_run(args.run_id)
     summaries = store.summaries(args.run_id)
+    calibrations = store.calibrations(args.run_id)
     if args.json:
-        print_json(
-            {
-                **run_json(record.run_id, record.status, summaries, record.judge_activity()),
-                "run": _record_dict(record),
-            }
-        )
+        shown = {
+            **run_json(record.run_id, record.status, summaries, record.judge_activity()),
+            "run": _record_dict(record),
+        }
+        if calibrations:
+            shown["calibrations"] = calibration_json(calibrations)
+        print_json(shown)
         return EXIT_OK
     print(f"run {record.run_id}: {record.status}, {record.cases} cases")
     print(f"dataset {record.dataset}; adapter {record.adapter}")
     _print_summary(record, summaries)
+    if calibrations:
+        print(calibration_table(summaries, calibrations))
     return EXIT_OK
 
 
