@@ -100,3 +100,23 @@ def test_a_cached_rerun_show_and_compare_import_no_litellm(server, judge_env):
     assert json.loads(done.stdout.splitlines()[-1])["litellm"] is False
     # Fully cached: the second run sent nothing.
     assert server.request_count == 4
+
+
+def test_dry_run_counts_one_question_per_case_in_combined_mode(server, judge_env):
+    env = {**judge_env, "RAGPROOF_JUDGE_MODE": "combined"}
+    estimate = json.loads(ragproof(*RUN_ARGS, "--dry-run", "--json", env=env).stdout)
+    assert (estimate["questions"], estimate["cached"], estimate["calls"]) == (4, 0, 4)
+    assert server.request_count == 0
+    per_metric = json.loads(ragproof(*RUN_ARGS, "--dry-run", "--json", env=judge_env).stdout)
+    assert per_metric["questions"] == 13
+
+
+def test_calibrate_checks_the_combined_prompt_on_the_combined_fixtures(server, judge_env):
+    done = ragproof("calibrate", "--mode", "combined", "--json", env=judge_env)
+    report = json.loads(done.stdout)
+    # One request per combined fixture. The server calls every answer complete, so
+    # completeness agrees exactly on 6 of 12 (50% < 70%): calibration fails, exit 1.
+    assert server.request_count == 12
+    assert (report["mode"], report["passed"], done.returncode) == ("combined", False, 1)
+    assert report["prompts"]["completeness"]["exact"] == 6
+    assert report["prompts"]["refusal"]["kappa_quadratic"] == 1.0
