@@ -118,9 +118,12 @@ class StoreLayout:
     def table_path(self, run_id: str, table: str) -> Path:
         return self.run_dir(run_id) / table_file_name(table)
 
+    def calibrations_dir(self, run_id: str) -> Path:
+        return self.run_dir(run_id) / CALIBRATIONS_DIR_NAME
+
     def calibration_path(self, run_id: str, calibration_id: str) -> Path:
         validate_run_id(calibration_id)  # the same safe-name rules
-        return self.run_dir(run_id) / CALIBRATIONS_DIR_NAME / f"{calibration_id}.parquet"
+        return self.calibrations_dir(run_id) / f"{calibration_id}.parquet"
 
     @property
     def calibrations_schema_path(self) -> Path:

@@ -260,9 +260,8 @@ class RunStore:
         Empty when the run was never calibrated.
         """
         self._require_run(run_id)
-        folder = self.layout.calibration_path(run_id, "x").parent
         rows: list[dict[str, Any]] = []
-        for path in sorted(folder.glob("*.parquet")):
+        for path in sorted(self.layout.calibrations_dir(run_id).glob("*.parquet")):
             table = schema.conform(pq.ParquetFile(path).read(), calibrations.CALIBRATIONS_SCHEMA)
             rows.extend(table.to_pylist())
         if latest:
