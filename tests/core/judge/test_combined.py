@@ -243,3 +243,24 @@ def test_the_budget_stops_the_run_before_the_combined_call(server: JudgeServer) 
     reasons = {r.metric: r.reason for r in evaluation.results if r.status.value == "skipped"}
     assert reasons["generation.answer_relevance"] == BUDGET_REASON
     assert reasons["robustness.abstention"] == BUDGET_REASON
+
+
+def test_a_metric_without_a_planner_is_asked_on_its_own(server: JudgeServer) -> None:
+    """A judge metric added without a planner still runs in combined mode, per metric."""
+    from ragproof_core.judge.combined_run import combined_results
+    from ragproof_core.model import Answer, CaseOutput, scored
+
+    async def later_metric(case, output, judge):
+        verdict = await judge.ask("answer_relevance", {"question": "q?", "answer": "a"})
+        return scored(case.id, "retrieval.later", 0.25 if verdict.ok else 0.0)
+
+    case = next(c for c in CASES if c.id == "c3")
+    output = CaseOutput("c3", Answer("I don't know: the documents do not say."))
+    chosen = [("robustness.abstention", None), ("retrieval.later", later_metric)]
+    judge = make_judge(server.url, mode="combined")
+    results = run(combined_results(case, output, judge, chosen, lambda: None, "budget"))
+    assert [(r.metric, r.status.value, r.value) for r in results] == [
+        ("robustness.abstention", "scored", 1.0),
+        ("retrieval.later", "scored", 0.25),
+    ]
+    assert sorted(r.prompt for r in server.requests) == ["answer_relevance", "combined"]
