@@ -34,6 +34,7 @@ from ragproof_core.settings import (
     AdapterSpec,
     ConfigError,
     JudgeEnv,
+    judge_settings_dict,
     run_settings_dict,
     run_settings_from_dict,
 )
@@ -113,6 +114,7 @@ def eval_dataset(
         "adapter": resolved.adapter.target,
         "adapter_options": resolved.adapter.options,
         "run": run_settings_dict(resolved.run),
+        "judge": judge_settings_dict(resolved.judge),
         "use_cache": not config.no_cache,
         "progress": config.progress,
         "started_at": _now().isoformat(),
@@ -174,7 +176,9 @@ def evaluate_cases(
         raise dg.Failure(description=str(exc), allow_retries=False) from exc
 
     judge = judge_io_manager.open_judge(
-        use_cache=manifest["use_cache"], concurrency=settings.concurrency
+        use_cache=manifest["use_cache"],
+        concurrency=settings.concurrency,
+        table=manifest.get("judge"),
     )
 
     progress = _progress_bar(len(cases), enabled=manifest.get("progress", False))

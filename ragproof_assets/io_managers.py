@@ -9,12 +9,15 @@ prompt hashes, requests, cache hits, cost), which ``load_input`` gives back
 to the run summary.
 """
 
+from collections.abc import Mapping
+from typing import Any
+
 import dagster as dg
 
 from ragproof_assets.resources import StoreResource
 from ragproof_core.judge.ledger import JudgeLedger
 from ragproof_core.judge.session import LiteLLMJudge, make_judge
-from ragproof_core.settings import JudgeEnv
+from ragproof_core.settings import JudgeEnv, judge_settings_from_dict
 
 LEDGER = "judge"
 
@@ -24,10 +27,16 @@ class JudgeIOManager(dg.ConfigurableIOManager):
 
     store: StoreResource
 
-    def open_judge(self, *, use_cache: bool, concurrency: int) -> LiteLLMJudge | None:
-        """A judge over this store's cache, or None when no judge model is configured."""
+    def open_judge(
+        self, *, use_cache: bool, concurrency: int, table: Mapping[str, Any] | None = None
+    ) -> LiteLLMJudge | None:
+        """A judge over this store's cache, or None when no judge model is configured.
+
+        ``table``: the run's ``[judge]`` table from its manifest; the environment
+        (RAGPROOF_JUDGE_MODE, ...) overrides it.
+        """
         return make_judge(
-            JudgeEnv.from_env(),
+            JudgeEnv.from_env().with_table(judge_settings_from_dict(table)),
             self.store.store().layout.judge_cache_path,
             use_cache=use_cache,
             concurrency=concurrency,

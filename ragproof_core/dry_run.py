@@ -74,6 +74,7 @@ class _EstimatingJudge:
     def __init__(self, judge) -> None:
         self._judge = judge
         self.model = judge.model
+        self.mode = judge.mode
         self.questions = 0
         self.cached = 0
         self.cost_usd = 0.0
@@ -88,6 +89,17 @@ class _EstimatingJudge:
         self.cached += cached
         self.cost_usd += cost
         return JudgeVerdict(ok=False, data=None, raw=None, error="dry run: not asked")
+
+    async def ask_combined(self, parts: dict[str, dict[str, Any]]) -> dict[str, JudgeVerdict]:
+        """Combined mode: one question per case, whatever its number of parts."""
+        self.questions += 1
+        cached, cost = self._judge.estimate_combined(parts)
+        self.cached += cached
+        self.cost_usd += cost
+        return {
+            name: JudgeVerdict(ok=False, data=None, raw=None, error="dry run: not asked")
+            for name in parts
+        }
 
 
 class _AssumedAnswers:

@@ -17,6 +17,7 @@ from dataclasses import dataclass, replace
 
 from ragproof_core.adapters.runner import run_adapter
 from ragproof_core.gc_pause import collector_paused
+from ragproof_core.judge.combined_run import combined_results
 from ragproof_core.judge.metrics import JUDGE_METRICS
 from ragproof_core.judge.types import BudgetExceeded, Judge
 from ragproof_core.metrics.citation import citation_validity
@@ -133,6 +134,9 @@ async def judged_results(
             return skipped(case.id, name, BUDGET_REASON)
 
     chosen = selection.judged
+    if judge is not None and getattr(judge, "mode", "per_metric") == "combined":
+        # CONTRACT section 12: one request per case carrying every judge prompt.
+        return await combined_results(case, output, judge, chosen, on_budget, BUDGET_REASON)
     if judge is None:
         # No judge means no waiting: awaiting in turn avoids a task per metric per case.
         return [await one(name, fn) for name, fn in chosen]

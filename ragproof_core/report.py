@@ -104,3 +104,60 @@ def refusal_tradeoff(summaries: Sequence[Any]) -> str | None:
         f"abstention {abst} (higher is better) | over-refusal {over} (lower is better): "
         "read them together; refusing everything maximises the first and ruins the second"
     )
+
+
+def _interval(low: float | None, high: float | None) -> str:
+    return "-" if low is None or high is None else f"[{low:.4f}, {high:.4f}]"
+
+
+def calibration_table(summaries: Sequence[Any], calibrations: Sequence[Mapping[str, Any]]) -> str:
+    """The latest human-label calibration of each judge metric beside its raw mean.
+
+    ``calibrations``: rows of ``RunStore.calibrations(run_id)`` (the ``calibrations`` view).
+    """
+    means = {_field(s, "metric"): _field(s, "mean") for s in summaries}
+    headers = ("metric", "raw mean", "N", "labelled", "PPI mean", "PPI 95% CI", "human mean")
+    rows = [
+        (
+            row["metric"],
+            _number(means.get(row["metric"])),
+            str(row["n_judged"]),
+            str(row["n_labelled"]),
+            _number(row["ppi_mean"]),
+            _interval(row["ppi_ci_low"], row["ppi_ci_high"]),
+            _number(row["human_mean"]),
+        )
+        for row in calibrations
+    ]
+    table = [headers, *rows]
+    widths = [max(len(r[i]) for r in table) for i in range(len(headers))]
+    lines = ["Bias-corrected with human labels (ragproof calibrate --labels):"]
+    for n, row in enumerate(table):
+        cells = [c.ljust(widths[i]) if i == 0 else c.rjust(widths[i]) for i, c in enumerate(row)]
+        lines.append("  ".join(cells).rstrip())
+        if n == 0:
+            lines.append("  ".join("-" * w for w in widths))
+    return "\n".join(lines)
+
+
+def calibration_json(calibrations: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """``show --json``'s ``calibrations`` object: metric -> the latest calibration's figures."""
+
+    def pair(row: Mapping[str, Any], name: str) -> list[float] | None:
+        low, high = row[f"{name}_ci_low"], row[f"{name}_ci_high"]
+        return None if low is None or high is None else [low, high]
+
+    return {
+        row["metric"]: {
+            "calibration_id": row["calibration_id"],
+            "n_judged": row["n_judged"],
+            "n_labelled": row["n_labelled"],
+            "judge_mean": row["judge_mean"],
+            "judge_ci": pair(row, "judge"),
+            "human_mean": row["human_mean"],
+            "human_ci": pair(row, "human"),
+            "ppi_mean": row["ppi_mean"],
+            "ppi_ci": pair(row, "ppi"),
+        }
+        for row in calibrations
+    }

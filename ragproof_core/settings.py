@@ -187,6 +187,19 @@ def run_settings_from_dict(data: Mapping[str, Any]) -> RunSettings:
 _TABLES: dict[str, type] = {"run": RunSettings, "adapter": AdapterSpec, "judge": JudgeSettings}
 
 
+def judge_settings_dict(judge: JudgeSettings) -> dict[str, Any]:
+    """The ``[judge]`` table as stored in a run's manifest."""
+    return {"mode": judge.mode, "models": list(judge.models), "rpm": judge.rpm}
+
+
+def judge_settings_from_dict(data: Mapping[str, Any] | None) -> JudgeSettings:
+    """Inverse of ``judge_settings_dict``; a manifest without the table gets the defaults."""
+    values = dict(data or {})
+    if "models" in values:
+        values["models"] = tuple(values["models"])
+    return JudgeSettings(**values)
+
+
 def load_config(path: str | Path | None) -> Config:
     """Read ragproof.toml; a missing path means every default.
 

@@ -16,7 +16,7 @@ import os
 import sys
 from collections.abc import Sequence
 
-from ragproof_assets.cli import calibrate, compare, generate, generate_qa, importing, run
+from ragproof_assets.cli import calibrate, compare, generate, generate_qa, importing, plan, run
 from ragproof_assets.cli.errors import OneLineParser, debug_requested, report_error
 
 
@@ -33,6 +33,7 @@ def build_parser() -> argparse.ArgumentParser:
     calibrate.register(sub)
     generate_qa.register(generate.register(sub))
     importing.register(sub)
+    plan.register(sub)
     return parser
 
 

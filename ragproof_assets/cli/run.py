@@ -23,10 +23,15 @@ from ragproof_assets.cli.common import (
 )
 from ragproof_assets.cli.errors import DEBUG_HINT, one_line
 from ragproof_core.preflight import preflight
-from ragproof_core.report import refusal_tradeoff, run_json, summary_table
+from ragproof_core.report import (
+    calibration_json,
+    calibration_table,
+    refusal_tradeoff,
+    run_json,
+    summary_table,
+)
 from ragproof_core.settings import (
     RUN_KEYS,
-    JudgeEnv,
     load_config,
     run_key_choices,
     run_key_help,
@@ -117,7 +122,10 @@ def cmd_run(args: argparse.Namespace) -> int:
 
         estimate = asyncio.run(
             estimate_run(
-                checked.cases, config, JudgeEnv.from_env(), open_store().layout.judge_cache_path
+                checked.cases,
+                config,
+                checked.judge_env,
+                open_store().layout.judge_cache_path,
             )
         )
         print_json(estimate.to_dict()) if args.json else print(estimate.render())
@@ -224,17 +232,21 @@ def cmd_show(args: argparse.Namespace) -> int:
     store = open_store()
     record = store.get_run(args.run_id)
     summaries = store.summaries(args.run_id)
+    calibrations = store.calibrations(args.run_id)
     if args.json:
-        print_json(
-            {
-                **run_json(record.run_id, record.status, summaries, record.judge_activity()),
-                "run": _record_dict(record),
-            }
-        )
+        shown = {
+            **run_json(record.run_id, record.status, summaries, record.judge_activity()),
+            "run": _record_dict(record),
+        }
+        if calibrations:
+            shown["calibrations"] = calibration_json(calibrations)
+        print_json(shown)
         return EXIT_OK
     print(f"run {record.run_id}: {record.status}, {record.cases} cases")
     print(f"dataset {record.dataset}; adapter {record.adapter}")
     _print_summary(record, summaries)
+    if calibrations:
+        print(calibration_table(summaries, calibrations))
     return EXIT_OK
 
 

@@ -20,6 +20,7 @@ from typing import Any
 
 import pandas as pd
 
+from ragproof_core.compare.power import mde
 from ragproof_core.compare.stats import paired_bootstrap_ci, paired_randomization_p
 from ragproof_core.metrics.registry import higher_is_better, metric_order
 from ragproof_core.model import Status
@@ -75,6 +76,8 @@ class MetricComparison:
     verdict: str
     # "status_a -> status_b": count, over cases present in both runs, only where they differ.
     transitions: dict[str, int] = field(default_factory=dict)
+    # Minimum detectable effect at 80% power, alpha 0.05 (power.py); None below 2 pairs.
+    mde: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -91,6 +94,7 @@ class MetricComparison:
             "p_value": self.p_value,
             "verdict": self.verdict,
             "transitions": dict(self.transitions),
+            "mde": self.mde,
         }
 
 
@@ -294,6 +298,7 @@ def _compare_metric(
         p_value=p,
         verdict=_verdict(delta, p, alpha, up_is_good),
         transitions=transitions,
+        mde=mde(deltas),
     )
     return result, regressions
 
@@ -398,15 +403,17 @@ def render_table(comparison: Comparison) -> str:
             _signed(m.delta),
             "-" if m.ci_low is None else f"[{_signed(m.ci_low)}, {_signed(m.ci_high)}]",
             _num(m.p_value),
+            _num(m.mde),
             m.verdict,
         ]
         for m in c.metrics
     ]
-    headers = ["metric", "paired", "mean A", "mean B", "delta", "95% CI", "p", "verdict"]
-    out.extend(_table(headers, rows, right={1, 2, 3, 4, 6}))
+    headers = ["metric", "paired", "mean A", "mean B", "delta", "95% CI", "p", "MDE", "verdict"]
+    out.extend(_table(headers, rows, right={1, 2, 3, 4, 6, 7}))
     out.append(
         f"Read: delta = B - A over the cases scored in both runs; verdict from a paired "
-        f"sign-flip test at alpha {c.alpha:g}, in each metric's own direction."
+        f"sign-flip test at alpha {c.alpha:g}, in each metric's own direction; MDE = the "
+        "smallest change these cases detect 80% of the time."
     )
     for side, names in (("A", c.only_in_a), ("B", c.only_in_b)):
         if names:

@@ -30,6 +30,7 @@ from typing import Any
 
 from ragproof_core.generation import calibration as critique
 from ragproof_core.judge import metrics as judge_metrics
+from ragproof_core.judge.agreement import BANDS, band, confusion_matrix, quadratic_kappa
 from ragproof_core.judge.fixtures_check import CALIBRATED_PROMPTS, Fixture, load_fixtures
 from ragproof_core.judge.types import Judge
 from ragproof_core.model import MetricResult, Status
@@ -37,19 +38,6 @@ from ragproof_core.robustness import metrics as robustness_metrics
 
 EXACT_THRESHOLD = 0.70
 WITHIN_THRESHOLD = 0.90
-
-
-def band(score: float) -> float:
-    """The nearest of the bands 0, 0.5 and 1.
-
-    Ties go up: x < 0.25 -> 0, 0.25 <= x < 0.75 -> 0.5, x >= 0.75 -> 1. So 3 of
-    4 supported claims (0.75) is "fully supported" and 1 of 4 (0.25) is "half".
-    """
-    if score < 0.25:
-        return 0.0
-    if score < 0.75:
-        return 0.5
-    return 1.0
 
 
 # The pipeline's own metric function for each prompt: (case, output, judge) -> MetricResult.
@@ -104,6 +92,9 @@ class PromptAgreement:
     exact_share: float
     within_share: float
     passed: bool
+    # Over the fixtures the judge scored: rows human band, columns judge band (0, 0.5, 1).
+    confusion: tuple[tuple[int, ...], ...] = ()
+    kappa: float | None = None  # Cohen's kappa, quadratic weights (agreement.py)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -112,6 +103,13 @@ class PromptAgreement:
             "within": self.within,
             "exact_share": self.exact_share,
             "within_share": self.within_share,
+            "kappa_quadratic": self.kappa,
+            "confusion": {
+                "bands": list(BANDS),
+                "rows": "human band",
+                "columns": "judge band",
+                "matrix": [list(row) for row in self.confusion],
+            },
             "judge_errors": self.judge_errors,
             "unscored": self.unscored,
             "passed": self.passed,
@@ -125,6 +123,7 @@ class CalibrationReport:
     within_threshold: float
     prompts: tuple[PromptAgreement, ...]
     outcomes: tuple[FixtureOutcome, ...]
+    mode: str = "per_metric"  # combined: the combined fixtures in combined requests
 
     @property
     def passed(self) -> bool:
@@ -133,6 +132,7 @@ class CalibrationReport:
     def to_dict(self) -> dict[str, Any]:
         return {
             "judge_model": self.judge_model,
+            "mode": self.mode,
             "passed": self.passed,
             "exact_threshold": self.exact_threshold,
             "within_threshold": self.within_threshold,
@@ -141,13 +141,14 @@ class CalibrationReport:
         }
 
     def render_table(self) -> str:
-        headers = ["prompt", "n", "exact", "within", "judge errors", "result"]
+        headers = ["prompt", "n", "exact", "within", "kappa", "judge errors", "result"]
         rows = [
             [
                 p.prompt,
                 str(p.n),
                 f"{p.exact_share:.0%}",
                 f"{p.within_share:.0%}",
+                "-" if p.kappa is None else f"{p.kappa:.2f}",
                 str(p.judge_errors),
                 "pass" if p.passed else "FAIL",
             ]
@@ -159,13 +160,18 @@ class CalibrationReport:
             pairs = enumerate(zip(cells, widths, strict=True))
             return "  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in pairs).rstrip()
 
-        out = [f"Judge calibration: {self.judge_model}", ""]
+        out = [f"Judge calibration: {self.judge_model} ({self.mode} mode)", ""]
         out += [line(headers), line(["-" * w for w in widths]), *(line(r) for r in rows)]
         out.append(
             f"Read: exact = judge band equals the human band (0, 0.5, 1); within = at most one "
             f"band apart. Pass needs exact >= {self.exact_threshold:.0%} and within >= "
-            f"{self.within_threshold:.0%} on every prompt."
+            f"{self.within_threshold:.0%} on every prompt. kappa = Cohen's kappa with quadratic "
+            "weights over the bands (1 perfect, 0 chance level)."
         )
+        out += ["", "Confusion (rows human band, columns judge band 0 / 0.5 / 1):"]
+        for p in self.prompts:
+            cells = " | ".join(" ".join(f"{n:>3}" for n in row) for row in p.confusion)
+            out.append(f"  {p.prompt:<17} {cells}")
         missed = [o for o in self.outcomes if not o.exact]
         if missed:
             out += ["", "Disagreements:"]
@@ -232,6 +238,8 @@ def _agreement(
     within = sum(o.within for o in outcomes)
     exact_share = exact / n if n else 0.0
     within_share = within / n if n else 0.0
+    judged = [o for o in outcomes if o.judge_score is not None]
+    matrix = confusion_matrix([o.human_score for o in judged], [o.judge_score for o in judged])
     return PromptAgreement(
         prompt=prompt,
         n=n,
@@ -245,6 +253,8 @@ def _agreement(
         within_share=within_share,
         # No fixtures is no evidence: it cannot pass.
         passed=n > 0 and exact_share >= exact_threshold and within_share >= within_threshold,
+        confusion=tuple(tuple(row) for row in matrix),
+        kappa=quadratic_kappa(matrix),
     )
 
 
@@ -286,4 +296,5 @@ async def calibrate(
         within_threshold=within_threshold,
         prompts=prompts,
         outcomes=tuple(outcomes),
+        mode="per_metric",
     )

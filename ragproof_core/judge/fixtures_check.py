@@ -35,6 +35,7 @@ from ragproof_core.model import Answer, Case, CaseOutput, Chunk
 CALIBRATED_PROMPTS: tuple[str, ...] = (*PROMPT_NAMES, critique.PROMPT)
 
 DEFAULT_DIRECTORY = Path(__file__).with_name("fixtures")
+COMBINED_FIXTURES = "combined"
 MIN_PER_PROMPT = 10
 HUMAN_SCORES = (0.0, 0.5, 1.0)
 REQUIRED_KEYS = ("id", "prompt", "case", "output", "human_score", "reason")
@@ -182,6 +183,8 @@ def _scan(directory: Path | None) -> tuple[list[Fixture], list[str]]:
     problems: list[str] = []
     first_seen: dict[str, str] = {}
     for path in sorted(directory.glob("*.jsonl")):
+        if path.stem == COMBINED_FIXTURES:
+            continue  # combined mode's multi-prompt fixtures (calibrate_combined.py)
         if path.stem not in CALIBRATED_PROMPTS:
             problems.append(
                 f"{path}: unknown prompt {path.stem!r} (file name); "

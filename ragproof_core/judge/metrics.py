@@ -1,9 +1,11 @@
 """The four judge-backed generation metrics (metrics.md, "Generation metrics").
 
-Each is ``async def metric(case, output, judge) -> MetricResult``. The pipeline
-calls them only for outputs that did not fail. Skip rules are checked in the
-order listed in ``docs/parts/judge.md``; ``BudgetExceeded`` from the judge
-propagates untouched so the pipeline can abort the run.
+Each metric is a pure ``plan_*(case, output, judge_configured)`` (``plan``:
+a skip result, or the prompt and inputs to ask plus a pure scorer of the
+reply) and the familiar ``async def metric(case, output, judge)`` that runs
+the plan in per_metric mode. The pipeline calls them only for outputs that
+did not fail. ``BudgetExceeded`` from the judge propagates untouched so the
+pipeline can abort the run.
 
 ``judge_raw_json`` holds the validated reply verbatim when the judge answered,
 or ``{"error": ..., "raw": ...}`` (the last reply text, null if none arrived)
@@ -14,20 +16,31 @@ from __future__ import annotations
 
 import json
 from collections.abc import Awaitable, Callable
+from functools import partial
 from typing import Any
 
-from ragproof_core.judge.types import Judge, JudgeVerdict
+from ragproof_core.judge.plan import JudgePlan, Planned, run_plan, verdict_json
+from ragproof_core.judge.types import Judge
 from ragproof_core.model import (
     Case,
     CaseOutput,
     Chunk,
     MetricResult,
     case_error,
-    judge_error,
     not_applicable,
     scored,
     skipped,
 )
+
+__all__ = [
+    "ANSWER_RELEVANCE",
+    "CITATION_SUPPORT",
+    "COMPLETENESS",
+    "GROUNDEDNESS",
+    "JUDGE_METRICS",
+    "JUDGE_PLANNERS",
+    "verdict_json",
+]
 
 GROUNDEDNESS = "generation.groundedness"
 CITATION_SUPPORT = "generation.citation_support"
@@ -47,31 +60,17 @@ RELEVANCE_SCORES = {"relevant": 1.0, "partial": 0.5, "irrelevant": 0.0}
 COMPLETENESS_SCORES = {"complete": 1.0, "partial": 0.5, "missing": 0.0}
 
 Metric = Callable[[Case, CaseOutput, Judge | None], Awaitable[MetricResult]]
+Planner = Callable[[Case, CaseOutput, bool], Planned]
 
 
 def _reply_json(data: dict[str, Any]) -> str:
     return json.dumps(data, ensure_ascii=False)
 
 
-def verdict_json(verdict: JudgeVerdict) -> str:
-    """What ``judge_raw_json`` stores: always JSON, so SQL's JSON functions work on it.
-
-    The validated reply when the judge answered, else the error and the judge's
-    last reply text (or null) verbatim.
-    """
-    if verdict.ok and verdict.data is not None:
-        return _reply_json(verdict.data)
-    return json.dumps({"error": verdict.error, "raw": verdict.raw}, ensure_ascii=False)
-
-
-def _failure(case_id: str, metric: str, verdict: JudgeVerdict) -> MetricResult:
-    return judge_error(case_id, metric, verdict.error or "judge failed", verdict_json(verdict))
-
-
-def _common_skip(metric: str, output: CaseOutput, judge: Judge | None) -> MetricResult | None:
+def _common_skip(metric: str, output: CaseOutput, has_judge: bool) -> MetricResult | None:
     if output.failed:  # defensive: the pipeline already counts case failures
         return case_error(output.case_id, metric, output.error or "case failed")
-    if judge is None:
+    if not has_judge:
         return skipped(output.case_id, metric, NO_JUDGE)
     if output.answer is None:
         return skipped(output.case_id, metric, NO_ANSWER)
@@ -82,35 +81,45 @@ def _chunks(chunks: tuple[Chunk, ...]) -> list[dict[str, str]]:
     return [{"id": chunk.id, "text": chunk.text} for chunk in chunks]
 
 
-async def groundedness(case: Case, output: CaseOutput, judge: Judge | None) -> MetricResult:
-    """supported claims / total claims; zero claims is not_applicable."""
-    early = _common_skip(GROUNDEDNESS, output, judge)
+# --- groundedness ---------------------------------------------------------------------------
+
+
+def plan_groundedness(case: Case, output: CaseOutput, has_judge: bool) -> Planned:
+    early = _common_skip(GROUNDEDNESS, output, has_judge)
     if early is not None:
         return early
     context = output.context
     if context is None:
         return skipped(case.id, GROUNDEDNESS, NO_CONTEXT)
-    verdict = await judge.ask(
+    return JudgePlan(
+        case.id,
+        GROUNDEDNESS,
         "groundedness",
         {"question": case.question, "answer": output.answer.text, "context": _chunks(context)},
+        partial(score_groundedness, case.id),
     )
-    if not verdict.ok:
-        return _failure(case.id, GROUNDEDNESS, verdict)
-    claims = verdict.data["claims"]
+
+
+def score_groundedness(case_id: str, data: dict[str, Any]) -> MetricResult:
+    """supported claims / total claims; zero claims is not_applicable."""
+    claims = data["claims"]
     if not claims:
-        return not_applicable(case.id, GROUNDEDNESS, NO_CLAIMS, _reply_json(verdict.data))
+        return not_applicable(case_id, GROUNDEDNESS, NO_CLAIMS, _reply_json(data))
     supported = sum(1 for claim in claims if claim["supported"])
-    return scored(case.id, GROUNDEDNESS, supported / len(claims), _reply_json(verdict.data))
+    return scored(case_id, GROUNDEDNESS, supported / len(claims), _reply_json(data))
 
 
-async def citation_support(case: Case, output: CaseOutput, judge: Judge | None) -> MetricResult:
+# --- citation support -----------------------------------------------------------------------
+
+
+def plan_citation_support(case: Case, output: CaseOutput, has_judge: bool) -> Planned:
     """supported cited ids / deduplicated cited ids.
 
     A cited id missing from the context cannot be shown to the judge and counts
     as unsupported; so does a cited id the judge returned no verdict for, or
     contradictory verdicts for (supported only if every verdict for it says so).
     """
-    early = _common_skip(CITATION_SUPPORT, output, judge)
+    early = _common_skip(CITATION_SUPPORT, output, has_judge)
     if early is not None:
         return early
     context = output.context
@@ -125,53 +134,86 @@ async def citation_support(case: Case, output: CaseOutput, judge: Judge | None) 
     shown = [cid for cid in cited if cid in by_id]
     if not shown:
         return scored(case.id, CITATION_SUPPORT, 0.0)
-    verdict = await judge.ask(
+    return JudgePlan(
+        case.id,
+        CITATION_SUPPORT,
         "citation_support",
         {"answer": output.answer.text, "citations": _chunks(tuple(by_id[c] for c in shown))},
+        partial(score_citation_support, case.id, tuple(shown), len(cited)),
     )
-    if not verdict.ok:
-        return _failure(case.id, CITATION_SUPPORT, verdict)
+
+
+def score_citation_support(
+    case_id: str, shown: tuple[str, ...], cited: int, data: dict[str, Any]
+) -> MetricResult:
     votes: dict[str, bool] = {}
-    for item in verdict.data["verdicts"]:
+    for item in data["verdicts"]:
         chunk_id = item["chunk_id"]
         votes[chunk_id] = votes.get(chunk_id, True) and item["supported"]
     supported = sum(1 for cid in shown if votes.get(cid, False))
-    return scored(case.id, CITATION_SUPPORT, supported / len(cited), _reply_json(verdict.data))
+    return scored(case_id, CITATION_SUPPORT, supported / cited, _reply_json(data))
 
 
-async def answer_relevance(case: Case, output: CaseOutput, judge: Judge | None) -> MetricResult:
+# --- answer relevance and completeness ------------------------------------------------------
+
+
+def plan_answer_relevance(case: Case, output: CaseOutput, has_judge: bool) -> Planned:
     """relevant 1.0, partial 0.5, irrelevant 0.0."""
-    early = _common_skip(ANSWER_RELEVANCE, output, judge)
+    early = _common_skip(ANSWER_RELEVANCE, output, has_judge)
     if early is not None:
         return early
-    verdict = await judge.ask(
-        "answer_relevance", {"question": case.question, "answer": output.answer.text}
+    return JudgePlan(
+        case.id,
+        ANSWER_RELEVANCE,
+        "answer_relevance",
+        {"question": case.question, "answer": output.answer.text},
+        partial(_score_verdict, case.id, ANSWER_RELEVANCE, RELEVANCE_SCORES),
     )
-    if not verdict.ok:
-        return _failure(case.id, ANSWER_RELEVANCE, verdict)
-    value = RELEVANCE_SCORES[verdict.data["verdict"]]
-    return scored(case.id, ANSWER_RELEVANCE, value, _reply_json(verdict.data))
 
 
-async def completeness(case: Case, output: CaseOutput, judge: Judge | None) -> MetricResult:
+def plan_completeness(case: Case, output: CaseOutput, has_judge: bool) -> Planned:
     """complete 1.0, partial 0.5, missing 0.0; needs the case's expected_answer."""
-    early = _common_skip(COMPLETENESS, output, judge)
+    early = _common_skip(COMPLETENESS, output, has_judge)
     if early is not None:
         return early
     if case.expected_answer is None or not case.expected_answer.strip():
         return skipped(case.id, COMPLETENESS, NO_EXPECTED_ANSWER)
-    verdict = await judge.ask(
+    return JudgePlan(
+        case.id,
+        COMPLETENESS,
         "completeness",
         {
             "question": case.question,
             "answer": output.answer.text,
             "expected_answer": case.expected_answer,
         },
+        partial(_score_verdict, case.id, COMPLETENESS, COMPLETENESS_SCORES),
     )
-    if not verdict.ok:
-        return _failure(case.id, COMPLETENESS, verdict)
-    value = COMPLETENESS_SCORES[verdict.data["verdict"]]
-    return scored(case.id, COMPLETENESS, value, _reply_json(verdict.data))
+
+
+def _score_verdict(
+    case_id: str, metric: str, scores: dict[str, float], data: dict[str, Any]
+) -> MetricResult:
+    return scored(case_id, metric, scores[data["verdict"]], _reply_json(data))
+
+
+# --- per_metric mode: the metric functions --------------------------------------------------
+
+
+async def groundedness(case: Case, output: CaseOutput, judge: Judge | None) -> MetricResult:
+    return await run_plan(plan_groundedness(case, output, judge is not None), judge)
+
+
+async def citation_support(case: Case, output: CaseOutput, judge: Judge | None) -> MetricResult:
+    return await run_plan(plan_citation_support(case, output, judge is not None), judge)
+
+
+async def answer_relevance(case: Case, output: CaseOutput, judge: Judge | None) -> MetricResult:
+    return await run_plan(plan_answer_relevance(case, output, judge is not None), judge)
+
+
+async def completeness(case: Case, output: CaseOutput, judge: Judge | None) -> MetricResult:
+    return await run_plan(plan_completeness(case, output, judge is not None), judge)
 
 
 JUDGE_METRICS: tuple[tuple[str, Metric], ...] = (
@@ -179,4 +221,10 @@ JUDGE_METRICS: tuple[tuple[str, Metric], ...] = (
     (CITATION_SUPPORT, citation_support),
     (ANSWER_RELEVANCE, answer_relevance),
     (COMPLETENESS, completeness),
+)
+JUDGE_PLANNERS: tuple[tuple[str, Planner], ...] = (
+    (GROUNDEDNESS, plan_groundedness),
+    (CITATION_SUPPORT, plan_citation_support),
+    (ANSWER_RELEVANCE, plan_answer_relevance),
+    (COMPLETENESS, plan_completeness),
 )

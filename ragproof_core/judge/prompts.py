@@ -130,18 +130,22 @@ def _check_template(path: Path, prompt: Prompt) -> None:
         )
 
 
-def fence_token(inputs: Mapping[str, Any]) -> str:
+def fence_token(inputs: Mapping[str, Any], hex_digits: int = 16) -> str:
     """A delimiter token that occurs in none of the input strings, derived from the inputs."""
     canonical = json.dumps(inputs, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return derive_fence(canonical, list(_strings(inputs)))
+    return derive_fence(canonical, list(_strings(inputs)), hex_digits)
 
 
-def derive_fence(seed: str, texts: Sequence[str]) -> str:
-    """The first token ``DATA-<16 hex>`` from sha256(salt:seed), salt = 0, 1, ... not in texts."""
+def derive_fence(seed: str, texts: Sequence[str], hex_digits: int = 16) -> str:
+    """The first token ``DATA-<16 hex>`` from sha256(salt:seed), salt = 0, 1, ... not in texts.
+
+    Safety comes from the check, not the length: the token chosen never occurs
+    in any input, whatever its length (combined requests use 8 hex digits).
+    """
     salt = 0
     while True:
         digest = hashlib.sha256(f"{salt}:{seed}".encode()).hexdigest()
-        token = f"DATA-{digest[:16]}"
+        token = f"DATA-{digest[:hex_digits]}"
         if not any(token in text for text in texts):
             return token
         salt += 1

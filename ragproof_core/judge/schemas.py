@@ -41,6 +41,11 @@ def parse_reply(prompt_name: str, text: str) -> dict[str, Any]:
     """Parse and validate one reply; returns the JSON object verbatim."""
     if prompt_name not in REPLY_SHAPES:
         raise ValueError(f"unknown prompt {prompt_name!r}")
+    return validate_reply(prompt_name, parse_object(text))
+
+
+def parse_object(text: str) -> dict[str, Any]:
+    """The reply's JSON object (a Markdown code fence around it tolerated), else an error."""
     body = text.strip()
     fenced = _CODE_FENCE.match(body)
     if fenced:
@@ -56,6 +61,16 @@ def parse_reply(prompt_name: str, text: str) -> dict[str, Any]:
         ) from None
     if not isinstance(data, dict):
         raise ReplyValidationError(f"the reply must be a JSON object, got {_kind(data)}")
+    return data
+
+
+def validate_reply(prompt_name: str, data: Any) -> dict[str, Any]:
+    """Check a decoded reply (or a combined reply's sub-reply) against its prompt's shape."""
+    if not isinstance(data, dict):
+        raise ReplyValidationError(
+            f"the reply must be a JSON object, got {_kind(data)}; "
+            f"required shape: {REPLY_SHAPES[prompt_name]}"
+        )
     try:
         _VALIDATORS[prompt_name](data)
     except ReplyValidationError as exc:

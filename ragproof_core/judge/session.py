@@ -20,6 +20,11 @@ from typing import Any
 
 from ragproof_core.judge.cache import CachedReply, JudgeCache, input_hash
 from ragproof_core.judge.client import LiteLLMClient, RawReply, TransportError, flush_litellm
+from ragproof_core.judge.combined import (
+    ask_combined,
+    combined_unused_prompts,
+    estimate_combined,
+)
 from ragproof_core.judge.cost import (
     ASSUMED_OUTPUT_TOKENS,
     Budget,
@@ -92,6 +97,8 @@ class LiteLLMJudge:
             backoff_base_s=env.backoff_s,
         )
         self.prompts = load_prompts() if prompts is None else prompts
+        if env.mode == "combined" and "combined" not in self.prompts:
+            raise PromptError("combined judge mode needs the prompt template combined.txt")
         self.budget = Budget(env.max_cost_usd) if budget is None else budget
         self._stats = JudgeStats()
         self._owns_cache = owns_cache
@@ -101,14 +108,40 @@ class LiteLLMJudge:
         self._semaphore_loop: asyncio.AbstractEventLoop | None = None
 
     @property
+    def mode(self) -> str:
+        """``per_metric`` or ``combined`` (CONTRACT section 12)."""
+        return self.env.mode
+
+    @property
     def prompt_hashes(self) -> dict[str, str]:
         """The evaluation prompts' hashes, recorded with each run. Test-set generation
-        prompts are left out: editing them must not make compare refuse runs."""
-        return {
-            name: prompt.sha256
-            for name, prompt in sorted(self.prompts.items())
-            if name not in GENERATION_PROMPT_NAMES
-        }
+        prompts are left out: editing them must not make compare refuse runs. Only
+        the prompts this judge mode asks are in: runs in different modes then differ
+        in their hashes, and compare refuses to mix them."""
+        unused = combined_unused_prompts(self.mode) | set(GENERATION_PROMPT_NAMES)
+        return {n: p.sha256 for n, p in sorted(self.prompts.items()) if n not in unused}
+
+    async def ask_combined(self, parts: dict[str, dict[str, Any]]) -> dict[str, JudgeVerdict]:
+        """Combined mode: every part of one case in one request (``judge.combined``)."""
+        return await ask_combined(self, parts)
+
+    def estimate_combined(self, parts: dict[str, dict[str, Any]]) -> tuple[bool, float]:
+        return estimate_combined(self, parts)
+
+    async def _send(self, messages: list[dict[str, str]], *, repair: bool) -> RawReply:
+        """One budgeted, counted request (combined mode); ``TransportError`` propagates."""
+        reservation = self.budget.reserve(self._estimate_usd(messages))
+        self._stats.requests += 1
+        self._stats.repairs += int(repair)
+        try:
+            reply = await self.client.complete(messages)
+        except BaseException:  # failed or cancelled: nothing billed, release the reservation
+            self.budget.settle(reservation, 0.0)
+            raise
+        actual = self._actual_usd(messages, reply)
+        self.budget.settle(reservation, actual)
+        self._stats.cost_usd += actual
+        return reply
 
     @property
     def stats(self) -> JudgeStats:

@@ -86,6 +86,12 @@ def write_json(path: Path, obj: Any) -> None:
         tmp.write_text(text, encoding="utf-8")
 
 
+def write_json_lines(path: Path, text: str) -> None:
+    """Write already-encoded JSON Lines atomically (a label sample, for instance)."""
+    with atomic_path(path) as tmp:
+        tmp.write_text(text, encoding="utf-8")
+
+
 def remove(path: Path) -> bool:
     """Delete ``path`` durably; returns False when it did not exist."""
     try:

@@ -10,6 +10,8 @@ The store is a folder (``RAGPROOF_STORE``, default ``data/store``)::
     runs/<run_id>/metric_summaries.parquet
     runs/<run_id>/run.parquet             the run record, written LAST: its
                                           presence marks the run finished
+    runs/<run_id>/calibrations/<id>.parquet  bias-corrected means from human
+                                          labels, one file per calibration
     runs/_schema/<table>.parquet          zero-row files with the exact schemas,
                                           so view globs always match something
     judge_cache.sqlite                    the judge cache (owned elsewhere)
@@ -37,6 +39,7 @@ TABLES: tuple[str, ...] = ("dataset", "outputs", "case_results", "metric_summari
 
 SCHEMA_DIR_NAME = "_schema"  # cannot clash with a run id: ids start alphanumeric
 MANIFEST_NAME = "manifest.json"
+CALIBRATIONS_DIR_NAME = "calibrations"
 DUCKDB_NAME = "ragproof.duckdb"
 JUDGE_CACHE_NAME = "judge_cache.sqlite"
 
@@ -114,6 +117,22 @@ class StoreLayout:
 
     def table_path(self, run_id: str, table: str) -> Path:
         return self.run_dir(run_id) / table_file_name(table)
+
+    def calibrations_dir(self, run_id: str) -> Path:
+        return self.run_dir(run_id) / CALIBRATIONS_DIR_NAME
+
+    def calibration_path(self, run_id: str, calibration_id: str) -> Path:
+        validate_run_id(calibration_id)  # the same safe-name rules
+        return self.calibrations_dir(run_id) / f"{calibration_id}.parquet"
+
+    @property
+    def calibrations_schema_path(self) -> Path:
+        """Matched by ``calibrations_glob``, so the view always has a file to read."""
+        return self.schema_dir / CALIBRATIONS_DIR_NAME / "schema.parquet"
+
+    def calibrations_glob(self) -> str:
+        self.table_glob("run")  # the same check of the root for glob characters
+        return str(self.runs_dir / "*" / CALIBRATIONS_DIR_NAME / "*.parquet")
 
     def schema_path(self, table: str) -> Path:
         return self.schema_dir / table_file_name(table)

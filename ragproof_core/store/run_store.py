@@ -21,7 +21,7 @@ import json
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -32,8 +32,9 @@ import pyarrow.parquet as pq
 
 from ragproof_core import settings
 from ragproof_core.gc_pause import collector_paused
+from ragproof_core.metrics.registry import metric_order
 from ragproof_core.model import Case, CaseOutput, MetricResult
-from ragproof_core.store import files, schema, views
+from ragproof_core.store import calibrations, files, schema, views
 from ragproof_core.store.layout import (
     SCHEMA_DIR_NAME,
     StoreLayout,
@@ -253,6 +254,40 @@ class RunStore:
     def summaries(self, run_id: str) -> list[dict[str, Any]]:
         """One dict per metric with keys ``schema.SUMMARY_FIELDS``, in written order."""
         return schema.decode_summaries(self._read(run_id, "metric_summaries"))
+
+    # --- calibrations (CONTRACT section 12) ----------------------------------------------------
+
+    def write_calibration(
+        self, calibration: Any, *, labels_file: str, now: datetime | None = None
+    ) -> str:
+        """Store a ``judge.labels.RunCalibration`` of a finished run; returns its id."""
+        if not self.is_finished(calibration.run_id):
+            raise RunNotFound(calibration.run_id, "the run has not finished")
+        created_at = now or datetime.now(UTC)
+        calibration_id = new_run_id(now=created_at)
+        table = calibrations.encode_calibration(
+            calibration, calibration_id, created_at, redact_secrets(labels_file)
+        )
+        files.write_parquet(self.layout.calibration_path(calibration.run_id, calibration_id), table)
+        return calibration_id
+
+    def calibrations(self, run_id: str, *, latest: bool = True) -> list[dict[str, Any]]:
+        """A run's stored calibration rows (``calibrations`` view columns), in metric order.
+
+        ``latest``: only the newest calibration's row per metric (what ``show``
+        and the report put beside the raw mean); otherwise every row, oldest first.
+        Empty when the run was never calibrated.
+        """
+        self._require_run(run_id)
+        rows: list[dict[str, Any]] = []
+        for path in sorted(self.layout.calibrations_dir(run_id).glob("*.parquet")):
+            table = schema.conform(pq.ParquetFile(path).read(), calibrations.CALIBRATIONS_SCHEMA)
+            rows.extend(table.to_pylist())
+        if latest:
+            rows = list(calibrations.latest_by_metric(rows).values())
+            order = {name: i for i, name in enumerate(metric_order({r["metric"] for r in rows}))}
+            return sorted(rows, key=lambda r: order[r["metric"]])
+        return sorted(rows, key=lambda r: (r["created_at"], r["calibration_id"], r["metric"]))
 
     # --- run records ----------------------------------------------------------------------
 

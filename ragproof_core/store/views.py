@@ -1,6 +1,6 @@
 """The DuckDB views over the store's Parquet files (CONTRACT section 6).
 
-``ragproof.duckdb`` holds nothing but three views and a one-row
+``ragproof.duckdb`` holds nothing but views and a one-row
 ``ragproof_meta`` table; all data lives in the per-run Parquet files. DuckDB
 allows one writing process per database file, so the file is written only
 when the views are missing, their definition changed or the store moved
@@ -17,6 +17,9 @@ View columns, in order (extra columns only ever go after CONTRACT's):
 - ``case_results``: run_id, case_id, metric, status, value, reason, judge_raw_json
 - ``metric_summaries``: run_id, metric, mean, p50, p95, scored, skipped,
   errored, not_applicable, judge_errors
+- ``calibrations``: one row per calibration and judge metric
+  (``store/calibrations.py``): judge-only, human-only and bias-corrected (PPI)
+  means and interval bounds from human labels (CONTRACT section 12)
 
 Only finished runs (those with a ``run.parquet``) appear: ``case_results``
 and ``metric_summaries`` keep the rows of runs listed in ``runs``, so a run
@@ -36,6 +39,8 @@ import duckdb
 import pyarrow as pa
 
 from ragproof_core.store import files
+from ragproof_core.store.calibrations import CALIBRATIONS_SCHEMA
+from ragproof_core.store.calibrations import COLUMNS as CALIBRATION_COLUMNS
 from ragproof_core.store.layout import StoreLayout
 from ragproof_core.store.schema import SCHEMAS
 
@@ -50,7 +55,8 @@ CASE_RESULTS_COLUMNS: tuple[str, ...] = tuple(SCHEMAS["case_results"].names)
 METRIC_SUMMARIES_COLUMNS: tuple[str, ...] = tuple(SCHEMAS["metric_summaries"].names)
 # Views with a row per run (and case, metric); ``metrics`` lists the metric registry.
 RUN_VIEWS: tuple[str, ...] = ("runs", "case_results", "metric_summaries")
-VIEW_NAMES: tuple[str, ...] = (*RUN_VIEWS, "metrics")
+# ``calibrations`` has rows only for runs someone calibrated with human labels.
+VIEW_NAMES: tuple[str, ...] = (*RUN_VIEWS, "calibrations", "metrics")
 
 DEFAULT_LOCK_TIMEOUT_S = 30.0
 # A database file that is not (yet) valid is retried only briefly: the only
@@ -88,6 +94,10 @@ def view_ddl(layout: StoreLayout) -> list[str]:
         f"FROM {_scan(layout, 'case_results')} WHERE run_id IN (SELECT run_id FROM runs)",
         f"CREATE OR REPLACE VIEW metric_summaries AS SELECT {', '.join(METRIC_SUMMARIES_COLUMNS)} "
         f"FROM {_scan(layout, 'metric_summaries')} WHERE run_id IN (SELECT run_id FROM runs)",
+        f"CREATE OR REPLACE VIEW calibrations AS SELECT {', '.join(CALIBRATION_COLUMNS)} "
+        f"FROM read_parquet({_sql_string(layout.calibrations_glob())}, union_by_name = true, "
+        "hive_partitioning = false) WHERE run_id IN (SELECT run_id FROM runs) "
+        "ORDER BY run_id, created_at, calibration_id, metric",
         _metrics_view(),
     ]
 
@@ -126,10 +136,15 @@ def write_schema_files(layout: StoreLayout) -> None:
     """
     for table, schema in SCHEMAS.items():
         files.write_parquet(layout.schema_path(table), pa.Table.from_pylist([], schema=schema))
+    files.write_parquet(
+        layout.calibrations_schema_path, pa.Table.from_pylist([], schema=CALIBRATIONS_SCHEMA)
+    )
 
 
 def _schema_files_present(layout: StoreLayout) -> bool:
-    return all(layout.schema_path(table).is_file() for table in SCHEMAS)
+    return layout.calibrations_schema_path.is_file() and all(
+        layout.schema_path(table).is_file() for table in SCHEMAS
+    )
 
 
 def _is_lock_error(exc: Exception) -> bool:

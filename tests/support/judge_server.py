@@ -12,7 +12,9 @@ prompt named by the ``ragproof-prompt: <name>`` marker in the system message:
 - refusal: refused when the answer matches a simple refusal pattern;
 - test-set generation (``generation_content``): a question built from the
   first words of each chunk; critique_qa approves, answerable exactly when
-  the proposed answer is non-empty (qa yes, unanswerable no).
+  the proposed answer is non-empty (qa yes, unanswerable no);
+- combined: one key per part named on the ``ragproof-parts:`` line, each the
+  reply that part's own prompt would get.
 
 Tests script deviations with ``server.script(...)``: each queued item answers
 one request, in order (a ``Reply``, a content string, an HTTP status int, or a
@@ -43,6 +45,7 @@ _BLOCK = re.compile(
     re.DOTALL,
 )
 _MARKER = re.compile(r"^ragproof-prompt: (\w+)$", re.MULTILINE)
+_PARTS = re.compile(r"^ragproof-parts: ([\w ]+)$", re.MULTILINE)
 _REFUSAL = re.compile(
     r"\b(i don't know|i do not know|i cannot answer|i can't answer|unable to answer"
     r"|not (?:enough|sufficient) information|cannot find|i'm sorry|no information)\b",
@@ -86,6 +89,16 @@ class ReceivedRequest:
                     return found.group(1)
         return None
 
+    @property
+    def parts(self) -> list[str]:
+        """The prompts a ``combined`` request asks, from its ``ragproof-parts:`` line."""
+        for message in self.body.get("messages", []):
+            if message.get("role") == "system":
+                found = _PARTS.search(message.get("content") or "")
+                if found:
+                    return found.group(1).split()
+        return []
+
     def blocks(self) -> list[dict[str, str]]:
         """The fenced data blocks of the first user message (the data being judged)."""
         user = next(
@@ -102,27 +115,43 @@ class ReceivedRequest:
 
 
 def default_content(request: ReceivedRequest) -> str:
-    """A valid reply for the prompt named in the request."""
+    """A valid reply for the prompt named in the request.
+
+    A ``combined`` request gets one key per part named on its ``ragproof-parts``
+    line, each the reply its own prompt would get, so both judge modes score alike.
+    """
     blocks = request.blocks()
+    prompt = request.prompt
+    if prompt == "combined":
+        return json.dumps({part: default_reply(part, blocks) for part in request.parts})
+    reply = default_reply(prompt, blocks)
+    if reply is None:
+        return json.dumps({"error": f"no ragproof-prompt marker (got {prompt!r})"})
+    return json.dumps(reply)
+
+
+def default_reply(prompt: str | None, blocks: list[dict[str, str]]) -> dict[str, Any] | None:
     texts = {b["name"]: b["text"] for b in blocks if "id" not in b}
     answer = texts.get("answer", "")
-    prompt = request.prompt
     if prompt == "groundedness":
         sentences = [s for s in re.split(r"(?<=[.!?])\s+", answer.strip()) if s]
         claims = [{"claim": s, "supported": "UNSUPPORTED" not in s} for s in sentences]
-        return json.dumps({"claims": claims})
+        return {"claims": claims}
     if prompt == "citation_support":
-        ids = [b["id"] for b in blocks if "id" in b]
-        return json.dumps({"verdicts": [{"chunk_id": i, "supported": True} for i in ids]})
+        if "cited_ids" in texts:  # combined mode: the cited chunks are in the context
+            ids = json.loads(texts["cited_ids"])
+        else:
+            ids = [b["id"] for b in blocks if "id" in b]
+        return {"verdicts": [{"chunk_id": i, "supported": True} for i in ids]}
     if prompt == "answer_relevance":
-        return json.dumps({"verdict": "relevant"})
+        return {"verdict": "relevant"}
     if prompt == "completeness":
-        return json.dumps({"verdict": "complete"})
+        return {"verdict": "complete"}
     if prompt == "refusal":
-        return json.dumps({"refused": bool(_REFUSAL.search(answer))})
+        return {"refused": bool(_REFUSAL.search(answer))}
     if prompt in ("generate_qa", "generate_unanswerable", "critique_qa"):
-        return generation_content(prompt, blocks, texts)
-    return json.dumps({"error": f"no ragproof-prompt marker (got {prompt!r})"})
+        return json.loads(generation_content(prompt, blocks, texts))
+    return None
 
 
 def chunk_topic(text: str, words: int = 6) -> str:

@@ -205,8 +205,11 @@ def test_to_dict_is_json_friendly_with_stable_keys(comparison):
     ]  # fmt: skip
     assert list(d["metrics"]["retrieval.mrr"]) == [
         "metric", "higher_is_better", "scored_a", "scored_b", "paired", "mean_a", "mean_b",
-        "delta", "ci_low", "ci_high", "p_value", "verdict", "transitions",
+        "delta", "ci_low", "ci_high", "p_value", "verdict", "transitions", "mde",
     ]  # fmt: skip
+    # Recall's 8 paired deltas are all +0.5: no spread, so any change is detectable.
+    assert d["metrics"]["retrieval.recall_at_k"]["mde"] == 0.0
+    assert d["metrics"]["generation.completeness"]["mde"] is None
     assert d["metrics"]["generation.completeness"]["delta"] is None
     assert type(d["metrics"]["retrieval.mrr"]["mean_a"]) is float
     assert json.loads(json.dumps(d)) == d
@@ -219,16 +222,17 @@ def test_render_table(comparison):
     assert lines[1] == "B: run-b  (judge openai/judge-test)"
     header = next(line for line in lines if line.startswith("metric "))
     assert header.split() == [
-        "metric", "paired", "mean", "A", "mean", "B", "delta", "95%", "CI", "p", "verdict",
+        "metric", "paired", "mean", "A", "mean", "B", "delta", "95%", "CI", "p", "MDE", "verdict",
     ]  # fmt: skip
     recall = next(line for line in lines if line.startswith("retrieval.recall_at_k"))
     assert recall.split() == [
         "retrieval.recall_at_k", "8", "0.2500", "0.7500", "+0.5000",
-        "[+0.5000,", "+0.5000]", "0.0078", "better",
+        "[+0.5000,", "+0.5000]", "0.0078", "0.0000", "better",
     ]  # fmt: skip
     completeness = next(line for line in lines if line.startswith("generation.completeness"))
     assert completeness.split() == [
-        "generation.completeness", "0", "-", "-", "-", "-", "-", "scored", "in", "A", "only",
+        "generation.completeness", "0", "-", "-", "-", "-", "-", "-", "scored", "in", "A",
+        "only",
     ]  # fmt: skip
     assert "robustness.overrefusal (lower is better)" in text
     assert any(line.startswith("Read: delta = B - A") for line in lines)

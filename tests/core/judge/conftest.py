@@ -76,9 +76,10 @@ def make_judge(
     timeout_s: float = 5.0,
     max_attempts: int = 4,
     concurrency: int = 16,
+    mode: str = "per_metric",
 ) -> LiteLLMJudge:
     """A judge on the test server with tiny backoff, so retry tests stay fast."""
-    env = JudgeEnv(model, api_base, input_cost, output_cost, max_cost)
+    env = JudgeEnv(model, api_base, input_cost, output_cost, max_cost, mode=mode)
     client = LiteLLMClient(
         model,
         api_base,

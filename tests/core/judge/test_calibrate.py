@@ -194,11 +194,19 @@ def test_report_to_dict_and_table(server, monkeypatch, tmp_path):
     report, _ = run_calibration(server, monkeypatch, {"r02-manual-warranty-water": 1.0}, tmp_path)
     d = report.to_dict()
     assert list(d) == [
-        "judge_model", "passed", "exact_threshold", "within_threshold", "prompts", "fixtures",
+        "judge_model", "mode", "passed", "exact_threshold", "within_threshold", "prompts",
+        "fixtures",
     ]  # fmt: skip
     assert d["judge_model"] == "openai/judge-test"
     assert d["prompts"]["refusal"] == {
         "n": 12, "exact": 11, "within": 11, "exact_share": 11 / 12, "within_share": 11 / 12,
+        # Rows [5, 0, 7], columns [4, 0, 8]; one two-band miss (weight 1) observed
+        # against 5*8/12 + 7*4/12 = 68/12 expected: kappa = 1 - 12/68 = 56/68.
+        "kappa_quadratic": 56 / 68,
+        "confusion": {
+            "bands": [0.0, 0.5, 1.0], "rows": "human band", "columns": "judge band",
+            "matrix": [[4, 0, 1], [0, 0, 0], [0, 0, 7]],
+        },
         "judge_errors": 0, "unscored": 0, "passed": True,
     }  # fmt: skip
     missed = [f for f in d["fixtures"] if not f["exact"]]
@@ -211,9 +219,10 @@ def test_report_to_dict_and_table(server, monkeypatch, tmp_path):
     ]  # fmt: skip
     assert json.loads(json.dumps(d)) == d
     lines = report.render_table().splitlines()
-    assert lines[0] == "Judge calibration: openai/judge-test"
+    assert lines[0] == "Judge calibration: openai/judge-test (per_metric mode)"
     refusal_row = next(line for line in lines if line.startswith("refusal "))
-    assert refusal_row.split() == ["refusal", "12", "92%", "92%", "0", "pass"]
+    assert refusal_row.split() == ["refusal", "12", "92%", "92%", "0.82", "0", "pass"]
+    assert "  refusal             4   0   1 |   0   0   0 |   0   0   7" in lines
     assert "  refusal/r02-manual-warranty-water: human 0, judge 1" in lines
     assert lines[-1] == "PASSED"
 

@@ -4,6 +4,7 @@ import asyncio
 import hashlib
 import json
 import shutil
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -283,12 +284,17 @@ def test_make_judge_builds_a_judge_from_the_environment(tmp_path: Path) -> None:
         0.5,
         4,
     )
-    # Only the evaluation prompts: test-set generation prompts never enter a run's record.
+    # Only the evaluation prompts of per_metric mode: test-set generation prompts
+    # and combined mode's prompt never enter a per_metric run's record.
+    assert judge.mode == "per_metric"
     assert judge.prompt_hashes == {
         n: p.sha256 for n, p in load_prompts().items() if n in PROMPT_NAMES
     }
     assert list(judge.prompt_hashes) == sorted(judge.prompt_hashes)
     judge.close()
+    combined = make_judge(replace(env, mode="combined"), None)
+    assert combined.mode == "combined"
+    assert combined.prompt_hashes == {"combined": load_prompts()["combined"].sha256}
     assert make_judge(env, tmp_path / "c.sqlite", use_cache=False).cache is None
 
 

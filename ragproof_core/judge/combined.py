@@ -1,0 +1,304 @@
+"""Combined judge mode (CONTRACT section 12): one request per case for every judge prompt.
+
+The request carries the case's material once (question, answer, expected
+answer, context chunks) and asks for one key per prompt that applies, each
+with that prompt's section-4 shape::
+
+    {"groundedness": {"claims": [...]}, "answer_relevance": {"verdict": ...}, ...}
+
+Template (``prompts/combined.txt``): the system part has a header, one
+section per prompt (``=== part NAME ===``) and a closing section
+(``=== end ===``); only the sections of the prompts asked are sent. The
+system message's second line ``ragproof-parts: NAME ...`` names them, so a
+test server can answer without parsing prose. Cited chunks that are in the
+context are not sent twice: a ``cited_ids`` block lists their ids.
+
+Each sub-reply is validated on its own. Failed parts get one repair request,
+itself a ``combined`` call (same prompt marker) asking only for the failed
+keys; a part that fails again is that metric's judge_error alone. The reply
+is cached, keyed (model, combined prompt sha256, hash of the inputs), only
+when every part validated, like any other prompt's reply.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from ragproof_core.judge.cache import input_hash
+from ragproof_core.judge.client import TransportError
+from ragproof_core.judge.prompts import (
+    MARKER_PREFIX,
+    PROMPT_INPUTS,
+    PROMPT_NAMES,
+    Prompt,
+    PromptError,
+    fence_token,
+)
+from ragproof_core.judge.schemas import (
+    ReplyValidationError,
+    parse_object,
+    validate_reply,
+)
+from ragproof_core.judge.types import JudgeVerdict
+
+if TYPE_CHECKING:
+    from ragproof_core.judge.session import LiteLLMJudge
+
+COMBINED = "combined"
+PARTS_PREFIX = "ragproof-parts: "
+# The prompts a combined request can carry, in reply-key order.
+COMBINABLE: tuple[str, ...] = PROMPT_NAMES
+
+_SECTION = re.compile(r"^=== (part (\w+)|end) ===$", re.MULTILINE)
+
+COMBINED_REPAIR_INSTRUCTION = (
+    "Parts of your reply above failed validation: {errors}. "
+    "Reply again with only a JSON object holding the key(s) {keys}, each with its corrected "
+    "value of the required shape, and nothing else."
+)
+
+
+def combined_unused_prompts(mode: str) -> frozenset[str]:
+    """The prompts a judge in ``mode`` never asks (left out of its run's prompt hashes)."""
+    return frozenset(COMBINABLE) if mode == COMBINED else frozenset({COMBINED})
+
+
+# --- the template ---------------------------------------------------------------------------
+
+
+def template_sections(prompt: Prompt) -> tuple[str, dict[str, str], str]:
+    """(header, {part name: section text}, closing) of the combined template's system part."""
+    system = prompt.system_template
+    matches = list(_SECTION.finditer(system))
+    if not matches or matches[-1].group(1) != "end":
+        raise PromptError(
+            f"prompt {prompt.name!r}: needs '=== part NAME ===' sections and '=== end ==='"
+        )
+    header = system[: matches[0].start()].strip("\n")
+    parts: dict[str, str] = {}
+    for match, following in zip(matches, matches[1:], strict=False):
+        parts[match.group(2)] = system[match.end() : following.start()].strip("\n")
+    closing = system[matches[-1].end() :].strip("\n")
+    missing = [name for name in COMBINABLE if name not in parts]
+    if missing:
+        raise PromptError(f"prompt {prompt.name!r}: no part section for {', '.join(missing)}")
+    return header, parts, closing
+
+
+def combined_inputs(parts: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
+    """The one input dict of a combined request: the union of the parts' inputs.
+
+    Parts share inputs (question, answer) that must agree; the cache key and
+    the fence token derive from this dict, so the same case and parts always
+    render the same request.
+    """
+    unknown = sorted(set(parts) - set(COMBINABLE))
+    if unknown or not parts:
+        raise PromptError(f"combined prompt: unknown or no parts {unknown}; known: {COMBINABLE}")
+    merged: dict[str, Any] = {"parts": [name for name in COMBINABLE if name in parts]}
+    for name in merged["parts"]:
+        inputs = parts[name]
+        if set(inputs) != set(PROMPT_INPUTS[name]):
+            raise PromptError(
+                f"combined part {name!r} takes inputs {sorted(PROMPT_INPUTS[name])}, "
+                f"got {sorted(inputs)}"
+            )
+        for key, value in inputs.items():
+            if key in merged and merged[key] != value:
+                raise PromptError(f"combined parts disagree on input {key!r}")
+            merged[key] = value
+    return merged
+
+
+def render_combined(prompt: Prompt, inputs: Mapping[str, Any]) -> list[dict[str, str]]:
+    """The chat messages of one combined request (``inputs`` from ``combined_inputs``)."""
+    header, sections, closing = template_sections(prompt)
+    names: list[str] = list(inputs["parts"])
+    # Shorter than per_metric's fence: a case's request holds a dozen blocks.
+    fence = fence_token(inputs, hex_digits=8)
+    system = "\n".join(
+        [
+            f"{MARKER_PREFIX}{prompt.name}\n{PARTS_PREFIX}{' '.join(names)}\n{header}",
+            *(sections[name] for name in names),
+            *([closing] if closing else []),
+        ]
+    ).replace("{{fence}}", fence)
+    data = _data_blocks(fence, inputs)
+    user = prompt.user_template.replace("{{data}}", data, 1)
+    return [{"role": "system", "content": system}, {"role": "user", "content": user}]
+
+
+def _block(fence: str, header: str, text: str) -> str:
+    return f"<<<BEGIN {fence} {header}>>>\n{text}\n<<<END {fence}>>>"
+
+
+def _chunk_blocks(fence: str, name: str, chunks: Sequence[Mapping[str, str]]) -> str:
+    if not chunks:
+        return "(no chunks)"
+    return "\n".join(
+        _block(fence, f"{name} id={json.dumps(c['id'], ensure_ascii=False)}", c["text"])
+        for c in chunks
+    )
+
+
+def _data_blocks(fence: str, inputs: Mapping[str, Any]) -> str:
+    # Block names say what each block is; no headings, to keep the request small.
+    out = [
+        _block(fence, key, inputs[key])
+        for key in ("question", "answer", "expected_answer")
+        if key in inputs
+    ]
+    context = inputs.get("context")
+    if context is not None:
+        out.append(_chunk_blocks(fence, "chunk", context))
+    citations = inputs.get("citations")
+    if citations is not None:
+        in_context = context is not None and all(
+            {"id": c["id"], "text": c["text"]} in context for c in citations
+        )
+        if in_context:  # the cited chunks are already in the request: name them only
+            ids = json.dumps([c["id"] for c in citations], ensure_ascii=False)
+            out.append(_block(fence, "cited_ids", ids))
+        else:
+            out.append(_chunk_blocks(fence, "cited", citations))
+    return "\n".join(out)
+
+
+# --- replies --------------------------------------------------------------------------------
+
+
+def parse_combined(
+    text: str, names: Sequence[str]
+) -> tuple[dict[str, dict[str, Any]], dict[str, str]]:
+    """({part: validated sub-reply}, {part: error}) for the parts ``names``.
+
+    Keys beyond ``names`` are ignored. A reply that is not a JSON object fails
+    every part with the same error.
+    """
+    try:
+        data = parse_object(text)
+    except ReplyValidationError as exc:
+        return {}, {name: str(exc) for name in names}
+    good: dict[str, dict[str, Any]] = {}
+    errors: dict[str, str] = {}
+    for name in names:
+        if name not in data:
+            errors[name] = f'missing key "{name}" in the reply object'
+            continue
+        try:
+            good[name] = validate_reply(name, data[name])
+        except ReplyValidationError as exc:
+            errors[name] = f'"{name}": {exc}'
+    return good, errors
+
+
+def repair_instruction(errors: Mapping[str, str]) -> str:
+    return COMBINED_REPAIR_INSTRUCTION.format(
+        errors="; ".join(errors.values()), keys=", ".join(f'"{name}"' for name in errors)
+    )
+
+
+# --- asking ---------------------------------------------------------------------------------
+
+
+def estimate_combined(
+    judge: LiteLLMJudge, parts: Mapping[str, Mapping[str, Any]]
+) -> tuple[bool, float]:
+    """(served from cache?, estimated USD if not) for ``run --dry-run``."""
+    prompt = judge._prompt(COMBINED)
+    inputs = combined_inputs(parts)
+    if judge._cached(prompt, input_hash(inputs)) is not None:
+        return True, 0.0
+    return False, judge._estimate_usd(render_combined(prompt, inputs))
+
+
+async def ask_combined(
+    judge: LiteLLMJudge, parts: Mapping[str, Mapping[str, Any]]
+) -> dict[str, JudgeVerdict]:
+    """One combined question; a verdict per part. ``BudgetExceeded`` propagates."""
+    prompt = judge._prompt(COMBINED)
+    inputs = combined_inputs(parts)
+    names: list[str] = inputs["parts"]
+    messages = render_combined(prompt, inputs)
+    key = input_hash(inputs)
+    hit = judge._cached(prompt, key)
+    if hit is not None:
+        judge._stats.cache_hits += 1
+        return {
+            name: JudgeVerdict(ok=True, data=hit.data[name], raw=hit.raw, cached=True)
+            for name in names
+        }
+    async with judge._get_semaphore():
+        return await _ask(judge, prompt, key, names, messages)
+
+
+async def _ask(
+    judge: LiteLLMJudge,
+    prompt: Prompt,
+    key: str,
+    names: list[str],
+    messages: list[dict[str, str]],
+) -> dict[str, JudgeVerdict]:
+    cost_before = judge._stats.cost_usd
+    tokens_before = (judge._stats.input_tokens, judge._stats.output_tokens)
+    try:
+        reply = await judge._send(messages, repair=False)
+    except TransportError as exc:
+        return _failed(judge, names, None, f"judge transport failed: {exc}")
+    good, errors = parse_combined(reply.text, names)
+    raws = {name: reply.text for name in names}
+    requests = 1
+    if errors:
+        repair = [
+            *messages,
+            {"role": "assistant", "content": reply.text},
+            {"role": "user", "content": repair_instruction(errors)},
+        ]
+        requests = 2
+        try:
+            second = await judge._send(repair, repair=True)
+        except TransportError as exc:
+            errors = {name: f"judge transport failed: {exc}" for name in errors}
+        else:
+            fixed, still = parse_combined(second.text, list(errors))
+            good.update(fixed)
+            raws.update({name: second.text for name in errors})
+            errors = {name: f"reply failed validation twice: {err}" for name, err in still.items()}
+    cost = judge._stats.cost_usd - cost_before
+    if not errors:
+        judge._stats.calls_ok += 1
+        merged = {name: good[name] for name in names}
+        if judge.use_cache and judge.cache is not None:
+            raw = reply.text if requests == 1 else json.dumps(merged, ensure_ascii=False)
+            judge.cache.put(
+                judge.model,
+                prompt.sha256,
+                key,
+                merged,
+                raw,
+                judge._stats.input_tokens - tokens_before[0],
+                judge._stats.output_tokens - tokens_before[1],
+                cost,
+            )
+    judge._stats.judge_errors += len(errors)
+    verdicts: dict[str, JudgeVerdict] = {}
+    for i, name in enumerate(names):
+        # The call's cost and requests are carried once, on the first part.
+        extra = {"cost_usd": cost, "requests": requests} if i == 0 else {}
+        if name in good:
+            verdicts[name] = JudgeVerdict(ok=True, data=good[name], raw=raws[name], **extra)
+        else:
+            verdicts[name] = JudgeVerdict(
+                ok=False, data=None, raw=raws[name], error=errors[name], **extra
+            )
+    return verdicts
+
+
+def _failed(
+    judge: LiteLLMJudge, names: list[str], raw: str | None, error: str
+) -> dict[str, JudgeVerdict]:
+    judge._stats.judge_errors += len(names)
+    return {name: JudgeVerdict(ok=False, data=None, raw=raw, error=error) for name in names}

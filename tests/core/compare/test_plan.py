@@ -1,0 +1,50 @@
+"""``ragproof plan``'s core: cases needed per metric from one run's per-case spread."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from ragproof_core.compare.plan import plan_run
+
+
+def results() -> pd.DataFrame:
+    rows = [
+        ("a", "generation.answer_relevance", "scored", 1.0),
+        ("b", "generation.answer_relevance", "scored", 0.0),
+        ("c", "generation.answer_relevance", "scored", 0.5),
+        ("d", "generation.answer_relevance", "judge_error", None),
+        ("a", "retrieval.mrr", "scored", 1.0),
+        ("b", "retrieval.mrr", "skipped", None),
+    ]
+    return pd.DataFrame(rows, columns=["case_id", "metric", "status", "value"])
+
+
+def test_cases_needed_per_metric_in_metric_order() -> None:
+    plan = plan_run("r1", results(), 0.1)
+    # relevance: values 1, 0, 0.5 -> sample variance 0.25, sd 0.5;
+    # (2.8016 * 0.5 / 0.1)^2 = 196.224064 -> 197. MRR: one value, no sd.
+    assert [m.to_dict() for m in plan.metrics] == [
+        {"metric": "retrieval.mrr", "scored": 1, "sd": None, "cases_needed": None},
+        {
+            "metric": "generation.answer_relevance",
+            "scored": 3,
+            "sd": pytest.approx(0.5, abs=1e-15),
+            "cases_needed": 197,
+        },
+    ]
+    d = plan.to_dict()
+    assert (d["run_id"], d["delta"], d["alpha"], d["power"]) == ("r1", 0.1, 0.05, 0.8)
+    lines = plan.render_table().splitlines()
+    assert lines[0] == (
+        "Cases needed to detect a change of 0.1 in run r1 (two-sided alpha 0.05, power 80%):"
+    )
+    assert lines[2].split() == ["metric", "scored", "sd", "cases", "needed"]
+    assert lines[4].split() == ["retrieval.mrr", "1", "-", "-"]
+    assert lines[5].split() == ["generation.answer_relevance", "3", "0.5000", "197"]
+    assert "unpaired-difference bound" in lines[-1]
+
+
+def test_delta_must_be_positive() -> None:
+    with pytest.raises(ValueError, match="--delta must be positive"):
+        plan_run("r1", results(), -0.1)
