@@ -16,7 +16,16 @@ import os
 import sys
 from collections.abc import Sequence
 
-from ragproof_assets.cli import calibrate, compare, generate, generate_qa, importing, plan, run
+from ragproof_assets.cli import (
+    calibrate,
+    compare,
+    generate,
+    generate_qa,
+    importing,
+    plan,
+    report,
+    run,
+)
 from ragproof_assets.cli.errors import OneLineParser, debug_requested, report_error
 
 
@@ -34,6 +43,7 @@ def build_parser() -> argparse.ArgumentParser:
     generate_qa.register(generate.register(sub))
     importing.register(sub)
     plan.register(sub)
+    report.register(sub)
     return parser
 
 

@@ -12,6 +12,8 @@ The store is a folder (``RAGPROOF_STORE``, default ``data/store``)::
                                           presence marks the run finished
     runs/<run_id>/calibrations/<id>.parquet  bias-corrected means from human
                                           labels, one file per calibration
+    runs/<run_id>/report.html             the run's HTML report (report-vs-<id>.html
+                                          when compared against another run)
     runs/_schema/<table>.parquet          zero-row files with the exact schemas,
                                           so view globs always match something
     judge_cache.sqlite                    the judge cache (owned elsewhere)
@@ -40,6 +42,7 @@ TABLES: tuple[str, ...] = ("dataset", "outputs", "case_results", "metric_summari
 SCHEMA_DIR_NAME = "_schema"  # cannot clash with a run id: ids start alphanumeric
 MANIFEST_NAME = "manifest.json"
 CALIBRATIONS_DIR_NAME = "calibrations"
+REPORT_NAME = "report.html"
 DUCKDB_NAME = "ragproof.duckdb"
 JUDGE_CACHE_NAME = "judge_cache.sqlite"
 
@@ -108,6 +111,12 @@ class StoreLayout:
 
     def manifest_path(self, run_id: str) -> Path:
         return self.run_dir(run_id) / MANIFEST_NAME
+
+    def report_path(self, run_id: str, against: str | None = None) -> Path:
+        """The run's HTML report; one per baseline when compared against another run."""
+        if against is None:
+            return self.run_dir(run_id) / REPORT_NAME
+        return self.run_dir(run_id) / f"report-vs-{validate_run_id(against)}.html"
 
     def document_path(self, run_id: str, name: str) -> Path:
         """A small JSON document of the run, e.g. ``judge`` -> ``judge.json``."""

@@ -1,0 +1,36 @@
+"""`ragproof report`: one self-contained HTML report of a stored run (CONTRACT section 10)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from ragproof_assets.cli.common import EXIT_BAD_INPUT, EXIT_OK, open_store
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    from ragproof_core.reporting.data import MixedJudgesError, gather_report
+    from ragproof_core.reporting.html import write_html
+
+    store = open_store()
+    try:
+        data = gather_report(
+            store, args.run_id, against=args.against, allow_mixed_judges=args.allow_mixed_judges
+        )
+    except MixedJudgesError as exc:
+        print(f"ragproof: refusing to compare: {exc}", file=sys.stderr)
+        print("ragproof: pass --allow-mixed-judges to compare anyway", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    path = Path(args.out) if args.out else store.layout.report_path(args.run_id, args.against)
+    print(write_html(path, data).resolve())
+    return EXIT_OK
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    report = sub.add_parser("report", help="write a run's self-contained HTML report")
+    report.add_argument("run_id")
+    report.add_argument("--against", metavar="RUN_ID", help="baseline run to compare with")
+    report.add_argument("--out", metavar="FILE", help="where to write (default: in the store)")
+    report.add_argument("--allow-mixed-judges", action="store_true")
+    report.set_defaults(func=cmd_report)

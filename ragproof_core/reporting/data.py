@@ -1,0 +1,482 @@
+"""Gather one stored run into the report's data: a JSON-ready dict.
+
+Size is bounded on purpose (CONTRACT section 10): every case contributes its
+id, kind and one status code and value per metric; full text (question,
+answer, chunks, judge replies) is embedded only for the worst cases of each
+metric, case failures, injection cases the pipeline obeyed and, with a
+baseline, the regressed cases. A 10,000-case run stays a few megabytes.
+
+Statistics: the mean's 95% confidence interval is a seeded percentile
+bootstrap over the scored cases (``compare.stats.paired_bootstrap_ci`` applied
+to the values themselves), so the same run always gives the same interval.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ragproof_core.compare.report import MixedJudgesError, RunSide, compare_runs
+from ragproof_core.compare.stats import paired_bootstrap_ci
+from ragproof_core.metrics.registry import higher_is_better, metric_order
+from ragproof_core.model import Case, CaseKind, CaseOutput, Chunk, Status
+from ragproof_core.robustness.metrics import ABSTENTION, INJECTION_RESISTANCE, OVERREFUSAL
+from ragproof_core.robustness.sentinel import expected_marker
+
+__all__ = ["MixedJudgesError", "ReportLimits", "gather_report"]
+
+# One character per case and metric in the embedded per-case scores.
+STATUS_CODES: dict[str, str] = {
+    Status.SCORED.value: "s",
+    Status.SKIPPED.value: "k",
+    Status.NOT_APPLICABLE.value: "n",
+    Status.JUDGE_ERROR.value: "j",
+    Status.ERROR.value: "e",
+}
+KIND_CODES: dict[str, str] = {
+    CaseKind.QA.value: "q",
+    CaseKind.UNANSWERABLE.value: "u",
+    CaseKind.INJECTION.value: "i",
+}
+HISTOGRAM_BINS = 10
+CONFIDENCE = 0.95
+SEED = 0
+# Fewer resamples than compare's 10,000: a report summarises 13 metrics at once
+# and the interval's third decimal does not change what a reader concludes.
+BOOTSTRAP_RESAMPLES = 2_000
+VALUE_DECIMALS = 4
+
+
+@dataclass(frozen=True, slots=True)
+class ReportLimits:
+    """How much full text a report embeds; each bound keeps the file small."""
+
+    worst_cases: int = 10  # per metric
+    failures: int = 100
+    injections: int = 50
+    regressions: int = 20
+    answer_chars: int = 4_000
+    chunk_chars: int = 600
+    chunks: int = 10
+    judge_chars: int = 4_000
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
+
+
+def _clip(text: str | None, limit: int) -> dict[str, Any] | None:
+    """Text as ``{"t": text, "cut": chars dropped}``; long text is cut, never hidden."""
+    if text is None:
+        return None
+    if len(text) <= limit:
+        return {"t": text, "cut": 0}
+    return {"t": text[:limit], "cut": len(text) - limit}
+
+
+def _round(value: float | None) -> float | None:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return None
+    return round(float(value), VALUE_DECIMALS)
+
+
+def histogram(values: Sequence[float], bins: int = HISTOGRAM_BINS) -> list[int]:
+    """Counts of ``values`` in ``bins`` equal bins over [0, 1]; 1.0 falls in the last bin."""
+    counts = [0] * bins
+    for v in values:
+        counts[min(bins - 1, max(0, int(float(v) * bins)))] += 1
+    return counts
+
+
+def mean_ci(values: Sequence[float]) -> tuple[float, float] | None:
+    """Seeded 95% percentile-bootstrap interval of the mean; None when nothing was scored."""
+    if len(values) == 0:
+        return None
+    return paired_bootstrap_ci(
+        values, resamples=BOOTSTRAP_RESAMPLES, confidence=CONFIDENCE, seed=SEED
+    )
+
+
+def worst_order(frame: pd.DataFrame, up_is_good: bool) -> pd.DataFrame:
+    """Scored rows of one metric, worst first in its own direction; ties by case id."""
+    scored = frame[(frame["status"] == Status.SCORED.value) & frame["value"].notna()]
+    return scored.sort_values(["value", "case_id"], ascending=[up_is_good, True], kind="stable")
+
+
+def worst_sql(run_id: str, metric: str, up_is_good: bool, skip: int) -> str:
+    """The DuckDB query that lists every scored case of ``metric``, worst first."""
+    order = "ASC" if up_is_good else "DESC"
+    return (
+        "SELECT case_id, value FROM case_results\n"
+        f"WHERE run_id = '{run_id}' AND metric = '{metric}' AND status = 'scored'\n"
+        f"ORDER BY value {order}, case_id\nOFFSET {skip};"
+    )
+
+
+def marker_span(answer: str | None, marker: str | None) -> list[int] | None:
+    """Where ``marker`` appears in ``answer`` (case-insensitive), as ``[start, end]``.
+
+    Detection itself (``sentinel.contains_marker``) is looser (it ignores
+    punctuation, spacing and encodings); this only finds a literal occurrence
+    to highlight, and None means "detected, but not written literally".
+    """
+    if not answer or not marker:
+        return None
+    start = answer.casefold().find(marker.casefold())
+    if start < 0 or len(answer.casefold()) != len(answer):
+        return None
+    return [start, start + len(marker)]
+
+
+def _parse_judge(raw: str | None) -> dict[str, Any]:
+    """Claims (groundedness) and per-chunk verdicts (citation support) from a judge reply."""
+    if not raw:
+        return {}
+    try:
+        reply = json.loads(raw)
+    except (TypeError, ValueError):
+        return {}
+    out: dict[str, Any] = {}
+    if isinstance(reply, Mapping):
+        claims = reply.get("claims")
+        if isinstance(claims, list):
+            out["claims"] = [
+                {"claim": str(c.get("claim", "")), "supported": bool(c.get("supported"))}
+                for c in claims
+                if isinstance(c, Mapping)
+            ]
+        verdicts = reply.get("verdicts")
+        if isinstance(verdicts, list):
+            out["verdicts"] = [
+                {"chunk_id": str(v.get("chunk_id", "")), "supported": bool(v.get("supported"))}
+                for v in verdicts
+                if isinstance(v, Mapping)
+            ]
+    return out
+
+
+def _chunk_row(
+    chunk: Chunk, rank: int, expected: set[str], cited: set[str], match_documents: bool, lim: int
+) -> dict[str, Any]:
+    key = chunk.document_id if match_documents else chunk.id
+    return {
+        "rank": rank,
+        "id": chunk.id,
+        "doc": chunk.document_id if chunk.document_id != chunk.id else None,
+        "text": _clip(chunk.text, lim),
+        "expected": key in expected,
+        "cited": chunk.id in cited,
+    }
+
+
+def case_detail(
+    case: Case,
+    output: CaseOutput | None,
+    results: pd.DataFrame,
+    *,
+    match_documents: bool,
+    limits: ReportLimits,
+) -> dict[str, Any]:
+    """Everything a reader needs to judge one case by eye."""
+    expected = set(case.expected_source_ids or ())
+    answer = output.answer if output is not None else None
+    citations = tuple(answer.citations or ()) if answer is not None else ()
+    chunks: tuple[Chunk, ...] | None = None
+    chunk_source = None
+    if output is not None and output.retrieved is not None:
+        chunks, chunk_source = output.retrieved, "retrieve()"
+    elif answer is not None and answer.retrieved_chunks is not None:
+        chunks, chunk_source = answer.retrieved_chunks, "answer.retrieved_chunks"
+    context_ids = {c.id for c in (output.context or ())} if output is not None else set()
+    marker = expected_marker(case) if case.kind is CaseKind.INJECTION else None
+    text = answer.text if answer is not None else None
+    rows = []
+    for r in results.itertuples(index=False):
+        judge = r.judge_raw_json if isinstance(r.judge_raw_json, str) else None
+        rows.append(
+            {
+                "metric": r.metric,
+                "status": r.status,
+                "value": _round(r.value),
+                "reason": r.reason if isinstance(r.reason, str) else None,
+                "judge": _clip(judge, limits.judge_chars),
+                **_parse_judge(judge),
+            }
+        )
+    rank = {m: i for i, m in enumerate(metric_order({row["metric"] for row in rows}))}
+    rows.sort(key=lambda row: rank[row["metric"]])
+    return {
+        "id": case.id,
+        "kind": case.kind.value,
+        "question": _clip(case.question, limits.answer_chars),
+        "expected_answer": _clip(case.expected_answer, limits.answer_chars),
+        "expected_sources": list(case.expected_source_ids or ()),
+        "answer": _clip(text, limits.answer_chars),
+        "citations": [{"id": c, "valid": c in context_ids} for c in dict.fromkeys(citations)],
+        "chunk_source": chunk_source,
+        "chunks": [
+            _chunk_row(c, i, expected, set(citations), match_documents, limits.chunk_chars)
+            for i, c in enumerate((chunks or ())[: limits.chunks], start=1)
+        ],
+        "chunks_total": len(chunks or ()),
+        "error": output.error if output is not None else "no output recorded",
+        "latency_s": _round(output.latency_s) if output is not None else None,
+        "marker": marker,
+        "marker_span": marker_span(text, marker) if text and marker else None,
+        "results": rows,
+    }
+
+
+def refusal_matrix(frame: pd.DataFrame) -> dict[str, int] | None:
+    """The abstention / over-refusal pair as a 2x2 table of case counts.
+
+    Rows: should the case be answered (answerable, over-refusal scored) or
+    declined (unanswerable, abstention scored); columns: did the pipeline
+    answer or refuse. Over-refusal 1 = refused an answerable case; abstention
+    1 = declined an unanswerable one.
+    """
+    scored = frame[frame["status"] == Status.SCORED.value]
+    over = scored[scored["metric"] == OVERREFUSAL]["value"]
+    abst = scored[scored["metric"] == ABSTENTION]["value"]
+    if over.empty and abst.empty:
+        return None
+    return {
+        "answerable_answered": int((over == 0).sum()),
+        "answerable_refused": int((over == 1).sum()),
+        "unanswerable_answered": int((abst == 0).sum()),
+        "unanswerable_refused": int((abst == 1).sum()),
+    }
+
+
+def _record_dict(record: Any) -> dict[str, Any]:
+    try:
+        config = json.loads(record.config_json)
+    except (TypeError, ValueError):
+        config = record.config_json
+    return {
+        "run_id": record.run_id,
+        "dataset": record.dataset,
+        "adapter": record.adapter,
+        "status": record.status,
+        "started_at": f"{record.started_at.astimezone(UTC):%Y-%m-%d %H:%M:%S} UTC",
+        "finished_at": f"{record.finished_at.astimezone(UTC):%Y-%m-%d %H:%M:%S} UTC",
+        "judge_model": record.judge_model,
+        "judge_mode": record.judge_mode,
+        "prompt_hashes": dict(record.prompt_hashes),
+        "config": config,
+        "cost_usd": record.cost_usd,
+        "cases": record.cases,
+        "case_failures": record.case_failures,
+        "judge_requests": record.judge_requests,
+        "cache_hits": record.cache_hits,
+        "judge_repairs": record.judge_repairs,
+        "judge_errors": record.judge_errors,
+    }
+
+
+def _source_match(record: Any) -> str:
+    try:
+        return json.loads(record.config_json)["run"].get("source_match", "chunk")
+    except (TypeError, ValueError, KeyError, AttributeError):
+        return "chunk"
+
+
+def _metric_block(
+    run_id: str, metric: str, frame: pd.DataFrame, summary: Mapping[str, Any], n_worst: int
+) -> tuple[dict[str, Any], list[str]]:
+    up = higher_is_better(metric)
+    ordered = worst_order(frame, up)
+    values = ordered["value"].to_numpy(dtype=np.float64)
+    ci = mean_ci(values)
+    worst = [str(c) for c in ordered["case_id"].head(n_worst)]
+    block = {
+        "name": metric,
+        "higher_is_better": up,
+        "mean": _round(summary.get("mean")),
+        "ci": None if ci is None else [_round(ci[0]), _round(ci[1])],
+        "p50": _round(summary.get("p50")),
+        "p95": _round(summary.get("p95")),
+        "scored": int(summary.get("scored", len(values))),
+        "skipped": int(summary.get("skipped", 0)),
+        "not_applicable": int(summary.get("not_applicable", 0)),
+        "errored": int(summary.get("errored", 0)),
+        "judge_errors": int(summary.get("judge_errors", 0)),
+        "histogram": histogram(values),
+        "worst": worst,
+        "sql": worst_sql(run_id, metric, up, 0),
+    }
+    return block, worst
+
+
+def _scores(
+    case_ids: Sequence[str], metrics: Sequence[str], frame: pd.DataFrame
+) -> dict[str, dict[str, Any]]:
+    """Per metric: one status code a case (``-`` = no row) and the values, in case order."""
+    index = {cid: i for i, cid in enumerate(case_ids)}
+    out: dict[str, dict[str, Any]] = {}
+    for metric, rows in frame.groupby("metric", sort=False):
+        codes = ["-"] * len(case_ids)
+        values: list[float | None] = [None] * len(case_ids)
+        for cid, status, value in zip(rows["case_id"], rows["status"], rows["value"], strict=True):
+            i = index.get(cid)
+            if i is None:
+                continue
+            codes[i] = STATUS_CODES.get(status, "?")
+            values[i] = _round(value)
+        out[str(metric)] = {"s": "".join(codes), "v": values}
+    return {m: out[m] for m in metrics if m in out}
+
+
+def _obeyed_injections(frame: pd.DataFrame) -> list[str]:
+    rows = frame[
+        (frame["metric"] == INJECTION_RESISTANCE)
+        & (frame["status"] == Status.SCORED.value)
+        & (frame["value"] == 0)
+    ]
+    return sorted(str(c) for c in rows["case_id"])
+
+
+def _details(
+    ids: Iterable[str],
+    cases: Mapping[str, Case],
+    outputs: Mapping[str, CaseOutput],
+    frame: pd.DataFrame,
+    *,
+    match_documents: bool,
+    limits: ReportLimits,
+) -> dict[str, dict[str, Any]]:
+    wanted = [cid for cid in dict.fromkeys(ids) if cid in cases]
+    by_case = dict(tuple(frame[frame["case_id"].isin(wanted)].groupby("case_id", sort=False)))
+    empty = frame.iloc[0:0]
+    return {
+        cid: case_detail(
+            cases[cid],
+            outputs.get(cid),
+            by_case.get(cid, empty),
+            match_documents=match_documents,
+            limits=limits,
+        )
+        for cid in wanted
+    }
+
+
+@dataclass(frozen=True, slots=True)
+class _LoadedRun:
+    record: Any
+    cases: dict[str, Case]
+    outputs: dict[str, CaseOutput]
+    frame: pd.DataFrame
+
+
+def _load(store: Any, run_id: str) -> _LoadedRun:
+    record = store.get_run(run_id)
+    cases = {c.id: c for c in store.read_dataset(run_id)}
+    outputs = {o.case_id: o for o in store.read_outputs(run_id)}
+    frame = store.case_results_frame(run_id)
+    return _LoadedRun(record, cases, outputs, frame)
+
+
+def _comparison(
+    base: _LoadedRun, run: _LoadedRun, *, allow_mixed_judges: bool, limits: ReportLimits
+) -> dict[str, Any]:
+    comparison = compare_runs(
+        RunSide(base.record, base.frame),
+        RunSide(run.record, run.frame),
+        allow_mixed_judges=allow_mixed_judges,
+        top_regressions=limits.regressions,
+    )
+    data = comparison.to_dict()
+    pairs = {}
+    for reg in comparison.regressions:
+        if reg.case_id in pairs:
+            continue
+        sides = {}
+        for name, side in (("a", base), ("b", run)):
+            out = side.outputs.get(reg.case_id)
+            answer = out.answer.text if out is not None and out.answer is not None else None
+            sides[name] = {
+                "answer": _clip(answer, limits.answer_chars),
+                "error": out.error if out is not None else "no output recorded",
+            }
+        case = run.cases.get(reg.case_id) or base.cases.get(reg.case_id)
+        sides["question"] = _clip(case.question if case else None, limits.answer_chars)
+        pairs[reg.case_id] = sides
+    data["regressed_cases"] = pairs
+    return data
+
+
+def gather_report(
+    store: Any,
+    run_id: str,
+    *,
+    against: str | None = None,
+    allow_mixed_judges: bool = False,
+    limits: ReportLimits | None = None,
+) -> dict[str, Any]:
+    """The report's data for ``run_id`` (optionally compared against run ``against``).
+
+    Raises ``RunNotFound`` for an unknown or unfinished run and
+    ``MixedJudgesError`` when the baseline was judged differently (unless allowed).
+    """
+    limits = limits or ReportLimits()
+    run = _load(store, run_id)
+    comparison = None
+    if against is not None:
+        comparison = _comparison(
+            _load(store, against), run, allow_mixed_judges=allow_mixed_judges, limits=limits
+        )
+    case_ids = list(run.cases)
+    frame = run.frame
+    summaries = {s["metric"]: s for s in store.summaries(run_id)}
+    metrics = metric_order(set(summaries) | set(frame["metric"].astype(str)))
+    by_metric = dict(tuple(frame.groupby("metric", sort=False)))
+    blocks, wanted = [], []
+    empty = frame.iloc[0:0]
+    for metric in metrics:
+        rows = by_metric.get(metric, empty)
+        summary = summaries.get(metric, {})
+        block, worst = _metric_block(run_id, metric, rows, summary, limits.worst_cases)
+        blocks.append(block)
+        wanted.extend(worst)
+    failures = [cid for cid in case_ids if (o := run.outputs.get(cid)) is None or o.failed]
+    obeyed = _obeyed_injections(frame)
+    wanted.extend(failures[: limits.failures])
+    wanted.extend(obeyed[: limits.injections])
+    if comparison is not None:
+        wanted.extend(comparison["regressed_cases"])
+    details = _details(
+        wanted,
+        run.cases,
+        run.outputs,
+        frame,
+        match_documents=_source_match(run.record) == "document",
+        limits=limits,
+    )
+    return {
+        "format": 1,
+        "generated_at": _now().isoformat(),
+        "run": _record_dict(run.record),
+        "store": str(store.layout.duckdb_path),
+        "metrics": blocks,
+        "cases": {
+            "ids": case_ids,
+            "kinds": "".join(KIND_CODES.get(run.cases[c].kind.value, "?") for c in case_ids),
+        },
+        "scores": _scores(case_ids, metrics, frame),
+        "details": details,
+        "failures": [
+            {"id": cid, "error": (run.outputs[cid].error if cid in run.outputs else None)}
+            for cid in failures
+        ],
+        "injections_obeyed": obeyed,
+        "refusal": refusal_matrix(frame),
+        "limits": {"worst_cases": limits.worst_cases, "failures": limits.failures},
+        "comparison": comparison,
+    }
