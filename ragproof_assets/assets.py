@@ -30,6 +30,9 @@ from ragproof_core.metrics.aggregate import summarize
 from ragproof_core.model import Status
 from ragproof_core.preflight import preflight, take_adapter
 from ragproof_core.report import refusal_tradeoff, summary_markdown
+from ragproof_core.reporting.data import gather_report
+from ragproof_core.reporting.html import write_html
+from ragproof_core.reporting.markdown import distributions_markdown, worst_cases_markdown
 from ragproof_core.settings import (
     AdapterSpec,
     ConfigError,
@@ -244,6 +247,7 @@ def evaluate_cases(
             "dagster/row_count": len(evaluation.results),
             "status": evaluation.status,
             "by_status": dg.MetadataValue.json(dict(statuses)),
+            "distributions": dg.MetadataValue.md(distributions_markdown(evaluation.results)),
         },
     )
 
@@ -386,7 +390,27 @@ def run_summary(
     skipped_reasons = _skip_reasons(results)
     if skipped_reasons:
         metadata["skip_reasons"] = dg.MetadataValue.md(skipped_reasons)
+    metadata.update(_report_metadata(context, run_store, run_id))
     return dg.MaterializeResult(metadata=metadata)
+
+
+def _report_metadata(context: dg.AssetExecutionContext, run_store, run_id: str) -> dict:
+    """Write the run's HTML report beside its files; link it and show the worst cases.
+
+    The run record is already written: a report that cannot be built is logged
+    and noted, never a reason to fail a finished evaluation.
+    """
+    try:
+        report = gather_report(run_store, run_id)
+        path = write_html(run_store.layout.report_path(run_id), report)
+    except Exception as exc:  # noqa: BLE001 - the evaluation itself succeeded
+        context.log.error(f"the HTML report was not written: {type(exc).__name__}: {exc}")
+        return {"report": f"not written: {type(exc).__name__}: {exc}"}
+    return {
+        "report": dg.MetadataValue.path(str(path)),
+        "report_url": dg.MetadataValue.url(path.as_uri()),
+        "worst_cases": dg.MetadataValue.md(worst_cases_markdown(report)),
+    }
 
 
 def _refresh_views(context: dg.AssetExecutionContext, run_store) -> None:

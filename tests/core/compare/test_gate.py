@@ -1,0 +1,46 @@
+"""The --fail-on-regression gate on the hand-made comparison fixture (tests/fixtures/compare)."""
+
+import pytest
+
+from ragproof_core.compare.gate import describe, regressions, worse_by
+from ragproof_core.compare.report import compare_runs
+from tests.core.compare.test_report import side
+
+
+@pytest.fixture(scope="module")
+def a_to_b():
+    return compare_runs(side("run-a", "results_a.csv"), side("run-b", "results_b.csv"))
+
+
+@pytest.fixture(scope="module")
+def b_to_a():
+    return compare_runs(side("run-b", "results_b.csv"), side("run-a", "results_a.csv"))
+
+
+def test_only_significantly_worse_metrics_regress(a_to_b):
+    # groundedness drops 1.0 -> 0.4375 on 8 pairs (p = 2/256); mrr drops on one case
+    # but is not significant; recall and over-refusal improve.
+    assert [m.metric for m in regressions(a_to_b)] == ["generation.groundedness"]
+    assert describe(regressions(a_to_b)[0]) == (
+        "generation.groundedness worse by 0.5625 (mean 1.0000 -> 0.4375, p = 0.0078, "
+        "8 paired cases)"
+    )
+
+
+def test_direction_is_the_metrics_own(b_to_a):
+    # Reversed, over-refusal (lower is better) rises 0.1 -> 0.8: worse by +0.7.
+    worse = {m.metric: round(worse_by(m), 4) for m in regressions(b_to_a)}
+    assert worse == {"retrieval.recall_at_k": 0.5, "robustness.overrefusal": 0.7}
+
+
+@pytest.mark.parametrize(
+    ("margin", "expected"),
+    [(0.0, ["generation.groundedness"]), (0.56, ["generation.groundedness"]), (0.5625, [])],
+)
+def test_margin_is_a_strict_tolerance(a_to_b, margin, expected):
+    assert [m.metric for m in regressions(a_to_b, margin)] == expected
+
+
+def test_negative_margin_is_refused(a_to_b):
+    with pytest.raises(ValueError, match="margin must be at least 0"):
+        regressions(a_to_b, -0.1)
