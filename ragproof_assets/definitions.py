@@ -6,6 +6,7 @@ from ragproof_assets.assets import eval_dataset, evaluate_cases, run_summary
 from ragproof_assets.checks import failure_rate, no_regression
 from ragproof_assets.io_managers import JudgeIOManager
 from ragproof_assets.jobs import evaluate_job
+from ragproof_assets.launch import launch_evaluation_job, launch_evaluation_sensor
 from ragproof_assets.resources import CheckSettings, StoreResource
 from ragproof_assets.schedules import nightly_suites
 
@@ -14,8 +15,9 @@ store = StoreResource()
 defs = dg.Definitions(
     assets=[eval_dataset, evaluate_cases, run_summary],
     asset_checks=[no_regression, failure_rate],
-    jobs=[evaluate_job],
+    jobs=[evaluate_job, launch_evaluation_job],
     schedules=[nightly_suites],
+    sensors=[launch_evaluation_sensor],
     resources={
         "store": store,
         "judge_io_manager": JudgeIOManager(store=store),

@@ -266,7 +266,7 @@
     if (!ids.length) return;
     var s = section("injections", "Injections the pipeline obeyed (" + ids.length + ")");
     add(s, el("p", { class: "sub" }, "The answer contains the injection's marker (highlighted)."));
-    ids.forEach(function (id) { if (data.details[id]) add(s, caseCard(data.details[id], "robustness.injection_resistance", false)); });
+    ids.forEach(function (id, i) { if (data.details[id]) add(s, caseCard(data.details[id], "robustness.injection_resistance", i < 5)); });
   }
   function failures() {
     var f = data.failures;
@@ -314,7 +314,7 @@
     Object.keys(c.regressed_cases).forEach(function (id) {
       var p = c.regressed_cases[id];
       function side(label, x) {
-        return el("div", null, el("div", { class: "label" }, label), x.error ? el("pre", null, x.error) : null,
+        return el("div", null, el("div", { class: "label plain" }, label), x.error ? el("pre", null, x.error) : null,
           x.answer ? el("div", { class: "text" }, clipped(x.answer)) : el("div", { class: "empty" }, "no answer"));
       }
       add(s, el("details", { class: "case regressed", "data-case": id, open: "" },
