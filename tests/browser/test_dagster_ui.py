@@ -1,0 +1,130 @@
+"""Launch an evaluation from the Dagster UI exactly as README's clicks say, and see it finish.
+
+`dagster dev` runs as a subprocess on a free loopback port, with its own
+DAGSTER_HOME and RAGPROOF_STORE and the repository as working folder; its
+whole process group is torn down afterwards.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from tests.support.cli import REPO, cli_env
+
+DAGSTER = Path(sys.executable).parent / "dagster"
+CONFIG = """ops:
+  request_evaluation:
+    config:
+      dataset: tests/fixtures/recorded/cases.jsonl
+      config_file: tests/fixtures/recorded/ragproof.toml
+"""
+STARTUP_S = 240
+RUN_S = 420
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _wait_until_serving(url: str, proc: subprocess.Popen, log: Path) -> None:
+    deadline = time.monotonic() + STARTUP_S
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise AssertionError(
+                f"dagster dev exited {proc.returncode}:\n{log.read_text()[-3000:]}"
+            )
+        try:
+            with urllib.request.urlopen(f"{url}/server_info", timeout=5) as reply:
+                if reply.status == 200:
+                    return
+        except OSError:
+            pass
+        time.sleep(1)
+    raise AssertionError(f"dagster dev not serving after {STARTUP_S}s:\n{log.read_text()[-3000:]}")
+
+
+@pytest.fixture
+def dagster_dev(tmp_path):
+    home, store = tmp_path / "dagster_home", tmp_path / "store"
+    home.mkdir()
+    (home / "dagster.yaml").write_text("telemetry:\n  enabled: false\n")
+    port = _free_port()
+    env = cli_env(DAGSTER_HOME=str(home), RAGPROOF_STORE=str(store))
+    env.pop("RAGPROOF_JUDGE_MODEL", None)
+    log = tmp_path / "dagster_dev.log"
+    with log.open("w") as out:
+        proc = subprocess.Popen(
+            [str(DAGSTER), "dev", "-w", "workspace.yaml", "-h", "127.0.0.1", "-p", str(port)],
+            cwd=REPO,
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        _wait_until_serving(url, proc, log)
+        yield url, store, log
+    finally:
+        os.killpg(proc.pid, signal.SIGTERM)
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(timeout=10)
+
+
+@pytest.mark.slow
+def test_launch_an_evaluation_from_the_ui_and_see_it_finish(browser, dagster_dev):
+    url, store, log = dagster_dev
+    page = browser.new_page(viewport={"width": 1400, "height": 900})
+    page.set_default_timeout(60_000)
+    # A fresh Dagster home greets with a newsletter dialog, whenever it likes: Skip it.
+    skip = page.get_by_role("button", name="Skip")
+    page.add_locator_handler(skip, lambda button: button.click())
+    page.goto(url)
+    # README: Jobs -> launch_evaluation -> Launchpad -> (edit the form) -> Launch Run.
+    page.get_by_role("link", name="Jobs").first.click()
+    page.get_by_role("link", name="launch_evaluation").first.click(timeout=STARTUP_S * 1000)
+    page.get_by_role("tab", name="Launchpad").click()
+    editor = page.locator(".CodeMirror").first
+    editor.wait_for()
+    assert "dataset: data/demo/cases.jsonl" in editor.inner_text()  # the default form
+    editor.click()
+    page.keyboard.press("Control+A")
+    page.keyboard.insert_text(CONFIG)
+    page.get_by_role("button", name="Launch Run").click()
+    page.wait_for_url("**/runs/*")
+
+    # The sensor starts the partitioned `evaluate` run; the Runs page lists both runs
+    # (its rows are not table rows: count the status badges and the target links).
+    page.get_by_role("link", name="Runs").first.click()
+    success = page.get_by_text("Success", exact=True)
+    failure = page.get_by_text("Failure", exact=True)
+    evaluate = page.get_by_role("link", name="evaluate", exact=True)
+    deadline = time.monotonic() + RUN_S
+    while not (success.count() == 2 and evaluate.count() == 1):
+        assert failure.count() == 0, log.read_text()[-4000:]
+        assert time.monotonic() < deadline, (
+            "no successful evaluate run:\n" + log.read_text()[-4000:]
+        )
+        page.wait_for_timeout(5000)
+        page.reload()
+    assert page.get_by_role("link", name="launch_evaluation", exact=True).count() == 1
+
+    finished = [p.parent.name for p in (store / "runs").glob("*/run.parquet")]
+    finished.remove("_schema")  # the zero-row schema files, not a run
+    assert len(finished) == 1
+    assert (store / "runs" / finished[0] / "report.html").is_file()
+    page.close()
