@@ -7,8 +7,15 @@ metric, case failures, injection cases the pipeline obeyed and, with a
 baseline, the regressed cases. A 10,000-case run stays a few megabytes.
 
 Statistics: the mean's 95% confidence interval is a seeded percentile
-bootstrap over the scored cases (``compare.stats.paired_bootstrap_ci`` applied
-to the values themselves), so the same run always gives the same interval.
+bootstrap over the scored cases, the same estimator as ``compare.stats``
+(resample the cases with replacement, take the quantiles of the resampled
+means) computed through the distinct values (``bootstrap_mean_ci``), so a
+100,000-case metric with a handful of distinct scores costs next to nothing.
+The same run always gives the same interval.
+
+Only the rows the page shows in full are decoded from ``outputs.parquet``
+(a Parquet filter on case_id); every other case costs a status code and a
+value per metric.
 """
 
 from __future__ import annotations
@@ -22,13 +29,15 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
 
 from ragproof_core.compare.report import MixedJudgesError, RunSide, compare_runs
-from ragproof_core.compare.stats import paired_bootstrap_ci
 from ragproof_core.metrics.registry import higher_is_better, metric_order
 from ragproof_core.model import Case, CaseKind, CaseOutput, Chunk, Status
 from ragproof_core.robustness.metrics import ABSTENTION, INJECTION_RESISTANCE, OVERREFUSAL
 from ragproof_core.robustness.sentinel import expected_marker
+from ragproof_core.store import schema
 
 __all__ = ["MixedJudgesError", "ReportLimits", "gather_report"]
 
@@ -48,9 +57,9 @@ KIND_CODES: dict[str, str] = {
 HISTOGRAM_BINS = 10
 CONFIDENCE = 0.95
 SEED = 0
-# Fewer resamples than compare's 10,000: a report summarises 13 metrics at once
-# and the interval's third decimal does not change what a reader concludes.
-BOOTSTRAP_RESAMPLES = 2_000
+BOOTSTRAP_RESAMPLES = 10_000  # as compare's
+# Elements per block of the (resamples x distinct values) count matrix.
+_BLOCK_ELEMENTS = 4_000_000
 VALUE_DECIMALS = 4
 
 
@@ -95,13 +104,43 @@ def histogram(values: Sequence[float], bins: int = HISTOGRAM_BINS) -> list[int]:
     return counts
 
 
-def mean_ci(values: Sequence[float]) -> tuple[float, float] | None:
-    """Seeded 95% percentile-bootstrap interval of the mean; None when nothing was scored."""
-    if len(values) == 0:
+def bootstrap_mean_ci(
+    values: Sequence[float],
+    *,
+    resamples: int = BOOTSTRAP_RESAMPLES,
+    confidence: float = CONFIDENCE,
+    seed: int = SEED,
+) -> tuple[float, float] | None:
+    """Percentile bootstrap interval of the mean, drawn through the distinct values.
+
+    Resampling n cases with replacement picks each distinct value a
+    Multinomial(n, share of that value) number of times, so drawing those
+    counts gives exactly the bootstrap distribution of the mean at a cost of
+    (resamples x distinct values) instead of (resamples x n). Returns None for
+    no values; a constant sample gives (value, value).
+    """
+    arr = np.asarray(values, dtype=np.float64)
+    n = arr.size
+    if n == 0:
         return None
-    return paired_bootstrap_ci(
-        values, resamples=BOOTSTRAP_RESAMPLES, confidence=CONFIDENCE, seed=SEED
-    )
+    levels, counts = np.unique(arr, return_counts=True)
+    if levels.size == 1:
+        return (float(levels[0]), float(levels[0]))
+    rng = np.random.default_rng(seed)
+    shares = counts / n
+    means = np.empty(resamples, dtype=np.float64)
+    step = max(1, _BLOCK_ELEMENTS // levels.size)
+    for start in range(0, resamples, step):
+        rows = min(step, resamples - start)
+        means[start : start + rows] = rng.multinomial(n, shares, size=rows) @ levels / n
+    tail = (1.0 - confidence) / 2.0
+    low, high = np.quantile(means, [tail, 1.0 - tail])
+    return (float(low), float(high))
+
+
+def mean_ci(values: Sequence[float]) -> tuple[float, float] | None:
+    """Seeded 95% bootstrap interval of the mean; None when nothing was scored."""
+    return bootstrap_mean_ci(values)
 
 
 def worst_order(frame: pd.DataFrame, up_is_good: bool) -> pd.DataFrame:
@@ -319,18 +358,20 @@ def _scores(
     case_ids: Sequence[str], metrics: Sequence[str], frame: pd.DataFrame
 ) -> dict[str, dict[str, Any]]:
     """Per metric: one status code a case (``-`` = no row) and the values, in case order."""
-    index = {cid: i for i, cid in enumerate(case_ids)}
+    index = pd.Index(case_ids)
     out: dict[str, dict[str, Any]] = {}
     for metric, rows in frame.groupby("metric", sort=False):
-        codes = ["-"] * len(case_ids)
-        values: list[float | None] = [None] * len(case_ids)
-        for cid, status, value in zip(rows["case_id"], rows["status"], rows["value"], strict=True):
-            i = index.get(cid)
-            if i is None:
-                continue
-            codes[i] = STATUS_CODES.get(status, "?")
-            values[i] = _round(value)
-        out[str(metric)] = {"s": "".join(codes), "v": values}
+        positions = index.get_indexer(rows["case_id"])
+        known = positions >= 0
+        codes = np.full(len(case_ids), "-", dtype="<U1")
+        codes[positions[known]] = rows["status"].map(STATUS_CODES).fillna("?").to_numpy()[known]
+        values = np.full(len(case_ids), np.nan)
+        values[positions[known]] = rows["value"].to_numpy(dtype=np.float64)[known]
+        rounded = np.round(values, VALUE_DECIMALS)
+        out[str(metric)] = {
+            "s": "".join(codes.tolist()),
+            "v": [None if math.isnan(v) else v for v in rounded.tolist()],
+        }
     return {m: out[m] for m in metrics if m in out}
 
 
@@ -369,18 +410,39 @@ def _details(
 
 @dataclass(frozen=True, slots=True)
 class _LoadedRun:
+    store: Any
     record: Any
     cases: dict[str, Case]
-    outputs: dict[str, CaseOutput]
+    errors: dict[str, str | None]  # case id -> its failure, None when it answered
     frame: pd.DataFrame
+
+    def outputs(self, case_ids: Iterable[str]) -> dict[str, CaseOutput]:
+        """The full outputs of these cases only: a Parquet filter, not the whole table."""
+        ids = sorted(set(case_ids))
+        if not ids:
+            return {}
+        path = self.store.layout.table_path(self.record.run_id, "outputs")
+        table = pq.read_table(path, filters=pc.field("case_id").isin(ids))
+        return {o.case_id: o for o in schema.decode_outputs(table)}
+
+
+def _results_frame(store: Any, run_id: str) -> pd.DataFrame:
+    frame = store.case_results_frame(run_id)
+    # Plain numpy-backed columns: row iteration over Arrow-backed ones is slow.
+    for column in ("case_id", "metric", "status", "reason", "judge_raw_json"):
+        if column in frame:
+            frame[column] = frame[column].astype(object)
+    frame["value"] = frame["value"].astype(np.float64)
+    return frame
 
 
 def _load(store: Any, run_id: str) -> _LoadedRun:
     record = store.get_run(run_id)
     cases = {c.id: c for c in store.read_dataset(run_id)}
-    outputs = {o.case_id: o for o in store.read_outputs(run_id)}
-    frame = store.case_results_frame(run_id)
-    return _LoadedRun(record, cases, outputs, frame)
+    path = store.layout.table_path(run_id, "outputs")
+    table = pq.read_table(path, columns=["case_id", "error"])
+    errors = dict(zip(table["case_id"].to_pylist(), table["error"].to_pylist(), strict=True))
+    return _LoadedRun(store, record, cases, errors, _results_frame(store, run_id))
 
 
 def _comparison(
@@ -394,12 +456,14 @@ def _comparison(
     )
     data = comparison.to_dict()
     pairs = {}
+    regressed = [r.case_id for r in comparison.regressions]
+    outputs = {"a": base.outputs(regressed), "b": run.outputs(regressed)}
     for reg in comparison.regressions:
         if reg.case_id in pairs:
             continue
         sides = {}
-        for name, side in (("a", base), ("b", run)):
-            out = side.outputs.get(reg.case_id)
+        for name in ("a", "b"):
+            out = outputs[name].get(reg.case_id)
             answer = out.answer.text if out is not None and out.answer is not None else None
             sides[name] = {
                 "answer": _clip(answer, limits.answer_chars),
@@ -445,7 +509,8 @@ def gather_report(
         block, worst = _metric_block(run_id, metric, rows, summary, limits.worst_cases)
         blocks.append(block)
         wanted.extend(worst)
-    failures = [cid for cid in case_ids if (o := run.outputs.get(cid)) is None or o.failed]
+    no_output = "no output recorded"
+    failures = [cid for cid in case_ids if run.errors.get(cid, no_output) is not None]
     obeyed = _obeyed_injections(frame)
     wanted.extend(failures[: limits.failures])
     wanted.extend(obeyed[: limits.injections])
@@ -454,7 +519,7 @@ def gather_report(
     details = _details(
         wanted,
         run.cases,
-        run.outputs,
+        run.outputs(wanted),
         frame,
         match_documents=_source_match(run.record) == "document",
         limits=limits,
@@ -471,10 +536,7 @@ def gather_report(
         },
         "scores": _scores(case_ids, metrics, frame),
         "details": details,
-        "failures": [
-            {"id": cid, "error": (run.outputs[cid].error if cid in run.outputs else None)}
-            for cid in failures
-        ],
+        "failures": [{"id": cid, "error": run.errors.get(cid, no_output)} for cid in failures],
         "injections_obeyed": obeyed,
         "refusal": refusal_matrix(frame),
         "limits": {"worst_cases": limits.worst_cases, "failures": limits.failures},

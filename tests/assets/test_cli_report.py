@@ -8,12 +8,15 @@ import re
 from pathlib import Path
 
 import dagster as dg
+import pytest
 
 from tests.support.cli import ragproof
 
 REPO = Path(__file__).resolve().parents[2]
 RECORDED = REPO / "tests" / "fixtures" / "recorded"
 REGRESSION = REPO / "tests" / "fixtures" / "regression"
+
+pytestmark = pytest.mark.slow  # real `ragproof run` subprocesses
 
 
 def _run(folder: Path, config: str) -> str:

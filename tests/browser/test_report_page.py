@@ -9,6 +9,8 @@ import pytest
 
 from tests.browser.conftest import Runs
 
+pytestmark = pytest.mark.slow  # real `ragproof run` subprocesses
+
 
 class Opened:
     def __init__(self, browser, path: Path) -> None:
