@@ -150,7 +150,8 @@ def worst_order(frame: pd.DataFrame, up_is_good: bool) -> pd.DataFrame:
 
 
 def worst_sql(run_id: str, metric: str, up_is_good: bool, skip: int) -> str:
-    """The DuckDB query that lists every scored case of ``metric``, worst first."""
+    """The DuckDB query listing the scored cases of ``metric`` after the first ``skip``, worst
+    first: the rest of what the report shows."""
     order = "ASC" if up_is_good else "DESC"
     return (
         "SELECT case_id, value FROM case_results\n"
@@ -349,7 +350,7 @@ def _metric_block(
         "judge_errors": int(summary.get("judge_errors", 0)),
         "histogram": histogram(values),
         "worst": worst,
-        "sql": worst_sql(run_id, metric, up, 0),
+        "sql": worst_sql(run_id, metric, up, len(worst)),
     }
     return block, worst
 
@@ -394,7 +395,9 @@ def _details(
     limits: ReportLimits,
 ) -> dict[str, dict[str, Any]]:
     wanted = [cid for cid in dict.fromkeys(ids) if cid in cases]
-    by_case = dict(tuple(frame[frame["case_id"].isin(wanted)].groupby("case_id", sort=False)))
+    subset = frame[frame["case_id"].isin(wanted)].astype(object)  # plain rows iterate fast
+    subset["value"] = subset["value"].astype(np.float64)
+    by_case = dict(tuple(subset.groupby("case_id", sort=False)))
     empty = frame.iloc[0:0]
     return {
         cid: case_detail(
@@ -412,9 +415,18 @@ def _details(
 class _LoadedRun:
     store: Any
     record: Any
-    cases: dict[str, Case]
+    kinds: dict[str, str]  # case id -> kind, in dataset order
     errors: dict[str, str | None]  # case id -> its failure, None when it answered
     frame: pd.DataFrame
+
+    def cases(self, case_ids: Iterable[str]) -> dict[str, Case]:
+        """These cases in full (question, expectations): a Parquet filter again."""
+        ids = sorted(set(case_ids))
+        if not ids:
+            return {}
+        path = self.store.layout.table_path(self.record.run_id, "dataset")
+        table = pq.read_table(path, filters=pc.field("id").isin(ids))
+        return {c.id: c for c in schema.decode_dataset(table)}
 
     def outputs(self, case_ids: Iterable[str]) -> dict[str, CaseOutput]:
         """The full outputs of these cases only: a Parquet filter, not the whole table."""
@@ -426,23 +438,17 @@ class _LoadedRun:
         return {o.case_id: o for o in schema.decode_outputs(table)}
 
 
-def _results_frame(store: Any, run_id: str) -> pd.DataFrame:
-    frame = store.case_results_frame(run_id)
-    # Plain numpy-backed columns: row iteration over Arrow-backed ones is slow.
-    for column in ("case_id", "metric", "status", "reason", "judge_raw_json"):
-        if column in frame:
-            frame[column] = frame[column].astype(object)
-    frame["value"] = frame["value"].astype(np.float64)
-    return frame
-
-
 def _load(store: Any, run_id: str) -> _LoadedRun:
     record = store.get_run(run_id)
-    cases = {c.id: c for c in store.read_dataset(run_id)}
-    path = store.layout.table_path(run_id, "outputs")
-    table = pq.read_table(path, columns=["case_id", "error"])
-    errors = dict(zip(table["case_id"].to_pylist(), table["error"].to_pylist(), strict=True))
-    return _LoadedRun(store, record, cases, errors, _results_frame(store, run_id))
+    dataset = pq.read_table(store.layout.table_path(run_id, "dataset"), columns=["id", "kind"])
+    kinds = dict(zip(dataset["id"].to_pylist(), dataset["kind"].to_pylist(), strict=True))
+    outputs = pq.read_table(
+        store.layout.table_path(run_id, "outputs"), columns=["case_id", "error"]
+    )
+    errors = dict(zip(outputs["case_id"].to_pylist(), outputs["error"].to_pylist(), strict=True))
+    frame = store.case_results_frame(run_id)
+    frame["value"] = frame["value"].astype(np.float64)
+    return _LoadedRun(store, record, kinds, errors, frame)
 
 
 def _comparison(
@@ -458,6 +464,7 @@ def _comparison(
     pairs = {}
     regressed = [r.case_id for r in comparison.regressions]
     outputs = {"a": base.outputs(regressed), "b": run.outputs(regressed)}
+    questions = {**base.cases(regressed), **run.cases(regressed)}
     for reg in comparison.regressions:
         if reg.case_id in pairs:
             continue
@@ -469,7 +476,7 @@ def _comparison(
                 "answer": _clip(answer, limits.answer_chars),
                 "error": out.error if out is not None else "no output recorded",
             }
-        case = run.cases.get(reg.case_id) or base.cases.get(reg.case_id)
+        case = questions.get(reg.case_id)
         sides["question"] = _clip(case.question if case else None, limits.answer_chars)
         pairs[reg.case_id] = sides
     data["regressed_cases"] = pairs
@@ -496,7 +503,7 @@ def gather_report(
         comparison = _comparison(
             _load(store, against), run, allow_mixed_judges=allow_mixed_judges, limits=limits
         )
-    case_ids = list(run.cases)
+    case_ids = list(run.kinds)
     frame = run.frame
     summaries = {s["metric"]: s for s in store.summaries(run_id)}
     metrics = metric_order(set(summaries) | set(frame["metric"].astype(str)))
@@ -518,7 +525,7 @@ def gather_report(
         wanted.extend(comparison["regressed_cases"])
     details = _details(
         wanted,
-        run.cases,
+        run.cases(wanted),
         run.outputs(wanted),
         frame,
         match_documents=_source_match(run.record) == "document",
@@ -532,7 +539,7 @@ def gather_report(
         "metrics": blocks,
         "cases": {
             "ids": case_ids,
-            "kinds": "".join(KIND_CODES.get(run.cases[c].kind.value, "?") for c in case_ids),
+            "kinds": "".join(KIND_CODES.get(run.kinds[c], "?") for c in case_ids),
         },
         "scores": _scores(case_ids, metrics, frame),
         "details": details,

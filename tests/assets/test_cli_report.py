@@ -11,6 +11,7 @@ import dagster as dg
 import pytest
 
 from tests.support.cli import ragproof
+from tests.support.runs import Runs
 
 REPO = Path(__file__).resolve().parents[2]
 RECORDED = REPO / "tests" / "fixtures" / "recorded"
@@ -19,12 +20,20 @@ REGRESSION = REPO / "tests" / "fixtures" / "regression"
 pytestmark = pytest.mark.slow  # real `ragproof run` subprocesses
 
 
-def _run(folder: Path, config: str) -> str:
-    done = ragproof(
-        "run", "--dataset", str(folder / "cases.jsonl"), "--config", str(folder / config), "--json"
-    )
-    assert done.returncode == 0, done.stderr
-    return json.loads(done.stdout)["run_id"]
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory) -> Runs:
+    """One store for the module: each fixture run is evaluated once."""
+    return Runs(tmp_path_factory.mktemp("report-cli"))
+
+
+@pytest.fixture(scope="module")
+def recorded(runs) -> tuple[str, str]:
+    return runs.run(RECORDED, "ragproof.toml"), runs.run(RECORDED, "ragproof_worse.toml")
+
+
+@pytest.fixture(scope="module")
+def regression(runs) -> tuple[str, str]:
+    return runs.run(REGRESSION, "ragproof_good.toml"), runs.run(REGRESSION, "ragproof_bad.toml")
 
 
 def _data(path: Path) -> dict:
@@ -35,13 +44,15 @@ def _data(path: Path) -> dict:
     return json.loads(block.group(1))
 
 
-def test_every_run_writes_its_report_and_links_it_from_run_summary(store_path):
-    run_id = _run(RECORDED, "ragproof.toml")
-    report = store_path / "runs" / run_id / "report.html"
+def test_every_run_writes_its_report_and_links_it_from_run_summary(runs, recorded, monkeypatch):
+    run_id = recorded[0]
+    report = runs.store / "runs" / run_id / "report.html"
     data = _data(report)
     assert data["run"]["run_id"] == run_id
+    monkeypatch.setenv("DAGSTER_HOME", runs.env["DAGSTER_HOME"])
     with dg.DagsterInstance.get() as instance:
-        event = instance.fetch_materializations(dg.AssetKey("run_summary"), limit=1).records[0]
+        records = instance.fetch_materializations(dg.AssetKey("run_summary"), limit=10).records
+    event = next(r for r in records if r.partition_key == run_id)
     metadata = event.asset_materialization.metadata
     assert metadata["report"] == dg.MetadataValue.path(str(report))
     assert metadata["report_url"] == dg.MetadataValue.url(report.as_uri())
@@ -61,10 +72,10 @@ def test_every_run_writes_its_report_and_links_it_from_run_summary(store_path):
     )
 
 
-def test_report_command_writes_where_asked_and_embeds_the_runs_figures(tmp_path):
-    run_id = _run(RECORDED, "ragproof.toml")
+def test_report_command_writes_where_asked_and_embeds_the_runs_figures(runs, recorded, tmp_path):
+    run_id = recorded[0]
     out = tmp_path / "report.html"
-    done = ragproof("report", run_id, "--out", str(out))
+    done = ragproof("report", run_id, "--out", str(out), env=runs.env)
     assert done.returncode == 0, done.stderr
     assert done.stdout == f"{out}\n"
     data = _data(out)
@@ -108,11 +119,11 @@ def test_report_command_writes_where_asked_and_embeds_the_runs_figures(tmp_path)
     assert data["comparison"] is None
 
 
-def test_report_against_a_baseline_lands_beside_the_run(store_path):
-    good, worse = _run(RECORDED, "ragproof.toml"), _run(RECORDED, "ragproof_worse.toml")
-    done = ragproof("report", worse, "--against", good)
+def test_report_against_a_baseline_lands_beside_the_run(runs, recorded):
+    good, worse = recorded
+    done = ragproof("report", worse, "--against", good, env=runs.env)
     assert done.returncode == 0, done.stderr
-    path = store_path / "runs" / worse / f"report-vs-{good}.html"
+    path = runs.store / "runs" / worse / f"report-vs-{good}.html"
     assert done.stdout == f"{path}\n"
     comparison = _data(path)["comparison"]
     assert (comparison["run_a"], comparison["run_b"]) == (good, worse)
@@ -128,16 +139,16 @@ def test_report_against_a_baseline_lands_beside_the_run(store_path):
     }
 
 
-def test_report_of_an_unknown_run_is_bad_input(store_path):
-    done = ragproof("report", "no-such-run")
+def test_report_of_an_unknown_run_is_bad_input(runs):
+    done = ragproof("report", "no-such-run", env=runs.env)
     assert (done.returncode, done.stdout) == (1, "")
     assert done.stderr == "ragproof: run 'no-such-run': no such run in the store\n"
 
 
-def test_fail_on_regression_exits_4_and_prints_the_same_comparison():
-    good, bad = _run(REGRESSION, "ragproof_good.toml"), _run(REGRESSION, "ragproof_bad.toml")
-    plain = ragproof("compare", good, bad)
-    gated = ragproof("compare", good, bad, "--fail-on-regression")
+def test_fail_on_regression_exits_4_and_prints_the_same_comparison(runs, regression):
+    good, bad = regression
+    plain = ragproof("compare", good, bad, env=runs.env)
+    gated = ragproof("compare", good, bad, "--fail-on-regression", env=runs.env)
     assert (plain.returncode, gated.returncode) == (0, 4)
     assert gated.stdout == plain.stdout
     assert gated.stderr.splitlines() == [
@@ -150,26 +161,33 @@ def test_fail_on_regression_exits_4_and_prints_the_same_comparison():
         )
     ]
     # A margin tolerates precision's 0.2 drop, not the others'.
-    margin = ragproof("compare", good, bad, "--fail-on-regression", "--margin", "0.5")
+    margin = ragproof("compare", good, bad, "--fail-on-regression", "--margin", "0.5", env=runs.env)
     assert margin.returncode == 4
     assert [line.split()[2] for line in margin.stderr.splitlines()] == [
         "retrieval.recall_at_k",
         "retrieval.mrr",
         "retrieval.ndcg_at_k",
     ]
-    assert ragproof("compare", good, bad, "--fail-on-regression", "--margin", "1").returncode == 0
+    assert (
+        ragproof(
+            "compare", good, bad, "--fail-on-regression", "--margin", "1", env=runs.env
+        ).returncode
+        == 0
+    )
     # The other way round everything improved: no regression.
-    assert ragproof("compare", bad, good, "--fail-on-regression").returncode == 0
-    negative = ragproof("compare", good, bad, "--margin", "-1")
+    assert ragproof("compare", bad, good, "--fail-on-regression", env=runs.env).returncode == 0
+    negative = ragproof("compare", good, bad, "--margin", "-1", env=runs.env)
     assert (negative.returncode, negative.stderr) == (
         1,
         "ragproof: --margin must be at least 0, got -1\n",
     )
 
 
-def test_markdown_format_is_a_github_table():
-    good, bad = _run(REGRESSION, "ragproof_good.toml"), _run(REGRESSION, "ragproof_bad.toml")
-    done = ragproof("compare", good, bad, "--format", "markdown", "--fail-on-regression")
+def test_markdown_format_is_a_github_table(runs, regression):
+    good, bad = regression
+    done = ragproof(
+        "compare", good, bad, "--format", "markdown", "--fail-on-regression", env=runs.env
+    )
     assert done.returncode == 4
     lines = done.stdout.splitlines()
     assert lines[0] == f"### ragproof: `{bad}` vs `{good}`"

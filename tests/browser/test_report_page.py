@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.browser.conftest import Runs
+from tests.support.runs import Runs
 
 pytestmark = pytest.mark.slow  # real `ragproof run` subprocesses
 

@@ -245,7 +245,7 @@
       add(body, el("p", { class: "sub" }, "The " + m.worst.length + " worst of " + m.scored + " scored cases, worst first."));
       m.worst.forEach(function (id, i) { if (data.details[id]) add(body, caseCard(data.details[id], name, i === 0)); });
     }
-    add(body, el("div", { class: "label" }, "All of them, worst first (DuckDB SQL)"));
+    add(body, el("div", { class: "label" }, "The rest, worst first: DuckDB SQL over " + data.store));
     add(body, el("pre", { class: "sql" }, m.sql));
     if (scroll) worstSection.scrollIntoView({ block: "start" });
   }
