@@ -15,8 +15,11 @@ RECORDED = REPO / "tests" / "fixtures" / "recorded"
 HOSTILE = REPO / "tests" / "fixtures" / "report"
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser():
+    # Module scope, not session: Playwright's sync API keeps an event loop running in
+    # this thread while it is open, and in-process Dagster runs in later modules of the
+    # same worker call asyncio.run(), which refuses to start inside a running loop.
     with chromium() as b:
         yield b
 
