@@ -98,10 +98,9 @@ def _round(value: float | None) -> float | None:
 
 def histogram(values: Sequence[float], bins: int = HISTOGRAM_BINS) -> list[int]:
     """Counts of ``values`` in ``bins`` equal bins over [0, 1]; 1.0 falls in the last bin."""
-    counts = [0] * bins
-    for v in values:
-        counts[min(bins - 1, max(0, int(float(v) * bins)))] += 1
-    return counts
+    arr = np.asarray(values, dtype=np.float64)
+    index = np.clip((arr * bins).astype(np.int64), 0, bins - 1)
+    return np.bincount(index, minlength=bins).tolist()
 
 
 def bootstrap_mean_ci(
@@ -361,11 +360,12 @@ def _scores(
     """Per metric: one status code a case (``-`` = no row) and the values, in case order."""
     index = pd.Index(case_ids)
     out: dict[str, dict[str, Any]] = {}
-    for metric, rows in frame.groupby("metric", sort=False):
-        positions = index.get_indexer(rows["case_id"])
+    for metric, rows in frame.groupby("metric", sort=False, observed=True):
+        positions = index.get_indexer(rows["case_id"].astype(object))
         known = positions >= 0
         codes = np.full(len(case_ids), "-", dtype="<U1")
-        codes[positions[known]] = rows["status"].map(STATUS_CODES).fillna("?").to_numpy()[known]
+        status = rows["status"].astype(object).map(STATUS_CODES).fillna("?")
+        codes[positions[known]] = status.to_numpy(dtype="<U1")[known]
         values = np.full(len(case_ids), np.nan)
         values[positions[known]] = rows["value"].to_numpy(dtype=np.float64)[known]
         rounded = np.round(values, VALUE_DECIMALS)
@@ -417,7 +417,8 @@ class _LoadedRun:
     record: Any
     kinds: dict[str, str]  # case id -> kind, in dataset order
     errors: dict[str, str | None]  # case id -> its failure, None when it answered
-    frame: pd.DataFrame
+    frame: pd.DataFrame  # case_id, metric, status (categorical), value: fast to group
+    raw: pd.DataFrame  # the case_results columns as stored, reasons and judge replies too
 
     def cases(self, case_ids: Iterable[str]) -> dict[str, Case]:
         """These cases in full (question, expectations): a Parquet filter again."""
@@ -446,17 +447,25 @@ def _load(store: Any, run_id: str) -> _LoadedRun:
         store.layout.table_path(run_id, "outputs"), columns=["case_id", "error"]
     )
     errors = dict(zip(outputs["case_id"].to_pylist(), outputs["error"].to_pylist(), strict=True))
-    frame = store.case_results_frame(run_id)
-    frame["value"] = frame["value"].astype(np.float64)
-    return _LoadedRun(store, record, kinds, errors, frame)
+    raw = store.case_results_frame(run_id)
+    # Categoricals: grouping and filtering a million rows of Arrow-backed strings is slow.
+    frame = pd.DataFrame(
+        {
+            "case_id": raw["case_id"].astype("category"),
+            "metric": raw["metric"].astype("category"),
+            "status": raw["status"].astype("category"),
+            "value": raw["value"].astype(np.float64),
+        }
+    )
+    return _LoadedRun(store, record, kinds, errors, frame, raw)
 
 
 def _comparison(
     base: _LoadedRun, run: _LoadedRun, *, allow_mixed_judges: bool, limits: ReportLimits
 ) -> dict[str, Any]:
     comparison = compare_runs(
-        RunSide(base.record, base.frame),
-        RunSide(run.record, run.frame),
+        RunSide(base.record, base.raw),
+        RunSide(run.record, run.raw),
         allow_mixed_judges=allow_mixed_judges,
         top_regressions=limits.regressions,
     )
@@ -506,8 +515,8 @@ def gather_report(
     case_ids = list(run.kinds)
     frame = run.frame
     summaries = {s["metric"]: s for s in store.summaries(run_id)}
-    metrics = metric_order(set(summaries) | set(frame["metric"].astype(str)))
-    by_metric = dict(tuple(frame.groupby("metric", sort=False)))
+    metrics = metric_order(set(summaries) | {str(m) for m in frame["metric"].unique()})
+    by_metric = {str(m): rows for m, rows in frame.groupby("metric", sort=False, observed=True)}
     blocks, wanted = [], []
     empty = frame.iloc[0:0]
     for metric in metrics:
@@ -527,7 +536,7 @@ def gather_report(
         wanted,
         run.cases(wanted),
         run.outputs(wanted),
-        frame,
+        run.raw,
         match_documents=_source_match(run.record) == "document",
         limits=limits,
     )
