@@ -19,8 +19,10 @@ def cmd_report(args: argparse.Namespace) -> int:
             store, args.run_id, against=args.against, allow_mixed_judges=args.allow_mixed_judges
         )
     except MixedJudgesError as exc:
-        print(f"ragproof: refusing to compare: {exc}", file=sys.stderr)
-        print("ragproof: pass --allow-mixed-judges to compare anyway", file=sys.stderr)
+        print(
+            f"ragproof: refusing to compare: {exc}; pass --allow-mixed-judges to compare anyway",
+            file=sys.stderr,
+        )
         return EXIT_BAD_INPUT
     path = Path(args.out) if args.out else store.layout.report_path(args.run_id, args.against)
     print(write_html(path, data).resolve())

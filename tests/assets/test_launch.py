@@ -58,7 +58,7 @@ def test_a_bad_dataset_fails_the_launch_and_creates_nothing(tmp_path):
         launched = _launch(instance, {"dataset": str(bad)})
         assert not launched.success
         failure = launched.get_step_failure_events()[0].step_failure_data.user_failure_data
-        assert failure.description == f"{bad}:1: missing required field 'question'"
+        assert failure.description == f"{bad}:1: question: missing required field"
         assert instance.get_dynamic_partitions(evaluation_runs.name) == []
         skipped = launch_evaluation_sensor(dg.build_sensor_context(instance=instance))
         assert skipped.skip_message == "no new launch_evaluation run"
