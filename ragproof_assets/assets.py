@@ -25,6 +25,8 @@ from ragproof_core.adapters.loading import AdapterLoadError
 from ragproof_core.adapters.runner import close_adapter
 from ragproof_core.dataset import DatasetError, dataset_sha256
 from ragproof_core.evaluate import evaluate
+from ragproof_core.judge.activity import judge_usage_markdown
+from ragproof_core.judge.jury_agreement import jury_agreement
 from ragproof_core.judge.ledger import JudgeLedger
 from ragproof_core.metrics.aggregate import summarize
 from ragproof_core.model import Status
@@ -268,6 +270,7 @@ def _ledger(judge, *, use_cache: bool) -> JudgeLedger:
         input_tokens=stats.input_tokens,
         output_tokens=stats.output_tokens,
         cost_usd=stats.cost_usd,
+        usage=judge.usage.rows(),
     )
 
 
@@ -359,6 +362,9 @@ def run_summary(
         judge_errors=judge_verdicts.judge_errors,
         judge_input_tokens=judge_verdicts.input_tokens,
         judge_output_tokens=judge_verdicts.output_tokens,
+        judge_usage=judge_verdicts.usage,
+        # Only a jury stores per-model scores; a single judge has no agreement to measure.
+        judge_agreement=jury_agreement(results) if "," in (judge_verdicts.model or "") else {},
     )
     run_store.write_summaries(run_id, summaries)
     # Written last: its presence is what makes the run visible in the views.
@@ -384,6 +390,10 @@ def run_summary(
         if summary.mean is not None:
             # One numeric entry per metric so Dagster plots each mean across runs.
             metadata[f"mean/{summary.metric}"] = dg.MetadataValue.float(summary.mean)
+    if record.judge_agreement:
+        metadata["jury_agreement"] = dg.MetadataValue.json(record.judge_agreement)
+    if record.judge_usage:
+        metadata["judge_usage"] = dg.MetadataValue.md(judge_usage_markdown(record.judge_usage))
     tradeoff = refusal_tradeoff(summaries)
     if tradeoff:
         metadata["abstention_vs_overrefusal"] = dg.MetadataValue.md(tradeoff)

@@ -84,10 +84,12 @@ class _EstimatingJudge:
         return self._judge.prompt_hashes
 
     async def ask(self, prompt: str, inputs: dict[str, Any]) -> JudgeVerdict:
-        self.questions += 1
-        cached, cost = self._judge.estimate(prompt, inputs)
-        self.cached += cached
-        self.cost_usd += cost
+        # A jury asks every model: each model's question is counted (and cached) apart.
+        for judge in getattr(self._judge, "members", None) or (self._judge,):
+            self.questions += 1
+            cached, cost = judge.estimate(prompt, inputs)
+            self.cached += cached
+            self.cost_usd += cost
         return JudgeVerdict(ok=False, data=None, raw=None, error="dry run: not asked")
 
     async def ask_combined(self, parts: dict[str, dict[str, Any]]) -> dict[str, JudgeVerdict]:

@@ -18,9 +18,18 @@ from dataclasses import dataclass, replace
 from ragproof_core.adapters.runner import run_adapter
 from ragproof_core.gc_pause import collector_paused
 from ragproof_core.judge.combined_run import combined_results
+from ragproof_core.judge.jury import run_judged, score_metric
 from ragproof_core.judge.metrics import JUDGE_METRICS
 from ragproof_core.judge.types import BudgetExceeded, Judge
+from ragproof_core.judge.usage import attributed_to
 from ragproof_core.metrics.citation import citation_validity
+from ragproof_core.metrics.context_relevance import (
+    CONTEXT_METRICS,
+    CONTEXT_RELEVANCE,
+    context_metric_functions,
+    context_planners,
+    context_relevance_results,
+)
 from ragproof_core.metrics.echo import exact_match
 from ragproof_core.metrics.registry import METRIC_NAMES, select_metrics
 from ragproof_core.metrics.retrieval import RETRIEVAL_METRICS, retrieval_results
@@ -95,6 +104,11 @@ class Selection:
     def judged(self) -> tuple:
         return tuple((name, fn) for name, fn in _JUDGED if name in self.names)
 
+    @property
+    def context(self) -> tuple[str, ...]:
+        """The selected judged retrieval metrics; both come from one judge call."""
+        return tuple(name for name in CONTEXT_METRICS if name in self.names)
+
 
 ALL_METRICS = Selection()
 
@@ -125,22 +139,51 @@ async def judged_results(
     judge: Judge | None,
     on_budget: Callable[[], None],
     selection: Selection = ALL_METRICS,
+    k: int = 5,
 ) -> list[MetricResult]:
-    async def one(name: str, fn) -> MetricResult:
-        try:
-            return await fn(case, output, judge)
-        except BudgetExceeded:
-            on_budget()
-            return skipped(case.id, name, BUDGET_REASON)
+    async def one(name: str, fn) -> list[MetricResult]:
+        # Judge usage is counted under the metric that asked (usage.attributed_to).
+        with attributed_to(name):
+            try:
+                return [await score_metric(fn, case, output, judge)]
+            except BudgetExceeded:
+                on_budget()
+                return [skipped(case.id, name, BUDGET_REASON)]
 
-    chosen = selection.judged
     if judge is not None and getattr(judge, "mode", "per_metric") == "combined":
-        # CONTRACT section 12: one request per case carrying every judge prompt.
-        return await combined_results(case, output, judge, chosen, on_budget, BUDGET_REASON)
+        # CONTRACT section 12: one request per case carrying every judge prompt,
+        # the judged retrieval metrics' context_relevance part included.
+        chosen = (*selection.judged, *context_metric_functions(selection.context, k))
+        planners = context_planners(selection.context, k)
+        with attributed_to("combined"):
+            return list(
+                await run_judged(
+                    lambda j: combined_results(
+                        case, output, j, chosen, on_budget, BUDGET_REASON, planners
+                    ),
+                    judge,
+                )
+            )
+
+    async def context() -> list[MetricResult]:
+        # retrieval.context_relevance and judged_ndcg_at_k share one judge call.
+        with attributed_to(CONTEXT_RELEVANCE):
+            try:
+                pair = await run_judged(
+                    lambda j: context_relevance_results(case, output, j, k), judge
+                )
+            except BudgetExceeded:
+                on_budget()
+                pair = tuple(skipped(case.id, name, BUDGET_REASON) for name in CONTEXT_METRICS)
+        return [r for r in pair if r.metric in selection.context]
+
+    jobs = [one(name, fn) for name, fn in selection.judged]
+    if selection.context:
+        jobs.append(context())
     if judge is None:
         # No judge means no waiting: awaiting in turn avoids a task per metric per case.
-        return [await one(name, fn) for name, fn in chosen]
-    return list(await asyncio.gather(*(one(name, fn) for name, fn in chosen)))
+        return [r for job in jobs for r in await job]
+    return [r for rs in await asyncio.gather(*jobs) for r in rs]
 
 
 async def evaluate(
@@ -167,7 +210,9 @@ async def evaluate(
                 results_by_case[case.id] = failure_results(case, output, selection)
                 return
             fixed = deterministic_results(case, output, settings, selection)
-            judged = await judged_results(case, output, judge, stop_for_budget, selection)
+            judged = await judged_results(
+                case, output, judge, stop_for_budget, selection, settings.k
+            )
             results_by_case[case.id] = fixed + judged
         except Exception as exc:
             # A bug in ragproof's own scoring must not cost the other cases their

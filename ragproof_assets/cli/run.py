@@ -194,6 +194,18 @@ def _print_summary(record, summaries) -> None:
         f"tokens {record.judge_input_tokens} in / {record.judge_output_tokens} out, "
         f"cost ${record.cost_usd:.4f}; case failures {record.case_failures}"
     )
+    _print_judge_detail(record)
+
+
+def _print_judge_detail(record) -> None:
+    """Per-metric, per-model judge usage and the jury's agreement (CONTRACT section 15)."""
+    from ragproof_core.judge.activity import agreement_lines, judge_usage_table
+
+    if record.judge_usage:
+        print("judge usage by metric and model:")
+        print(judge_usage_table(record.judge_usage))
+    for line in agreement_lines(record.judge_agreement):
+        print(line)
 
 
 def _record_dict(record) -> dict:

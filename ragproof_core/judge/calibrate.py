@@ -33,6 +33,7 @@ from ragproof_core.judge import metrics as judge_metrics
 from ragproof_core.judge.agreement import BANDS, band, confusion_matrix, quadratic_kappa
 from ragproof_core.judge.fixtures_check import CALIBRATED_PROMPTS, Fixture, load_fixtures
 from ragproof_core.judge.types import Judge
+from ragproof_core.metrics.context_relevance import context_relevance
 from ragproof_core.model import MetricResult, Status
 from ragproof_core.robustness import metrics as robustness_metrics
 
@@ -52,6 +53,8 @@ SCORERS: dict[str, Callable[..., Awaitable[MetricResult]]] = {
     "refusal": robustness_metrics.overrefusal,
     # Scores the share of the human's three flags the judge agrees with.
     critique.PROMPT: critique.critique_agreement,
+    # Scored over every retrieved chunk of the fixture (output.retrieved).
+    "context_relevance": context_relevance,
 }
 
 
@@ -277,13 +280,33 @@ async def calibrate(
     unknown = sorted({f.prompt for f in fixtures} - set(SCORERS))
     if unknown:
         raise ValueError(f"no calibration scorer for prompt(s): {', '.join(unknown)}")
-    # The judge's own semaphore bounds how many calls are in flight.
+    if getattr(judge, "members", None):
+        # A jury: each model's agreement and the jury's (judge.jury_calibration).
+        from ragproof_core.judge.jury_calibration import calibrate_jury
+
+        return await calibrate_jury(judge, fixtures, exact_threshold, within_threshold)
+    results = await score_fixtures(judge, fixtures)
+    return build_report(judge.model, fixtures, results, exact_threshold, within_threshold)
+
+
+async def score_fixtures(judge: Judge, fixtures: Sequence[Fixture]) -> list[MetricResult]:
+    """Each fixture scored by its prompt's pipeline metric; the judge's semaphore bounds calls."""
     results = await asyncio.gather(
         *(SCORERS[f.prompt](f.case, f.output, judge) for f in fixtures), return_exceptions=True
     )
     for result in results:
         if isinstance(result, BaseException):
             raise result
+    return list(results)
+
+
+def build_report(
+    judge_model: str,
+    fixtures: Sequence[Fixture],
+    results: Sequence[MetricResult],
+    exact_threshold: float = EXACT_THRESHOLD,
+    within_threshold: float = WITHIN_THRESHOLD,
+) -> CalibrationReport:
     outcomes = [_outcome(f, r) for f, r in zip(fixtures, results, strict=True)]
     present = [p for p in CALIBRATED_PROMPTS if any(f.prompt == p for f in fixtures)]
     prompts = tuple(
@@ -291,7 +314,7 @@ async def calibrate(
         for p in present
     )
     return CalibrationReport(
-        judge_model=judge.model,
+        judge_model=judge_model,
         exact_threshold=exact_threshold,
         within_threshold=within_threshold,
         prompts=prompts,

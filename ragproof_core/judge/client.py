@@ -21,6 +21,7 @@ import functools
 import os
 import sys
 import warnings
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from types import ModuleType
 from typing import Any
@@ -125,6 +126,7 @@ class LiteLLMClient:
         max_attempts: int = 4,
         backoff_base_s: float = 0.5,
         backoff_max_s: float = 8,
+        before_request: Callable[[], Awaitable[object]] | None = None,
     ) -> None:
         if max_attempts < 1:
             raise ValueError(f"max_attempts must be at least 1, got {max_attempts}")
@@ -134,6 +136,8 @@ class LiteLLMClient:
         self.max_attempts = max_attempts
         self.backoff_base_s = backoff_base_s
         self.backoff_max_s = backoff_max_s
+        # Awaited before every attempt, retries included: the RPM limiter's hook.
+        self.before_request = before_request
 
     def backoff_s(self, attempt: int, retry_after_s: float | None = None) -> float:
         """Delay after failed attempt number ``attempt`` (1-based).
@@ -150,6 +154,8 @@ class LiteLLMClient:
         litellm = import_litellm()
         last: BaseException | None = None
         for attempt in range(1, self.max_attempts + 1):
+            if self.before_request is not None:
+                await self.before_request()
             try:
                 response = await litellm.acompletion(
                     model=self.model,

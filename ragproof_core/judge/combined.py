@@ -164,6 +164,9 @@ def _data_blocks(fence: str, inputs: Mapping[str, Any]) -> str:
             out.append(_block(fence, "cited_ids", ids))
         else:
             out.append(_chunk_blocks(fence, "cited", citations))
+    retrieved = inputs.get("chunks")
+    if retrieved is not None:  # context_relevance grades the retrieve() result's top k
+        out.append(_chunk_blocks(fence, "retrieved", retrieved))
     return "\n".join(out)
 
 

@@ -14,7 +14,7 @@ per_metric fashion alongside, so combined mode never drops a metric.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
 from ragproof_core.judge.metrics import JUDGE_PLANNERS
@@ -51,10 +51,15 @@ async def combined_results(
     chosen: Sequence[tuple[str, Callable[..., Awaitable[MetricResult]]]],
     on_budget: Callable[[], None],
     budget_reason: str,
+    extra_planners: Mapping[str, Callable[[Case, CaseOutput, bool], Planned]] | None = None,
 ) -> list[MetricResult]:
-    """The results of the ``chosen`` (name, per-metric function) pairs, in that order."""
-    planned_names = [name for name, _ in chosen if name in PLANNERS]
-    plans = dict(zip(planned_names, plan_case(case, output, planned_names), strict=True))
+    """The results of the ``chosen`` (name, per-metric function) pairs, in that order.
+
+    ``extra_planners``: planners that need run settings (the judged retrieval
+    metrics need run.k), added to the module's own for this call."""
+    planners = {**PLANNERS, **(extra_planners or {})}
+    planned_names = [name for name, _ in chosen if name in planners]
+    plans = {name: planners[name](case, output, True) for name in planned_names}
     parts = combined_parts(list(plans.values()))
 
     async def combined() -> dict[str, Any] | None:
@@ -73,7 +78,7 @@ async def combined_results(
             on_budget()
             return skipped(case.id, name, budget_reason)
 
-    others = [(name, fn) for name, fn in chosen if name not in PLANNERS]
+    others = [(name, fn) for name, fn in chosen if name not in planners]
     verdicts, *other_results = await asyncio.gather(
         combined(), *(alone(name, fn) for name, fn in others)
     )

@@ -11,7 +11,11 @@ One JSON Lines file per judge prompt in ``fixtures/`` (``groundedness.jsonl``,
 
 For ``refusal`` the human score is 1 when the answer refused, else 0.
 ``critique_qa`` fixtures (the test-set generation gate) also carry
-``human_flags``; their rules are in ``ragproof_core.generation.calibration``.
+``human_flags``; their rules are in ``ragproof_core.generation.calibration``. A
+``context_relevance`` fixture grades retrieval, not an answer: its output is
+``{"retrieved": [{"id": ..., "text": ...}, ...]}`` (the ``retrieve()`` result,
+every chunk shown to the judge) and its human score is the mean of the human's
+per-chunk grades (relevant 1, partial 0.5, irrelevant 0), one of 0, 0.5 or 1.
 
 ``check_fixtures`` lists every problem at once (a person fixing fixtures wants
 the whole list, not one error per run); ``load_fixtures`` refuses a directory
@@ -73,11 +77,13 @@ def _score(value: Any) -> float | None:
     return float(value) if float(value) in HUMAN_SCORES else None
 
 
-def _chunks(value: Any, problems: list[str], where: str) -> tuple[Chunk, ...] | None:
+def _chunks(
+    value: Any, problems: list[str], where: str, label: str = "output.answer.retrieved_chunks"
+) -> tuple[Chunk, ...] | None:
     if value is None:
         return None
     if not isinstance(value, list):
-        problems.append(f"{where}: output.answer.retrieved_chunks must be a list")
+        problems.append(f"{where}: {label} must be a list")
         return None
     chunks = []
     for i, item in enumerate(value):
@@ -85,8 +91,7 @@ def _chunks(value: Any, problems: list[str], where: str) -> tuple[Chunk, ...] | 
             isinstance(item, dict) and _text(item.get("id")) and isinstance(item.get("text"), str)
         ):
             problems.append(
-                f"{where}: output.answer.retrieved_chunks[{i}] must be "
-                '{"id": non-empty string, "text": string}'
+                f'{where}: {label}[{i}] must be {{"id": non-empty string, "text": string}}'
             )
             continue
         chunks.append(Chunk(item["id"], item["text"]))
@@ -130,7 +135,16 @@ def _parse(obj: Any, where: str, file_prompt: str) -> tuple[Fixture | None, list
             expected = None
     answer_raw = output_raw.get("answer") if isinstance(output_raw, dict) else None
     answer = None
-    if not isinstance(answer_raw, dict) or not isinstance(answer_raw.get("text"), str):
+    retrieved = None
+    if prompt == "context_relevance":
+        raw_chunks = output_raw.get("retrieved") if isinstance(output_raw, dict) else None
+        retrieved = _chunks(raw_chunks, problems, where, "output.retrieved")
+        if not retrieved:
+            problems.append(
+                f"{where}: a context_relevance fixture needs output.retrieved, "
+                "a non-empty list of chunks"
+            )
+    elif not isinstance(answer_raw, dict) or not isinstance(answer_raw.get("text"), str):
         problems.append(f'{where}: output must be {{"answer": {{"text": string, ...}}}}')
     else:
         chunks = _chunks(answer_raw.get("retrieved_chunks"), problems, where)
@@ -166,7 +180,7 @@ def _parse(obj: Any, where: str, file_prompt: str) -> tuple[Fixture | None, list
                 # The critique scorer compares the judge's flags with these.
                 metadata={"human_flags": obj["human_flags"]} if "human_flags" in obj else {},
             ),
-            output=CaseOutput(case_id=fixture_id, answer=answer),
+            output=CaseOutput(case_id=fixture_id, answer=answer, retrieved=retrieved),
             human_score=human,
             reason=obj["reason"],
             where=where,

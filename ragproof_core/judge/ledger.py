@@ -20,6 +20,8 @@ class JudgeLedger:
     input_tokens: int = 0
     output_tokens: int = 0
     cost_usd: float = 0.0
+    # One row per (metric, model): requests, cache_hits, judge_errors, tokens, cost_usd.
+    usage: list[dict[str, Any]] = field(default_factory=list)
 
     def activity(self) -> dict[str, Any]:
         """The ``judge`` object of ``run --json`` and ``show --json`` (CONTRACT section 9)."""
@@ -33,6 +35,7 @@ class JudgeLedger:
             "input_tokens": self.input_tokens,
             "output_tokens": self.output_tokens,
             "cost_usd": self.cost_usd,
+            "usage": [dict(row) for row in self.usage],
         }
 
     def to_dict(self) -> dict[str, Any]:

@@ -40,6 +40,7 @@ PROMPT_NAMES: tuple[str, ...] = (
     "answer_relevance",
     "completeness",
     "refusal",
+    "context_relevance",
 )
 # Prompts that write test sets (``ragproof generate qa``, CONTRACT section 13).
 # They are loaded and checked with the rest but are not evaluation prompts: a
@@ -60,6 +61,7 @@ PROMPT_INPUTS: dict[str, tuple[str, ...]] = {
     "generate_qa": ("chunks", "slot", "attempt"),
     "critique_qa": ("question", "answer", "chunks"),
     "generate_unanswerable": ("chunks", "slot", "attempt"),
+    "context_relevance": ("question", "chunks"),
 }
 CHUNK_INPUTS = frozenset({"context", "citations", "chunks"})
 

@@ -24,10 +24,14 @@ REPLY_SHAPES: dict[str, str] = {
     "generate_qa": '{"question": str, "answer": str}',
     "critique_qa": '{"standalone": bool, "answerable": bool, "specific": bool}',
     "generate_unanswerable": '{"question": str}',
+    "context_relevance": (
+        '{"verdicts": [{"chunk_id": str, "relevance": "relevant" | "partial" | "irrelevant"}]}'
+    ),
 }
 VERDICT_ENUMS: dict[str, tuple[str, ...]] = {
     "answer_relevance": ("relevant", "partial", "irrelevant"),
     "completeness": ("complete", "partial", "missing"),
+    "context_relevance": ("relevant", "partial", "irrelevant"),
 }
 
 _CODE_FENCE = re.compile(r"\A```(?:json)?[ \t]*\n(.*)\n```\Z", re.DOTALL | re.IGNORECASE)
@@ -161,6 +165,17 @@ def _critique_qa(data: dict[str, Any]) -> None:
         _boolean(_require(data, key, "the reply object"), key)
 
 
+def _relevance(value: Any, path: str) -> None:
+    allowed = VERDICT_ENUMS["context_relevance"]
+    if not isinstance(value, str) or value not in allowed:
+        choices = ", ".join(json.dumps(a) for a in allowed)
+        raise ReplyValidationError(f"{path} must be one of {choices}, got {_kind(value)}")
+
+
+def _context_relevance(data: dict[str, Any]) -> None:
+    _list_of_objects(data, "verdicts", {"chunk_id": _string, "relevance": _relevance})
+
+
 _VALIDATORS = {
     "groundedness": _groundedness,
     "citation_support": _citation_support,
@@ -170,4 +185,5 @@ _VALIDATORS = {
     "generate_qa": _generate_qa,
     "critique_qa": _critique_qa,
     "generate_unanswerable": lambda d: _non_empty_string(d, "question"),
+    "context_relevance": _context_relevance,
 }

@@ -39,8 +39,10 @@ from ragproof_core.judge.prompts import (
     load_prompts,
     render,
 )
+from ragproof_core.judge.rate_limit import SLOT_FILE_NAME, RateLimiter, make_limiter
 from ragproof_core.judge.schemas import ReplyValidationError, parse_reply
 from ragproof_core.judge.types import JudgeVerdict
+from ragproof_core.judge.usage import UsageTally
 from ragproof_core.settings import JudgeEnv
 
 REPAIR_INSTRUCTION = (
@@ -77,6 +79,9 @@ class LiteLLMJudge:
         prompts: dict[str, Prompt] | None = None,
         budget: Budget | None = None,
         owns_cache: bool = False,
+        limiter: RateLimiter | None = None,
+        usage: UsageTally | None = None,
+        share_from: LiteLLMJudge | None = None,
     ) -> None:
         if env.model is None:
             raise ValueError("LiteLLMJudge needs a model (RAGPROOF_JUDGE_MODEL)")
@@ -102,6 +107,12 @@ class LiteLLMJudge:
         self.budget = Budget(env.max_cost_usd) if budget is None else budget
         self._stats = JudgeStats()
         self._owns_cache = owns_cache
+        # Per (metric, model) counts; a jury's models share one tally.
+        self.usage = UsageTally() if usage is None else usage
+        if limiter is not None:
+            self.client.before_request = limiter.acquire
+        # A jury's models share the first model's concurrency limit (run.concurrency in total).
+        self._share_from = share_from
         # asyncio primitives bind to the loop that first waits on them; a judge
         # reused across asyncio.run() calls gets a fresh semaphore per loop.
         self._semaphore: asyncio.Semaphore | None = None
@@ -133,12 +144,13 @@ class LiteLLMJudge:
         reservation = self.budget.reserve(self._estimate_usd(messages))
         self._stats.requests += 1
         self._stats.repairs += int(repair)
+        self.usage.add("combined", self.model, requests=1)
         try:
             reply = await self.client.complete(messages)
         except BaseException:  # failed or cancelled: nothing billed, release the reservation
             self.budget.settle(reservation, 0.0)
             raise
-        actual = self._actual_usd(messages, reply)
+        actual = self._actual_usd("combined", messages, reply)
         self.budget.settle(reservation, actual)
         self._stats.cost_usd += actual
         return reply
@@ -175,7 +187,7 @@ class LiteLLMJudge:
             self.env.output_cost_per_mtok,
         )
 
-    def _actual_usd(self, messages: list[dict[str, str]], reply: RawReply) -> float:
+    def _actual_usd(self, prompt: str, messages: list[dict[str, str]], reply: RawReply) -> float:
         # Provider usage when reported, else 4 characters per token (metrics.md).
         input_tokens = reply.input_tokens
         if input_tokens is None:
@@ -185,12 +197,20 @@ class LiteLLMJudge:
             output_tokens = estimate_tokens(reply.text)
         self._stats.input_tokens += input_tokens
         self._stats.output_tokens += output_tokens
-        return call_cost(
+        cost = call_cost(
             input_tokens,
             output_tokens,
             self.env.input_cost_per_mtok,
             self.env.output_cost_per_mtok,
         )
+        self.usage.add(
+            prompt,
+            self.model,
+            input_tokens=input_tokens,
+            output_tokens=output_tokens,
+            cost_usd=cost,
+        )
+        return cost
 
     def estimate(self, prompt: str, inputs: dict[str, Any]) -> tuple[bool, float]:
         """(served from cache?, estimated USD if not) without calling anything: for --dry-run."""
@@ -200,6 +220,8 @@ class LiteLLMJudge:
         return False, self._estimate_usd(render(chosen, inputs))
 
     def _get_semaphore(self) -> asyncio.Semaphore:
+        if self._share_from is not None:
+            return self._share_from._get_semaphore()
         loop = asyncio.get_running_loop()
         if self._semaphore is None or self._semaphore_loop is not loop:
             self._semaphore = asyncio.Semaphore(self.concurrency)
@@ -213,6 +235,7 @@ class LiteLLMJudge:
         hit = self._cached(chosen, key)
         if hit is not None:
             self._stats.cache_hits += 1
+            self.usage.add(prompt, self.model, cache_hits=1)
             return JudgeVerdict(ok=True, data=hit.data, raw=hit.raw, cost_usd=0.0, cached=True)
         async with self._get_semaphore():
             return await self._ask_judge(chosen, key, messages)
@@ -228,17 +251,20 @@ class LiteLLMJudge:
             reservation = self.budget.reserve(self._estimate_usd(messages))
             requests += 1
             self._stats.requests += 1
+            self.usage.add(prompt.name, self.model, requests=1)
             if attempt == 2:
                 self._stats.repairs += 1
             try:
                 reply = await self.client.complete(messages)
             except TransportError as exc:
                 self.budget.settle(reservation, 0.0)  # nothing was billed for a failed call
-                return self._failed(raw, f"judge transport failed: {exc}", cost, requests)
+                return self._failed(
+                    prompt.name, raw, f"judge transport failed: {exc}", cost, requests
+                )
             except BaseException:  # cancelled: release the reservation, then propagate
                 self.budget.settle(reservation, 0.0)
                 raise
-            actual = self._actual_usd(messages, reply)
+            actual = self._actual_usd(prompt.name, messages, reply)
             self.budget.settle(reservation, actual)
             cost += actual
             self._stats.cost_usd += actual
@@ -267,10 +293,15 @@ class LiteLLMJudge:
                 )
             self._stats.calls_ok += 1
             return JudgeVerdict(ok=True, data=data, raw=raw, cost_usd=cost, requests=requests)
-        return self._failed(raw, f"reply failed validation twice: {error}", cost, requests)
+        return self._failed(
+            prompt.name, raw, f"reply failed validation twice: {error}", cost, requests
+        )
 
-    def _failed(self, raw: str | None, error: str, cost: float, requests: int) -> JudgeVerdict:
+    def _failed(
+        self, prompt: str, raw: str | None, error: str, cost: float, requests: int
+    ) -> JudgeVerdict:
         self._stats.judge_errors += 1
+        self.usage.add(prompt, self.model, judge_errors=1)
         return JudgeVerdict(
             ok=False, data=None, raw=raw, error=error, cost_usd=cost, requests=requests
         )
@@ -278,11 +309,28 @@ class LiteLLMJudge:
 
 def make_judge(
     env: JudgeEnv, cache_path: Path | None, use_cache: bool = True, concurrency: int = 16
-) -> LiteLLMJudge | None:
-    """The configured judge, or None when RAGPROOF_JUDGE_MODEL is unset."""
-    if env.model is None:
+):
+    """The configured judge (a ``JuryJudge`` when several models are named), or None
+    when RAGPROOF_JUDGE_MODEL is unset.
+
+    With ``rpm`` set, requests are spaced through a slot file beside the cache
+    (shared by every process using this store), or in-process without a path.
+    """
+    models = tuple(dict.fromkeys(env.models))  # a model named twice is one juror
+    if not models:
         return None
     cache = JudgeCache(cache_path) if cache_path is not None and use_cache else None
+    slot_path = None if cache_path is None else Path(cache_path).with_name(SLOT_FILE_NAME)
+    limiter = make_limiter(env.rpm, slot_path)
+    if len(models) > 1:
+        from ragproof_core.judge.jury import make_jury
+
+        return make_jury(env, models, cache, use_cache, concurrency, limiter)
     return LiteLLMJudge(
-        env, cache, use_cache=use_cache, concurrency=concurrency, owns_cache=cache is not None
+        replace(env, model=models[0]),
+        cache,
+        use_cache=use_cache,
+        concurrency=concurrency,
+        owns_cache=cache is not None,
+        limiter=limiter,
     )

@@ -26,6 +26,7 @@ from ragproof_core.judge.metrics import (
     GROUNDEDNESS,
 )
 from ragproof_core.metrics.citation import CITATION_VALIDITY
+from ragproof_core.metrics.context_relevance import CONTEXT_RELEVANCE, JUDGED_NDCG_AT_K
 from ragproof_core.metrics.echo import EXACT_MATCH
 from ragproof_core.metrics.retrieval import MRR, NDCG_AT_K, PRECISION_AT_K, RECALL_AT_K
 from ragproof_core.robustness.metrics import ABSTENTION, INJECTION_RESISTANCE, OVERREFUSAL
@@ -84,6 +85,20 @@ METRICS: tuple[MetricSpec, ...] = (
         "never",
         ("retrieval", "expected_source_ids"),
         "binary nDCG over the top k",
+    ),
+    MetricSpec(
+        CONTEXT_RELEVANCE,
+        True,
+        "required",
+        ("retrieval",),
+        "judged top-k chunks: relevant 1, partial 0.5, irrelevant 0 (mean)",
+    ),
+    MetricSpec(
+        JUDGED_NDCG_AT_K,
+        True,
+        "required",
+        ("retrieval",),
+        "nDCG over the top k with the judged gains 1 / 0.5 / 0",
     ),
     MetricSpec(
         CITATION_VALIDITY,

@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from dataclasses import field as dc_field
 from datetime import datetime
 from itertools import accumulate
 from typing import Any
@@ -124,6 +125,9 @@ RUN_SCHEMA = pa.schema(
         pa.field("judge_errors", pa.int64()),
         pa.field("judge_input_tokens", pa.int64()),
         pa.field("judge_output_tokens", pa.int64()),
+        # CONTRACT section 15: judge usage per (metric, model) and the jury's agreement, as JSON.
+        pa.field("judge_usage_json", pa.string()),
+        pa.field("judge_agreement_json", pa.string()),
     ]
 )
 # Counters of the run record that read as 0 in files written before they existed.
@@ -446,11 +450,21 @@ class RunRecord:
     judge_errors: int = 0
     judge_input_tokens: int = 0
     judge_output_tokens: int = 0
+    # One row per (metric, model): requests, cache_hits, judge_errors, tokens, cost_usd.
+    judge_usage: list[dict[str, Any]] = dc_field(default_factory=list)
+    # Per metric, for a jury: {"alpha", "level", "cases", "models"} (judge.jury_agreement).
+    judge_agreement: dict[str, Any] = dc_field(default_factory=dict)
+
+    @property
+    def judge_models(self) -> list[str]:
+        """Every model that judged the run: one, or a jury's (sorted, as in ``judge_model``)."""
+        return [] if not self.judge_model else self.judge_model.split(",")
 
     def judge_activity(self) -> dict[str, Any]:
-        """The ``judge`` object of ``run --json`` and ``show --json`` (CONTRACT section 9)."""
+        """The ``judge`` object of ``run --json`` and ``show --json`` (CONTRACT sections 9, 15)."""
         return {
             "model": self.judge_model,
+            "models": self.judge_models,
             "mode": self.judge_mode,
             "requests": self.judge_requests,
             "repairs": self.judge_repairs,
@@ -459,6 +473,8 @@ class RunRecord:
             "input_tokens": self.judge_input_tokens,
             "output_tokens": self.judge_output_tokens,
             "cost_usd": self.cost_usd,
+            "usage": [dict(row) for row in self.judge_usage],
+            "agreement": dict(self.judge_agreement),
         }
 
     def __post_init__(self) -> None:
@@ -494,6 +510,8 @@ def encode_run(record: RunRecord) -> pa.Table:
         "judge_errors": record.judge_errors,
         "judge_input_tokens": record.judge_input_tokens,
         "judge_output_tokens": record.judge_output_tokens,
+        "judge_usage_json": json.dumps(record.judge_usage, sort_keys=True),
+        "judge_agreement_json": json.dumps(record.judge_agreement, sort_keys=True),
     }
     return pa.Table.from_pylist([row], schema=RUN_SCHEMA)
 
@@ -507,5 +525,7 @@ def decode_runs(table: pa.Table) -> list[RunRecord]:
         row["cost_usd"] = row["cost_usd"] or 0.0
         for name in _RUN_COUNTERS:
             row[name] = row[name] or 0
+        row["judge_usage"] = json.loads(row.pop("judge_usage_json") or "[]")
+        row["judge_agreement"] = json.loads(row.pop("judge_agreement_json") or "{}")
         records.append(RunRecord(**row))
     return records

@@ -86,7 +86,7 @@ def test_recorded_run_materializes_every_asset(instance, store_path):
     with duckdb.connect(str(store_path / "ragproof.duckdb"), read_only=True) as con:
         assert con.execute(
             "select count(*) from case_results where run_id = 'run-a'"
-        ).fetchone() == (78,)
+        ).fetchone() == (90,)
         assert con.execute("select status from runs").fetchall() == [("completed",)]
 
 

@@ -93,6 +93,8 @@ ALL_METRICS = (
     "retrieval.recall_at_k",
     "retrieval.mrr",
     "retrieval.ndcg_at_k",
+    "retrieval.context_relevance",
+    "retrieval.judged_ndcg_at_k",
     "generation.citation_validity",
     "generation.groundedness",
     "generation.citation_support",

@@ -1,9 +1,10 @@
 """`ragproof run` with a judge: real LiteLLM over HTTP to the local scripted judge.
 
-The recorded fixture asks 13 judge questions with the server's default replies
-(tests/support/judge_server.py): c1 and c2 five each (groundedness, citation
+The recorded fixture asks 15 judge questions with the server's default replies
+(tests/support/judge_server.py): c1 and c2 six each (groundedness, citation
 support for their cited ids that were retrieved, relevance, completeness,
-refusal), c3 two (relevance, refusal for abstention), c4 one (relevance).
+refusal, context relevance of their retrieved chunks), c3 two (relevance,
+refusal for abstention), c4 one (relevance).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from tests.conftest import REPO
 from tests.support.cli import cli_env, ragproof
 from tests.support.judge_server import JudgeServer
 
-QUESTIONS = 13
+QUESTIONS = 15
 API_KEY = "sk-test-never-stored-7f3a9c"
 CALL_COST = 100 * 1.0 / 1e6 + 20 * 2.0 / 1e6  # usage (100, 20) at $1 and $2 per million tokens
 
@@ -87,6 +88,26 @@ def test_judged_scores_cache_and_no_cache(server, judge_env, store_path):
     ) == (1.0, 2)
     assert metrics["robustness.abstention"]["mean"] == 1.0  # the judge's verdict on c3
     assert metrics["robustness.overrefusal"]["mean"] == 0.0
+    # The server grades chunks by words shared with the question (2+ relevant, 1 partial):
+    # c1 d1 relevant, d2 partial -> 0.75; c2 d9 and d3 relevant -> 1.0.
+    assert metrics["retrieval.context_relevance"]["mean"] == 0.875
+    assert metrics["retrieval.judged_ndcg_at_k"]["mean"] == 1.0
+    # Judge usage per metric (and model): one row each, counting this run's requests.
+    usage = {row["metric"]: row for row in first["judge"]["usage"]}
+    assert {m: u["requests"] for m, u in usage.items()} == {
+        "generation.groundedness": 2,
+        "generation.citation_support": 2,
+        "generation.answer_relevance": 4,
+        "generation.completeness": 2,
+        "robustness.abstention": 1,
+        "robustness.overrefusal": 2,
+        "retrieval.context_relevance": 2,
+    }
+    assert {u["model"] for u in usage.values()} == {"openai/judge-test"}
+    assert math.isclose(usage["retrieval.context_relevance"]["cost_usd"], 2 * CALL_COST)
+    assert usage["retrieval.context_relevance"]["input_tokens"] == 200
+    assert first["judge"]["models"] == ["openai/judge-test"]
+    assert first["judge"]["agreement"] == {}
 
     model, hashes, cost = _run_record(store_path, first["run_id"])
     assert model == "openai/judge-test"

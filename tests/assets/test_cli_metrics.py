@@ -130,6 +130,8 @@ def test_compare_pairs_the_metrics_both_runs_have_and_names_the_rest(store_path)
         "retrieval.precision_at_k",
         "retrieval.recall_at_k",
         "retrieval.ndcg_at_k",
+        "retrieval.context_relevance",
+        "retrieval.judged_ndcg_at_k",
         "echo.exact_match",
     ]
     assert comparison["metrics_only_in_b"] == ["robustness.overrefusal"]

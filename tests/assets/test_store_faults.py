@@ -65,10 +65,10 @@ def test_two_runs_started_at_the_same_moment_both_keep_every_row(store_path):
     assert _count(
         store_path, "select run_id, count(*) from case_results group by 1 order by 1"
     ) == [
-        (run_ids[0], 78),
-        (run_ids[1], 78),
+        (run_ids[0], 90),
+        (run_ids[1], 90),
     ]
-    assert _count(store_path, "select count(*) from metric_summaries") == [(26,)]
+    assert _count(store_path, "select count(*) from metric_summaries") == [(30,)]
 
 
 def test_sigkill_mid_run_leaves_the_store_readable_and_the_next_run_succeeds(store_path, tmp_path):
@@ -88,7 +88,7 @@ def test_sigkill_mid_run_leaves_the_store_readable_and_the_next_run_succeeds(sto
 
     done = ragproof(*RUN_ARGS, "--json")
     assert done.returncode == 0, done.stderr
-    assert _count(store_path, "select count(*) from case_results") == [(78,)]
+    assert _count(store_path, "select count(*) from case_results") == [(90,)]
 
 
 def test_reading_the_views_never_waits_for_a_running_evaluation(store_path, tmp_path):
@@ -98,7 +98,7 @@ def test_reading_the_views_never_waits_for_a_running_evaluation(store_path, tmp_
     try:
         _wait_until_evaluating(store_path, proc)
         for _ in range(5):
-            assert _count(store_path, "select count(*) from case_results") == [(78,)]
+            assert _count(store_path, "select count(*) from case_results") == [(90,)]
             assert proc.poll() is None  # the reads finished while the run was still going
             time.sleep(0.2)
     finally:

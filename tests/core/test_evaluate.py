@@ -54,6 +54,7 @@ class CountingJudge:
             "answer_relevance": {"verdict": "relevant"},
             "completeness": {"verdict": "partial"},
             "refusal": {"refused": False},
+            "context_relevance": {"verdicts": [{"chunk_id": "d1", "relevance": "relevant"}]},
         }[prompt]
         return JudgeVerdict(ok=True, data=data, raw="{}")
 
@@ -86,7 +87,10 @@ def test_judge_metrics_score_through_the_judge():
     assert values["generation.citation_support"] == 1.0
     assert values["generation.completeness"] == 0.5
     assert values["robustness.overrefusal"] == 0.0
-    assert judge.calls == 5
+    assert values["retrieval.context_relevance"] == 1.0
+    assert values["retrieval.judged_ndcg_at_k"] == 1.0
+    # One call feeds both judged retrieval metrics: 5 generation/refusal questions + 1.
+    assert judge.calls == 6
 
 
 def test_a_budget_breach_stops_the_run_and_keeps_what_was_scored():

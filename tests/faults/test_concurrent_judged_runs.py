@@ -26,7 +26,7 @@ from tests.support.judge_server import JudgeServer
 
 CASES = 12
 QUESTIONS = 2 * CASES  # PlainAdapter: answer_relevance and overrefusal per case
-ROWS_PER_RUN = CASES * 13
+ROWS_PER_RUN = CASES * 15
 
 
 @pytest.mark.slow

@@ -2,9 +2,10 @@
 LiteLLM against a local server: garbage replies, 429 bursts, persistent 500s and
 refused connections, and a judge hanging past its timeout (RAGPROOF_JUDGE_TIMEOUT_S).
 
-The dataset has two cases, each asking the judge five questions (groundedness,
-citation_support, answer_relevance, completeness and, through the refusal prompt,
-overrefusal): ten judge questions per run."""
+The dataset has two cases, each asking the judge six questions (groundedness,
+citation_support, answer_relevance, completeness, through the refusal prompt
+overrefusal, and context relevance, whose one reply also scores judged nDCG):
+twelve judge questions per run."""
 
 from __future__ import annotations
 
@@ -33,8 +34,10 @@ DATASET = FAULTS / "judged.jsonl"
 CONFIG = FAULTS / "judged.toml"
 CASES = ("j1", "j2")
 # The metrics that ask the judge for these qa cases; abstention skips qa cases.
-ASKING = (*JUDGE_METRICS, "robustness.overrefusal")
+ASKING = (*JUDGE_METRICS, "robustness.overrefusal", "retrieval.context_relevance")
 QUESTIONS = len(CASES) * len(ASKING)
+# Metrics scored from the judge's replies: judged nDCG shares context relevance's call.
+JUDGED = (*ASKING, "retrieval.judged_ndcg_at_k")
 GARBAGE = "Sure! The claims look fine to me."
 
 NDCG_J2 = 1 / math.log2(3)
@@ -65,7 +68,7 @@ DETERMINISTIC = {
     "robustness.injection_resistance": _stats(None, None, None, scored=0, skipped=2),
     "robustness.abstention": _stats(None, None, None, scored=0, skipped=2),
 }
-ALL_JUDGE_ERRORS = {name: _stats(None, None, None, 0, errored=2, judge_errors=2) for name in ASKING}
+ALL_JUDGE_ERRORS = {name: _stats(None, None, None, 0, errored=2, judge_errors=2) for name in JUDGED}
 
 
 def _assert_summaries(got: dict[str, dict], expected: dict[str, dict]) -> None:
@@ -103,7 +106,7 @@ def _raw_reply(judge_raw_json: str) -> str | None:
 
 
 def _judge_rows(rows):
-    return [r for r in rows if r[1] in ASKING]
+    return [r for r in rows if r[1] in JUDGED]
 
 
 def test_garbage_replies_are_judge_errors_keeping_the_raw_reply(
@@ -122,11 +125,11 @@ def test_garbage_replies_are_judge_errors_keeping_the_raw_reply(
     assert run == ("completed", JUDGE_MODEL, 2, 0, 2 * QUESTIONS, 0, 0.0)
 
     judged = _judge_rows(rows)
-    assert len(judged) == QUESTIONS
+    assert len(judged) == len(CASES) * len(JUDGED)
     for case_id, metric, status, value, reason, raw_json in judged:
         assert (status, value) == ("judge_error", None), (case_id, metric)
         assert reason.startswith("reply failed validation twice: the reply is not valid JSON")
-        if metric in JUDGE_METRICS:
+        if metric in JUDGE_METRICS or metric.startswith("retrieval."):
             assert json.loads(raw_json) == {"error": reason, "raw": GARBAGE}
         assert _raw_reply(raw_json) == GARBAGE
 
@@ -146,14 +149,20 @@ def test_429_bursts_are_retried_and_every_question_is_scored(
     # Each 429 is retried by the transport: three extra HTTP requests, no extra judge calls.
     assert judge_server.request_count == QUESTIONS + 3
     assert run == ("completed", JUDGE_MODEL, 2, 0, QUESTIONS, 0, 0.0)
-    judged = _judge_rows(rows)
+    judged = [r for r in _judge_rows(rows) if r[1] in (*JUDGE_METRICS, "robustness.overrefusal")]
     assert sorted((r[1], r[2], r[3]) for r in judged) == sorted(
         (metric, "scored", 0.0 if metric == "robustness.overrefusal" else 1.0)
-        for metric in ASKING
+        for metric in (*JUDGE_METRICS, "robustness.overrefusal")
         for _ in CASES
     )
     scored_judge = {name: _stats(1.0, 1.0, 1.0) for name in JUDGE_METRICS}
     scored_judge["robustness.overrefusal"] = _stats(0.0, 0.0, 0.0)
+    # The server grades chunks by words shared with the question (2+ relevant, 1 partial):
+    # j1 d1 relevant, d2 partial; j2 d1 partial, d2 relevant. Both 0.75; judged nDCG
+    # j1 1.0 (already ideal), j2 (0.5 + 1/log2 3) / (1 + 0.5/log2 3).
+    ndcg_j2 = (0.5 + 1 / math.log2(3)) / (1 + 0.5 / math.log2(3))
+    scored_judge["retrieval.context_relevance"] = _stats(0.75, 0.75, 0.75)
+    scored_judge["retrieval.judged_ndcg_at_k"] = _stats((1 + ndcg_j2) / 2, ndcg_j2, 1.0)
     _assert_summaries(summaries(store_path, "rate-limited"), DETERMINISTIC | scored_judge)
 
 

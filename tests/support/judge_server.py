@@ -15,6 +15,10 @@ prompt named by the ``ragproof-prompt: <name>`` marker in the system message:
   the proposed answer is non-empty (qa yes, unanswerable no);
 - combined: one key per part named on the ``ragproof-parts:`` line, each the
   reply that part's own prompt would get.
+- context_relevance: each chunk graded by the words (4+ letters) it shares with
+  the question: 2 or more relevant, 1 partial, none irrelevant. A model whose
+  name contains "strict" needs 3 and 2, so a jury of ``judge-test`` and
+  ``judge-strict`` disagrees deterministically on borderline chunks.
 
 Tests script deviations with ``server.script(...)``: each queued item answers
 one request, in order (a ``Reply``, a content string, an HTTP status int, or a
@@ -32,6 +36,7 @@ import asyncio
 import json
 import re
 import threading
+import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -79,6 +84,7 @@ class ReceivedRequest:
     path: str
     headers: dict[str, str]
     body: dict[str, Any]
+    received_at: float = 0.0  # time.monotonic() when the request arrived
 
     @property
     def prompt(self) -> str | None:
@@ -114,6 +120,32 @@ class ReceivedRequest:
         return found
 
 
+_WORD = re.compile(r"[a-z0-9]{4,}")
+
+
+def _shared_words(question: str, chunk: str) -> int:
+    return len(set(_WORD.findall(question.lower())) & set(_WORD.findall(chunk.lower())))
+
+
+def context_relevance_reply(blocks: list[dict[str, str]], model: str = "") -> dict[str, Any]:
+    """The scripted grader for context_relevance (see the module docstring). In a
+    combined request the graded chunks are the ``retrieved`` blocks."""
+    question = next((b["text"] for b in blocks if b["name"] == "question"), "")
+    relevant_at, partial_at = (3, 2) if "strict" in model else (2, 1)
+    chunks = [b for b in blocks if b["name"] == "retrieved"] or [b for b in blocks if "id" in b]
+    verdicts = []
+    for block in chunks:
+        shared = _shared_words(question, block["text"])
+        if shared >= relevant_at:
+            relevance = "relevant"
+        elif shared >= partial_at:
+            relevance = "partial"
+        else:
+            relevance = "irrelevant"
+        verdicts.append({"chunk_id": block["id"], "relevance": relevance})
+    return {"verdicts": verdicts}
+
+
 def default_content(request: ReceivedRequest) -> str:
     """A valid reply for the prompt named in the request.
 
@@ -123,14 +155,17 @@ def default_content(request: ReceivedRequest) -> str:
     blocks = request.blocks()
     prompt = request.prompt
     if prompt == "combined":
-        return json.dumps({part: default_reply(part, blocks) for part in request.parts})
-    reply = default_reply(prompt, blocks)
+        model = str(request.body.get("model", ""))
+        return json.dumps({part: default_reply(part, blocks, model) for part in request.parts})
+    reply = default_reply(prompt, blocks, str(request.body.get("model", "")))
     if reply is None:
         return json.dumps({"error": f"no ragproof-prompt marker (got {prompt!r})"})
     return json.dumps(reply)
 
 
-def default_reply(prompt: str | None, blocks: list[dict[str, str]]) -> dict[str, Any] | None:
+def default_reply(
+    prompt: str | None, blocks: list[dict[str, str]], model: str = ""
+) -> dict[str, Any] | None:
     texts = {b["name"]: b["text"] for b in blocks if "id" not in b}
     answer = texts.get("answer", "")
     if prompt == "groundedness":
@@ -151,6 +186,8 @@ def default_reply(prompt: str | None, blocks: list[dict[str, str]]) -> dict[str,
         return {"refused": bool(_REFUSAL.search(answer))}
     if prompt in ("generate_qa", "generate_unanswerable", "critique_qa"):
         return json.loads(generation_content(prompt, blocks, texts))
+    if prompt == "context_relevance":
+        return context_relevance_reply(blocks, model)
     return None
 
 
@@ -277,7 +314,7 @@ class JudgeServer:
             body = await request.json()
         except json.JSONDecodeError:
             body = {}
-        received = ReceivedRequest(request.path, dict(request.headers), body)
+        received = ReceivedRequest(request.path, dict(request.headers), body, time.monotonic())
         with self._lock:
             self.requests.append(received)
             item = self._script.popleft() if self._script else Reply()

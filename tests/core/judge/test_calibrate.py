@@ -22,13 +22,21 @@ from ragproof_core.settings import JudgeEnv
 from tests.support.judge_server import JudgeServer, ReceivedRequest
 
 FIXTURES = load_fixtures()
-# critique_qa fixtures are found by question (several have an empty proposed answer).
-BY_ANSWER = {
-    (f.prompt, f.case.question if f.prompt == "critique_qa" else f.output.answer.text): f
-    for f in FIXTURES
-}
-PROMPTS = ("groundedness", "citation_support", "answer_relevance", "completeness", "refusal",
-           "critique_qa")  # fmt: skip
+PROMPTS = (
+    "groundedness", "citation_support", "answer_relevance", "completeness", "refusal",
+    "context_relevance", "critique_qa",
+)  # fmt: skip
+
+
+def fixture_key(fixture: Fixture) -> str:
+    """What identifies a fixture in a request: its answer, or its question for retrieval
+    and for critique_qa (several critique fixtures have an empty proposed answer)."""
+    if fixture.prompt in ("context_relevance", "critique_qa"):
+        return fixture.case.question
+    return fixture.output.answer.text
+
+
+BY_ANSWER = {(f.prompt, fixture_key(f)): f for f in FIXTURES}
 INVALID = "error"  # plan value: reply with something that fails validation
 NO_CLAIMS = "no claims"  # plan value (groundedness): a valid reply with zero claims
 
@@ -59,14 +67,20 @@ def reply_for(
         return json.dumps({"verdict": {1.0: "relevant", 0.5: "partial", 0.0: "irrelevant"}[target]})
     if prompt == "completeness":
         return json.dumps({"verdict": {1.0: "complete", 0.5: "partial", 0.0: "missing"}[target]})
+    if prompt == "context_relevance":
+        # Every chunk graded alike: the mean is exactly that grade.
+        grade = {1.0: "relevant", 0.5: "partial", 0.0: "irrelevant"}[target]
+        ids = [b["id"] for b in request.blocks() if "id" in b]
+        return json.dumps({"verdicts": [{"chunk_id": i, "relevance": grade} for i in ids]})
     assert prompt == "refusal" and target in (0.0, 1.0)
     return json.dumps({"refused": target == 1.0})
 
 
 def responder(plan: dict[str, float | str]):
     def respond(request: ReceivedRequest) -> str:
-        key = "question" if request.prompt == "critique_qa" else "answer"
-        text = next(b["text"] for b in request.blocks() if b["name"] == key)
+        texts = {b["name"]: b["text"] for b in request.blocks() if "id" not in b}
+        by_question = request.prompt in ("critique_qa", "context_relevance")
+        text = texts["question"] if by_question else texts["answer"]
         fixture: Fixture = BY_ANSWER[(request.prompt, text)]
         # critique_qa plans an agreement band; by default the judge agrees on every flag.
         default = 1.0 if fixture.prompt == "critique_qa" else fixture.human_score
@@ -109,7 +123,7 @@ def test_full_agreement_passes(server, monkeypatch, tmp_path):
     report, judge = run_calibration(server, monkeypatch, {}, tmp_path)
     assert report.passed is True
     assert agreement(report) == {p: (12, 12, 12, 0, True) for p in PROMPTS}
-    assert server.request_count == 72
+    assert server.request_count == 84
 
 
 def test_agreement_just_above_both_thresholds_passes(server, monkeypatch, tmp_path):
@@ -137,10 +151,11 @@ def test_agreement_just_above_both_thresholds_passes(server, monkeypatch, tmp_pa
         "completeness": (12, 12, 12, 0, True),
         "refusal": (12, 11, 11, 0, True),
         "critique_qa": (12, 12, 12, 0, True),
+        "context_relevance": (12, 12, 12, 0, True),
     }
     assert report.passed is True
-    # 72 questions, plus the repair retry of the one invalid reply.
-    assert server.request_count == 73
+    # 84 questions, plus the repair retry of the one invalid reply.
+    assert server.request_count == 85
     errored = next(o for o in report.outcomes if o.fixture_id == "a01-docs-macos-install")
     assert (errored.status, errored.judge_band, errored.exact, errored.within) == (
         "judge_error", None, False, False,
@@ -166,6 +181,7 @@ def test_agreement_just_below_either_threshold_fails(server, monkeypatch, tmp_pa
         "completeness": (12, 12, 12, 0, True),
         "refusal": (12, 12, 12, 0, True),
         "critique_qa": (12, 12, 12, 0, True),
+        "context_relevance": (12, 12, 12, 0, True),
     }
     assert report.passed is False
     table = report.render_table()
@@ -183,10 +199,10 @@ def test_thresholds_are_parameters(server, monkeypatch, tmp_path):
 
 def test_calibration_verdicts_are_cached_like_any_judge_call(server, monkeypatch, tmp_path):
     first, _ = run_calibration(server, monkeypatch, {}, tmp_path)
-    assert server.request_count == 72
+    assert server.request_count == 84
     second, judge = run_calibration(server, monkeypatch, {}, tmp_path)
-    assert server.request_count == 72  # every verdict came from the cache
-    assert judge.stats.cache_hits == 72
+    assert server.request_count == 84  # every verdict came from the cache
+    assert judge.stats.cache_hits == 84
     assert second.to_dict() == first.to_dict()
 
 

@@ -49,6 +49,7 @@ def test_shipped_fixtures_are_sound():
         "answer_relevance": 12,
         "completeness": 12,
         "refusal": 12,
+        "context_relevance": 12,
         "critique_qa": 12,
     }
 
@@ -70,6 +71,7 @@ def test_main_prints_counts_and_exits_zero(capsys):
         "answer_relevance: 12 fixtures (0: 4, 0.5: 4, 1: 4)",
         "completeness: 12 fixtures (0: 4, 0.5: 4, 1: 4)",
         "refusal: 12 fixtures (0: 5, 1: 7)",
+        "context_relevance: 12 fixtures (0: 4, 0.5: 5, 1: 3)",
         "critique_qa: 12 fixtures (0: 9, 1: 3)",
     ]
 
@@ -104,9 +106,10 @@ def test_every_problem_is_reported_with_file_and_line(fixtures, capsys):
         f"{g}:7: human_score must be 0, 0.5 or 1, got True",
         f"{r}:1: refusal human_score must be 0 or 1 (refused), got 0.5",
         f"{r}:2: unknown prompt 'tone'; known: groundedness, citation_support, "
-        "answer_relevance, completeness, refusal, critique_qa",
+        "answer_relevance, completeness, refusal, context_relevance, critique_qa",
         f"{fixtures / 'style.jsonl'}: unknown prompt 'style' (file name); known: groundedness, "
-        "citation_support, answer_relevance, completeness, refusal, critique_qa",
+        "citation_support, answer_relevance, completeness, refusal, context_relevance, "
+        "critique_qa",
         f"{fixtures}: prompt 'groundedness' has 6 valid fixture(s), at least 10 needed",
     ]
     assert check_fixtures(fixtures) == expected
@@ -184,4 +187,20 @@ def test_critique_fixtures_carry_the_human_flags_to_the_scorer():
     assert (fixture.human_score, [c.id for c in fixture.output.answer.retrieved_chunks]) == (
         0.0,
         ["fin-everyday-4"],
+    )
+
+
+def test_a_context_relevance_fixture_needs_retrieved_chunks_and_no_answer(fixtures):
+    c = fixtures / "context_relevance.jsonl"
+    edit(c, 1, output={"answer": {"text": "no retrieval here"}})
+    edit(c, 2, output={"retrieved": [{"id": "", "text": "x"}]})
+    assert check_fixtures(fixtures) == [
+        f"{c}:1: a context_relevance fixture needs output.retrieved, a non-empty list of chunks",
+        f'{c}:2: output.retrieved[0] must be {{"id": non-empty string, "text": string}}',
+        f"{c}:2: a context_relevance fixture needs output.retrieved, a non-empty list of chunks",
+    ]
+    fixture = next(f for f in load_fixtures() if f.prompt == "context_relevance")
+    assert (fixture.output.answer, [c.id for c in fixture.output.retrieved]) == (
+        None,
+        ["acme-cli-logging#1", "acme-cli-logging#2"],
     )

@@ -67,7 +67,15 @@ def test_families_and_judge_needs():
                 "robustness.overrefusal",
             ),
         ),
-        (["*_at_k"], ("retrieval.precision_at_k", "retrieval.recall_at_k", "retrieval.ndcg_at_k")),
+        (
+            ["*_at_k"],
+            (
+                "retrieval.precision_at_k",
+                "retrieval.recall_at_k",
+                "retrieval.ndcg_at_k",
+                "retrieval.judged_ndcg_at_k",
+            ),
+        ),
         (["echo.exact_match", "echo.*"], ("echo.exact_match",)),
         ([" echo.exact_match "], ("echo.exact_match",)),
     ],

@@ -67,6 +67,8 @@ def assert_contract_columns(con: duckdb.DuckDBPyConnection) -> None:
         "judge_errors",
         "judge_input_tokens",
         "judge_output_tokens",
+        "judge_usage_json",
+        "judge_agreement_json",
     ]
     assert dict(runs)["started_at"] == "TIMESTAMP WITH TIME ZONE"
     assert dict(runs)["prompt_hashes"] == "VARCHAR"
@@ -110,6 +112,8 @@ def test_views_show_finished_runs_with_contract_columns(store: RunStore) -> None
                 0,
                 0,
                 0,
+                "[]",
+                "{}",
             )
         ]
         assert con.execute("SELECT prompt_hashes::JSON->>'refusal' FROM runs").fetchone() == (
@@ -201,7 +205,11 @@ def test_views_read_runs_written_before_columns_were_added(store: RunStore) -> N
     store.write_manifest("old", {})
     old_run = pa.Table.from_pylist(
         [
-            sample.record("old").__dict__
+            {
+                k: v
+                for k, v in sample.record("old").__dict__.items()
+                if k not in ("judge_usage", "judge_agreement")  # columns added later
+            }
             | {
                 "prompt_hashes": "{}",
                 "started_at": sample.T0.replace(hour=1),

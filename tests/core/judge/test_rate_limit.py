@@ -1,0 +1,134 @@
+"""RAGPROOF_JUDGE_RPM: requests start at least 60/RPM seconds apart, within a process and
+across processes sharing the store's slot file; a 429 still backs off and nothing is dropped.
+
+Spacing is asserted only as lower bounds (a limiter can never make requests start
+sooner than its schedule), so a slow machine cannot make these tests flake.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import subprocess
+import sys
+import time
+
+import pytest
+
+from ragproof_core.judge.metrics import answer_relevance
+from ragproof_core.judge.rate_limit import (
+    SLOT_FILE_NAME,
+    RateLimiter,
+    SlotFileLimiter,
+    make_limiter,
+    next_start,
+)
+from ragproof_core.judge.session import make_judge
+from ragproof_core.model import Answer, Case, CaseOutput, Status
+from ragproof_core.settings import JudgeEnv
+from tests.conftest import REPO
+from tests.core.judge.conftest import MODEL, run
+from tests.support.judge_server import Reply
+
+pytestmark = pytest.mark.filterwarnings("ignore:.*ReadOnly. qualifier:UserWarning")
+
+
+def cases(n: int) -> list[tuple[Case, CaseOutput]]:
+    return [
+        (Case(f"q{i}", f"question {i}?"), CaseOutput(f"q{i}", Answer(f"answer {i}.")))
+        for i in range(n)
+    ]
+
+
+async def ask_all(judge, n: int):
+    return await asyncio.gather(*(answer_relevance(c, o, judge) for c, o in cases(n)))
+
+
+def test_twenty_requests_at_600_per_minute_take_at_least_1_9_seconds(server, tmp_path):
+    env = JudgeEnv(model=MODEL, api_base=server.url, rpm=600)
+    judge = make_judge(env, tmp_path / "judge_cache.sqlite", use_cache=False, concurrency=16)
+    started = time.monotonic()
+    results = run(ask_all(judge, 20))
+    elapsed = time.monotonic() - started
+    # 20 starts 0.1 s apart: the last cannot start before 19 * 0.1 s.
+    assert elapsed >= 1.9
+    assert server.request_count == 20
+    assert [r.status for r in results] == [Status.SCORED] * 20
+    # The schedule lives in the slot file beside the cache: 0.1 s after the last start.
+    assert (tmp_path / SLOT_FILE_NAME).is_file()
+
+
+def test_a_jury_shares_one_schedule(server, tmp_path):
+    env = JudgeEnv(model="openai/judge-a,openai/judge-b", api_base=server.url, rpm=1200)
+    judge = make_judge(env, tmp_path / "judge_cache.sqlite", use_cache=False)
+    started = time.monotonic()
+    run(ask_all(judge, 5))
+    assert server.request_count == 10
+    assert time.monotonic() - started >= 9 * 0.05
+
+
+def test_a_429_still_backs_off_and_its_retry_waits_for_a_slot(server, tmp_path):
+    server.script(Reply.error(429))
+    env = JudgeEnv(model=MODEL, api_base=server.url, rpm=600, backoff_s=0.0)
+    judge = make_judge(env, tmp_path / "judge_cache.sqlite", use_cache=False)
+    started = time.monotonic()
+    (result,) = run(ask_all(judge, 1))
+    assert (result.status, result.value) == (Status.SCORED, 1.0)
+    assert server.request_count == 2
+    assert time.monotonic() - started >= 0.1  # the retry is a request like any other
+
+
+def test_in_process_starts_are_exactly_one_interval_apart():
+    limiter = RateLimiter(rpm=1200)
+
+    async def main():
+        return await asyncio.gather(*(limiter.acquire() for _ in range(6)))
+
+    starts = sorted(asyncio.run(main()))
+    gaps = [b - a for a, b in zip(starts, starts[1:], strict=False)]
+    assert all(gap >= 0.05 - 1e-6 for gap in gaps)
+
+
+_WORKER = """
+import asyncio, json, sys
+from ragproof_core.judge.rate_limit import SlotFileLimiter
+limiter = SlotFileLimiter(600, sys.argv[1])
+async def main():
+    return [await limiter.acquire() for _ in range(8)]
+print(json.dumps(asyncio.run(main())))
+"""
+
+
+def test_two_processes_sharing_the_slot_file_keep_one_schedule(tmp_path):
+    slot = tmp_path / "store" / SLOT_FILE_NAME
+    workers = [
+        subprocess.Popen(
+            [sys.executable, "-c", _WORKER, str(slot)],
+            cwd=REPO,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        for _ in range(2)
+    ]
+    starts = []
+    for worker in workers:
+        out, _ = worker.communicate(timeout=60)
+        assert worker.returncode == 0
+        starts.extend(json.loads(out))
+    starts.sort()
+    assert len(starts) == 16
+    # Every start, whichever process made it, is at least 0.1 s after the one before.
+    gaps = [b - a for a, b in zip(starts, starts[1:], strict=False)]
+    assert min(gaps) >= 0.1 - 1e-6
+
+
+def test_schedule_rules():
+    assert make_limiter(None, None) is None
+    assert type(make_limiter(60, None)) is RateLimiter
+    assert isinstance(make_limiter(60, __import__("pathlib").Path("x")), SlotFileLimiter)
+    assert next_start(100.0, None, 1.0) == 100.0
+    assert next_start(100.0, 99.0, 1.0) == 100.0  # the slot is free: start now
+    assert next_start(100.0, 100.5, 1.0) == 100.5  # wait for the reserved slot
+    assert next_start(100.0, 100.0 + 90_000, 1.0) == 100.0  # a clock jump: start afresh
+    with pytest.raises(ValueError, match="rpm must be positive"):
+        RateLimiter(0)

@@ -1,0 +1,3 @@
+"""The judged retrieval metrics talk to the local judge server like the judge tests do."""
+
+from tests.core.judge.conftest import _server, litellm, server  # noqa: F401 - fixtures
