@@ -55,6 +55,9 @@ from ragproof_core.model import Case, CaseOutput, MetricResult
 from ragproof_core.robustness.metrics import OVERREFUSAL
 
 DEFAULT_PATH = DEFAULT_DIRECTORY / "combined.jsonl"
+# The prompts these fixtures score. context_relevance grades retrieval, not an
+# answer; it is calibrated by its own fixtures (context_relevance.jsonl) only.
+CALIBRATED: tuple[str, ...] = tuple(p for p in PROMPT_NAMES if p != "context_relevance")
 
 # The metric that scores each prompt on a fixture (fixture cases are answerable
 # qa cases, so refusal is scored through over-refusal: 1 when the answer refused).
@@ -106,7 +109,7 @@ def load_combined_fixtures(path: Path | str | None = None) -> list[CombinedFixtu
         if fixture is not None:
             fixtures.append(fixture)
     counts = Counter(p for f in fixtures for p in f.human_scores)
-    for prompt in PROMPT_NAMES:
+    for prompt in CALIBRATED:
         if counts[prompt] < MIN_PER_PROMPT:
             problems.append(
                 f"{path}: prompt {prompt!r} has {counts[prompt]} human score(s), "
@@ -121,14 +124,14 @@ def _parse_combined(obj: Any, where: str) -> tuple[CombinedFixture | None, list[
     if not isinstance(obj, dict) or not isinstance(obj.get("human_scores"), dict):
         return None, [f"{where}: a combined fixture needs an object human_scores"]
     scores = obj["human_scores"]
-    unknown = sorted(set(scores) - set(PROMPT_NAMES))
+    unknown = sorted(set(scores) - set(CALIBRATED))
     if unknown or not scores:
         return None, [f"{where}: human_scores keys must be prompts, got {sorted(scores)}"]
     problems: list[str] = []
     parsed: dict[str, float] = {}
     first: Fixture | None = None
     # Each prompt's score is checked by the single-prompt fixture rules.
-    for prompt in (p for p in PROMPT_NAMES if p in scores):
+    for prompt in (p for p in CALIBRATED if p in scores):
         single = {**obj, "prompt": prompt, "human_score": scores[prompt]}
         single.pop("human_scores")
         fixture, found = _parse(single, where, prompt)
@@ -170,7 +173,7 @@ async def calibrate_combined(
     ]
     prompts = tuple(
         _agreement(p, [o for o in outcomes if o.prompt == p], exact_threshold, within_threshold)
-        for p in PROMPT_NAMES
+        for p in CALIBRATED
         if any(o.prompt == p for o in outcomes)
     )
     return CalibrationReport(

@@ -100,27 +100,24 @@ def test_a_budget_breach_stops_the_run_and_keeps_what_was_scored():
         evaluate(_cases(*(f"c{i}" for i in range(10))), ScriptedAdapter(), settings, judge)
     )
     assert evaluation.status == ABORTED_BUDGET
-    # One case in flight at a time, judge replies at once: the schedule is fixed. c0's five
-    # questions and two of c1's fit the budget of seven; c1's third breaches it while c2's
-    # adapter call is already running, and no case after c2 starts.
+    # One case in flight at a time, judge replies at once: the schedule is fixed. c0's six
+    # questions (five plus context relevance) and c1's first fit the budget of seven; c1's
+    # second breaches it while c2's adapter call is already running, and no case after c2
+    # starts.
     assert [o.case_id for o in evaluation.outputs] == ["c0", "c1", "c2"]
     assert judge.calls == 7
     judged = ("groundedness", "citation_support", "answer_relevance", "completeness")
     asked = [f"generation.{name}" for name in judged] + ["robustness.overrefusal"]
     scored = {(r.case_id, r.metric) for r in evaluation.results if r.status is Status.SCORED}
     assert sorted(pair for pair in scored if pair[1] in asked) == sorted(
-        [("c0", metric) for metric in asked]
-        + [("c1", "generation.citation_support"), ("c1", "generation.groundedness")]
+        [("c0", metric) for metric in asked] + [("c1", "generation.groundedness")]
     )
     budget_skips = [r for r in evaluation.results if r.reason == BUDGET_REASON]
     assert {r.status for r in budget_skips} == {Status.SKIPPED}
+    context = ["retrieval.context_relevance", "retrieval.judged_ndcg_at_k"]
     assert sorted((r.case_id, r.metric) for r in budget_skips) == sorted(
-        [
-            ("c1", "generation.answer_relevance"),
-            ("c1", "generation.completeness"),
-            ("c1", "robustness.overrefusal"),
-        ]
-        + [("c2", metric) for metric in asked]
+        [("c1", metric) for metric in [*asked, *context] if metric != "generation.groundedness"]
+        + [("c2", metric) for metric in [*asked, *context]]
     )
     # Deterministic metrics of every evaluated case are kept.
     assert all(

@@ -40,6 +40,7 @@ PARTS_BY_CASE = {
         "answer_relevance",
         "completeness",
         "refusal",
+        "context_relevance",
     ],
     "c2": [
         "groundedness",
@@ -47,6 +48,7 @@ PARTS_BY_CASE = {
         "answer_relevance",
         "completeness",
         "refusal",
+        "context_relevance",
     ],
     "c3": ["answer_relevance", "refusal"],
     "c4": ["answer_relevance"],
@@ -131,7 +133,7 @@ def test_one_request_per_case_and_the_same_scores_as_per_metric_mode(
     server: JudgeServer,
 ) -> None:
     per_metric = _evaluate(make_judge(server.url))
-    assert server.request_count == 13
+    assert server.request_count == 15  # c1 and c2 also ask context relevance
     server.reset()
     judge = make_judge(server.url, mode="combined")
     combined = _evaluate(judge)
