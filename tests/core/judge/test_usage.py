@@ -66,3 +66,20 @@ def test_a_question_asked_outside_any_metric_is_counted_under_its_prompt():
         ("refusal", 1, 0.0),
         ("robustness.abstention", 1, 0.5),
     ]
+
+
+def test_a_jury_in_combined_mode_sends_one_combined_request_per_model_and_case(server):
+    env = JudgeEnv(model="openai/judge-a,openai/judge-b", api_base=server.url, mode="combined")
+    judge = make_judge(env, None)
+    cases = [Case("c1", "What is the capital of France?", expected_answer="Paris")]
+    settings = RunSettings(metrics=("generation.answer_relevance", "retrieval.context_relevance"))
+    evaluation = run(evaluate(cases, TwoChunks(), settings, judge))
+    assert {(r.metric, r.value) for r in evaluation.results} == {
+        ("generation.answer_relevance", 1.0),
+        ("retrieval.context_relevance", 1.0),
+    }
+    # One combined request per model, each carrying both parts.
+    assert sorted((r.body["model"], r.prompt, tuple(r.parts)) for r in server.requests) == [
+        ("judge-a", "combined", ("answer_relevance", "context_relevance")),
+        ("judge-b", "combined", ("answer_relevance", "context_relevance")),
+    ]
