@@ -100,23 +100,23 @@ class PromptAgreement:
     kappa: float | None = None  # Cohen's kappa, quadratic weights (agreement.py)
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        out: dict[str, Any] = {
             "n": self.n,
             "exact": self.exact,
             "within": self.within,
             "exact_share": self.exact_share,
             "within_share": self.within_share,
-            "kappa_quadratic": self.kappa,
-            "confusion": {
+        }
+        if self.confusion:  # the score prompts; critique_qa scores flag agreement instead
+            out["kappa_quadratic"] = self.kappa
+            out["confusion"] = {
                 "bands": list(BANDS),
                 "rows": "human band",
                 "columns": "judge band",
                 "matrix": [list(row) for row in self.confusion],
-            },
-            "judge_errors": self.judge_errors,
-            "unscored": self.unscored,
-            "passed": self.passed,
-        }
+            }
+        out.update(judge_errors=self.judge_errors, unscored=self.unscored, passed=self.passed)
+        return out
 
 
 @dataclass(frozen=True, slots=True)
@@ -172,7 +172,7 @@ class CalibrationReport:
             "weights over the bands (1 perfect, 0 chance level)."
         )
         out += ["", "Confusion (rows human band, columns judge band 0 / 0.5 / 1):"]
-        for p in self.prompts:
+        for p in (p for p in self.prompts if p.confusion):
             cells = " | ".join(" ".join(f"{n:>3}" for n in row) for row in p.confusion)
             out.append(f"  {p.prompt:<17} {cells}")
         missed = [o for o in self.outcomes if not o.exact]
@@ -241,7 +241,9 @@ def _agreement(
     within = sum(o.within for o in outcomes)
     exact_share = exact / n if n else 0.0
     within_share = within / n if n else 0.0
-    judged = [o for o in outcomes if o.judge_score is not None]
+    # Kappa and the confusion matrix compare score bands: critique_qa's "score" is
+    # the share of flags agreed, not a band, so it has neither.
+    judged = [o for o in outcomes if o.judge_score is not None and prompt != critique.PROMPT]
     matrix = confusion_matrix([o.human_score for o in judged], [o.judge_score for o in judged])
     return PromptAgreement(
         prompt=prompt,
@@ -256,8 +258,8 @@ def _agreement(
         within_share=within_share,
         # No fixtures is no evidence: it cannot pass.
         passed=n > 0 and exact_share >= exact_threshold and within_share >= within_threshold,
-        confusion=tuple(tuple(row) for row in matrix),
-        kappa=quadratic_kappa(matrix),
+        confusion=() if prompt == critique.PROMPT else tuple(tuple(row) for row in matrix),
+        kappa=None if prompt == critique.PROMPT else quadratic_kappa(matrix),
     )
 
 
