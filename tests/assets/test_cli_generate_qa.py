@@ -133,7 +133,8 @@ def test_the_budget_stops_with_exit_2_keeping_the_cases_so_far(server, judge_env
     [
         (["--count", "-1"], {}, "ragproof: --count must be 0 or more, got -1"),
         (["--count", "2", "--corpus", str(FIXTURES / "generation" / "bad_corpus.jsonl")], {},
-         f"{FIXTURES / 'generation' / 'bad_corpus.jsonl'}:2: 'text' must be a non-empty string"),
+         f"ragproof: {FIXTURES / 'generation' / 'bad_corpus.jsonl'}:2: "
+         "'text' must be a non-empty string"),
         (["--count", "2"], {"RAGPROOF_JUDGE_MODEL": ""},
          "ragproof: generate qa needs a judge model: set RAGPROOF_JUDGE_MODEL"),
         (["--count", "2", "--multi-chunk", "1", "--corpus",
