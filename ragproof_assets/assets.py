@@ -367,7 +367,7 @@ def run_summary(
         "judge_input_tokens": record.judge_input_tokens,
         "judge_output_tokens": record.judge_output_tokens,
         "metrics_selected": dg.MetadataValue.json(manifest["run"].get("metrics")),
-        "store": str(run_store.layout.root.resolve()),
+        "store": run_store.layout.location,
     }
     for summary in summaries:
         if summary.mean is not None:

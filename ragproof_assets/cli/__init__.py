@@ -16,7 +16,7 @@ import os
 import sys
 from collections.abc import Sequence
 
-from ragproof_assets.cli import calibrate, compare, generate, generate_qa, importing, run
+from ragproof_assets.cli import calibrate, compare, generate, generate_qa, importing, run, sql
 from ragproof_assets.cli.common import EXIT_BAD_INPUT, EXIT_OK, UsageError
 from ragproof_core.dataset import DatasetError
 from ragproof_core.robustness.generate import GenerationError
@@ -32,6 +32,7 @@ def build_parser() -> argparse.ArgumentParser:
     calibrate.register(sub)
     generate_qa.register(generate.register(sub))
     importing.register(sub)
+    sql.register(sub)
     return parser
 
 

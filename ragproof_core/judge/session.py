@@ -18,7 +18,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from ragproof_core.judge.cache import CachedReply, JudgeCache, input_hash
+from ragproof_core.judge.cache import CachedReply, JudgeCache, input_hash, open_judge_cache
 from ragproof_core.judge.client import LiteLLMClient, RawReply, TransportError, flush_litellm
 from ragproof_core.judge.cost import (
     ASSUMED_OUTPUT_TOKENS,
@@ -244,12 +244,13 @@ class LiteLLMJudge:
 
 
 def make_judge(
-    env: JudgeEnv, cache_path: Path | None, use_cache: bool = True, concurrency: int = 16
+    env: JudgeEnv, cache_path: Path | Any | None, use_cache: bool = True, concurrency: int = 16
 ) -> LiteLLMJudge | None:
-    """The configured judge, or None when RAGPROOF_JUDGE_MODEL is unset."""
+    """The configured judge, or None when RAGPROOF_JUDGE_MODEL is unset. ``cache_path``:
+    the store's ``layout.judge_cache_path`` (a SQLite file, or a remote segment folder)."""
     if env.model is None:
         return None
-    cache = JudgeCache(cache_path) if cache_path is not None and use_cache else None
+    cache = open_judge_cache(cache_path) if cache_path is not None and use_cache else None
     return LiteLLMJudge(
         env, cache, use_cache=use_cache, concurrency=concurrency, owns_cache=cache is not None
     )

@@ -28,19 +28,20 @@ from typing import Any
 import duckdb
 import pandas as pd
 import pyarrow as pa
-import pyarrow.parquet as pq
 
 from ragproof_core import settings
 from ragproof_core.gc_pause import collector_paused
 from ragproof_core.model import Case, CaseOutput, MetricResult
-from ragproof_core.store import files, schema, views
+from ragproof_core.store import schema, views
 from ragproof_core.store.layout import (
     SCHEMA_DIR_NAME,
+    SHARDED_TABLES,
     StoreLayout,
     new_run_id,
     table_file_name,
     validate_run_id,
 )
+from ragproof_core.store.object_files import files_for
 from ragproof_core.store.schema import RunRecord
 
 __all__ = ["REDACTED", "RunNotFound", "RunRecord", "RunStore", "new_run_id", "redact_secrets"]
@@ -111,13 +112,15 @@ def _redact_config_json(config_json: str) -> str:
 
 
 class RunStore:
-    """The run store rooted at ``root`` (default: ``RAGPROOF_STORE`` or ``data/store``)."""
+    """The run store at ``root`` (default: ``RAGPROOF_STORE`` or ``data/store``): a local
+    folder or an fsspec URL such as ``s3://bucket/prefix`` (``remote.py``)."""
 
     def __init__(self, root: Path | str | None = None) -> None:
-        self.layout = StoreLayout(Path(root) if root is not None else settings.store_root())
+        self.layout = StoreLayout.at(root if root is not None else settings.store_root())
+        self.files = files_for(self.layout)
 
     def __repr__(self) -> str:
-        return f"RunStore({str(self.layout.root)!r})"
+        return f"RunStore({self.layout.location!r})"
 
     # --- DuckDB ---------------------------------------------------------------------------
 
@@ -133,10 +136,10 @@ class RunStore:
     # --- run identity ---------------------------------------------------------------------
 
     def run_exists(self, run_id: str) -> bool:
-        return self.layout.manifest_path(run_id).is_file()
+        return self.files.is_file(self.layout.manifest_path(run_id))
 
     def is_finished(self, run_id: str) -> bool:
-        return self.layout.table_path(run_id, "run").is_file()
+        return self.files.is_file(self.layout.table_path(run_id, "run"))
 
     def _require_run(self, run_id: str) -> None:
         if not self.run_exists(run_id):
@@ -149,12 +152,12 @@ class RunStore:
         first removes its ``run.parquet``, so the views hide the run until the
         new attempt finishes instead of mixing old and new files.
         """
-        files.remove(self.layout.table_path(run_id, "run"))
-        files.write_json(self.layout.manifest_path(run_id), redact_secrets(dict(manifest)))
+        self.files.remove(self.layout.table_path(run_id, "run"))
+        self.files.write_json(self.layout.manifest_path(run_id), redact_secrets(dict(manifest)))
 
     def read_manifest(self, run_id: str) -> dict[str, Any]:
         try:
-            text = self.layout.manifest_path(run_id).read_text(encoding="utf-8")
+            text = self.files.read_text(self.layout.manifest_path(run_id))
         except FileNotFoundError:
             raise RunNotFound(run_id) from None
         return json.loads(text)
@@ -162,11 +165,13 @@ class RunStore:
     def write_document(self, run_id: str, name: str, document: Mapping[str, Any]) -> None:
         """Store a small JSON document beside the run's tables, secrets redacted."""
         self._require_run(run_id)
-        files.write_json(self.layout.document_path(run_id, name), redact_secrets(dict(document)))
+        self.files.write_json(
+            self.layout.document_path(run_id, name), redact_secrets(dict(document))
+        )
 
     def read_document(self, run_id: str, name: str) -> dict[str, Any]:
         try:
-            text = self.layout.document_path(run_id, name).read_text(encoding="utf-8")
+            text = self.files.read_text(self.layout.document_path(run_id, name))
         except FileNotFoundError:
             raise RunNotFound(run_id, f"run has no {name} document") from None
         return json.loads(text)
@@ -175,7 +180,7 @@ class RunStore:
 
     def _write(self, run_id: str, table: str, data: pa.Table) -> None:
         self._require_run(run_id)
-        files.write_parquet(self.layout.table_path(run_id, table), data)
+        self.files.write_parquet(self.layout.table_path(run_id, table), data)
 
     def _write_batched(
         self,
@@ -189,14 +194,27 @@ class RunStore:
             encode(run_id, rows[start : start + WRITE_BATCH_ROWS])
             for start in range(0, max(len(rows), 1), WRITE_BATCH_ROWS)
         )
-        files.write_parquet_batches(
+        self.files.write_parquet_batches(
             self.layout.table_path(run_id, table), schema.SCHEMAS[table], batches
         )
+
+    def table_parts(self, run_id: str, table: str) -> list[Any]:
+        """The files holding ``table`` of one run: the whole file, or one per shard."""
+        if table not in SHARDED_TABLES:
+            path = self.layout.table_path(run_id, table)
+            return [path] if self.files.is_file(path) else []
+        return self.files.glob(self.layout.table_parts_glob(run_id, table))
 
     def _read(self, run_id: str, table: str) -> pa.Table:
         path = self.layout.table_path(run_id, table)
         try:
-            return pq.ParquetFile(path).read()
+            if table in SHARDED_TABLES:
+                parts = self.table_parts(run_id, table)
+                if not parts:
+                    raise FileNotFoundError(path)
+                tables = [self.files.parquet_file(part).read() for part in parts]
+                return tables[0] if len(tables) == 1 else pa.concat_tables(tables)
+            return self.files.parquet_file(path).read()
         except FileNotFoundError:
             self._require_run(run_id)
             raise FileNotFoundError(f"run {run_id!r} has no {table} table yet: {path}") from None
@@ -259,11 +277,12 @@ class RunStore:
     def list_runs(self) -> list[RunRecord]:
         """Finished runs, oldest first (by ``started_at``, then ``run_id``)."""
         records = []
-        for path in self.layout.runs_dir.glob(f"*/{table_file_name('run')}"):
+        pattern = str(self.layout.runs_dir / "*" / table_file_name("run"))
+        for path in self.files.glob(pattern):
             if path.parent.name == SCHEMA_DIR_NAME:
                 continue
             try:
-                records.extend(schema.decode_runs(pq.ParquetFile(path).read()))
+                records.extend(schema.decode_runs(self.files.parquet_file(path).read()))
             except FileNotFoundError:  # un-finished by a restart since the glob ran
                 continue
         return sorted(records, key=lambda r: (r.started_at, r.run_id))

@@ -21,6 +21,11 @@ View columns, in order (extra columns only ever go after CONTRACT's):
 Only finished runs (those with a ``run.parquet``) appear: ``case_results``
 and ``metric_summaries`` keep the rows of runs listed in ``runs``, so a run
 killed mid-way stays invisible.
+
+A remote store (``s3://...``) has no views file: ``connect`` returns an
+in-memory DuckDB connection with the store's fsspec filesystem registered
+(``register_filesystem``) and the same views over ``s3://`` globs, so nothing
+is written to local disk and no DuckDB extension is needed.
 """
 
 from __future__ import annotations
@@ -35,8 +40,8 @@ from typing import TypeVar
 import duckdb
 import pyarrow as pa
 
-from ragproof_core.store import files
 from ragproof_core.store.layout import StoreLayout
+from ragproof_core.store.object_files import files_for
 from ragproof_core.store.schema import SCHEMAS
 
 # Bump when the meaning of the views changes in a way the DDL text does not
@@ -124,12 +129,27 @@ def write_schema_files(layout: StoreLayout) -> None:
     glob) and carry the newest schema, so ``union_by_name`` always yields
     every column even when all stored runs predate it.
     """
+    files = files_for(layout)
     for table, schema in SCHEMAS.items():
         files.write_parquet(layout.schema_path(table), pa.Table.from_pylist([], schema=schema))
 
 
 def _schema_files_present(layout: StoreLayout) -> bool:
-    return all(layout.schema_path(table).is_file() for table in SCHEMAS)
+    files = files_for(layout)
+    return all(files.is_file(layout.schema_path(table)) for table in SCHEMAS)
+
+
+def _schema_files_current(layout: StoreLayout) -> bool:
+    """True when every schema file exists and holds today's schema (remote stores)."""
+    files = files_for(layout)
+    for table, schema in SCHEMAS.items():
+        try:
+            stored = files.parquet_file(layout.schema_path(table)).schema_arrow
+        except FileNotFoundError:
+            return False
+        if not stored.equals(schema):
+            return False
+    return True
 
 
 def _is_lock_error(exc: Exception) -> bool:
@@ -207,6 +227,12 @@ def ensure_views(layout: StoreLayout, *, timeout_s: float = DEFAULT_LOCK_TIMEOUT
     runs as one short transaction; a concurrent creator makes this call wait
     (bounded by ``timeout_s``, then ``StoreLocked``) and then find the work done.
     """
+    if layout.is_remote:
+        # No views file on a remote store: the views live in each reader's connection.
+        if not _schema_files_current(layout):
+            write_schema_files(layout)
+            return True
+        return False
     if not _schema_files_present(layout):
         # Files only: lost schema files must not cost a database write.
         write_schema_files(layout)
@@ -247,4 +273,15 @@ def connect(
     connections to the same file; close one kind before opening the other.
     """
     ensure_views(layout, timeout_s=timeout_s)
+    if layout.is_remote:
+        return connect_remote(layout)
     return open_db(layout, read_only=read_only, timeout_s=timeout_s)
+
+
+def connect_remote(layout: StoreLayout) -> duckdb.DuckDBPyConnection:
+    """An in-memory connection reading a remote store through its fsspec filesystem."""
+    con = duckdb.connect(":memory:")
+    con.register_filesystem(layout.fs)
+    for statement in view_ddl(layout):
+        con.execute(statement)
+    return con
