@@ -2,12 +2,13 @@
 
 import dagster as dg
 
-from ragproof_assets.assets import eval_dataset, evaluate_cases, run_summary
+from ragproof_assets.assets import eval_dataset, run_summary
 from ragproof_assets.checks import failure_rate, no_regression
 from ragproof_assets.io_managers import JudgeIOManager
 from ragproof_assets.jobs import evaluate_job
 from ragproof_assets.resources import CheckSettings, StoreResource
 from ragproof_assets.schedules import nightly_suites
+from ragproof_assets.shards import evaluate_cases
 
 store = StoreResource()
 

@@ -9,12 +9,15 @@ prompt hashes, requests, cache hits, cost), which ``load_input`` gives back
 to the run summary.
 """
 
+from dataclasses import replace
+
 import dagster as dg
 
 from ragproof_assets.resources import StoreResource
 from ragproof_core.judge.ledger import JudgeLedger
 from ragproof_core.judge.session import LiteLLMJudge, make_judge
 from ragproof_core.settings import JudgeEnv
+from ragproof_core.shards import shard_budget
 
 LEDGER = "judge"
 
@@ -24,10 +27,16 @@ class JudgeIOManager(dg.ConfigurableIOManager):
 
     store: StoreResource
 
-    def open_judge(self, *, use_cache: bool, concurrency: int) -> LiteLLMJudge | None:
-        """A judge over this store's cache, or None when no judge model is configured."""
+    def open_judge(
+        self, *, use_cache: bool, concurrency: int, shards: int = 1
+    ) -> LiteLLMJudge | None:
+        """A judge over this store's cache, or None when no judge model is configured.
+        One of ``shards`` shards gets that share of the run's budget."""
+        env = JudgeEnv.from_env()
+        if shards > 1 and env.max_cost_usd is not None:
+            env = replace(env, max_cost_usd=shard_budget(env.max_cost_usd, shards))
         return make_judge(
-            JudgeEnv.from_env(),
+            env,
             self.store.store().layout.judge_cache_path,
             use_cache=use_cache,
             concurrency=concurrency,

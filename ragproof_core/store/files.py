@@ -115,6 +115,12 @@ class LocalFiles:
     def write_json(self, path: Path, obj: Any) -> None:
         write_json(path, obj)
 
+    @contextmanager
+    def parquet_writer(self, path: Path, schema: pa.Schema) -> Iterator[pq.ParquetWriter]:
+        """A writer whose file appears atomically at ``path`` on clean exit."""
+        with atomic_path(path) as tmp, pq.ParquetWriter(tmp, schema, compression="zstd") as w:
+            yield w
+
     def read_text(self, path: Path) -> str:
         return Path(path).read_text(encoding="utf-8")
 

@@ -15,7 +15,8 @@ local disk (``run_store.py``).
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import PurePath
 from typing import Any
 
@@ -39,14 +40,7 @@ class ObjectFiles:
         try:
             write(handle)
         except BaseException:
-            # Throw the upload away: closing would publish the half-written object.
-            discard = getattr(handle, "discard", None)
-            if discard is not None:
-                discard()
-                handle.closed = True
-            else:
-                handle.close()
-                self.remove(path)
+            _abort(handle)
             raise
         handle.close()
 
@@ -65,6 +59,19 @@ class ObjectFiles:
                     writer.write_table(batch, row_group_size=ROW_GROUP_SIZE)
 
         self._write(path, write)
+
+    @contextmanager
+    def parquet_writer(self, path: PurePath, schema: pa.Schema) -> Iterator[pq.ParquetWriter]:
+        """A writer whose object appears at ``path`` on clean exit, and never otherwise."""
+        handle = self.fs.open(str(path), "wb", block_size=BLOCK_SIZE)
+        try:
+            writer = pq.ParquetWriter(handle, schema, compression="zstd")
+            yield writer
+            writer.close()
+        except BaseException:
+            _abort(handle)
+            raise
+        handle.close()
 
     def write_json(self, path: PurePath, obj: Any) -> None:
         text = json.dumps(obj, ensure_ascii=False, indent=2, sort_keys=False) + "\n"
@@ -101,6 +108,15 @@ class ObjectFiles:
             return sorted(self.fs.ls(folder, detail=False))
         except FileNotFoundError:
             return []
+
+
+def _abort(handle) -> None:
+    """Throw an upload away: closing it would publish the half-written object."""
+    discard = getattr(handle, "discard", None)
+    if discard is None:
+        raise RuntimeError(f"{type(handle).__name__} cannot abort an upload")
+    discard()
+    handle.closed = True
 
 
 def files_for(layout) -> Any:

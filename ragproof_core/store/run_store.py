@@ -19,7 +19,8 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
@@ -32,7 +33,7 @@ import pyarrow as pa
 from ragproof_core import settings
 from ragproof_core.gc_pause import collector_paused
 from ragproof_core.model import Case, CaseOutput, MetricResult
-from ragproof_core.store import schema, views
+from ragproof_core.store import files, schema, views
 from ragproof_core.store.layout import (
     SCHEMA_DIR_NAME,
     SHARDED_TABLES,
@@ -109,6 +110,28 @@ def _redact_config_json(config_json: str) -> str:
     redacted = redact_secrets(config)
     # Keep the caller's exact text when nothing needed masking.
     return config_json if redacted == config else json.dumps(redacted, ensure_ascii=False)
+
+
+class ResultsWriter:
+    """Appends evaluated cases to one run's (or shard's) outputs and case results."""
+
+    def __init__(self, run_id: str, outputs: Any, results: Any) -> None:
+        self.run_id = run_id
+        self._outputs = outputs
+        self._results = results
+
+    def write(self, outputs: Sequence[CaseOutput], results: Sequence[MetricResult]) -> None:
+        for start in range(0, len(outputs), WRITE_BATCH_ROWS):
+            chunk = outputs[start : start + WRITE_BATCH_ROWS]
+            self._outputs.write_table(
+                schema.encode_outputs(self.run_id, chunk), row_group_size=files.ROW_GROUP_SIZE
+            )
+        for start in range(0, len(results), WRITE_BATCH_ROWS):
+            chunk = results[start : start + WRITE_BATCH_ROWS]
+            self._results.write_table(
+                schema.encode_case_results(self.run_id, chunk),
+                row_group_size=files.ROW_GROUP_SIZE,
+            )
 
 
 class RunStore:
@@ -218,6 +241,53 @@ class RunStore:
         except FileNotFoundError:
             self._require_run(run_id)
             raise FileNotFoundError(f"run {run_id!r} has no {table} table yet: {path}") from None
+
+    def clear_results(self, run_id: str) -> None:
+        """Remove a run's outputs, case results and shard reports (a restarted run may
+        use another shard count; its old parts must not join the new ones)."""
+        for table in SHARDED_TABLES:
+            for part in self.table_parts(run_id, table):
+                self.files.remove(part)
+        for report in self.files.glob(str(self.layout.run_dir(run_id) / "shard_*.json")):
+            self.files.remove(report)
+
+    @contextmanager
+    def results_writer(self, run_id: str, shard: int | None = None) -> Iterator[ResultsWriter]:
+        """Stream outputs and case results to the run's files (one shard's files when
+        ``shard`` is given) a batch at a time; both appear only on clean exit."""
+        self._require_run(run_id)
+        paths = {
+            table: self.layout.table_path(run_id, table)
+            if shard is None
+            else self.layout.shard_table_path(run_id, table, shard)
+            for table in SHARDED_TABLES
+        }
+        with (
+            self.files.parquet_writer(paths["outputs"], schema.SCHEMAS["outputs"]) as outputs,
+            self.files.parquet_writer(
+                paths["case_results"], schema.SCHEMAS["case_results"]
+            ) as results,
+        ):
+            yield ResultsWriter(run_id, outputs, results)
+
+    def read_dataset_range(self, run_id: str, start: int, end: int) -> list[Case]:
+        """Cases ``start`` to ``end`` (exclusive) in dataset order: one shard's cases."""
+        table = self._read(run_id, "dataset").slice(start, max(0, end - start))
+        with collector_paused():
+            return schema.decode_dataset(table)
+
+    def iter_case_results(self, run_id: str, batch_rows: int = WRITE_BATCH_ROWS):
+        """The run's case results in stored order (shard by shard), ``batch_rows`` at a
+        time, so a summary never holds the whole run's results as objects."""
+        parts = self.table_parts(run_id, "case_results")
+        if not parts:
+            self._require_run(run_id)
+            raise FileNotFoundError(f"run {run_id!r} has no case_results table yet")
+        for part in parts:
+            for batch in self.files.parquet_file(part).iter_batches(batch_size=batch_rows):
+                with collector_paused():
+                    decoded = schema.decode_case_results(pa.Table.from_batches([batch]))
+                yield from decoded
 
     def write_dataset(self, run_id: str, cases: Sequence[Case]) -> None:
         self._write(run_id, "dataset", schema.encode_dataset(run_id, cases))
