@@ -53,3 +53,13 @@ def s3_store(s3_server, monkeypatch) -> str:
     url = f"s3://{s3_server.new_bucket()}/store"
     monkeypatch.setenv("RAGPROOF_STORE", url)
     return url
+
+
+@pytest.fixture(params=["local", "s3"])
+def any_store(request, monkeypatch):
+    """The test's store, once on local disk and once in a fresh S3 bucket (moto)."""
+    from tests.support.stores import StoreUnderTest
+
+    if request.param == "local":
+        return StoreUnderTest("local", os.environ["RAGPROOF_STORE"])
+    return StoreUnderTest("s3", request.getfixturevalue("s3_store"))

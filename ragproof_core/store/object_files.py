@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import PurePath
 from typing import Any
 
@@ -64,11 +64,16 @@ class ObjectFiles:
     def parquet_writer(self, path: PurePath, schema: pa.Schema) -> Iterator[pq.ParquetWriter]:
         """A writer whose object appears at ``path`` on clean exit, and never otherwise."""
         handle = self.fs.open(str(path), "wb", block_size=BLOCK_SIZE)
+        writer = None
         try:
             writer = pq.ParquetWriter(handle, schema, compression="zstd")
             yield writer
             writer.close()
         except BaseException:
+            if writer is not None:
+                # Closed before the abort, so it never writes into a discarded upload.
+                with suppress(Exception):
+                    writer.close()
             _abort(handle)
             raise
         handle.close()
@@ -116,7 +121,10 @@ def _abort(handle) -> None:
     if discard is None:
         raise RuntimeError(f"{type(handle).__name__} cannot abort an upload")
     discard()
-    handle.closed = True
+    # Buffered uploads (s3fs, gcsfs, adlfs) must not retry on close; fsspec's
+    # memory file only publishes on close, which is never called.
+    with suppress(AttributeError):
+        handle.closed = True
 
 
 def files_for(layout) -> Any:
