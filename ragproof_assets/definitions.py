@@ -4,6 +4,7 @@ import dagster as dg
 
 from ragproof_assets.assets import eval_dataset, run_summary
 from ragproof_assets.checks import failure_rate, no_regression
+from ragproof_assets.executors import executor_from_env
 from ragproof_assets.io_managers import JudgeIOManager
 from ragproof_assets.jobs import evaluate_job
 from ragproof_assets.resources import CheckSettings, StoreResource
@@ -22,4 +23,6 @@ defs = dg.Definitions(
         "judge_io_manager": JudgeIOManager(store=store),
         "checks": CheckSettings(),
     },
+    # None keeps Dagster's default (multiprocess); RAGPROOF_EXECUTOR=k8s or celery in a deployment.
+    executor=executor_from_env(),
 )

@@ -54,10 +54,13 @@ def execute_evaluation(
             raise_on_error=False,
             tags=tags,
         )
+    if evaluate_job_def().executor_def.name == "multi_or_in_process_executor":
+        run_config = {**run_config, "execution": multiprocess_config(shards)}
+    # Otherwise RAGPROOF_EXECUTOR chose an executor whose settings live in the deployment.
     return dg.execute_job(
         dg.reconstructable(evaluate_job_def),
         instance=instance,
-        run_config={**run_config, "execution": multiprocess_config(shards)},
+        run_config=run_config,
         tags={**tags, "dagster/partition": run_id},
         raise_on_error=False,
     )

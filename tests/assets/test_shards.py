@@ -120,3 +120,87 @@ def test_a_shard_whose_adapter_fails_every_case_lets_the_run_finish(
         [run_id],
     ) == [("c3", "ValueError: boom (in answer())"), ("c4", "ValueError: boom (in answer())")]
     assert set(SHARD_STEPS) <= set(_step_pids(run_id))
+
+
+@pytest.mark.slow
+def test_a_crashed_shard_reexecuted_from_failure_alone_repays_no_cached_verdict(
+    store_path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    from ragproof_assets.execution import evaluate_job_def
+    from tests.faults.conftest import judge_env
+    from tests.support.cli import REPO, cli_env
+    from tests.support.judge_server import JudgeServer
+
+    # Shard 2 of 3 holds q5 and "crash six"; its process dies on the latter, once.
+    questions = ["q one?", "q two?", "q three?", "q four?", "q five?", "crash six?"]
+    dataset = write_jsonl(
+        tmp_path / "cases.jsonl",
+        [{"id": f"c{i}", "question": q} for i, q in enumerate(questions, start=1)],
+    )
+    marker = tmp_path / "crashed"
+    config = tmp_path / "crash.toml"
+    config.write_text(
+        "[run]\nconcurrency = 3\nshards = 3\n\n[adapter]\n"
+        'target = "tests.support.fault_adapters:CrashOnceAdapter"\n'
+        f'options = {{ marker = "{marker}", wait_cached = 10 }}\n',
+        encoding="utf-8",
+    )
+    with JudgeServer() as server:
+        env = judge_env(server.url)
+        first = ragproof(
+            "run",
+            "--dataset",
+            str(dataset),
+            "--config",
+            str(config),
+            "--json",
+            env=cli_env(**env),
+        )
+        assert first.returncode == 1
+        assert marker.exists()
+        assert server.request_count == 2 * 5  # q1..q5: answer_relevance, overrefusal
+
+        for name, value in {**env, "PYTHONPATH": str(REPO)}.items():
+            monkeypatch.setenv(name, value)
+        server.reset()
+        with dg.DagsterInstance.get() as instance:
+            (failed,) = instance.get_runs()
+            assert failed.status == dg.DagsterRunStatus.FAILURE
+            result = dg.execute_job(
+                dg.reconstructable(evaluate_job_def),
+                instance=instance,
+                reexecution_options=dg.ReexecutionOptions.from_failure(failed.run_id, instance),
+                # As the UI's re-execution does: the new run keeps the parent's partition.
+                tags={"dagster/partition": failed.tags["dagster/partition"]},
+            )
+            assert result.success
+            steps = sorted(
+                e.step_key for e in result.all_events if e.event_type_value == "STEP_SUCCESS"
+            )
+        # Only the crashed shard, the gathering step, the summary and its checks ran again.
+        assert steps == [
+            "evaluate_cases.evaluate_shard[shard_0002]",
+            "evaluate_cases.gather_shards",
+            "run_summary",
+            "run_summary_failure_rate",
+            "run_summary_no_regression",
+        ]
+        # q5's verdicts were cached before the crash: only "crash six" asks the judge.
+        assert server.request_count == 2
+
+    run_id = failed.tags["dagster/partition"]
+    # The record holds each shard's last attempt: shards 0 and 1 paid 4 each, shard 2's
+    # re-execution paid 2 and hit the cache twice. (The crashed attempt's 2 paid requests
+    # died with its process; the judge server counted them above.)
+    assert _rows(
+        store_path,
+        "select status, cases, case_failures, judge_requests, cache_hits from runs "
+        "where run_id = ?",
+        [run_id],
+    ) == [("completed", 6, 0, 10, 2)]
+    assert _rows(
+        store_path,
+        "select count(*) from case_results where run_id = ? and status = 'scored' "
+        "and metric = 'generation.answer_relevance'",
+        [run_id],
+    ) == [(6,)]
