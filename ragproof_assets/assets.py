@@ -5,11 +5,11 @@
 Each asset writes its own storage in the run store (Parquet under the run's
 folder; DuckDB only holds views over it), except ``judge_verdicts``, whose
 ledger goes through the judge IO manager. Adapter outputs, judge verdicts and
-case scores come out of one step so that judge calls overlap adapter calls.
-All evaluation logic lives in ``ragproof_core``; this module only wires it.
+case scores come out of one graph-backed asset (``shards.py``) whose shard
+steps each run adapter and judge together, so judge calls overlap adapter
+calls. All evaluation logic lives in ``ragproof_core``; this module only wires it.
 """
 
-import asyncio
 import json
 from collections import Counter
 from datetime import UTC, datetime
@@ -18,25 +18,21 @@ from pathlib import Path
 import dagster as dg
 
 from ragproof_assets.config import EvalRunConfig
-from ragproof_assets.io_managers import JudgeIOManager
 from ragproof_assets.partitions import evaluation_runs
 from ragproof_assets.resources import StoreResource
 from ragproof_core.adapters.loading import AdapterLoadError
-from ragproof_core.adapters.runner import close_adapter
 from ragproof_core.dataset import DatasetError, dataset_sha256
-from ragproof_core.evaluate import evaluate
 from ragproof_core.judge.activity import judge_usage_markdown
 from ragproof_core.judge.jury_agreement import jury_agreement
 from ragproof_core.judge.ledger import JudgeLedger
 from ragproof_core.metrics.aggregate import summarize
 from ragproof_core.model import Status
-from ragproof_core.preflight import preflight, take_adapter
+from ragproof_core.preflight import preflight
 from ragproof_core.report import refusal_tradeoff, summary_markdown
 from ragproof_core.reporting.data import gather_report
-from ragproof_core.reporting.html import write_html
-from ragproof_core.reporting.markdown import distributions_markdown, worst_cases_markdown
+from ragproof_core.reporting.html import render_html
+from ragproof_core.reporting.markdown import worst_cases_markdown
 from ragproof_core.settings import (
-    AdapterSpec,
     ConfigError,
     JudgeEnv,
     judge_settings_dict,
@@ -122,10 +118,13 @@ def eval_dataset(
         "judge": judge_settings_dict(resolved.judge),
         "use_cache": not config.no_cache,
         "progress": config.progress,
+        "cases": len(cases),
         "started_at": _now().isoformat(),
         "dagster_run_id": context.run.run_id,
     }
     run_store.write_manifest(run_id, manifest)
+    # A restarted run may split into other shards: its old result files must go.
+    run_store.clear_results(run_id)
     run_store.write_dataset(run_id, cases)
     # Views exist from the first run's start, so the store reads even if that run is killed.
     _refresh_views(context, run_store)
@@ -138,119 +137,6 @@ def eval_dataset(
             "adapter": resolved.adapter.target,
             "cases_by_kind": dg.MetadataValue.json(dict(kinds)),
         }
-    )
-
-
-@dg.multi_asset(
-    partitions_def=evaluation_runs,
-    group_name=GROUP,
-    deps=[eval_dataset],
-    outs={
-        "adapter_outputs": dg.AssetOut(
-            dagster_type=dg.Nothing,
-            kinds={"parquet"},
-            description="What the pipeline under test returned for each case: answer, "
-            "citations, retrieved chunks, or the case failure.",
-        ),
-        "judge_verdicts": dg.AssetOut(
-            io_manager_key="judge_io_manager",
-            description="The judge's work in this run: model, prompt hashes, requests, cache "
-            "hits and cost. Verdicts themselves are cached by (model, prompt hash, input hash).",
-        ),
-        "case_scores": dg.AssetOut(
-            dagster_type=dg.Nothing,
-            kinds={"parquet"},
-            description="One row per case and metric: status, value, reason, raw judge reply.",
-            metadata={"dagster/column_schema": _RESULT_COLUMNS},
-        ),
-    },
-)
-def evaluate_cases(
-    context: dg.AssetExecutionContext,
-    store: StoreResource,
-    judge_io_manager: dg.ResourceParam[JudgeIOManager],
-):
-    run_id = context.partition_key
-    run_store = store.store()
-    manifest = run_store.read_manifest(run_id)
-    cases = run_store.read_dataset(run_id)
-    settings = run_settings_from_dict(manifest["run"])
-    try:
-        adapter = take_adapter(AdapterSpec(manifest["adapter"], manifest["adapter_options"]))
-    except AdapterLoadError as exc:
-        raise dg.Failure(description=str(exc), allow_retries=False) from exc
-
-    judge = judge_io_manager.open_judge(
-        use_cache=manifest["use_cache"],
-        concurrency=settings.concurrency,
-        table=manifest.get("judge"),
-    )
-
-    progress = _progress_bar(len(cases), enabled=manifest.get("progress", False))
-
-    async def run():
-        try:
-            return await evaluate(cases, adapter, settings, judge, on_case_done=progress.update)
-        finally:
-            await close_adapter(adapter)
-            if judge is not None:
-                # LiteLLM queues bookkeeping on this event loop; let it finish here.
-                await judge.drain()
-
-    try:
-        evaluation = asyncio.run(run())
-    finally:
-        progress.close()
-        if judge is not None:
-            judge.close()
-
-    run_store.write_outputs(run_id, evaluation.outputs)
-    run_store.write_case_results(run_id, evaluation.results)
-    manifest["evaluation"] = {
-        "status": evaluation.status,
-        "cases_evaluated": len(evaluation.outputs),
-        "case_failures": evaluation.case_failures,
-    }
-    run_store.write_manifest(run_id, manifest)
-
-    ledger = _ledger(judge, use_cache=manifest["use_cache"])
-    statuses = Counter(result.status.value for result in evaluation.results)
-    failures = [o for o in evaluation.outputs if o.failed]
-
-    yield dg.Output(
-        None,
-        output_name="adapter_outputs",
-        metadata={
-            "dagster/row_count": len(evaluation.outputs),
-            "case_failures": len(failures),
-            "first_failures": dg.MetadataValue.md(
-                "\n".join(f"- `{o.case_id}`: {o.error}" for o in failures[:10]) or "none"
-            ),
-        },
-    )
-    yield dg.Output(
-        ledger,
-        output_name="judge_verdicts",
-        metadata={
-            "judge_model": ledger.model or "none configured",
-            "requests": ledger.requests,
-            "repairs": ledger.repairs,
-            "cache_hits": ledger.cache_hits,
-            "judge_errors": ledger.judge_errors,
-            "input_tokens": ledger.input_tokens,
-            "output_tokens": ledger.output_tokens,
-            "cost_usd": dg.MetadataValue.float(ledger.cost_usd),
-        },
-    )
-    yield dg.Output(
-        None,
-        output_name="case_scores",
-        metadata={
-            "dagster/row_count": len(evaluation.results),
-            "status": evaluation.status,
-            "by_status": dg.MetadataValue.json(dict(statuses)),
-            "distributions": dg.MetadataValue.md(distributions_markdown(evaluation.results)),
-        },
     )
 
 
@@ -330,7 +216,9 @@ def run_summary(
     run_id = context.partition_key
     run_store = store.store()
     manifest = run_store.read_manifest(run_id)
-    results = run_store.read_case_results(run_id)
+    skips: Counter = Counter()
+    # Streamed, batch by batch: the summary never holds the run's results as objects.
+    results = _counting_skips(run_store.iter_case_results(run_id), skips)
     summaries = summarize(results, run_settings_from_dict(manifest["run"]).selected_metrics)
     evaluation = manifest["evaluation"]
     record = RunRecord(
@@ -364,7 +252,11 @@ def run_summary(
         judge_output_tokens=judge_verdicts.output_tokens,
         judge_usage=judge_verdicts.usage,
         # Only a jury stores per-model scores; a single judge has no agreement to measure.
-        judge_agreement=jury_agreement(results) if "," in (judge_verdicts.model or "") else {},
+        judge_agreement=(
+            jury_agreement(run_store.iter_case_results(run_id))
+            if "," in (judge_verdicts.model or "")
+            else {}
+        ),
     )
     run_store.write_summaries(run_id, summaries)
     # Written last: its presence is what makes the run visible in the views.
@@ -384,7 +276,7 @@ def run_summary(
         "judge_input_tokens": record.judge_input_tokens,
         "judge_output_tokens": record.judge_output_tokens,
         "metrics_selected": dg.MetadataValue.json(manifest["run"].get("metrics")),
-        "store": str(run_store.layout.root.resolve()),
+        "store": run_store.layout.location,
     }
     for summary in summaries:
         if summary.mean is not None:
@@ -397,7 +289,7 @@ def run_summary(
     tradeoff = refusal_tradeoff(summaries)
     if tradeoff:
         metadata["abstention_vs_overrefusal"] = dg.MetadataValue.md(tradeoff)
-    skipped_reasons = _skip_reasons(results)
+    skipped_reasons = _skip_reasons(skips)
     if skipped_reasons:
         metadata["skip_reasons"] = dg.MetadataValue.md(skipped_reasons)
     metadata.update(_report_metadata(context, run_store, run_id))
@@ -412,13 +304,22 @@ def _report_metadata(context: dg.AssetExecutionContext, run_store, run_id: str) 
     """
     try:
         report = gather_report(run_store, run_id)
-        path = write_html(run_store.layout.report_path(run_id), report)
+        location = run_store.write_report(run_id, render_html(report))
     except Exception as exc:  # noqa: BLE001 - the evaluation itself succeeded
         context.log.error(f"the HTML report was not written: {type(exc).__name__}: {exc}")
         return {"report": f"not written: {type(exc).__name__}: {exc}"}
+    link = (
+        dg.MetadataValue.url(location)
+        if run_store.layout.is_remote
+        else dg.MetadataValue.path(location)
+    )
     return {
-        "report": dg.MetadataValue.path(str(path)),
-        "report_url": dg.MetadataValue.url(path.as_uri()),
+        "report": link,
+        **(
+            {}
+            if run_store.layout.is_remote
+            else {"report_url": dg.MetadataValue.url(Path(location).as_uri())}
+        ),
         "worst_cases": dg.MetadataValue.md(worst_cases_markdown(report)),
     }
 
@@ -436,7 +337,14 @@ def _refresh_views(context: dg.AssetExecutionContext, run_store) -> None:
         )
 
 
-def _skip_reasons(results) -> str:
+def _counting_skips(results, counts: Counter):
+    """Pass ``results`` through, counting skips by (metric, reason) into ``counts``."""
+    for result in results:
+        if result.status is Status.SKIPPED:
+            counts[(result.metric, result.reason or "")] += 1
+        yield result
+
+
+def _skip_reasons(counts: Counter) -> str:
     """Why metrics were skipped, counted, so an all-skipped metric explains itself."""
-    counts = Counter((r.metric, r.reason or "") for r in results if r.status is Status.SKIPPED)
     return "\n".join(f"- `{m}`: {reason} ({n})" for (m, reason), n in sorted(counts.items()))

@@ -2,13 +2,15 @@
 
 import dagster as dg
 
-from ragproof_assets.assets import eval_dataset, evaluate_cases, run_summary
+from ragproof_assets.assets import eval_dataset, run_summary
 from ragproof_assets.checks import failure_rate, no_regression
+from ragproof_assets.executors import executor_from_env
 from ragproof_assets.io_managers import JudgeIOManager
 from ragproof_assets.jobs import evaluate_job
 from ragproof_assets.launch import launch_evaluation_job, launch_evaluation_sensor
 from ragproof_assets.resources import CheckSettings, StoreResource
 from ragproof_assets.schedules import nightly_suites
+from ragproof_assets.shards import evaluate_cases
 
 store = StoreResource()
 
@@ -23,4 +25,6 @@ defs = dg.Definitions(
         "judge_io_manager": JudgeIOManager(store=store),
         "checks": CheckSettings(),
     },
+    # None keeps Dagster's default (multiprocess); RAGPROOF_EXECUTOR=k8s or celery in a deployment.
+    executor=executor_from_env(),
 )

@@ -10,6 +10,7 @@ to the run summary.
 """
 
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 import dagster as dg
@@ -18,6 +19,7 @@ from ragproof_assets.resources import StoreResource
 from ragproof_core.judge.ledger import JudgeLedger
 from ragproof_core.judge.session import LiteLLMJudge, make_judge
 from ragproof_core.settings import JudgeEnv, judge_settings_from_dict
+from ragproof_core.shards import shard_budget
 
 LEDGER = "judge"
 
@@ -28,15 +30,24 @@ class JudgeIOManager(dg.ConfigurableIOManager):
     store: StoreResource
 
     def open_judge(
-        self, *, use_cache: bool, concurrency: int, table: Mapping[str, Any] | None = None
+        self,
+        *,
+        use_cache: bool,
+        concurrency: int,
+        table: Mapping[str, Any] | None = None,
+        shards: int = 1,
     ) -> LiteLLMJudge | None:
         """A judge over this store's cache, or None when no judge model is configured.
 
         ``table``: the run's ``[judge]`` table from its manifest; the environment
-        (RAGPROOF_JUDGE_MODE, ...) overrides it.
+        (RAGPROOF_JUDGE_MODE, ...) overrides it. One of ``shards`` shards gets that
+        share of the run's budget.
         """
+        env = JudgeEnv.from_env().with_table(judge_settings_from_dict(table))
+        if shards > 1 and env.max_cost_usd is not None:
+            env = replace(env, max_cost_usd=shard_budget(env.max_cost_usd, shards))
         return make_judge(
-            JudgeEnv.from_env().with_table(judge_settings_from_dict(table)),
+            env,
             self.store.store().layout.judge_cache_path,
             use_cache=use_cache,
             concurrency=concurrency,

@@ -13,11 +13,16 @@ class StoreResource(dg.ConfigurableResource):
     """The run store. An empty root means RAGPROOF_STORE, read when the run starts."""
 
     root: str = Field(
-        default="", description="Store folder; empty means $RAGPROOF_STORE or data/store."
+        default="",
+        description="Store folder or s3://bucket/prefix; empty means $RAGPROOF_STORE or "
+        "data/store.",
     )
 
-    def path(self) -> Path:
-        return Path(self.root) if self.root else store_root()
+    def path(self) -> Path | str:
+        """A local folder, or an fsspec URL such as ``s3://bucket/prefix``."""
+        if not self.root:
+            return store_root()
+        return self.root if "://" in self.root else Path(self.root)
 
     def store(self) -> RunStore:
         return RunStore(self.path())

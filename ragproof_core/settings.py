@@ -325,6 +325,8 @@ class JudgeEnv:
 _JUDGE_ENV = TypeAdapter(JudgeEnv)
 
 
-def store_root(env: Mapping[str, str] | None = None) -> Path:
+def store_root(env: Mapping[str, str] | None = None) -> Path | str:
+    """``RAGPROOF_STORE``: a local folder (a Path) or an fsspec URL such as ``s3://b/p`` (a str)."""
     env = os.environ if env is None else env
-    return Path(env.get("RAGPROOF_STORE") or "data/store")
+    location = env.get("RAGPROOF_STORE") or "data/store"
+    return location if "://" in location else Path(location)

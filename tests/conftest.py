@@ -35,3 +35,33 @@ def _isolated_env(tmp_path_factory, monkeypatch):
 @pytest.fixture
 def store_path() -> Path:
     return Path(os.environ["RAGPROOF_STORE"])
+
+
+@pytest.fixture(scope="session")
+def s3_server():
+    """One moto S3 server on loopback per test session (per xdist worker)."""
+    from tests.support.s3_server import MotoServer
+
+    server = MotoServer().start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def s3_store(s3_server, monkeypatch) -> str:
+    """A fresh bucket; RAGPROOF_STORE and the AWS variables point at it. Returns the URL."""
+    for name, value in s3_server.env().items():
+        monkeypatch.setenv(name, value)
+    url = f"s3://{s3_server.new_bucket()}/store"
+    monkeypatch.setenv("RAGPROOF_STORE", url)
+    return url
+
+
+@pytest.fixture(params=["local", "s3"])
+def any_store(request, monkeypatch):
+    """The test's store, once on local disk and once in a fresh S3 bucket (moto)."""
+    from tests.support.stores import StoreUnderTest
+
+    if request.param == "local":
+        return StoreUnderTest("local", os.environ["RAGPROOF_STORE"])
+    return StoreUnderTest("s3", request.getfixturevalue("s3_store"))

@@ -25,6 +25,7 @@ from ragproof_assets.cli import (
     plan,
     report,
     run,
+    sql,
 )
 from ragproof_assets.cli.errors import OneLineParser, debug_requested, report_error
 
@@ -44,6 +45,7 @@ def build_parser() -> argparse.ArgumentParser:
     importing.register(sub)
     plan.register(sub)
     report.register(sub)
+    sql.register(sub)
     return parser
 
 

@@ -11,7 +11,7 @@ from ragproof_assets.cli.common import EXIT_BAD_INPUT, EXIT_OK, open_store
 
 def cmd_report(args: argparse.Namespace) -> int:
     from ragproof_core.reporting.data import MixedJudgesError, gather_report
-    from ragproof_core.reporting.html import write_html
+    from ragproof_core.reporting.html import render_html, write_html
 
     store = open_store()
     try:
@@ -24,8 +24,10 @@ def cmd_report(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return EXIT_BAD_INPUT
-    path = Path(args.out) if args.out else store.layout.report_path(args.run_id, args.against)
-    print(write_html(path, data).resolve())
+    if args.out:
+        print(write_html(Path(args.out), data).resolve())
+    else:
+        print(store.write_report(args.run_id, render_html(data), args.against))
     return EXIT_OK
 
 

@@ -131,15 +131,17 @@ def cmd_run(args: argparse.Namespace) -> int:
         print_json(estimate.to_dict()) if args.json else print(estimate.render())
         return EXIT_OK
 
-    from ragproof_assets.definitions import defs
+    from ragproof_assets.execution import execute_evaluation
     from ragproof_assets.instance import open_instance_with_partition
     from ragproof_assets.partitions import evaluation_runs
     from ragproof_core.store.layout import new_run_id
 
     run_id = new_run_id()
     instance = open_instance_with_partition(evaluation_runs.name, run_id)
-    job = defs.resolve_job_def("evaluate")
-    result = job.execute_in_process(
+    # One shard runs in this process; more run as parallel step processes.
+    result = execute_evaluation(
+        instance,
+        run_id,
         run_config={
             "ops": {"eval_dataset": {"config": _run_config(args)}},
             # Dagster's own step-failure dump is for the UI's logs; the command
@@ -148,9 +150,7 @@ def cmd_run(args: argparse.Namespace) -> int:
                 "console": {"config": {"log_level": "ERROR" if args.debug else "CRITICAL"}}
             },
         },
-        instance=instance,
-        partition_key=run_id,
-        raise_on_error=False,
+        shards=config.run.shards,
         tags={"ragproof/source": "cli"},
     )
     if not result.success:

@@ -155,3 +155,13 @@ class JudgeCache:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def open_judge_cache(where: Any):
+    """The cache at ``where``: a SQLite file path (local store) or a remote store's
+    segment folder (``layout.SegmentCacheLocation``; ``segment_cache.py``)."""
+    if isinstance(where, str | Path):
+        return JudgeCache(Path(where))
+    from ragproof_core.judge.segment_cache import SegmentJudgeCache
+
+    return SegmentJudgeCache(where)

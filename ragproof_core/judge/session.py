@@ -18,7 +18,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from ragproof_core.judge.cache import CachedReply, JudgeCache, input_hash
+from ragproof_core.judge.cache import CachedReply, JudgeCache, input_hash, open_judge_cache
 from ragproof_core.judge.client import LiteLLMClient, RawReply, TransportError, flush_litellm
 from ragproof_core.judge.combined import (
     ask_combined,
@@ -308,19 +308,20 @@ class LiteLLMJudge:
 
 
 def make_judge(
-    env: JudgeEnv, cache_path: Path | None, use_cache: bool = True, concurrency: int = 16
+    env: JudgeEnv, cache_path: Path | Any | None, use_cache: bool = True, concurrency: int = 16
 ):
     """The configured judge (a ``JuryJudge`` when several models are named), or None
-    when RAGPROOF_JUDGE_MODEL is unset.
+    when RAGPROOF_JUDGE_MODEL is unset. ``cache_path``: the store's
+    ``layout.judge_cache_path`` (a SQLite file, or a remote segment folder).
 
-    With ``rpm`` set, requests are spaced through a slot file beside the cache
-    (shared by every process using this store), or in-process without a path.
+    With ``rpm`` set, requests are spaced through a slot file beside a local cache
+    (shared by every process using this store), or in-process otherwise.
     """
     models = tuple(dict.fromkeys(env.models))  # a model named twice is one juror
     if not models:
         return None
-    cache = JudgeCache(cache_path) if cache_path is not None and use_cache else None
-    slot_path = None if cache_path is None else Path(cache_path).with_name(SLOT_FILE_NAME)
+    cache = open_judge_cache(cache_path) if cache_path is not None and use_cache else None
+    slot_path = cache_path.with_name(SLOT_FILE_NAME) if isinstance(cache_path, Path) else None
     limiter = make_limiter(env.rpm, slot_path)
     if len(models) > 1:
         from ragproof_core.judge.jury import make_jury

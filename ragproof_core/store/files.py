@@ -100,3 +100,52 @@ def remove(path: Path) -> bool:
         return False
     _fsync_path(path.parent, directory=True)
     return True
+
+
+class LocalFiles:
+    """The store's file operations on local disk: atomic rename and fsync (above).
+
+    ``ObjectFiles`` (``object_files.py``) has the same methods for object storage.
+    """
+
+    is_remote = False
+
+    def write_parquet(self, path: Path, table: pa.Table) -> None:
+        write_parquet(path, table)
+
+    def write_parquet_batches(
+        self, path: Path, schema: pa.Schema, batches: Iterable[pa.Table]
+    ) -> None:
+        write_parquet_batches(path, schema, batches)
+
+    def write_json(self, path: Path, obj: Any) -> None:
+        write_json(path, obj)
+
+    def write_bytes(self, path: Path, data: bytes) -> None:
+        with atomic_path(path) as tmp:
+            tmp.write_bytes(data)
+
+    @contextmanager
+    def parquet_writer(self, path: Path, schema: pa.Schema) -> Iterator[pq.ParquetWriter]:
+        """A writer whose file appears atomically at ``path`` on clean exit."""
+        with atomic_path(path) as tmp, pq.ParquetWriter(tmp, schema, compression="zstd") as w:
+            yield w
+
+    def read_text(self, path: Path) -> str:
+        return Path(path).read_text(encoding="utf-8")
+
+    def parquet_file(self, path: Path) -> pq.ParquetFile:
+        """Raises FileNotFoundError when ``path`` does not exist."""
+        return pq.ParquetFile(path)
+
+    def is_file(self, path: Path) -> bool:
+        return Path(path).is_file()
+
+    def remove(self, path: Path) -> bool:
+        return remove(Path(path))
+
+    def glob(self, pattern: str) -> list[Path]:
+        """Files matching an absolute glob, sorted; temp files never match ``*.parquet``."""
+        import glob as globbing
+
+        return sorted(Path(p) for p in globbing.glob(pattern))

@@ -16,22 +16,28 @@ The store is a folder (``RAGPROOF_STORE``, default ``data/store``)::
                                           when compared against another run)
     runs/_schema/<table>.parquet          zero-row files with the exact schemas,
                                           so view globs always match something
-    judge_cache.sqlite                    the judge cache (owned elsewhere)
-    ragproof.duckdb                       views over the Parquet files only
+    runs/<run_id>/<table>-shard-NNNN.parquet  outputs and case results of one
+                                          shard of a sharded run (views glob both)
+    judge_cache.sqlite                    the judge cache of a local store
+    judge_cache/segments/*.jsonl          the judge cache of a remote store
+    ragproof.duckdb                       views over the Parquet files only (local)
 
 One folder per run is one Dagster partition: runs never share a file, so any
 number of them can be written at once. Nothing else in ragproof builds store
-paths; moving the store to object storage means changing this module and
-``files.py``.
+paths. The store is a local folder (``root`` a ``Path``, ``fs`` None) or a
+prefix on object storage (``root`` a ``PurePosixPath`` inside the bucket,
+``fs`` its fsspec filesystem, ``protocol`` e.g. ``s3``); ``files.py`` and
+``object_files.py`` write each kind.
 """
 
 from __future__ import annotations
 
 import re
 import secrets
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from pathlib import Path
+from pathlib import Path, PurePath, PurePosixPath
+from typing import Any
 
 RUN_ID_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,127}")
 
@@ -45,6 +51,9 @@ CALIBRATIONS_DIR_NAME = "calibrations"
 REPORT_NAME = "report.html"
 DUCKDB_NAME = "ragproof.duckdb"
 JUDGE_CACHE_NAME = "judge_cache.sqlite"
+JUDGE_SEGMENTS_DIR = "judge_cache/segments"
+# Tables a sharded run writes once per shard (``<table>-shard-NNNN.parquet``).
+SHARDED_TABLES: tuple[str, ...] = ("outputs", "case_results")
 
 # Characters DuckDB would read as glob syntax inside the absolute view paths.
 _GLOB_CHARS = frozenset("*?[]{}")
@@ -76,19 +85,60 @@ def new_run_id(*, now: datetime | None = None) -> str:
     return f"{moment:%Y%m%dT%H%M%SZ}-{secrets.token_hex(3)}"
 
 
+@dataclass(frozen=True)
+class SegmentCacheLocation:
+    """Where a remote store keeps its judge cache: immutable segment objects."""
+
+    fs: Any
+    root: str
+
+    def exists(self) -> bool:
+        # An empty cache is a valid cache: there is no file to create first.
+        return True
+
+
 @dataclass(frozen=True, slots=True)
 class StoreLayout:
-    """The paths of one store. ``root`` is made absolute on construction.
+    """The paths of one store. A local ``root`` is made absolute on construction.
 
     Absolute because the DuckDB views embed these paths and DuckDB resolves
     relative paths against the reading process's working directory, not
     against the database file.
     """
 
-    root: Path
+    root: PurePath
+    fs: Any = field(default=None, compare=False, repr=False)
+    protocol: str = "file"
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "root", Path(self.root).expanduser().resolve())
+        if self.fs is None:
+            object.__setattr__(self, "root", Path(self.root).expanduser().resolve())
+        else:
+            object.__setattr__(self, "root", PurePosixPath(str(self.root).strip("/")))
+
+    @classmethod
+    def at(cls, location: str | Path) -> StoreLayout:
+        """The layout of ``RAGPROOF_STORE``-style ``location``: a path or an fsspec URL."""
+        from ragproof_core.store.remote import local_path, open_filesystem, split_url
+
+        remote = split_url(location)
+        if remote is None:
+            return cls(local_path(location))
+        protocol, path = remote
+        return cls(PurePosixPath(path), fs=open_filesystem(protocol), protocol=protocol)
+
+    @property
+    def is_remote(self) -> bool:
+        return self.fs is not None
+
+    @property
+    def location(self) -> str:
+        """The store as users name it: a folder, or ``s3://bucket/prefix``."""
+        return f"{self.protocol}://{self.root}" if self.is_remote else str(self.root)
+
+    def url(self, path: PurePath | str) -> str:
+        """``path`` as DuckDB reads it: absolute local path, or ``s3://...``."""
+        return f"{self.protocol}://{path}" if self.is_remote else str(path)
 
     @property
     def runs_dir(self) -> Path:
@@ -103,7 +153,10 @@ class StoreLayout:
         return self.root / DUCKDB_NAME
 
     @property
-    def judge_cache_path(self) -> Path:
+    def judge_cache_path(self) -> Path | SegmentCacheLocation:
+        """The SQLite file of a local store; the segment folder of a remote one."""
+        if self.is_remote:
+            return SegmentCacheLocation(self.fs, str(self.root / JUDGE_SEGMENTS_DIR))
         return self.root / JUDGE_CACHE_NAME
 
     def run_dir(self, run_id: str) -> Path:
@@ -141,13 +194,24 @@ class StoreLayout:
 
     def calibrations_glob(self) -> str:
         self.table_glob("run")  # the same check of the root for glob characters
-        return str(self.runs_dir / "*" / CALIBRATIONS_DIR_NAME / "*.parquet")
+        return self.url(self.runs_dir / "*" / CALIBRATIONS_DIR_NAME / "*.parquet")
+
+    def shard_table_path(self, run_id: str, table: str, shard: int) -> Path:
+        """``<table>-shard-NNNN.parquet``: one shard's part of a sharded table."""
+        if table not in SHARDED_TABLES:
+            raise ValueError(f"table {table!r} is not written per shard")
+        return self.run_dir(run_id) / f"{table}-shard-{shard:04d}.parquet"
+
+    def table_parts_glob(self, run_id: str, table: str) -> str:
+        """Glob (no protocol) of every file of ``table`` in one run: whole or shards."""
+        return str(self.run_dir(run_id) / _glob_name(table))
 
     def schema_path(self, table: str) -> Path:
         return self.schema_dir / table_file_name(table)
 
     def table_glob(self, table: str) -> str:
-        """Absolute glob matching ``table`` in every run folder (and ``_schema``).
+        """Absolute glob (URL for a remote store) matching ``table`` in every run folder
+        (and ``_schema``), shard files included.
 
         Temp files are named ``.<name>.tmp-...`` (``files.py``), so they never match.
         """
@@ -157,7 +221,13 @@ class StoreLayout:
                 f"store root {root!r} contains glob characters ({''.join(sorted(_GLOB_CHARS))}); "
                 "DuckDB would misread the view paths, choose another RAGPROOF_STORE"
             )
-        return str(self.runs_dir / "*" / table_file_name(table))
+        return self.url(self.runs_dir / "*" / _glob_name(table))
+
+
+def _glob_name(table: str) -> str:
+    name = table_file_name(table)
+    # ``case_results*.parquet`` matches the whole file and every shard's file.
+    return name.replace(".parquet", "*.parquet") if table in SHARDED_TABLES else name
 
 
 def table_file_name(table: str) -> str:

@@ -19,7 +19,8 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -28,7 +29,6 @@ from typing import Any
 import duckdb
 import pandas as pd
 import pyarrow as pa
-import pyarrow.parquet as pq
 
 from ragproof_core import settings
 from ragproof_core.gc_pause import collector_paused
@@ -37,11 +37,13 @@ from ragproof_core.model import Case, CaseOutput, MetricResult
 from ragproof_core.store import calibrations, files, schema, views
 from ragproof_core.store.layout import (
     SCHEMA_DIR_NAME,
+    SHARDED_TABLES,
     StoreLayout,
     new_run_id,
     table_file_name,
     validate_run_id,
 )
+from ragproof_core.store.object_files import files_for
 from ragproof_core.store.schema import RunRecord
 
 __all__ = ["REDACTED", "RunNotFound", "RunRecord", "RunStore", "new_run_id", "redact_secrets"]
@@ -130,14 +132,38 @@ def same_scoring(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
     return all(a.get(key) == b.get(key) for key in BASELINE_SETTINGS)
 
 
+class ResultsWriter:
+    """Appends evaluated cases to one run's (or shard's) outputs and case results."""
+
+    def __init__(self, run_id: str, outputs: Any, results: Any) -> None:
+        self.run_id = run_id
+        self._outputs = outputs
+        self._results = results
+
+    def write(self, outputs: Sequence[CaseOutput], results: Sequence[MetricResult]) -> None:
+        for start in range(0, len(outputs), WRITE_BATCH_ROWS):
+            chunk = outputs[start : start + WRITE_BATCH_ROWS]
+            self._outputs.write_table(
+                schema.encode_outputs(self.run_id, chunk), row_group_size=files.ROW_GROUP_SIZE
+            )
+        for start in range(0, len(results), WRITE_BATCH_ROWS):
+            chunk = results[start : start + WRITE_BATCH_ROWS]
+            self._results.write_table(
+                schema.encode_case_results(self.run_id, chunk),
+                row_group_size=files.ROW_GROUP_SIZE,
+            )
+
+
 class RunStore:
-    """The run store rooted at ``root`` (default: ``RAGPROOF_STORE`` or ``data/store``)."""
+    """The run store at ``root`` (default: ``RAGPROOF_STORE`` or ``data/store``): a local
+    folder or an fsspec URL such as ``s3://bucket/prefix`` (``remote.py``)."""
 
     def __init__(self, root: Path | str | None = None) -> None:
-        self.layout = StoreLayout(Path(root) if root is not None else settings.store_root())
+        self.layout = StoreLayout.at(root if root is not None else settings.store_root())
+        self.files = files_for(self.layout)
 
     def __repr__(self) -> str:
-        return f"RunStore({str(self.layout.root)!r})"
+        return f"RunStore({self.layout.location!r})"
 
     # --- DuckDB ---------------------------------------------------------------------------
 
@@ -153,10 +179,10 @@ class RunStore:
     # --- run identity ---------------------------------------------------------------------
 
     def run_exists(self, run_id: str) -> bool:
-        return self.layout.manifest_path(run_id).is_file()
+        return self.files.is_file(self.layout.manifest_path(run_id))
 
     def is_finished(self, run_id: str) -> bool:
-        return self.layout.table_path(run_id, "run").is_file()
+        return self.files.is_file(self.layout.table_path(run_id, "run"))
 
     def _require_run(self, run_id: str) -> None:
         if not self.run_exists(run_id):
@@ -169,12 +195,12 @@ class RunStore:
         first removes its ``run.parquet``, so the views hide the run until the
         new attempt finishes instead of mixing old and new files.
         """
-        files.remove(self.layout.table_path(run_id, "run"))
-        files.write_json(self.layout.manifest_path(run_id), redact_secrets(dict(manifest)))
+        self.files.remove(self.layout.table_path(run_id, "run"))
+        self.files.write_json(self.layout.manifest_path(run_id), redact_secrets(dict(manifest)))
 
     def read_manifest(self, run_id: str) -> dict[str, Any]:
         try:
-            text = self.layout.manifest_path(run_id).read_text(encoding="utf-8")
+            text = self.files.read_text(self.layout.manifest_path(run_id))
         except FileNotFoundError:
             raise RunNotFound(run_id) from None
         return json.loads(text)
@@ -182,11 +208,13 @@ class RunStore:
     def write_document(self, run_id: str, name: str, document: Mapping[str, Any]) -> None:
         """Store a small JSON document beside the run's tables, secrets redacted."""
         self._require_run(run_id)
-        files.write_json(self.layout.document_path(run_id, name), redact_secrets(dict(document)))
+        self.files.write_json(
+            self.layout.document_path(run_id, name), redact_secrets(dict(document))
+        )
 
     def read_document(self, run_id: str, name: str) -> dict[str, Any]:
         try:
-            text = self.layout.document_path(run_id, name).read_text(encoding="utf-8")
+            text = self.files.read_text(self.layout.document_path(run_id, name))
         except FileNotFoundError:
             raise RunNotFound(run_id, f"run has no {name} document") from None
         return json.loads(text)
@@ -195,7 +223,7 @@ class RunStore:
 
     def _write(self, run_id: str, table: str, data: pa.Table) -> None:
         self._require_run(run_id)
-        files.write_parquet(self.layout.table_path(run_id, table), data)
+        self.files.write_parquet(self.layout.table_path(run_id, table), data)
 
     def _write_batched(
         self,
@@ -209,17 +237,77 @@ class RunStore:
             encode(run_id, rows[start : start + WRITE_BATCH_ROWS])
             for start in range(0, max(len(rows), 1), WRITE_BATCH_ROWS)
         )
-        files.write_parquet_batches(
+        self.files.write_parquet_batches(
             self.layout.table_path(run_id, table), schema.SCHEMAS[table], batches
         )
+
+    def table_parts(self, run_id: str, table: str) -> list[Any]:
+        """The files holding ``table`` of one run: the whole file, or one per shard."""
+        if table not in SHARDED_TABLES:
+            path = self.layout.table_path(run_id, table)
+            return [path] if self.files.is_file(path) else []
+        return self.files.glob(self.layout.table_parts_glob(run_id, table))
 
     def _read(self, run_id: str, table: str) -> pa.Table:
         path = self.layout.table_path(run_id, table)
         try:
-            return pq.ParquetFile(path).read()
+            if table in SHARDED_TABLES:
+                parts = self.table_parts(run_id, table)
+                if not parts:
+                    raise FileNotFoundError(path)
+                tables = [self.files.parquet_file(part).read() for part in parts]
+                return tables[0] if len(tables) == 1 else pa.concat_tables(tables)
+            return self.files.parquet_file(path).read()
         except FileNotFoundError:
             self._require_run(run_id)
             raise FileNotFoundError(f"run {run_id!r} has no {table} table yet: {path}") from None
+
+    def clear_results(self, run_id: str) -> None:
+        """Remove a run's outputs, case results and shard reports (a restarted run may
+        use another shard count; its old parts must not join the new ones)."""
+        for table in SHARDED_TABLES:
+            for part in self.table_parts(run_id, table):
+                self.files.remove(part)
+        for report in self.files.glob(str(self.layout.run_dir(run_id) / "shard_*.json")):
+            self.files.remove(report)
+
+    @contextmanager
+    def results_writer(self, run_id: str, shard: int | None = None) -> Iterator[ResultsWriter]:
+        """Stream outputs and case results to the run's files (one shard's files when
+        ``shard`` is given) a batch at a time; both appear only on clean exit."""
+        self._require_run(run_id)
+        paths = {
+            table: self.layout.table_path(run_id, table)
+            if shard is None
+            else self.layout.shard_table_path(run_id, table, shard)
+            for table in SHARDED_TABLES
+        }
+        with (
+            self.files.parquet_writer(paths["outputs"], schema.SCHEMAS["outputs"]) as outputs,
+            self.files.parquet_writer(
+                paths["case_results"], schema.SCHEMAS["case_results"]
+            ) as results,
+        ):
+            yield ResultsWriter(run_id, outputs, results)
+
+    def read_dataset_range(self, run_id: str, start: int, end: int) -> list[Case]:
+        """Cases ``start`` to ``end`` (exclusive) in dataset order: one shard's cases."""
+        table = self._read(run_id, "dataset").slice(start, max(0, end - start))
+        with collector_paused():
+            return schema.decode_dataset(table)
+
+    def iter_case_results(self, run_id: str, batch_rows: int = WRITE_BATCH_ROWS):
+        """The run's case results in stored order (shard by shard), ``batch_rows`` at a
+        time, so a summary never holds the whole run's results as objects."""
+        parts = self.table_parts(run_id, "case_results")
+        if not parts:
+            self._require_run(run_id)
+            raise FileNotFoundError(f"run {run_id!r} has no case_results table yet")
+        for part in parts:
+            for batch in self.files.parquet_file(part).iter_batches(batch_size=batch_rows):
+                with collector_paused():
+                    decoded = schema.decode_case_results(pa.Table.from_batches([batch]))
+                yield from decoded
 
     def write_dataset(self, run_id: str, cases: Sequence[Case]) -> None:
         self._write(run_id, "dataset", schema.encode_dataset(run_id, cases))
@@ -255,6 +343,15 @@ class RunStore:
         """One dict per metric with keys ``schema.SUMMARY_FIELDS``, in written order."""
         return schema.decode_summaries(self._read(run_id, "metric_summaries"))
 
+    # --- reports (CONTRACT section 10) ----------------------------------------------------------
+
+    def write_report(self, run_id: str, html: str, against: str | None = None) -> str:
+        """Store a run's HTML report beside its files; returns where it is (path or URL)."""
+        self._require_run(run_id)
+        path = self.layout.report_path(run_id, against)
+        self.files.write_bytes(path, html.encode("utf-8"))
+        return self.layout.url(path)
+
     # --- calibrations (CONTRACT section 12) ----------------------------------------------------
 
     def write_calibration(
@@ -268,7 +365,9 @@ class RunStore:
         table = calibrations.encode_calibration(
             calibration, calibration_id, created_at, redact_secrets(labels_file)
         )
-        files.write_parquet(self.layout.calibration_path(calibration.run_id, calibration_id), table)
+        self.files.write_parquet(
+            self.layout.calibration_path(calibration.run_id, calibration_id), table
+        )
         return calibration_id
 
     def calibrations(self, run_id: str, *, latest: bool = True) -> list[dict[str, Any]]:
@@ -280,8 +379,11 @@ class RunStore:
         """
         self._require_run(run_id)
         rows: list[dict[str, Any]] = []
-        for path in sorted(self.layout.calibrations_dir(run_id).glob("*.parquet")):
-            table = schema.conform(pq.ParquetFile(path).read(), calibrations.CALIBRATIONS_SCHEMA)
+        pattern = str(self.layout.calibrations_dir(run_id) / "*.parquet")
+        for path in sorted(self.files.glob(pattern)):
+            table = schema.conform(
+                self.files.parquet_file(path).read(), calibrations.CALIBRATIONS_SCHEMA
+            )
             rows.extend(table.to_pylist())
         if latest:
             rows = list(calibrations.latest_by_metric(rows).values())
@@ -313,11 +415,12 @@ class RunStore:
     def list_runs(self) -> list[RunRecord]:
         """Finished runs, oldest first (by ``started_at``, then ``run_id``)."""
         records = []
-        for path in self.layout.runs_dir.glob(f"*/{table_file_name('run')}"):
+        pattern = str(self.layout.runs_dir / "*" / table_file_name("run"))
+        for path in self.files.glob(pattern):
             if path.parent.name == SCHEMA_DIR_NAME:
                 continue
             try:
-                records.extend(schema.decode_runs(pq.ParquetFile(path).read()))
+                records.extend(schema.decode_runs(self.files.parquet_file(path).read()))
             except FileNotFoundError:  # un-finished by a restart since the glob ran
                 continue
         return sorted(records, key=lambda r: (r.started_at, r.run_id))

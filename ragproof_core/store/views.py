@@ -24,6 +24,11 @@ View columns, in order (extra columns only ever go after CONTRACT's):
 Only finished runs (those with a ``run.parquet``) appear: ``case_results``
 and ``metric_summaries`` keep the rows of runs listed in ``runs``, so a run
 killed mid-way stays invisible.
+
+A remote store (``s3://...``) has no views file: ``connect`` returns an
+in-memory DuckDB connection with the store's fsspec filesystem registered
+(``register_filesystem``) and the same views over ``s3://`` globs, so nothing
+is written to local disk and no DuckDB extension is needed.
 """
 
 from __future__ import annotations
@@ -38,10 +43,10 @@ from typing import TypeVar
 import duckdb
 import pyarrow as pa
 
-from ragproof_core.store import files
 from ragproof_core.store.calibrations import CALIBRATIONS_SCHEMA
 from ragproof_core.store.calibrations import COLUMNS as CALIBRATION_COLUMNS
 from ragproof_core.store.layout import StoreLayout
+from ragproof_core.store.object_files import files_for
 from ragproof_core.store.schema import SCHEMAS
 
 # Bump when the meaning of the views changes in a way the DDL text does not
@@ -134,6 +139,7 @@ def write_schema_files(layout: StoreLayout) -> None:
     glob) and carry the newest schema, so ``union_by_name`` always yields
     every column even when all stored runs predate it.
     """
+    files = files_for(layout)
     for table, schema in SCHEMAS.items():
         files.write_parquet(layout.schema_path(table), pa.Table.from_pylist([], schema=schema))
     files.write_parquet(
@@ -142,9 +148,25 @@ def write_schema_files(layout: StoreLayout) -> None:
 
 
 def _schema_files_present(layout: StoreLayout) -> bool:
-    return layout.calibrations_schema_path.is_file() and all(
-        layout.schema_path(table).is_file() for table in SCHEMAS
+    files = files_for(layout)
+    return files.is_file(layout.calibrations_schema_path) and all(
+        files.is_file(layout.schema_path(table)) for table in SCHEMAS
     )
+
+
+def _schema_files_current(layout: StoreLayout) -> bool:
+    """True when every schema file exists and holds today's schema (remote stores)."""
+    files = files_for(layout)
+    expected = [(layout.schema_path(t), s) for t, s in SCHEMAS.items()]
+    expected.append((layout.calibrations_schema_path, CALIBRATIONS_SCHEMA))
+    for path, schema in expected:
+        try:
+            stored = files.parquet_file(path).schema_arrow
+        except FileNotFoundError:
+            return False
+        if not stored.equals(schema):
+            return False
+    return True
 
 
 def _is_lock_error(exc: Exception) -> bool:
@@ -222,6 +244,12 @@ def ensure_views(layout: StoreLayout, *, timeout_s: float = DEFAULT_LOCK_TIMEOUT
     runs as one short transaction; a concurrent creator makes this call wait
     (bounded by ``timeout_s``, then ``StoreLocked``) and then find the work done.
     """
+    if layout.is_remote:
+        # No views file on a remote store: the views live in each reader's connection.
+        if not _schema_files_current(layout):
+            write_schema_files(layout)
+            return True
+        return False
     if not _schema_files_present(layout):
         # Files only: lost schema files must not cost a database write.
         write_schema_files(layout)
@@ -262,4 +290,15 @@ def connect(
     connections to the same file; close one kind before opening the other.
     """
     ensure_views(layout, timeout_s=timeout_s)
+    if layout.is_remote:
+        return connect_remote(layout)
     return open_db(layout, read_only=read_only, timeout_s=timeout_s)
+
+
+def connect_remote(layout: StoreLayout) -> duckdb.DuckDBPyConnection:
+    """An in-memory connection reading a remote store through its fsspec filesystem."""
+    con = duckdb.connect(":memory:")
+    con.register_filesystem(layout.fs)
+    for statement in view_ddl(layout):
+        con.execute(statement)
+    return con

@@ -1,5 +1,6 @@
 """The store under concurrency and faults, through the real command line:
-two runs at once, a run killed with SIGKILL, and reads during a running evaluation."""
+two runs at once, a run killed with SIGKILL, and reads during a running evaluation,
+each on a local store and on an S3 store (moto's server on loopback)."""
 
 from __future__ import annotations
 
@@ -8,10 +9,9 @@ import signal
 import time
 from pathlib import Path
 
-import duckdb
-
 from tests.assets.expected import RUN_ARGS
 from tests.support.cli import ragproof, ragproof_popen
+from tests.support.stores import StoreUnderTest
 
 
 def _slow_run_files(tmp_path: Path, cases: int = 200, delay_s: float = 0.5) -> tuple[Path, Path]:
@@ -32,14 +32,15 @@ def _slow_run_files(tmp_path: Path, cases: int = 200, delay_s: float = 0.5) -> t
     return dataset, config
 
 
-def _wait_until_evaluating(store: Path, proc, timeout_s: float = 120) -> Path:
-    """The run folder once its dataset is stored, i.e. once cases are being evaluated."""
+def _wait_until_evaluating(store: StoreUnderTest, proc, timeout_s: float = 120) -> str:
+    """The run id once its dataset is stored, i.e. once cases are being evaluated."""
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         running = [
-            p.parent
-            for p in (store / "runs").glob("*/dataset.parquet")
-            if not (p.parent / "run.parquet").exists() and p.parent.name != "_schema"
+            run_id
+            for run_id in store.run_folders()
+            if store.has_file(run_id, "dataset.parquet")
+            and not store.has_file(run_id, "run.parquet")
         ]
         if running:
             return running[0]
@@ -48,12 +49,11 @@ def _wait_until_evaluating(store: Path, proc, timeout_s: float = 120) -> Path:
     raise AssertionError("the run never started evaluating")
 
 
-def _count(store: Path, sql: str):
-    with duckdb.connect(str(store / "ragproof.duckdb"), read_only=True) as con:
-        return con.execute(sql).fetchall()
+def _count(store: StoreUnderTest, sql: str):
+    return store.query(sql)
 
 
-def test_two_runs_started_at_the_same_moment_both_keep_every_row(store_path):
+def test_two_runs_started_at_the_same_moment_both_keep_every_row(any_store):
     first, second = (
         ragproof_popen(*RUN_ARGS, "--json"),
         ragproof_popen(*RUN_ARGS, "--json"),
@@ -62,43 +62,42 @@ def test_two_runs_started_at_the_same_moment_both_keep_every_row(store_path):
     assert [p.returncode for p in (first, second)] == [0, 0], [o[1] for o in outs]
     run_ids = sorted(json.loads(o[0])["run_id"] for o in outs)
     assert len(set(run_ids)) == 2
-    assert _count(
-        store_path, "select run_id, count(*) from case_results group by 1 order by 1"
-    ) == [
+    assert _count(any_store, "select run_id, count(*) from case_results group by 1 order by 1") == [
         (run_ids[0], 90),
         (run_ids[1], 90),
     ]
-    assert _count(store_path, "select count(*) from metric_summaries") == [(30,)]
+    assert _count(any_store, "select count(*) from metric_summaries") == [(30,)]
 
 
-def test_sigkill_mid_run_leaves_the_store_readable_and_the_next_run_succeeds(store_path, tmp_path):
+def test_sigkill_mid_run_leaves_the_store_readable_and_the_next_run_succeeds(any_store, tmp_path):
     dataset, config = _slow_run_files(tmp_path)
     proc = ragproof_popen("run", "--dataset", str(dataset), "--config", str(config))
-    run_dir = _wait_until_evaluating(store_path, proc)
+    killed = _wait_until_evaluating(any_store, proc)
     time.sleep(1.0)
     proc.send_signal(signal.SIGKILL)
     proc.wait(timeout=30)
     assert proc.returncode == -signal.SIGKILL
 
     # The killed run is invisible in every view; the store still reads.
-    assert _count(store_path, "select count(*) from runs") == [(0,)]
-    assert _count(
-        store_path, f"select count(*) from case_results where run_id = '{run_dir.name}'"
-    ) == [(0,)]
+    assert _count(any_store, "select count(*) from runs") == [(0,)]
+    assert _count(any_store, f"select count(*) from case_results where run_id = '{killed}'") == [
+        (0,)
+    ]
 
     done = ragproof(*RUN_ARGS, "--json")
     assert done.returncode == 0, done.stderr
-    assert _count(store_path, "select count(*) from case_results") == [(90,)]
+    assert _count(any_store, "select count(*) from case_results") == [(90,)]
 
 
-def test_reading_the_views_never_waits_for_a_running_evaluation(store_path, tmp_path):
+def test_reading_the_views_never_waits_for_a_running_evaluation(any_store, tmp_path):
     assert ragproof(*RUN_ARGS).returncode == 0  # something to read
-    dataset, config = _slow_run_files(tmp_path, cases=60, delay_s=0.5)
+    # Long enough (100 s) to outlast the reads on a loaded machine; killed at the end.
+    dataset, config = _slow_run_files(tmp_path, cases=400, delay_s=0.5)
     proc = ragproof_popen("run", "--dataset", str(dataset), "--config", str(config))
     try:
-        _wait_until_evaluating(store_path, proc)
+        _wait_until_evaluating(any_store, proc)
         for _ in range(5):
-            assert _count(store_path, "select count(*) from case_results") == [(90,)]
+            assert _count(any_store, "select count(*) from case_results") == [(90,)]
             assert proc.poll() is None  # the reads finished while the run was still going
             time.sleep(0.2)
     finally:

@@ -1,7 +1,8 @@
 """A judged `ragproof run` killed with SIGKILL part-way, then run again: the judge
 cache kept every verdict already paid for, so the re-run asks the judge only the
 questions the killed run had not got answers to, and the killed run never shows
-in the views."""
+in the views. On a local store (SQLite cache) and an S3 store (cache segments
+flushed every few seconds)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import time
 
 import pytest
 
-from tests.faults.conftest import cache_keys, judge_env, plain_run_files, query
+from tests.faults.conftest import judge_env, plain_run_files
 from tests.support.cli import cli_env, ragproof, ragproof_popen
 from tests.support.judge_server import JudgeServer
 
@@ -22,7 +23,7 @@ QUESTIONS = 2 * CASES  # PlainAdapter: answer_relevance and overrefusal per case
 def _wait_for_cached_verdicts(store, proc, at_least: int, timeout_s: float = 120) -> None:
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
-        if len(cache_keys(store)) >= at_least:
+        if len(store.cache_rows()) >= at_least:
             return
         assert proc.poll() is None, proc.communicate()[1]
         time.sleep(0.05)
@@ -30,7 +31,8 @@ def _wait_for_cached_verdicts(store, proc, at_least: int, timeout_s: float = 120
 
 
 @pytest.mark.slow
-def test_a_killed_judged_run_rerun_pays_only_for_the_questions_not_cached(store_path, tmp_path):
+def test_a_killed_judged_run_rerun_pays_only_for_the_questions_not_cached(any_store, tmp_path):
+    store = any_store
     dataset, config = plain_run_files(tmp_path, CASES, concurrency=2)
     args = ("run", "--dataset", str(dataset), "--config", str(config), "--json")
     with JudgeServer(latency_s=0.2) as server:
@@ -38,14 +40,14 @@ def test_a_killed_judged_run_rerun_pays_only_for_the_questions_not_cached(store_
 
         proc = ragproof_popen(*args, env=env)
         try:
-            _wait_for_cached_verdicts(store_path, proc, at_least=6)
+            _wait_for_cached_verdicts(store, proc, at_least=6)
         finally:
             proc.send_signal(signal.SIGKILL)
             proc.communicate(timeout=30)
         assert proc.returncode == -signal.SIGKILL
-        cached = len(cache_keys(store_path))  # final: nobody writes the cache any more
+        cached = len(store.cache_rows())  # final: nobody writes the cache any more
         assert 6 <= cached < QUESTIONS
-        (killed_dir,) = [p for p in (store_path / "runs").iterdir() if p.name != "_schema"]
+        (killed,) = store.run_folders()
 
         # The re-run needs no slow judge to prove what it asks for.
         server.reset()
@@ -58,17 +60,17 @@ def test_a_killed_judged_run_rerun_pays_only_for_the_questions_not_cached(store_
         assert server.request_count == QUESTIONS - cached
 
     run_id = result["run_id"]
-    assert run_id != killed_dir.name
-    assert query(
-        store_path, "select run_id, status, cases, judge_requests, cache_hits from runs"
-    ) == [(run_id, "completed", CASES, QUESTIONS - cached, cached)]
+    assert run_id != killed
+    assert store.query("select run_id, status, cases, judge_requests, cache_hits from runs") == [
+        (run_id, "completed", CASES, QUESTIONS - cached, cached)
+    ]
     # The killed run left files behind, but no view shows any of them.
-    assert (killed_dir / "manifest.json").is_file()
+    assert store.has_file(killed, "manifest.json")
+    assert not store.has_file(killed, "run.parquet")
     for view in ("case_results", "metric_summaries"):
-        assert query(store_path, f"select distinct run_id from {view}") == [(run_id,)]
+        assert store.query(f"select distinct run_id from {view}") == [(run_id,)]
     # Cached and fresh verdicts score alike: every judged question of the re-run is scored.
-    assert query(
-        store_path,
+    assert store.query(
         "select metric, status, value, count(*) from case_results "
         "where metric in ('generation.answer_relevance', 'robustness.overrefusal') "
         "group by all order by metric",
@@ -76,5 +78,5 @@ def test_a_killed_judged_run_rerun_pays_only_for_the_questions_not_cached(store_
         ("generation.answer_relevance", "scored", 1.0, CASES),
         ("robustness.overrefusal", "scored", 0.0, CASES),
     ]
-    keys = cache_keys(store_path)
+    keys = store.cache_rows()
     assert len(keys) == len(set(keys)) == QUESTIONS

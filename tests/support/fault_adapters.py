@@ -125,3 +125,37 @@ class CitingAdapter:
 
     async def answer(self, question: str) -> dict:
         return {"text": f"{GOOD_ANSWER} You asked: {question}", "citations": ["d1"]}
+
+
+class CrashOnceAdapter:
+    """Answers like ``PlainAdapter``; the first question starting with ``crash`` kills
+    the whole process, leaving ``marker`` behind so the next attempt answers it.
+
+    Before dying it waits (up to 60 s) until the local store's judge cache holds
+    ``wait_cached`` verdicts, so the test knows exactly what was paid for."""
+
+    def __init__(self, marker: str, wait_cached: int = 0) -> None:
+        self.marker = marker
+        self.wait_cached = wait_cached
+
+    async def answer(self, question: str) -> dict:
+        import os
+        import sqlite3
+        import time
+        from pathlib import Path
+
+        if question.startswith("crash") and not Path(self.marker).exists():
+            Path(self.marker).write_text("crashed once\n", encoding="utf-8")
+            cache = Path(os.environ["RAGPROOF_STORE"]) / "judge_cache.sqlite"
+            deadline = time.monotonic() + 60
+            while time.monotonic() < deadline:
+                try:
+                    with sqlite3.connect(f"file:{cache}?mode=ro", uri=True) as con:
+                        rows = con.execute("select count(*) from judge_replies").fetchone()[0]
+                except sqlite3.Error:
+                    rows = 0
+                if rows >= self.wait_cached:
+                    break
+                await asyncio.sleep(0.05)
+            os._exit(13)  # like an evicted pod: no cleanup, no exception
+        return {"text": f"The answer to {question.rstrip('?')} is forty-two."}

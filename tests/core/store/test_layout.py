@@ -31,7 +31,8 @@ def test_layout_paths_stay_inside_the_run_folder() -> None:
     assert layout.schema_path("run") == Path("/srv/store/runs/_schema/run.parquet")
     assert layout.duckdb_path == Path("/srv/store/ragproof.duckdb")
     assert layout.judge_cache_path == Path("/srv/store/judge_cache.sqlite")
-    assert layout.table_glob("outputs") == "/srv/store/runs/*/outputs.parquet"
+    assert layout.table_glob("outputs") == "/srv/store/runs/*/outputs*.parquet"
+    assert layout.table_glob("run") == "/srv/store/runs/*/run.parquet"
     with pytest.raises(InvalidRunId):
         layout.run_dir("../x")
     with pytest.raises(ValueError, match="unknown store table 'cases'"):

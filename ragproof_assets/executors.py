@@ -1,0 +1,40 @@
+"""Which executor runs the evaluation job's steps (shards) in a deployment.
+
+``RAGPROOF_EXECUTOR`` (read when the code location loads):
+
+- unset or ``multiprocess``: Dagster's default, each step a process on the
+  run's machine (``ragproof run --shards N`` uses it);
+- ``k8s``: ``dagster_k8s.k8s_job_executor``, each step (each shard) a
+  Kubernetes Job of its own (install ``dagster-k8s``);
+- ``celery``: ``dagster_celery.celery_executor``, each step a Celery task
+  (install ``dagster-celery``).
+
+The executors' own settings (namespace, image, env secrets, broker) come
+from run config or the run launcher, see docs/deploy.md.
+"""
+
+from __future__ import annotations
+
+import os
+
+
+class ExecutorChoiceError(ValueError):
+    pass
+
+
+def executor_from_env(env: dict[str, str] | None = None):
+    """The executor ``RAGPROOF_EXECUTOR`` names, or None for Dagster's default."""
+    choice = (env if env is not None else os.environ).get("RAGPROOF_EXECUTOR", "").strip()
+    if choice in ("", "multiprocess"):
+        return None
+    if choice == "k8s":
+        from dagster_k8s import k8s_job_executor
+
+        return k8s_job_executor
+    if choice == "celery":
+        from dagster_celery import celery_executor
+
+        return celery_executor
+    raise ExecutorChoiceError(
+        f"RAGPROOF_EXECUTOR={choice!r}: use multiprocess (default), k8s or celery"
+    )

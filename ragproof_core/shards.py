@@ -1,0 +1,121 @@
+"""Splitting one run into shards (CONTRACT section 8), without Dagster.
+
+A run's cases are cut into ``shards`` contiguous blocks, in dataset order, so
+the shards' results concatenated in shard order are the unsharded run's
+results in the same order (the summaries' means then add up in the same
+order too). ``run.concurrency`` is the total in flight across shards: each
+shard gets its share, at least one. A judge budget (``RAGPROOF_MAX_COST_USD``)
+is split the same way, so shards in separate processes can never spend more
+than the run may.
+
+Each shard reports what it did (``ShardReport``); the gathering step adds the
+reports into the run's totals and one judge ledger.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from ragproof_core.judge.ledger import JudgeLedger
+
+COMPLETED = "completed"
+ABORTED_BUDGET = "aborted:budget"
+
+
+def shard_ranges(total: int, shards: int) -> list[tuple[int, int]]:
+    """``shards`` contiguous ``[start, end)`` ranges covering ``range(total)``; sizes
+    differ by at most one, the larger ones first. Empty ranges when shards > total."""
+    if shards < 1:
+        raise ValueError(f"shards must be at least 1, got {shards}")
+    size, extra = divmod(total, shards)
+    ranges, start = [], 0
+    for index in range(shards):
+        end = start + size + (1 if index < extra else 0)
+        ranges.append((start, end))
+        start = end
+    return ranges
+
+
+def shard_share(total: int, shards: int, index: int) -> int:
+    """Shard ``index``'s share of ``total`` slots (at least 1)."""
+    size, extra = divmod(total, shards)
+    return max(1, size + (1 if index < extra else 0))
+
+
+def shard_budget(max_cost_usd: float | None, shards: int) -> float | None:
+    return None if max_cost_usd is None else max_cost_usd / shards
+
+
+@dataclass(frozen=True, slots=True)
+class ShardReport:
+    """What one shard did: stored beside the run, read by the gathering step."""
+
+    shard: int
+    cases: int
+    case_failures: int
+    status: str
+    ledger: dict[str, Any] = field(default_factory=dict)
+    # Result rows by status, and the first failed cases, for the UI's metadata.
+    statuses: dict[str, int] = field(default_factory=dict)
+    first_failures: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> ShardReport:
+        return cls(**{k: data[k] for k in cls.__dataclass_fields__ if k in data})
+
+
+_SUMMED = ("requests", "repairs", "cache_hits", "judge_errors", "input_tokens", "output_tokens")
+
+
+def merge_ledgers(ledgers: Sequence[JudgeLedger]) -> JudgeLedger:
+    """One ledger for the run: counts and cost added; model, mode and prompts shared."""
+    if not ledgers:
+        return JudgeLedger()
+    first = ledgers[0]
+    totals = {name: sum(getattr(ledger, name) for ledger in ledgers) for name in _SUMMED}
+    return JudgeLedger(
+        model=first.model,
+        prompt_hashes=dict(first.prompt_hashes),
+        use_cache=first.use_cache,
+        mode=first.mode,
+        cost_usd=sum(ledger.cost_usd for ledger in ledgers),
+        usage=merge_usage([row for ledger in ledgers for row in ledger.usage]),
+        **totals,
+    )
+
+
+def merge_usage(rows: Sequence[dict]) -> list[dict]:
+    """Per-(metric, model) usage rows of several shards, added up, sorted like one judge's."""
+    merged: dict[tuple[str, str], dict] = {}
+    for row in rows:
+        key = (row["metric"], row["model"])
+        total = merged.setdefault(key, {"metric": key[0], "model": key[1]})
+        for name, value in row.items():
+            if name not in ("metric", "model"):
+                total[name] = total.get(name, 0) + value
+    return [merged[key] for key in sorted(merged)]
+
+
+@dataclass(frozen=True, slots=True)
+class RunTotals:
+    status: str
+    cases: int
+    case_failures: int
+    ledger: JudgeLedger
+
+
+def merge_reports(reports: Sequence[ShardReport]) -> RunTotals:
+    """The run's totals; any shard stopped at its budget makes the run ``aborted:budget``."""
+    ordered = sorted(reports, key=lambda r: r.shard)
+    aborted = any(r.status == ABORTED_BUDGET for r in ordered)
+    return RunTotals(
+        status=ABORTED_BUDGET if aborted else COMPLETED,
+        cases=sum(r.cases for r in ordered),
+        case_failures=sum(r.case_failures for r in ordered),
+        ledger=merge_ledgers([JudgeLedger.from_dict(r.ledger) for r in ordered]),
+    )
