@@ -55,10 +55,10 @@ def test_calibrate_passes_exit_0(judge_server):
         name: (12, 12, 12)
         for name in (
             "groundedness", "citation_support", "answer_relevance", "completeness", "refusal",
-            "critique_qa",
+            "context_relevance", "critique_qa",
         )
     }  # fmt: skip
-    assert judge_server.request_count == 72
+    assert judge_server.request_count == 84
 
 
 @pytest.mark.slow

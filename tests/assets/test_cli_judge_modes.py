@@ -1,6 +1,6 @@
 """Judge modes through the command line (CONTRACT section 12), against the local judge server.
 
-The recorded fixture asks 13 judge questions in per_metric mode (see
+The recorded fixture asks 15 judge questions in per_metric mode (see
 test_cli_judge.py) over four cases, so combined mode sends 4 requests.
 A fully cached re-run, ``show`` and ``compare`` never import LiteLLM.
 """
@@ -61,8 +61,8 @@ def test_mode_from_the_config_table_and_from_the_environment(server, judge_env, 
     # RAGPROOF_JUDGE_MODE wins over the table.
     server.reset()
     per_metric = _run({**judge_env, "RAGPROOF_JUDGE_MODE": "per_metric"}, *args)
-    assert server.request_count == 13
-    assert (per_metric["judge"]["mode"], per_metric["judge"]["requests"]) == ("per_metric", 13)
+    assert server.request_count == 15
+    assert (per_metric["judge"]["mode"], per_metric["judge"]["requests"]) == ("per_metric", 15)
     # The server's verdicts agree, so the two modes' summaries are equal.
     assert per_metric["metrics"] == combined["metrics"]
 
@@ -108,7 +108,7 @@ def test_dry_run_counts_one_question_per_case_in_combined_mode(server, judge_env
     assert (estimate["questions"], estimate["cached"], estimate["calls"]) == (4, 0, 4)
     assert server.request_count == 0
     per_metric = json.loads(ragproof(*RUN_ARGS, "--dry-run", "--json", env=judge_env).stdout)
-    assert per_metric["questions"] == 13
+    assert per_metric["questions"] == 15
 
 
 def test_calibrate_checks_the_combined_prompt_on_the_combined_fixtures(server, judge_env):

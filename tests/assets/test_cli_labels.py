@@ -45,6 +45,10 @@ def test_sample_label_calibrate_show_and_plan(server, store_path, tmp_path):
     lines = [json.loads(line) for line in sample.read_text().splitlines()]
     # Two per judge metric; abstention judged only c3.
     assert [line["metric"] for line in lines] == [
+        "retrieval.context_relevance",
+        "retrieval.context_relevance",
+        "retrieval.judged_ndcg_at_k",
+        "retrieval.judged_ndcg_at_k",
         "generation.groundedness",
         "generation.groundedness",
         "generation.citation_support",
