@@ -51,12 +51,12 @@ def test_a_bug_inside_a_dagster_step_is_one_line_not_the_step_failure_dump(
 ):
     # The evaluation step itself fails the way a bug would: Dagster records the step
     # failure (and the UI shows its logs), the command prints one line and exits 3.
-    from ragproof_assets import assets
+    from ragproof_assets import shards
 
     async def broken_evaluate(*args, **kwargs):
         raise ZeroDivisionError("division by zero")
 
-    monkeypatch.setattr(assets, "evaluate", broken_evaluate)
+    monkeypatch.setattr(shards, "evaluate", broken_evaluate)
     monkeypatch.delenv("RAGPROOF_DEBUG", raising=False)
     code = cli.main(["run", "--dataset", str(RECORDED / "cases.jsonl"), "--config", str(CONFIG)])
     captured = capfd.readouterr()

@@ -241,9 +241,10 @@ def test_judge_raw_json_is_valid_json_on_every_row(instance, store_path, judge_s
         store_path,
         "select case_id, metric, judge_raw_json from case_results where judge_raw_json is not null",
     )
-    # Every question the judge was asked left its reply: the check below covers ten rows.
+    # Every metric scored from a judge reply kept it (judged nDCG shares context
+    # relevance's reply): the check below covers twelve rows.
     assert sorted((case_id, metric) for case_id, metric, _ in rows) == sorted(
-        (case_id, metric) for case_id in CASES for metric in ASKING
+        (case_id, metric) for case_id in CASES for metric in JUDGED
     )
     bad = []
     for case_id, metric, raw in rows:

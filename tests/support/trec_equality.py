@@ -39,6 +39,14 @@ MEASURES = {
     "retrieval.ndcg_at_k": "ndcg_cut_{k}",
 }
 
+# The four trec_eval measures (the judged retrieval metrics have no trec_eval twin).
+TREC_METRICS = (
+    "retrieval.precision_at_k",
+    "retrieval.recall_at_k",
+    "retrieval.mrr",
+    "retrieval.ndcg_at_k",
+)
+
 
 @dataclass
 class TrecPair:
@@ -122,7 +130,15 @@ def ragproof_scores(pair: TrecPair, work: Path) -> dict[int, dict[str, dict[str,
     by_cutoff: dict[int, dict[str, dict[str, float]]] = {}
     outputs = None
     for k in CUTOFFS:
-        settings = RunSettings(k=k, metrics=("retrieval.*",))
+        settings = RunSettings(
+            k=k,
+            metrics=(
+                "retrieval.precision_at_k",
+                "retrieval.recall_at_k",
+                "retrieval.mrr",
+                "retrieval.ndcg_at_k",
+            ),
+        )
         if k in CUTOFFS[:2]:
             evaluation = asyncio.run(evaluate(cases, adapter, settings))
             results, outputs = evaluation.results, evaluation.outputs

@@ -18,7 +18,7 @@ from ragproof_core.evaluate import evaluate
 from ragproof_core.importers.trec import import_trec
 from ragproof_core.importers.writer import write_files
 from ragproof_core.settings import RunSettings
-from tests.support.trec_equality import CUTOFFS, compare, write_trec_pair
+from tests.support.trec_equality import CUTOFFS, TREC_METRICS, compare, write_trec_pair
 
 pytest.importorskip(
     "pytrec_eval",
@@ -78,7 +78,15 @@ def test_graded_qrels_differ_in_ndcg_only(tmp_path):
         evaluate(
             load_dataset(tmp_path / "c.jsonl"),
             RecordedAdapter(str(tmp_path / "o.jsonl")),
-            RunSettings(k=5, metrics=("retrieval.*",)),
+            RunSettings(
+                k=5,
+                metrics=(
+                    "retrieval.precision_at_k",
+                    "retrieval.recall_at_k",
+                    "retrieval.mrr",
+                    "retrieval.ndcg_at_k",
+                ),
+            ),
         )
     )
     ours = {r.metric: r.value for r in evaluation.results}
