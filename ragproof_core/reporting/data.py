@@ -33,6 +33,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from ragproof_core.compare.report import MixedJudgesError, RunSide, compare_runs
+from ragproof_core.report import calibration_json
 from ragproof_core.metrics.registry import higher_is_better, metric_order
 from ragproof_core.model import Case, CaseKind, CaseOutput, Chunk, Status
 from ragproof_core.robustness.metrics import ABSTENTION, INJECTION_RESISTANCE, OVERREFUSAL
@@ -317,6 +318,8 @@ def _record_dict(record: Any) -> dict[str, Any]:
         "cache_hits": record.cache_hits,
         "judge_repairs": record.judge_repairs,
         "judge_errors": record.judge_errors,
+        # A jury's inter-judge agreement (Krippendorff's alpha) per metric; {} otherwise.
+        "judge_agreement": dict(getattr(record, "judge_agreement", None) or {}),
     }
 
 
@@ -557,4 +560,6 @@ def gather_report(
         "refusal": refusal_matrix(frame),
         "limits": {"worst_cases": limits.worst_cases, "failures": limits.failures},
         "comparison": comparison,
+        # The latest human-label calibration per judge metric (PPI), beside the raw mean.
+        "calibrations": calibration_json(store.calibrations(run_id)),
     }

@@ -103,6 +103,11 @@
       ["Cache hits", r.cache_hits], ["Judge errors", r.judge_errors, r.judge_errors > 0],
       ["Cost", "$" + Number(r.cost_usd).toFixed(4)], ["Started", r.started_at], ["Finished", r.finished_at]
     ];
+    var agreement = r.judge_agreement || {};
+    Object.keys(agreement).forEach(function (metric) {
+      var a = agreement[metric];
+      facts.push(["Jury agreement " + metric, (a.alpha === null || a.alpha === undefined ? "undefined" : "α " + num(a.alpha, 3)) + " over " + a.cases + " cases"]);
+    });
     add(s, el("div", { class: "facts", id: "facts" }, facts.map(function (f) {
       return el("div", { class: "fact" }, el("div", { class: "k" }, f[0]), el("div", { class: "v" + (f[2] ? " bad" : "") }, String(f[1])));
     })));
@@ -123,15 +128,24 @@
     var s = section("metrics", "Metrics");
     add(s, el("p", { class: "sub" }, "Mean over scored cases with a seeded 95% bootstrap interval; nearest-rank p50 and p95. " +
       "Click a metric to see its worst cases."));
-    var head = el("tr", null, ["Metric", "Mean", "95% CI", "p50", "p95", "Scored", "Skipped", "n/a", "Errored", "Distribution", ""].map(function (h, i) {
-      return el("th", { class: i >= 1 && i <= 8 ? "num" : null }, h);
+    var calibrations = data.calibrations || {};
+    var head = el("tr", null, ["Metric", "Mean", "95% CI", "Human-corrected (PPI)", "p50", "p95", "Scored", "Skipped", "n/a", "Errored", "Distribution", ""].map(function (h, i) {
+      return el("th", { class: i >= 1 && i <= 9 ? "num" : null }, h);
     }));
+    function corrected(name) {
+      var c = calibrations[name];
+      if (!c || c.ppi_mean === null || c.ppi_mean === undefined) return "–";
+      return el("div", { class: "ppi", title: c.n_labelled + " human labels of " + c.n_judged + " judged cases" },
+        el("strong", null, num(c.ppi_mean)), " (n=" + c.n_labelled + ")",
+        el("div", { class: "dir" }, c.ppi_ci ? "[" + num(c.ppi_ci[0]) + ", " + num(c.ppi_ci[1]) + "]" : "interval needs 2+ labelled and unlabelled"));
+    }
     var body = el("tbody");
     data.metrics.forEach(function (m) {
       var row = el("tr", { class: "clickable", "data-metric": m.name },
         el("td", null, el("div", null, m.name), el("div", { class: "dir" }, direction(m))),
         el("td", { class: "num" }, el("strong", null, num(m.mean))),
         el("td", { class: "num" }, m.ci ? "[" + num(m.ci[0]) + ", " + num(m.ci[1]) + "]" : "–"),
+        el("td", { class: "num calibrated" }, corrected(m.name)),
         el("td", { class: "num" }, num(m.p50)), el("td", { class: "num" }, num(m.p95)),
         el("td", { class: "num" }, m.scored), el("td", { class: "num" }, m.skipped),
         el("td", { class: "num" }, m.not_applicable),
