@@ -78,15 +78,7 @@ def test_graded_qrels_differ_in_ndcg_only(tmp_path):
         evaluate(
             load_dataset(tmp_path / "c.jsonl"),
             RecordedAdapter(str(tmp_path / "o.jsonl")),
-            RunSettings(
-                k=5,
-                metrics=(
-                    "retrieval.precision_at_k",
-                    "retrieval.recall_at_k",
-                    "retrieval.mrr",
-                    "retrieval.ndcg_at_k",
-                ),
-            ),
+            RunSettings(k=5, metrics=TREC_METRICS),
         )
     )
     ours = {r.metric: r.value for r in evaluation.results}
