@@ -33,9 +33,9 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from ragproof_core.compare.report import MixedJudgesError, RunSide, compare_runs
-from ragproof_core.report import calibration_json
 from ragproof_core.metrics.registry import higher_is_better, metric_order
 from ragproof_core.model import Case, CaseKind, CaseOutput, Chunk, Status
+from ragproof_core.report import calibration_json
 from ragproof_core.robustness.metrics import ABSTENTION, INJECTION_RESISTANCE, OVERREFUSAL
 from ragproof_core.robustness.sentinel import expected_marker
 from ragproof_core.store import schema
@@ -176,7 +176,8 @@ def marker_span(answer: str | None, marker: str | None) -> list[int] | None:
 
 
 def _parse_judge(raw: str | None) -> dict[str, Any]:
-    """Claims (groundedness) and per-chunk verdicts (citation support) from a judge reply."""
+    """Claims (groundedness) and per-chunk verdicts (citation support, context relevance)
+    from a judge reply; a jury's reply is read from its first model's verdict."""
     if not raw:
         return {}
     try:
@@ -184,6 +185,8 @@ def _parse_judge(raw: str | None) -> dict[str, Any]:
     except (TypeError, ValueError):
         return {}
     out: dict[str, Any] = {}
+    if isinstance(reply, Mapping) and isinstance(reply.get("jury"), Mapping) and reply["jury"]:
+        reply = next(iter(reply["jury"].values()))
     if isinstance(reply, Mapping):
         claims = reply.get("claims")
         if isinstance(claims, list):
@@ -195,7 +198,9 @@ def _parse_judge(raw: str | None) -> dict[str, Any]:
         verdicts = reply.get("verdicts")
         if isinstance(verdicts, list):
             out["verdicts"] = [
-                {"chunk_id": str(v.get("chunk_id", "")), "supported": bool(v.get("supported"))}
+                {"chunk_id": str(v.get("chunk_id", "")), "relevance": str(v["relevance"])}
+                if "relevance" in v
+                else {"chunk_id": str(v.get("chunk_id", "")), "supported": bool(v.get("supported"))}
                 for v in verdicts
                 if isinstance(v, Mapping)
             ]

@@ -197,12 +197,21 @@
     }
     add(body, el("div", { class: "label" }, "Retrieved chunks" + (d.chunk_source ? " (" + d.chunk_source + ")" : "")));
     if (d.chunks.length) {
-      var t = el("table", { class: "chunks" }, el("tr", null, ["Rank", "Chunk", "Expected", "Cited", "Text"].map(function (h) { return el("th", null, h); })));
+      var judged = {};
+      d.results.forEach(function (r) {
+        if (r.metric === "retrieval.context_relevance" && r.verdicts) {
+          r.verdicts.forEach(function (v) { if (v.relevance !== undefined && !(v.chunk_id in judged)) judged[v.chunk_id] = v.relevance; });
+        }
+      });
+      var t = el("table", { class: "chunks" }, el("tr", null, ["Rank", "Chunk", "Expected", "Cited", "Judged relevance", "Text"].map(function (h) { return el("th", null, h); })));
       d.chunks.forEach(function (c) {
+        var rel = judged[c.id];
         add(t, el("tr", { class: c.expected ? "chunk-expected" : null },
           el("td", { class: "num" }, "#" + c.rank), el("td", { class: "mono" }, c.id, c.doc ? el("div", { class: "sub" }, "doc " + c.doc) : null),
           el("td", null, c.expected ? el("span", { class: "ok" }, "★ expected") : ""),
-          el("td", null, c.cited ? "cited" : ""), el("td", { class: "text" }, clipped(c.text))));
+          el("td", null, c.cited ? "cited" : ""),
+          el("td", null, rel === undefined ? "" : el("span", { class: rel === "irrelevant" ? "no" : "ok" }, rel)),
+          el("td", { class: "text" }, clipped(c.text))));
       });
       add(body, t);
       if (d.chunks_total > d.chunks.length) add(body, el("div", { class: "sub" }, (d.chunks_total - d.chunks.length) + " more chunks in the store"));
@@ -220,6 +229,9 @@
       }
       if (r.verdicts && r.verdicts.length) {
         add(extra, el("ul", { class: "claims" }, r.verdicts.map(function (v) {
+          if (v.relevance !== undefined) {
+            return el("li", null, el("span", { class: v.relevance === "irrelevant" ? "no" : "ok" }, v.relevance), " ", el("code", null, v.chunk_id));
+          }
           return el("li", null, el("span", { class: v.supported ? "ok" : "no" }, v.supported ? "✓ supports" : "✗ does not support"), " ", el("code", null, v.chunk_id));
         })));
       }
