@@ -2,7 +2,7 @@
 
 The recorded fixture asks 15 judge questions in per_metric mode (see
 test_cli_judge.py) over four cases, so combined mode sends 4 requests.
-A fully cached re-run, ``show`` and ``compare`` never import LiteLLM.
+A fully cached re-run, ``show``, ``compare``, ``sql`` and ``report`` never import LiteLLM.
 """
 
 from __future__ import annotations
@@ -72,7 +72,7 @@ def test_mode_from_the_config_table_and_from_the_environment(server, judge_env, 
     assert "prompt combined missing in A" in refused.stderr
 
 
-def test_a_cached_rerun_show_and_compare_import_no_litellm(server, judge_env):
+def test_a_cached_rerun_show_compare_sql_and_report_import_no_litellm(server, judge_env, tmp_path):
     env = {**judge_env, "RAGPROOF_JUDGE_MODE": "combined"}
     first = _run(env, *RUN_ARGS, "--json")
     assert server.request_count == 4
@@ -86,6 +86,8 @@ def test_a_cached_rerun_show_and_compare_import_no_litellm(server, judge_env):
         "with contextlib.redirect_stdout(io.StringIO()):\n"
         "    assert main(['show', run_id]) == 0\n"
         f"    assert main(['compare', {first['run_id']!r}, run_id, '--json']) == 0\n"
+        "    assert main(['sql', 'select count(*) from case_results', '--json']) == 0\n"
+        f"    assert main(['report', run_id, '--out', {str(tmp_path / 'r.html')!r}]) == 0\n"
         "print(json.dumps({'litellm': 'litellm' in sys.modules, 'run_id': run_id}))\n"
     )
     done = subprocess.run(
