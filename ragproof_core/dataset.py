@@ -161,7 +161,7 @@ CASE_FIELDS = tuple(CaseRow.model_fields)
 
 def _to_case(row: Any) -> Case:
     if not isinstance(row, dict):
-        raise _Invalid(f"expected a JSON object, got {_json_type(row)}")
+        raise _Invalid(f"expected a JSON object, got {json_type(row)}")
     # null means absent (CONTRACT section 1), so a null id is a missing id.
     present = {key: value for key, value in row.items() if value is not None}
     try:
@@ -184,7 +184,7 @@ def _to_case(row: Any) -> Case:
     )
 
 
-def _json_type(value: Any) -> str:
+def json_type(value: Any) -> str:
     """The JSON name of a value's type, for messages a dataset author understands."""
     if isinstance(value, bool):
         return "boolean"

@@ -10,7 +10,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from ragproof_core.dataset import DatasetError
+from ragproof_core.dataset import DatasetError, json_type  # noqa: F401 - json_type is used by the importers
 
 
 def open_text(path: str | Path):
@@ -58,23 +58,6 @@ def bad_utf8_line(path: str | Path) -> int:
             except UnicodeDecodeError:
                 return number
     return 0
-
-
-def json_type(value: Any) -> str:
-    """The JSON name of a value's type, for messages a file's author understands."""
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int | float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list | tuple):
-        return "array"
-    if isinstance(value, Mapping):
-        return "object"
-    if value is None:
-        return "null"
-    return type(value).__name__
 
 
 def optional_string(row: Mapping[str, Any], key: str) -> str | None:
