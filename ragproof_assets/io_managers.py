@@ -41,7 +41,7 @@ class JudgeIOManager(dg.ConfigurableIOManager):
 
         ``table``: the run's ``[judge]`` table from its manifest; the environment
         (RAGPROOF_JUDGE_MODE, ...) overrides it. One of ``shards`` shards gets that
-        share of the run's budget.
+        share of the run's budget (and of its rate limit where no slot file is shared).
         """
         env = JudgeEnv.from_env().with_table(judge_settings_from_dict(table))
         if shards > 1 and env.max_cost_usd is not None:
@@ -51,6 +51,7 @@ class JudgeIOManager(dg.ConfigurableIOManager):
             self.store.store().layout.judge_cache_path,
             use_cache=use_cache,
             concurrency=concurrency,
+            shards=shards,
         )
 
     def handle_output(self, context: dg.OutputContext, obj: JudgeLedger) -> None:

@@ -9,8 +9,12 @@ Across processes (the shards of a run, or concurrent runs on one store) the
 next free start time lives in a small slot file beside the judge cache,
 read and advanced under an exclusive ``fcntl`` lock, so every process on the
 machine draws from one schedule. Without a local file (``slot_path=None``, e.g.
-a remote store, where nothing may be kept on local disk) the schedule is kept
-in the process: each process then keeps its own pace.
+a remote store, where nothing may be kept on local disk, and shards may run on
+different machines) the schedule is kept in the process, and each of a run's
+``shares`` shards keeps ``rpm / shares``: the run as a whole stays within
+``rpm`` with no coordination beyond knowing its shard count. The price is
+idle capacity when one shard finishes early; the gain is that no object-store
+round trip sits in front of every request.
 """
 
 from __future__ import annotations
@@ -97,10 +101,11 @@ class SlotFileLimiter(RateLimiter):
         return start
 
 
-def make_limiter(rpm: float | None, slot_path: Path | None) -> RateLimiter | None:
-    """The limiter for ``rpm`` (None: no limit); shared through ``slot_path`` when given."""
+def make_limiter(rpm: float | None, slot_path: Path | None, shares: int = 1) -> RateLimiter | None:
+    """The limiter for ``rpm`` (None: no limit); shared through ``slot_path`` when
+    given, else this process's ``1 / shares`` of it (one of ``shares`` shards)."""
     if rpm is None:
         return None
     if slot_path is None:
-        return RateLimiter(rpm)
+        return RateLimiter(rpm / max(1, shares))
     return SlotFileLimiter(rpm, slot_path)

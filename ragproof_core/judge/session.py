@@ -308,21 +308,26 @@ class LiteLLMJudge:
 
 
 def make_judge(
-    env: JudgeEnv, cache_path: Path | Any | None, use_cache: bool = True, concurrency: int = 16
+    env: JudgeEnv,
+    cache_path: Path | Any | None,
+    use_cache: bool = True,
+    concurrency: int = 16,
+    shards: int = 1,
 ):
     """The configured judge (a ``JuryJudge`` when several models are named), or None
     when RAGPROOF_JUDGE_MODEL is unset. ``cache_path``: the store's
     ``layout.judge_cache_path`` (a SQLite file, or a remote segment folder).
 
     With ``rpm`` set, requests are spaced through a slot file beside a local cache
-    (shared by every process using this store), or in-process otherwise.
+    (shared by every process using this store), or in-process otherwise, where
+    this process, one of ``shards``, keeps its share of the rate.
     """
     models = tuple(dict.fromkeys(env.models))  # a model named twice is one juror
     if not models:
         return None
     cache = open_judge_cache(cache_path) if cache_path is not None and use_cache else None
     slot_path = cache_path.with_name(SLOT_FILE_NAME) if isinstance(cache_path, Path) else None
-    limiter = make_limiter(env.rpm, slot_path)
+    limiter = make_limiter(env.rpm, slot_path, shares=shards)
     if len(models) > 1:
         from ragproof_core.judge.jury import make_jury
 

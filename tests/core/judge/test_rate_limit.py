@@ -122,9 +122,41 @@ def test_two_processes_sharing_the_slot_file_keep_one_schedule(tmp_path):
     assert min(gaps) >= 0.1 - 1e-6
 
 
+_SHARD = """
+import asyncio, json
+from ragproof_core.judge.rate_limit import make_limiter
+limiter = make_limiter(600, None, shares=2)  # one of two shards on a remote store
+async def main():
+    return await asyncio.gather(*(limiter.acquire() for _ in range(6)))
+print(json.dumps(asyncio.run(main())))
+"""
+
+
+def test_shards_without_a_shared_slot_file_each_keep_their_share_of_the_rate(tmp_path):
+    workers = [
+        subprocess.Popen(
+            [sys.executable, "-c", _SHARD], cwd=REPO, stdout=subprocess.PIPE, text=True
+        )
+        for _ in range(2)
+    ]
+    per_shard = []
+    for worker in workers:
+        out, _ = worker.communicate(timeout=60)
+        assert worker.returncode == 0
+        per_shard.append(sorted(json.loads(out)))
+    # Each shard starts at most 300 a minute (0.2 s apart), so the two together at
+    # most 600: the run's RAGPROOF_JUDGE_RPM, with nothing shared between them.
+    for starts in per_shard:
+        assert len(starts) == 6
+        assert min(b - a for a, b in zip(starts, starts[1:], strict=False)) >= 0.2 - 1e-6
+
+
 def test_schedule_rules():
     assert make_limiter(None, None) is None
     assert type(make_limiter(60, None)) is RateLimiter
+    assert make_limiter(60, None, shares=3).interval == 3.0  # a third of 60 a minute
+    # A shared slot file holds the whole run's schedule: no share to take.
+    assert make_limiter(60, __import__("pathlib").Path("x"), shares=3).interval == 1.0
     assert isinstance(make_limiter(60, __import__("pathlib").Path("x")), SlotFileLimiter)
     assert next_start(100.0, None, 1.0) == 100.0
     assert next_start(100.0, 99.0, 1.0) == 100.0  # the slot is free: start now
