@@ -68,6 +68,7 @@ def _run_record(store, run_id):
         ).fetchall()[0]
 
 
+@pytest.mark.slow
 def test_judged_scores_cache_and_no_cache(server, judge_env, store_path):
     first = _run(judge_env)
     assert server.request_count == QUESTIONS

@@ -9,6 +9,8 @@ import signal
 import time
 from pathlib import Path
 
+import pytest
+
 from tests.assets.expected import RUN_ARGS
 from tests.support.cli import ragproof, ragproof_popen
 from tests.support.stores import StoreUnderTest
@@ -53,6 +55,7 @@ def _count(store: StoreUnderTest, sql: str):
     return store.query(sql)
 
 
+@pytest.mark.slow
 def test_two_runs_started_at_the_same_moment_both_keep_every_row(any_store):
     first, second = (
         ragproof_popen(*RUN_ARGS, "--json"),
@@ -69,6 +72,7 @@ def test_two_runs_started_at_the_same_moment_both_keep_every_row(any_store):
     assert _count(any_store, "select count(*) from metric_summaries") == [(30,)]
 
 
+@pytest.mark.slow
 def test_sigkill_mid_run_leaves_the_store_readable_and_the_next_run_succeeds(any_store, tmp_path):
     dataset, config = _slow_run_files(tmp_path)
     proc = ragproof_popen("run", "--dataset", str(dataset), "--config", str(config))
@@ -89,6 +93,7 @@ def test_sigkill_mid_run_leaves_the_store_readable_and_the_next_run_succeeds(any
     assert _count(any_store, "select count(*) from case_results") == [(90,)]
 
 
+@pytest.mark.slow
 def test_reading_the_views_never_waits_for_a_running_evaluation(any_store, tmp_path):
     assert ragproof(*RUN_ARGS).returncode == 0  # something to read
     # Long enough (100 s) to outlast the reads on a loaded machine; killed at the end.
