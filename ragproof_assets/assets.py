@@ -3,8 +3,10 @@
     eval_dataset -> adapter_outputs, judge_verdicts, case_scores -> run_summary
 
 Each asset writes its own storage in the run store (Parquet under the run's
-folder; DuckDB only holds views over it), except ``judge_verdicts``, whose
-ledger goes through the judge IO manager. Adapter outputs, judge verdicts and
+folder, streamed in batches; DuckDB only holds views over it) and hands the
+next asset a ``StoredTable`` handle on it through the table IO manager, so the
+lineage carries the data; ``judge_verdicts``' ledger goes through the judge IO
+manager. Adapter outputs, judge verdicts and
 case scores come out of one graph-backed asset (``shards.py``) whose shard
 steps each run adapter and judge together, so judge calls overlap adapter
 calls. All evaluation logic lives in ``ragproof_core``; this module only wires it.
@@ -39,6 +41,7 @@ from ragproof_core.settings import (
     run_settings_dict,
     run_settings_from_dict,
 )
+from ragproof_core.store.handles import StoredTable
 from ragproof_core.store.run_store import RunRecord
 from ragproof_core.store.views import StoreLocked
 
@@ -92,12 +95,13 @@ def _display_path(path: str) -> str:
     partitions_def=evaluation_runs,
     group_name=GROUP,
     kinds={"parquet"},
+    io_manager_key="table_io_manager",
     description="The dataset of one evaluation run, validated as a whole before anything "
     "runs (CONTRACT section 1), with the run's configuration.",
 )
 def eval_dataset(
     context: dg.AssetExecutionContext, config: EvalRunConfig, store: StoreResource
-) -> dg.MaterializeResult:
+) -> dg.Output[StoredTable]:
     run_id = context.partition_key
     try:
         # Config, dataset, judge environment and adapter, all before the manifest:
@@ -129,14 +133,15 @@ def eval_dataset(
     # Views exist from the first run's start, so the store reads even if that run is killed.
     _refresh_views(context, run_store)
     kinds = Counter(case.kind.value for case in cases)
-    return dg.MaterializeResult(
+    return dg.Output(
+        run_store.table_handle(run_id, "dataset", len(cases)),
         metadata={
             "dagster/row_count": len(cases),
             "dataset": manifest["dataset"],
             "dataset_sha256": manifest["dataset_sha256"],
             "adapter": resolved.adapter.target,
             "cases_by_kind": dg.MetadataValue.json(dict(kinds)),
-        }
+        },
     )
 
 
@@ -203,7 +208,6 @@ def _progress_bar(total: int, *, enabled: bool):
 @dg.asset(
     partitions_def=evaluation_runs,
     group_name=GROUP,
-    deps=["case_scores"],
     kinds={"parquet", "duckdb"},
     description="One row per metric: mean, nearest-rank p50 and p95, and the counts; plus the "
     "run record. Query history with the `runs`, `case_results` and `metric_summaries` views "
@@ -211,10 +215,12 @@ def _progress_bar(total: int, *, enabled: bool):
     metadata={"dagster/column_schema": _SUMMARY_COLUMNS},
 )
 def run_summary(
-    context: dg.AssetExecutionContext, judge_verdicts: JudgeLedger, store: StoreResource
+    context: dg.AssetExecutionContext,
+    case_scores: StoredTable,
+    judge_verdicts: JudgeLedger,
 ) -> dg.MaterializeResult:
     run_id = context.partition_key
-    run_store = store.store()
+    run_store = case_scores.open()
     manifest = run_store.read_manifest(run_id)
     skips: Counter = Counter()
     # Streamed, batch by batch: the summary never holds the run's results as objects.

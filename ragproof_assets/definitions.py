@@ -5,7 +5,7 @@ import dagster as dg
 from ragproof_assets.assets import eval_dataset, run_summary
 from ragproof_assets.checks import failure_rate, no_regression
 from ragproof_assets.executors import executor_from_env
-from ragproof_assets.io_managers import JudgeIOManager
+from ragproof_assets.io_managers import JudgeIOManager, TableIOManager
 from ragproof_assets.jobs import evaluate_job
 from ragproof_assets.launch import launch_evaluation_job, launch_evaluation_sensor
 from ragproof_assets.resources import CheckSettings, StoreResource
@@ -23,6 +23,7 @@ defs = dg.Definitions(
     resources={
         "store": store,
         "judge_io_manager": JudgeIOManager(store=store),
+        "table_io_manager": TableIOManager(store=store),
         "checks": CheckSettings(),
     },
     # None keeps Dagster's default (multiprocess); RAGPROOF_EXECUTOR=k8s or celery in a deployment.

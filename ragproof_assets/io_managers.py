@@ -1,4 +1,13 @@
-"""The judge IO manager: owns the judge cache and stores each run's judge ledger.
+"""The IO managers over the run store.
+
+``TableIOManager``: the evaluation's tables (dataset, outputs, case scores)
+pass between assets as ``StoredTable`` handles. The step that produces a
+table streams it into the store itself (``ragproof_core/store/handles.py``
+says why); the IO manager keeps the handle in the run's folder, beside the
+rows it names, and gives it to every step downstream, on any machine that
+sees the store. Nothing goes through Dagster's own (local-disk) IO storage.
+
+``JudgeIOManager``: owns the judge cache and stores each run's judge ledger.
 
 The design card puts judge calls behind an IO manager that does the caching.
 The cache cannot wait for an output to be handed over at the end of a step
@@ -20,8 +29,38 @@ from ragproof_core.judge.ledger import JudgeLedger
 from ragproof_core.judge.session import LiteLLMJudge, make_judge
 from ragproof_core.settings import JudgeEnv, judge_settings_from_dict
 from ragproof_core.shards import shard_budget
+from ragproof_core.store.handles import StoredTable
 
 LEDGER = "judge"
+
+
+def _handle_name(asset_key: dg.AssetKey) -> str:
+    """The run document holding an asset's handle (``asset_case_scores``)."""
+    return "asset_" + "_".join(asset_key.path)
+
+
+class TableIOManager(dg.ConfigurableIOManager):
+    """Tables in the run store, passed between the evaluation assets as handles."""
+
+    store: StoreResource
+
+    def handle_output(self, context: dg.OutputContext, obj: StoredTable) -> None:
+        if not isinstance(obj, StoredTable):
+            raise TypeError(f"{context.asset_key.to_user_string()}: expected a StoredTable")
+        name = _handle_name(context.asset_key)
+        self.store.store().write_document(context.partition_key, name, obj.to_dict())
+        context.add_output_metadata(
+            {
+                "table": obj.table,
+                "files": dg.MetadataValue.md("\n".join(f"- `{f}`" for f in obj.files) or "none"),
+            }
+        )
+
+    def load_input(self, context: dg.InputContext) -> StoredTable:
+        name = _handle_name(context.asset_key)
+        return StoredTable.from_dict(
+            self.store.store().read_document(context.asset_partition_key, name)
+        )
 
 
 class JudgeIOManager(dg.ConfigurableIOManager):

@@ -12,8 +12,10 @@ dynamic output per shard; the job's executor runs the shard steps in parallel
 ``k8s_job_executor``). Each shard reads its block of cases from the store,
 streams its outputs and case results to its own files
 (``<table>-shard-NNNN.parquet``; a one-shard run writes ``<table>.parquet``)
-and stores a ``ShardReport``; nothing but Nothing passes between steps, so
-no step needs another's local disk. ``gather_shards`` adds the reports up.
+and stores a ``ShardReport``. Between the ops inside the graph only Nothing
+passes, so no step needs another's local disk (Dagster's default IO manager
+would pickle to it); the asset's inputs and outputs are ``StoredTable``
+handles through the table IO manager. ``gather_shards`` adds the reports up.
 
 A failed shard step can be re-executed alone ("re-execute from failure" in
 the UI): the other shards' files stay, and its judge calls already paid for
@@ -39,6 +41,7 @@ from ragproof_core.preflight import take_adapter
 from ragproof_core.reporting.markdown import distributions_markdown
 from ragproof_core.settings import AdapterSpec, run_settings_from_dict
 from ragproof_core.shards import ShardReport, merge_reports, shard_ranges, shard_share
+from ragproof_core.store.handles import StoredTable
 
 # Cases evaluated (and written) at a time within a shard: a shard's memory holds
 # one batch of outputs and results, not its whole share of the dataset.
@@ -60,12 +63,11 @@ def _shard_count(run_store, run_id: str) -> int:
 
 
 @dg.op(
-    ins={"eval_dataset": dg.In(dg.Nothing)},
     out=dg.DynamicOut(dg.Nothing),
     description="One dynamic output per shard of the run (run.shards).",
 )
-def plan_shards(context: dg.OpExecutionContext, store: StoreResource):
-    shards = _shard_count(store.store(), context.partition_key)
+def plan_shards(context: dg.OpExecutionContext, eval_dataset: StoredTable):
+    shards = _shard_count(eval_dataset.open(), context.partition_key)
     for index in range(shards):
         yield dg.DynamicOutput(None, mapping_key=report_name(index))
 
@@ -82,16 +84,16 @@ def _batches(cases: Sequence[Case], size: int) -> Iterator[Sequence[Case]]:
 )
 def evaluate_shard(
     context: dg.OpExecutionContext,
-    store: StoreResource,
+    eval_dataset: StoredTable,
     judge_io_manager: dg.ResourceParam[JudgeIOManager],
 ):
     run_id = context.partition_key
     index = _shard_index(context)
-    run_store = store.store()
+    run_store = eval_dataset.open()
     manifest = run_store.read_manifest(run_id)
     settings = run_settings_from_dict(manifest["run"])
     shards = settings.shards
-    start, end = shard_ranges(manifest["cases"], shards)[index]
+    start, end = shard_ranges(eval_dataset.rows, shards)[index]
     cases = run_store.read_dataset_range(run_id, start, end)
     # run.concurrency is the run's total in flight: each shard takes its share.
     settings = replace(settings, concurrency=shard_share(settings.concurrency, shards, index))
@@ -174,9 +176,9 @@ def evaluate_shard(
 @dg.op(
     ins={"shards_done": dg.In(dg.Nothing)},
     out={
-        "adapter_outputs": dg.Out(dg.Nothing),
+        "adapter_outputs": dg.Out(StoredTable, io_manager_key="table_io_manager"),
         "judge_verdicts": dg.Out(io_manager_key="judge_io_manager"),
-        "case_scores": dg.Out(dg.Nothing),
+        "case_scores": dg.Out(StoredTable, io_manager_key="table_io_manager"),
     },
     description="Add the shards' reports up: the run's outputs, judge ledger and case scores.",
 )
@@ -203,7 +205,7 @@ def gather_shards(context: dg.OpExecutionContext, store: StoreResource):
     first_failures = [line for r in reports for line in r.first_failures][:FIRST_FAILURES]
 
     yield dg.Output(
-        None,
+        run_store.table_handle(run_id, "outputs", totals.cases),
         output_name="adapter_outputs",
         metadata={
             "dagster/row_count": totals.cases,
@@ -227,7 +229,7 @@ def gather_shards(context: dg.OpExecutionContext, store: StoreResource):
         },
     )
     yield dg.Output(
-        None,
+        run_store.table_handle(run_id, "case_results", sum(statuses.values())),
         output_name="case_scores",
         metadata={
             "dagster/row_count": sum(statuses.values()),
@@ -244,10 +246,10 @@ def gather_shards(context: dg.OpExecutionContext, store: StoreResource):
 @dg.graph_multi_asset(
     partitions_def=evaluation_runs,
     group_name=GROUP,
-    ins={"eval_dataset": dg.AssetIn(dagster_type=dg.Nothing)},
+    ins={"eval_dataset": dg.AssetIn()},
     outs={
         "adapter_outputs": dg.AssetOut(
-            dagster_type=dg.Nothing,
+            io_manager_key="table_io_manager",
             kinds={"parquet"},
             description="What the pipeline under test returned for each case: answer, "
             "citations, retrieved chunks, or the case failure.",
@@ -258,7 +260,7 @@ def gather_shards(context: dg.OpExecutionContext, store: StoreResource):
             "hits and cost. Verdicts themselves are cached by (model, prompt hash, input hash).",
         ),
         "case_scores": dg.AssetOut(
-            dagster_type=dg.Nothing,
+            io_manager_key="table_io_manager",
             kinds={"parquet"},
             description="One row per case and metric: status, value, reason, raw judge reply.",
             metadata={"dagster/column_schema": _RESULT_COLUMNS},
@@ -268,7 +270,9 @@ def gather_shards(context: dg.OpExecutionContext, store: StoreResource):
 def evaluate_cases(eval_dataset):
     """Evaluate the run's cases, split into run.shards steps the executor runs in parallel."""
     planned = plan_shards(eval_dataset)
-    done = planned.map(evaluate_shard).collect()
+    done = planned.map(
+        lambda shard: evaluate_shard(planned=shard, eval_dataset=eval_dataset)
+    ).collect()
     adapter_outputs, judge_verdicts, case_scores = gather_shards(done)
     return {
         "adapter_outputs": adapter_outputs,

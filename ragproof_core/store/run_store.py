@@ -35,6 +35,7 @@ from ragproof_core.gc_pause import collector_paused
 from ragproof_core.metrics.registry import metric_order
 from ragproof_core.model import Case, CaseOutput, MetricResult
 from ragproof_core.store import calibrations, files, schema, views
+from ragproof_core.store.handles import StoredTable
 from ragproof_core.store.layout import (
     SCHEMA_DIR_NAME,
     SHARDED_TABLES,
@@ -247,6 +248,11 @@ class RunStore:
             path = self.layout.table_path(run_id, table)
             return [path] if self.files.is_file(path) else []
         return self.files.glob(self.layout.table_parts_glob(run_id, table))
+
+    def table_handle(self, run_id: str, table: str, rows: int) -> StoredTable:
+        """A handle on one of this run's stored tables: what the assets pass each other."""
+        files = tuple(self.layout.url(part) for part in self.table_parts(run_id, table))
+        return StoredTable(self.layout.location, run_id, table, rows, files)
 
     def _read(self, run_id: str, table: str) -> pa.Table:
         path = self.layout.table_path(run_id, table)

@@ -3,6 +3,8 @@ real (temporary) Dagster instance."""
 
 from __future__ import annotations
 
+import json
+
 import dagster as dg
 import duckdb
 import pytest
@@ -10,6 +12,7 @@ import pytest
 from ragproof_assets.definitions import defs
 from ragproof_assets.partitions import evaluation_runs
 from ragproof_core.report import summary_dict
+from ragproof_core.store.handles import StoredTable
 from ragproof_core.store.run_store import RunStore
 from tests.assets.expected import RECORDED, assert_summary
 
@@ -88,6 +91,50 @@ def test_recorded_run_materializes_every_asset(instance, store_path):
             "select count(*) from case_results where run_id = 'run-a'"
         ).fetchone() == (90,)
         assert con.execute("select status from runs").fetchall() == [("completed",)]
+
+
+def test_the_tables_flow_between_assets_as_handles_on_the_store(instance, store_path):
+    """Lineage carries data: each table asset's output is a StoredTable handle kept by
+    the table IO manager, and the steps downstream load it (never a side channel)."""
+    result = _materialize(
+        instance,
+        "run-h",
+        dataset=str(RECORDED / "cases.jsonl"),
+        config_file=str(RECORDED / "ragproof.toml"),
+    )
+    assert result.success
+    run_dir = store_path / "runs" / "run-h"
+    handles = {
+        key: StoredTable.from_dict(json.loads((run_dir / f"asset_{key}.json").read_text()))
+        for key in ("eval_dataset", "adapter_outputs", "case_scores")
+    }
+    assert {k: (h.table, h.rows) for k, h in handles.items()} == {
+        "eval_dataset": ("dataset", 6),
+        "adapter_outputs": ("outputs", 6),
+        "case_scores": ("case_results", 90),  # 6 cases x 15 metrics
+    }
+    assert handles["case_scores"].files == (str(run_dir / "case_results.parquet"),)
+    assert {h.location for h in handles.values()} == {str(store_path)}
+
+    # Which steps loaded which handle: the shard plan and shard read the dataset's,
+    # the summary the case scores' (the UI draws these edges, with the handle loaded).
+    loaded = {
+        (e.step_key, e.event_specific_data.input_name)
+        for e in result.all_events
+        if e.event_type == dg.DagsterEventType.LOADED_INPUT
+    }
+    assert {
+        ("evaluate_cases.plan_shards", "eval_dataset"),
+        ("evaluate_cases.evaluate_shard[shard_0000]", "eval_dataset"),
+        ("run_summary", "case_scores"),
+        ("run_summary", "judge_verdicts"),
+    } <= loaded
+    scores_event = next(
+        e
+        for e in result.get_asset_materialization_events()
+        if e.asset_key.to_user_string() == "case_scores"
+    )
+    assert scores_event.materialization.metadata["table"].value == "case_results"
 
 
 def test_rejected_dataset_fails_the_run_and_leaves_the_store_unchanged(
