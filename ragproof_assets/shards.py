@@ -40,6 +40,14 @@ from ragproof_core.model import Case
 from ragproof_core.preflight import take_adapter
 from ragproof_core.reporting.markdown import distributions_markdown
 from ragproof_core.settings import AdapterSpec, run_settings_from_dict
+from ragproof_core.shard_attempt import (
+    ATTEMPT_PREFIX,
+    AttemptRecorder,
+    attempt_document,
+    attempt_document_name,
+    new_attempt_token,
+    unfinished_attempts,
+)
 from ragproof_core.shards import ShardReport, merge_reports, shard_ranges, shard_share
 from ragproof_core.store.handles import StoredTable
 
@@ -113,11 +121,24 @@ def evaluate_shard(
     status, evaluated, failures = "completed", 0, 0
     statuses: Counter[str] = Counter()
     first_failures: list[str] = []
+    # This attempt's judge spend is on record while it runs, should it die unreported.
+    token = new_attempt_token()
+    recorder = AttemptRecorder(
+        write=lambda doc: run_store.write_document(
+            run_id, attempt_document_name(index, token), doc
+        ),
+        snapshot=lambda: attempt_document(
+            index, token, _ledger(judge, use_cache=manifest["use_cache"])
+        ),
+    )
     # One event loop for every batch (the judge and adapter clients bind to it);
     # the Runner cancels leftover tasks (LiteLLM's logging worker) before closing it.
     runner = asyncio.Runner()
     try:
-        with run_store.results_writer(run_id, None if shards == 1 else index) as writer:
+        with (
+            recorder,
+            run_store.results_writer(run_id, None if shards == 1 else index) as writer,
+        ):
             for batch in _batches(cases, EVAL_BATCH_CASES):
                 evaluation = runner.run(
                     evaluate(batch, adapter, settings, judge, on_case_done=progress.update)
@@ -157,6 +178,7 @@ def evaluate_shard(
         ledger=ledger.to_dict(),
         statuses=dict(statuses),
         first_failures=first_failures,
+        attempt=token,
     )
     run_store.write_document(run_id, report_name(index), report.to_dict())
     yield dg.Output(
@@ -191,7 +213,9 @@ def gather_shards(context: dg.OpExecutionContext, store: StoreResource):
         ShardReport.from_dict(run_store.read_document(run_id, report_name(i)))
         for i in range(shards)
     ]
-    totals = merge_reports(reports)
+    reported = {(r.shard, r.attempt) for r in reports}
+    unfinished = unfinished_attempts(run_store.read_documents(run_id, ATTEMPT_PREFIX), reported)
+    totals = merge_reports(reports, unfinished)
     manifest["evaluation"] = {
         "status": totals.status,
         "cases_evaluated": totals.cases,
@@ -212,6 +236,7 @@ def gather_shards(context: dg.OpExecutionContext, store: StoreResource):
             "case_failures": totals.case_failures,
             "first_failures": dg.MetadataValue.md("\n".join(first_failures) or "none"),
             "shards": shards,
+            "unfinished_shard_attempts": len(unfinished),
         },
     )
     yield dg.Output(

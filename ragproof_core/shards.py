@@ -60,6 +60,9 @@ class ShardReport:
     # Result rows by status, and the first failed cases, for the UI's metadata.
     statuses: dict[str, int] = field(default_factory=dict)
     first_failures: list[str] = field(default_factory=list)
+    # The attempt that wrote this report (``shard_attempt.py``): earlier attempts
+    # of the same shard that died before reporting are counted beside it.
+    attempt: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -109,13 +112,19 @@ class RunTotals:
     ledger: JudgeLedger
 
 
-def merge_reports(reports: Sequence[ShardReport]) -> RunTotals:
-    """The run's totals; any shard stopped at its budget makes the run ``aborted:budget``."""
+def merge_reports(
+    reports: Sequence[ShardReport], unfinished: Sequence[JudgeLedger] = ()
+) -> RunTotals:
+    """The run's totals; any shard stopped at its budget makes the run ``aborted:budget``.
+
+    ``unfinished``: the judge ledgers of shard attempts that died before reporting;
+    what they paid is the run's spend too, though their cases count in no total.
+    """
     ordered = sorted(reports, key=lambda r: r.shard)
     aborted = any(r.status == ABORTED_BUDGET for r in ordered)
     return RunTotals(
         status=ABORTED_BUDGET if aborted else COMPLETED,
         cases=sum(r.cases for r in ordered),
         case_failures=sum(r.case_failures for r in ordered),
-        ledger=merge_ledgers([JudgeLedger.from_dict(r.ledger) for r in ordered]),
+        ledger=merge_ledgers([JudgeLedger.from_dict(r.ledger) for r in ordered] + [*unfinished]),
     )

@@ -213,6 +213,11 @@ class RunStore:
             self.layout.document_path(run_id, name), redact_secrets(dict(document))
         )
 
+    def read_documents(self, run_id: str, prefix: str) -> list[dict[str, Any]]:
+        """Every document of the run whose name starts with ``prefix``, by name."""
+        pattern = str(self.layout.run_dir(run_id) / f"{prefix}*.json")
+        return [json.loads(self.files.read_text(path)) for path in sorted(self.files.glob(pattern))]
+
     def read_document(self, run_id: str, name: str) -> dict[str, Any]:
         try:
             text = self.files.read_text(self.layout.document_path(run_id, name))
@@ -269,13 +274,15 @@ class RunStore:
             raise FileNotFoundError(f"run {run_id!r} has no {table} table yet: {path}") from None
 
     def clear_results(self, run_id: str) -> None:
-        """Remove a run's outputs, case results and shard reports (a restarted run may
-        use another shard count; its old parts must not join the new ones)."""
+        """Remove a run's outputs, case results, shard reports and shard attempts (a
+        restarted run may use another shard count; its old parts must not join the new
+        ones, and it starts its judge spend afresh)."""
         for table in SHARDED_TABLES:
             for part in self.table_parts(run_id, table):
                 self.files.remove(part)
-        for report in self.files.glob(str(self.layout.run_dir(run_id) / "shard_*.json")):
-            self.files.remove(report)
+        for pattern in ("shard_*.json", "attempt_*.json"):
+            for document in self.files.glob(str(self.layout.run_dir(run_id) / pattern)):
+                self.files.remove(document)
 
     @contextmanager
     def results_writer(self, run_id: str, shard: int | None = None) -> Iterator[ResultsWriter]:

@@ -132,7 +132,8 @@ def test_a_crashed_shard_reexecuted_from_failure_alone_repays_no_cached_verdict(
     from tests.support.cli import REPO, cli_env
     from tests.support.judge_server import JudgeServer
 
-    # Shard 2 of 3 holds q5 and "crash six"; its process dies on the latter, once.
+    # Shard 2 of 3 holds q5 and "crash six"; its process dies on the latter, once, when
+    # all 10 requests paid so far (4 + 4 + q5's 2) are cached and on record.
     questions = ["q one?", "q two?", "q three?", "q four?", "q five?", "crash six?"]
     dataset = write_jsonl(
         tmp_path / "cases.jsonl",
@@ -143,7 +144,7 @@ def test_a_crashed_shard_reexecuted_from_failure_alone_repays_no_cached_verdict(
     config.write_text(
         "[run]\nconcurrency = 3\nshards = 3\n\n[adapter]\n"
         'target = "tests.support.fault_adapters:CrashOnceAdapter"\n'
-        f'options = {{ marker = "{marker}", wait_cached = 10 }}\n',
+        f'options = {{ marker = "{marker}", wait_cached = 10, wait_recorded = 10 }}\n',
         encoding="utf-8",
     )
     with JudgeServer() as server:
@@ -193,15 +194,16 @@ def test_a_crashed_shard_reexecuted_from_failure_alone_repays_no_cached_verdict(
         assert server.request_count == 2
 
     run_id = failed.tags["dagster/partition"]
-    # The record holds each shard's last attempt: shards 0 and 1 paid 4 each, shard 2's
-    # re-execution paid 2 and hit the cache twice. (The crashed attempt's 2 paid requests
-    # died with its process; the judge server counted them above.)
+    # The record holds what the run paid, every attempt included: shards 0 and 1 paid
+    # 4 each, shard 2's crashed attempt 2 (on record in its attempt document before the
+    # process died), its re-execution 2 more, hitting the cache for the first 2: the
+    # 12 requests the judge server counted over both Dagster runs.
     assert _rows(
         store_path,
         "select status, cases, case_failures, judge_requests, cache_hits from runs "
         "where run_id = ?",
         [run_id],
-    ) == [("completed", 6, 0, 10, 2)]
+    ) == [("completed", 6, 0, 12, 2)]
     assert _rows(
         store_path,
         "select count(*) from case_results where run_id = ? and status = 'scored' "

@@ -132,11 +132,25 @@ class CrashOnceAdapter:
     the whole process, leaving ``marker`` behind so the next attempt answers it.
 
     Before dying it waits (up to 60 s) until the local store's judge cache holds
-    ``wait_cached`` verdicts, so the test knows exactly what was paid for."""
+    ``wait_cached`` verdicts and the shard attempts' records (``attempt_*.json``)
+    show ``wait_recorded`` paid requests in all, so the test knows exactly what was
+    paid for and what was on record when the process died."""
 
-    def __init__(self, marker: str, wait_cached: int = 0) -> None:
+    def __init__(self, marker: str, wait_cached: int = 0, wait_recorded: int = 0) -> None:
         self.marker = marker
         self.wait_cached = wait_cached
+        self.wait_recorded = wait_recorded
+
+    def _recorded(self, store) -> int:
+        import json
+
+        total = 0
+        for path in store.glob("runs/*/attempt_*.json"):
+            try:
+                total += json.loads(path.read_text())["ledger"]["requests"]
+            except (OSError, ValueError, KeyError):
+                continue
+        return total
 
     async def answer(self, question: str) -> dict:
         import os
@@ -154,7 +168,7 @@ class CrashOnceAdapter:
                         rows = con.execute("select count(*) from judge_replies").fetchone()[0]
                 except sqlite3.Error:
                     rows = 0
-                if rows >= self.wait_cached:
+                if rows >= self.wait_cached and self._recorded(cache.parent) >= self.wait_recorded:
                     break
                 await asyncio.sleep(0.05)
             os._exit(13)  # like an evicted pod: no cleanup, no exception
