@@ -13,6 +13,9 @@ REPO = Path(__file__).resolve().parents[1]
 FIXTURES = REPO / "tests" / "fixtures"
 
 
+_MIN_SCRATCH_BYTES = 4 * 2**30  # the suite writes well under 1 GB at a time
+
+
 def _scratch_in_memory() -> None:
     """Put the tests' scratch space (tmp_path, and TMPDIR for every subprocess) on
     a RAM-backed tmpfs when the machine has one.
@@ -26,6 +29,10 @@ def _scratch_in_memory() -> None:
     """
     shm = Path("/dev/shm")
     if "TMPDIR" in os.environ or not (shm.is_dir() and os.access(shm, os.W_OK | os.X_OK)):
+        return
+    # A container's /dev/shm may be tiny (Docker's default is 64 MB): disk is safer then.
+    free = os.statvfs(shm)
+    if free.f_bavail * free.f_frsize < _MIN_SCRATCH_BYTES:
         return
     os.environ["TMPDIR"] = str(shm)
     tempfile.tempdir = None  # forget a temp folder already looked up
