@@ -33,6 +33,15 @@ def _materialize(instance, run_id: str, **config):
     )
 
 
+def _materialize_recorded(instance, run_id: str):
+    return _materialize(
+        instance,
+        run_id,
+        dataset=str(RECORDED / "cases.jsonl"),
+        config_file=str(RECORDED / "ragproof.toml"),
+    )
+
+
 def test_definitions_validate():
     dg.Definitions.validate_loadable(defs)
     keys = {k.to_user_string() for k in defs.resolve_asset_graph().get_all_asset_keys()}
@@ -46,12 +55,7 @@ def test_definitions_validate():
 
 
 def test_recorded_run_materializes_every_asset(instance, store_path):
-    result = _materialize(
-        instance,
-        "run-a",
-        dataset=str(RECORDED / "cases.jsonl"),
-        config_file=str(RECORDED / "ragproof.toml"),
-    )
+    result = _materialize_recorded(instance, "run-a")
     assert result.success
     materialized = {e.asset_key.to_user_string() for e in result.get_asset_materialization_events()}
     assert materialized == {
@@ -96,12 +100,7 @@ def test_recorded_run_materializes_every_asset(instance, store_path):
 def test_the_tables_flow_between_assets_as_handles_on_the_store(instance, store_path):
     """Lineage carries data: each table asset's output is a StoredTable handle kept by
     the table IO manager, and the steps downstream load it (never a side channel)."""
-    result = _materialize(
-        instance,
-        "run-h",
-        dataset=str(RECORDED / "cases.jsonl"),
-        config_file=str(RECORDED / "ragproof.toml"),
-    )
+    result = _materialize_recorded(instance, "run-h")
     assert result.success
     run_dir = store_path / "runs" / "run-h"
     handles = {

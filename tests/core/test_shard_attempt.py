@@ -18,6 +18,17 @@ def _ledger(requests: int, cost: float) -> JudgeLedger:
     return JudgeLedger(model="openai/judge", requests=requests, cost_usd=cost)
 
 
+def _report(shard: int, attempt: str, ledger: JudgeLedger) -> ShardReport:
+    return ShardReport(
+        shard,
+        cases=3,
+        case_failures=0,
+        status="completed",
+        ledger=ledger.to_dict(),
+        attempt=attempt,
+    )
+
+
 def test_attempt_documents_are_run_document_names() -> None:
     assert attempt_document_name(2, "ab12cd34ef56") == "attempt_0002_ab12cd34ef56"
     assert attempt_document_name(2, "ab12cd34ef56").isidentifier()
@@ -29,24 +40,7 @@ def test_attempts_that_never_reported_are_added_to_the_run_totals() -> None:
         attempt_document(1, "dead", _ledger(2, 0.002)),  # died: no report names it
         attempt_document(1, "b1", _ledger(2, 0.002)),  # its re-execution, reported
     ]
-    reports = [
-        ShardReport(
-            0,
-            cases=3,
-            case_failures=0,
-            status="completed",
-            ledger=_ledger(4, 0.004).to_dict(),
-            attempt="a0",
-        ),
-        ShardReport(
-            1,
-            cases=3,
-            case_failures=0,
-            status="completed",
-            ledger=_ledger(2, 0.002).to_dict(),
-            attempt="b1",
-        ),
-    ]
+    reports = [_report(0, "a0", _ledger(4, 0.004)), _report(1, "b1", _ledger(2, 0.002))]
     unfinished = unfinished_attempts(documents, {(r.shard, r.attempt) for r in reports})
     assert [ledger.requests for ledger in unfinished] == [2]
     totals = merge_reports(reports, unfinished)
