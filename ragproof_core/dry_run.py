@@ -24,6 +24,7 @@ from typing import Any
 from ragproof_core.adapters.loading import load_adapter
 from ragproof_core.adapters.runner import close_adapter
 from ragproof_core.evaluate import evaluate
+from ragproof_core.judge.estimating import EstimatingJudge, cost_lines
 from ragproof_core.judge.session import make_judge
 from ragproof_core.judge.types import JudgeVerdict
 from ragproof_core.model import Answer, Case, CaseOutput, Chunk
@@ -60,28 +61,17 @@ class DryRunEstimate:
             f"dry run: {self.cases} cases, judge {self.judge_model} ({self.basis})",
             f"  judge questions {self.questions}, served from cache {self.cached}, "
             f"calls {self.calls} (plus up to one repair retry each)",
-            f"  estimated cost ${self.estimated_cost_usd:.4f}",
+            *cost_lines(self.estimated_cost_usd, self.max_cost_usd),
         ]
-        if self.max_cost_usd is not None:
-            within = "within" if self.estimated_cost_usd <= self.max_cost_usd else "OVER"
-            lines.append(f"  budget RAGPROOF_MAX_COST_USD ${self.max_cost_usd:.4f}: {within}")
         return "\n".join(lines)
 
 
-class _EstimatingJudge:
+class _EstimatingJudge(EstimatingJudge):
     """Answers nothing: counts each question, looks it up in the cache, prices the rest."""
 
     def __init__(self, judge) -> None:
-        self._judge = judge
-        self.model = judge.model
+        super().__init__(judge)
         self.mode = judge.mode
-        self.questions = 0
-        self.cached = 0
-        self.cost_usd = 0.0
-
-    @property
-    def prompt_hashes(self) -> dict[str, str]:
-        return self._judge.prompt_hashes
 
     async def ask(self, prompt: str, inputs: dict[str, Any]) -> JudgeVerdict:
         # A jury asks every model: each model's question is counted (and cached) apart.
@@ -136,7 +126,7 @@ async def estimate_run(
         basis=basis,
         questions=estimator.questions,
         cached=estimator.cached,
-        calls=estimator.questions - estimator.cached,
+        calls=estimator.calls,
         estimated_cost_usd=estimator.cost_usd,
         max_cost_usd=env.max_cost_usd,
     )

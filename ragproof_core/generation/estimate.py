@@ -20,6 +20,7 @@ from typing import Any
 from ragproof_core.generation.corpus import CorpusChunk
 from ragproof_core.generation.qa import GenerationPlan, generate_questions
 from ragproof_core.judge.cache import input_hash
+from ragproof_core.judge.estimating import EstimatingJudge, cost_lines
 from ragproof_core.judge.session import LiteLLMJudge
 from ragproof_core.judge.types import JudgeVerdict
 
@@ -47,25 +48,13 @@ class GenerationEstimate:
             f"  judge questions {self.questions}, served from cache {self.cached}, "
             f"calls {self.calls} (if every new question passes its critique at the first "
             f"attempt; at most {self.max_requests} requests with every attempt and repair)",
-            f"  estimated cost ${self.estimated_cost_usd:.4f}",
+            *cost_lines(self.estimated_cost_usd, self.max_cost_usd),
         ]
-        if self.max_cost_usd is not None:
-            within = "within" if self.estimated_cost_usd <= self.max_cost_usd else "OVER"
-            lines.append(f"  budget RAGPROOF_MAX_COST_USD ${self.max_cost_usd:.4f}: {within}")
         return "\n".join(lines)
 
 
-class _EstimatingJudge:
-    def __init__(self, judge: LiteLLMJudge) -> None:
-        self._judge = judge
-        self.model = judge.model
-        self.questions = 0
-        self.cached = 0
-        self.cost_usd = 0.0
-
-    @property
-    def prompt_hashes(self) -> dict[str, str]:
-        return self._judge.prompt_hashes
+class _EstimatingJudge(EstimatingJudge):
+    _judge: LiteLLMJudge
 
     async def ask(self, prompt: str, inputs: dict[str, Any]) -> JudgeVerdict:
         self.questions += 1
@@ -104,7 +93,7 @@ async def estimate_generation(
         judge_model=judge.model,
         questions=estimator.questions,
         cached=estimator.cached,
-        calls=estimator.questions - estimator.cached,
+        calls=estimator.calls,
         # Per slot and attempt: a question and its critique, each with one repair retry.
         max_requests=slots * plan.max_attempts * 2 * 2,
         estimated_cost_usd=estimator.cost_usd,

@@ -1,0 +1,45 @@
+"""What the two dry runs share (``run --dry-run`` in ``dry_run.py`` and ``generate qa
+--dry-run`` in ``generation/estimate.py``): the tally their estimating judge keeps
+and the closing lines of their summary, cost and budget.
+
+Each dry run runs the real loop against an *estimating* judge that stands in for
+the configured one: it counts every question, how many the cache would serve,
+and prices the rest, never calling the judge.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class EstimatingJudge:
+    """Base of the estimating judges: the wrapped judge and the running tally.
+
+    Subclasses implement ``ask`` (and ``ask_combined`` where the loop uses it),
+    adding to ``questions``, ``cached`` and ``cost_usd``.
+    """
+
+    def __init__(self, judge: Any) -> None:
+        self._judge = judge
+        self.model = judge.model
+        self.questions = 0
+        self.cached = 0
+        self.cost_usd = 0.0
+
+    @property
+    def prompt_hashes(self) -> dict[str, str]:
+        return self._judge.prompt_hashes
+
+    @property
+    def calls(self) -> int:
+        """Questions the cache would not serve: the requests the run would send."""
+        return self.questions - self.cached
+
+
+def cost_lines(estimated_cost_usd: float, max_cost_usd: float | None) -> list[str]:
+    """The estimate's cost line and, with a budget set, whether the estimate fits it."""
+    lines = [f"  estimated cost ${estimated_cost_usd:.4f}"]
+    if max_cost_usd is not None:
+        within = "within" if estimated_cost_usd <= max_cost_usd else "OVER"
+        lines.append(f"  budget RAGPROOF_MAX_COST_USD ${max_cost_usd:.4f}: {within}")
+    return lines
