@@ -20,7 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Self, TypeVar
 
 BUSY_TIMEOUT_MS = 10_000
 # Beyond busy_timeout, "database is locked" can still surface (e.g. a WAL
@@ -62,7 +62,42 @@ class CachedReply:
     created_at: str
 
 
-class JudgeCache:
+Key = tuple[str, str, str]  # (model, prompt hash, input hash)
+
+
+class ReplyCache:
+    """What both caches share: ``put`` stamps the reply and hands it to ``_store``;
+    ``with`` closes. Subclasses implement ``_store``, ``get``, ``count`` and ``close``."""
+
+    def put(
+        self,
+        model: str,
+        prompt_hash: str,
+        input_hash: str,
+        data: dict[str, Any],
+        raw: str,
+        input_tokens: int | None,
+        output_tokens: int | None,
+        cost_usd: float,
+    ) -> None:
+        created_at = datetime.now(UTC).isoformat(timespec="seconds")
+        reply = CachedReply(data, raw, input_tokens, output_tokens, cost_usd, created_at)
+        self._store((model, prompt_hash, input_hash), reply)
+
+    def _store(self, key: Key, reply: CachedReply) -> None:
+        raise NotImplementedError
+
+    def close(self) -> None:
+        raise NotImplementedError
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class JudgeCache(ReplyCache):
     def __init__(self, path: Path) -> None:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -110,28 +145,15 @@ class JudgeCache:
             return None
         return CachedReply(json.loads(row[0]), row[1], row[2], row[3], row[4], row[5])
 
-    def put(
-        self,
-        model: str,
-        prompt_hash: str,
-        input_hash: str,
-        data: dict[str, Any],
-        raw: str,
-        input_tokens: int | None,
-        output_tokens: int | None,
-        cost_usd: float,
-    ) -> None:
-        created_at = datetime.now(UTC).isoformat(timespec="seconds")
+    def _store(self, key: Key, reply: CachedReply) -> None:
         row = (
-            model,
-            prompt_hash,
-            input_hash,
-            json.dumps(data, ensure_ascii=False),
-            raw,
-            input_tokens,
-            output_tokens,
-            cost_usd,
-            created_at,
+            *key,
+            json.dumps(reply.data, ensure_ascii=False),
+            reply.raw,
+            reply.input_tokens,
+            reply.output_tokens,
+            reply.cost_usd,
+            reply.created_at,
         )
 
         def write() -> None:
@@ -149,12 +171,6 @@ class JudgeCache:
     def close(self) -> None:
         with self._lock:
             self._conn.close()
-
-    def __enter__(self) -> JudgeCache:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
 
 def open_judge_cache(where: Any):

@@ -26,12 +26,10 @@ import threading
 from datetime import UTC, datetime
 from typing import Any
 
-from ragproof_core.judge.cache import CachedReply
+from ragproof_core.judge.cache import CachedReply, Key, ReplyCache
 
 FLUSH_INTERVAL_S = 2.0
 SEGMENT_SUFFIX = ".jsonl"
-
-Key = tuple[str, str, str]
 
 
 def _parse_segment(text: str) -> list[tuple[Key, CachedReply]]:
@@ -76,7 +74,7 @@ def _row(key: Key, reply: CachedReply) -> str:
     )
 
 
-class SegmentJudgeCache:
+class SegmentJudgeCache(ReplyCache):
     """``location``: a ``layout.SegmentCacheLocation`` (fsspec filesystem + folder)."""
 
     def __init__(self, location: Any, *, flush_interval_s: float = FLUSH_INTERVAL_S) -> None:
@@ -118,20 +116,7 @@ class SegmentJudgeCache:
         with self._lock:
             return self._entries.get((model, prompt_hash, input_hash))
 
-    def put(
-        self,
-        model: str,
-        prompt_hash: str,
-        input_hash: str,
-        data: dict[str, Any],
-        raw: str,
-        input_tokens: int | None,
-        output_tokens: int | None,
-        cost_usd: float,
-    ) -> None:
-        created_at = datetime.now(UTC).isoformat(timespec="seconds")
-        key = (model, prompt_hash, input_hash)
-        reply = CachedReply(data, raw, input_tokens, output_tokens, cost_usd, created_at)
+    def _store(self, key: Key, reply: CachedReply) -> None:
         with self._lock:
             self._entries[key] = reply
             self._pending.append(key)
@@ -169,9 +154,3 @@ class SegmentJudgeCache:
         self._stop.set()
         self._flusher.join()
         self.flush()
-
-    def __enter__(self) -> SegmentJudgeCache:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
