@@ -63,6 +63,13 @@ def build_from_factory(factory: str, factory_options: Mapping[str, Any] | None) 
     return built
 
 
+def wrong_build_error(
+    option: str, target: str | None, built: Any, expected: str
+) -> AdapterLoadError:
+    """The error for a factory that built something of the wrong kind."""
+    return AdapterLoadError(f"{option} {target!r} returned a {type(built).__name__!r}, {expected}")
+
+
 def chunk_from(text: Any, metadata: Any, own_id: Any, score: Any, id_key: str | None) -> Chunk:
     """One framework document as a ``Chunk``.
 
@@ -132,12 +139,27 @@ class FrameworkAdapter:
     returning a ``Reply``. The runner awaits async methods and runs sync ones on
     its daemon threads, deciding by inspecting the bound method, so the methods
     it sees (``run_case``, ``answer``, ``retrieve``) are picked once here.
+
+    The options every framework adapter takes (``factory``, ``citations_key``,
+    ``numbered_citations``, ``id_key``, ``use_async``) are kept here under their
+    own names; ``repr`` names the factory.
     """
 
-    def __init__(self, use_async: bool) -> None:
+    def __init__(
+        self,
+        factory: str,
+        citations_key: str,
+        numbered_citations: bool,
+        id_key: str | None,
+        use_async: bool,
+    ) -> None:
         if not isinstance(use_async, bool):
             raise AdapterLoadError(f"option 'use_async' must be true or false, got {use_async!r}")
         self.use_async = use_async
+        self.factory = factory
+        self.citations_key = citations_key
+        self.numbered_citations = numbered_citations
+        self.id_key = id_key
         if use_async:
             self.run_case, self.answer, self.retrieve = (
                 self._arun_case,
@@ -150,6 +172,9 @@ class FrameworkAdapter:
                 self._answer,
                 self._retrieve,
             )
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(factory={self.factory!r})"
 
     def _call(self, question: str) -> Reply:
         raise NotImplementedError

@@ -49,6 +49,7 @@ from ragproof_core.adapters.framework import (
     cited_ids,
     marker_citations,
     require,
+    wrong_build_error,
 )
 from ragproof_core.adapters.loading import AdapterLoadError
 from ragproof_core.model import Answer, Chunk
@@ -74,15 +75,11 @@ class HaystackAdapter(FrameworkAdapter):
     ) -> None:
         os.environ.setdefault("HAYSTACK_TELEMETRY_ENABLED", "False")
         require("haystack", package="haystack-ai", extra="haystack", adapter="HaystackAdapter")
-        self.factory = factory
         self.pipeline = build_from_factory(factory, factory_options)
         if not callable(getattr(self.pipeline, "run", None)) or not hasattr(
             self.pipeline, "inputs"
         ):
-            raise AdapterLoadError(
-                f"factory {factory!r} returned a {type(self.pipeline).__name__!r}, "
-                "not a Haystack Pipeline"
-            )
+            raise wrong_build_error("factory", factory, self.pipeline, "not a Haystack Pipeline")
         has_async = callable(getattr(self.pipeline, "run_async", None))
         if use_async is None:
             use_async = has_async
@@ -91,19 +88,13 @@ class HaystackAdapter(FrameworkAdapter):
                 f"use_async = true, but the {type(self.pipeline).__name__} built by {factory!r} "
                 "has no run_async() (Haystack 2.x: build an AsyncPipeline)"
             )
-        super().__init__(use_async)
+        super().__init__(factory, citations_key, numbered_citations, id_key, use_async)
         self.inputs = _question_sockets(self.pipeline.inputs(), inputs)
         self.answer_output = _path(answer_output, "answer_output")
         self.documents_output = _path(documents_output, "documents_output")
-        self.citations_key = citations_key
-        self.numbered_citations = numbered_citations
-        self.id_key = id_key
         # Intermediate outputs (the retriever's documents feeding a prompt builder)
         # are only returned for the components named here.
         self._include = set(self.pipeline.graph.nodes)
-
-    def __repr__(self) -> str:
-        return f"HaystackAdapter(factory={self.factory!r})"
 
     def _call(self, question: str) -> Reply:
         result = self.pipeline.run(self._data(question), include_outputs_from=self._include)

@@ -35,8 +35,8 @@ from ragproof_core.adapters.framework import (
     cited_ids,
     marker_citations,
     require,
+    wrong_build_error,
 )
-from ragproof_core.adapters.loading import AdapterLoadError
 from ragproof_core.model import Answer, Chunk
 
 
@@ -56,14 +56,13 @@ class LangChainAdapter(FrameworkAdapter):
         id_key: str | None = DEFAULT_ID_KEY,
         use_async: bool = True,
     ) -> None:
-        super().__init__(use_async)
+        super().__init__(factory, citations_key, numbered_citations, id_key, use_async)
         require(
             "langchain_core",
             package="langchain-core",
             extra="langchain",
             adapter="LangChainAdapter",
         )
-        self.factory = factory
         self.runnable = build_from_factory(factory, factory_options)
         self.retriever = None if retriever is None else build_from_factory(retriever, None)
         for option, path, obj in (
@@ -71,19 +70,10 @@ class LangChainAdapter(FrameworkAdapter):
             ("retriever", retriever, self.retriever),
         ):
             if obj is not None and not callable(getattr(obj, "invoke", None)):
-                raise AdapterLoadError(
-                    f"{option} {path!r} returned a {type(obj).__name__!r}, "
-                    "not a runnable with invoke()"
-                )
+                raise wrong_build_error(option, path, obj, "not a runnable with invoke()")
         self.input_key = input_key
         self.answer_key = answer_key
         self.context_key = context_key
-        self.citations_key = citations_key
-        self.numbered_citations = numbered_citations
-        self.id_key = id_key
-
-    def __repr__(self) -> str:
-        return f"LangChainAdapter(factory={self.factory!r})"
 
     def _call(self, question: str) -> Reply:
         output = self.runnable.invoke(self._input(question))

@@ -31,8 +31,8 @@ from ragproof_core.adapters.framework import (
     cited_ids,
     marker_citations,
     require,
+    wrong_build_error,
 )
-from ragproof_core.adapters.loading import AdapterLoadError
 from ragproof_core.model import Answer, Chunk
 
 
@@ -48,7 +48,7 @@ class LlamaIndexAdapter(FrameworkAdapter):
         id_key: str | None = DEFAULT_ID_KEY,
         use_async: bool = True,
     ) -> None:
-        super().__init__(use_async)
+        super().__init__(factory, citations_key, numbered_citations, id_key, use_async)
         schema = require(
             "llama_index.core.schema",
             package="llama-index-core",
@@ -56,19 +56,11 @@ class LlamaIndexAdapter(FrameworkAdapter):
             adapter="LlamaIndexAdapter",
         )
         self._text_only = schema.MetadataMode.NONE
-        self.factory = factory
         self.engine = build_from_factory(factory, factory_options)
         if not callable(getattr(self.engine, "query", None)):
-            raise AdapterLoadError(
-                f"factory {factory!r} returned a {type(self.engine).__name__!r}, "
-                "not a query engine with query()"
+            raise wrong_build_error(
+                "factory", factory, self.engine, "not a query engine with query()"
             )
-        self.citations_key = citations_key
-        self.numbered_citations = numbered_citations
-        self.id_key = id_key
-
-    def __repr__(self) -> str:
-        return f"LlamaIndexAdapter(factory={self.factory!r})"
 
     def _call(self, question: str) -> Reply:
         return self._reply(self.engine.query(question))
