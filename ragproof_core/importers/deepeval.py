@@ -26,7 +26,7 @@ from typing import Any
 
 from ragproof_core.dataset import DatasetError
 from ragproof_core.importers.reading import json_type, optional_string, read_text, string_list
-from ragproof_core.importers.writer import IdRegistry, Imported, case_row, recorded_row, row_id
+from ragproof_core.importers.writer import Imported, case_row, collect, recorded_row, row_id
 
 # snake_case key -> the camelCase alias Confident AI's API uses.
 _ALIASES = {
@@ -40,21 +40,7 @@ _WHITESPACE = " \t\r\n"
 
 def import_deepeval(path: str | Path) -> Imported:
     """Cases and recorded outputs from a DeepEval JSON file."""
-    path_text = str(path)
-    ids = IdRegistry(path_text)
-    cases, outputs = [], []
-    for number, (line, item) in enumerate(json_array_items(path), start=1):
-        try:
-            case, output = _convert(item, number)
-        except ValueError as exc:
-            raise DatasetError(path_text, line, str(exc)) from None
-        ids.claim(case["id"], line)
-        cases.append(case)
-        if output is not None:
-            outputs.append(output)
-    if not cases:
-        raise DatasetError(path_text, 1, "no goldens or test cases to import")
-    return Imported(cases=cases, outputs=outputs)
+    return collect(path, json_array_items(path), _convert, "no goldens or test cases to import")
 
 
 def _get(item: dict[str, Any], key: str) -> Any:

@@ -34,29 +34,15 @@ from ragproof_core.importers.reading import (
     optional_string,
     string_list,
 )
-from ragproof_core.importers.writer import IdRegistry, Imported, case_row, recorded_row, row_id
+from ragproof_core.importers.writer import Imported, case_row, collect, recorded_row, row_id
 
 LIST_COLUMNS = ("retrieved_contexts", "reference_contexts")
 
 
 def import_ragas(path: str | Path) -> Imported:
     """Cases and recorded outputs from a RAGAS dataset file."""
-    path_text = str(path)
     rows = _csv_rows(path) if Path(path).suffix.lower() == ".csv" else _jsonl_rows(path)
-    ids = IdRegistry(path_text)
-    cases, outputs = [], []
-    for number, (line, row) in enumerate(rows, start=1):
-        try:
-            case, output = _convert(row, number)
-        except ValueError as exc:
-            raise DatasetError(path_text, line, str(exc)) from None
-        ids.claim(case["id"], line)
-        cases.append(case)
-        if output is not None:
-            outputs.append(output)
-    if not cases:
-        raise DatasetError(path_text, 1, "no rows to import")
-    return Imported(cases=cases, outputs=outputs)
+    return collect(path, rows, _convert, "no rows to import")
 
 
 def _convert(row: Any, number: int) -> tuple[dict[str, Any], dict[str, Any] | None]:

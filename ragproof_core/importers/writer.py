@@ -13,7 +13,7 @@ from __future__ import annotations
 import errno
 import json
 import os
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -52,6 +52,36 @@ class IdRegistry:
             raise DatasetError(
                 self.path, line, f"duplicate id {case_id!r} (first used on line {earlier})"
             )
+
+
+def collect(
+    path: str | Path,
+    rows: Iterable[tuple[int, Any]],
+    convert: Callable[[Any, int], tuple[dict[str, Any], dict[str, Any] | None]],
+    nothing: str,
+) -> Imported:
+    """Cases and recorded outputs from ``(line, row)`` pairs, one ``convert`` call a row.
+
+    ``convert(row, number)`` (number: the 1-based row) returns the case and its
+    recorded-output line (None: nothing to record), or raises ``ValueError``,
+    reported at the row's line. A repeated case id is reported where it repeats;
+    no rows at all is ``nothing``, reported at line 1.
+    """
+    path_text = str(path)
+    ids = IdRegistry(path_text)
+    cases, outputs = [], []
+    for number, (line, row) in enumerate(rows, start=1):
+        try:
+            case, output = convert(row, number)
+        except ValueError as exc:
+            raise DatasetError(path_text, line, str(exc)) from None
+        ids.claim(case["id"], line)
+        cases.append(case)
+        if output is not None:
+            outputs.append(output)
+    if not cases:
+        raise DatasetError(path_text, 1, nothing)
+    return Imported(cases=cases, outputs=outputs)
 
 
 def case_row(
