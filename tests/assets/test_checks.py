@@ -14,31 +14,6 @@ from ragproof_assets.partitions import evaluation_runs
 RECORDER = "ragproof_core.adapters.recorded:RecordedAdapter"
 
 
-def _write_fixture(tmp_path) -> None:
-    """20 cases; good.jsonl retrieves each expected source first, bad.jsonl never does."""
-    cases, good, bad = [], [], []
-    for i in range(20):
-        cases.append(
-            {"id": f"q{i}", "question": f"question {i}?", "expected_source_ids": [f"d{i}"]}
-        )
-        good.append(
-            {
-                "case_id": f"q{i}",
-                "retrieve": [{"id": f"d{i}", "text": "t"}],
-                "answer": {"text": "a"},
-            }
-        )
-        bad.append(
-            {
-                "case_id": f"q{i}",
-                "retrieve": [{"id": "other", "text": "t"}],
-                "answer": {"text": "a"},
-            }
-        )
-    for name, rows in (("cases", cases), ("good", good), ("bad", bad)):
-        (tmp_path / f"{name}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
-
-
 def _evaluate(instance, tmp_path, run_id: str, outputs: str, k: int):
     instance.add_dynamic_partitions(evaluation_runs.name, [run_id])
     config = {
@@ -57,8 +32,8 @@ def _evaluate(instance, tmp_path, run_id: str, outputs: str, k: int):
 
 
 @pytest.mark.slow
-def test_a_run_with_other_settings_is_no_baseline(tmp_path):
-    _write_fixture(tmp_path)
+def test_a_run_with_other_settings_is_no_baseline(regression_fixture):
+    tmp_path = regression_fixture  # 20 cases, good and bad outputs: tests/assets/conftest.py
     with dg.instance_for_test() as instance:
         _evaluate(instance, tmp_path, "r1-good-k3", "good", k=3)
         # Worse outputs, but scored at k = 5: the k = 3 run cannot say whether it regressed.

@@ -71,31 +71,10 @@ def test_compare_refuses_mixed_judges_unless_allowed(store_path):
     assert json.loads(allowed.stdout)["mixed_judges"] is True
 
 
-def test_regression_check_fails_when_a_run_gets_significantly_worse(tmp_path):
+def test_regression_check_fails_when_a_run_gets_significantly_worse(regression_fixture):
     # 20 cases all retrieved first, then all missed: a significant drop in every retrieval metric.
-    cases, good, bad = [], [], []
-    for i in range(20):
-        cases.append(
-            {"id": f"q{i}", "question": f"question {i}?", "expected_source_ids": [f"d{i}"]}
-        )
-        good.append(
-            {
-                "case_id": f"q{i}",
-                "retrieve": [{"id": f"d{i}", "text": "t"}],
-                "answer": {"text": "a"},
-            }
-        )
-        bad.append(
-            {
-                "case_id": f"q{i}",
-                "retrieve": [{"id": "other", "text": "t"}],
-                "answer": {"text": "a"},
-            }
-        )
+    tmp_path = regression_fixture
     dataset = tmp_path / "cases.jsonl"
-    dataset.write_text("".join(json.dumps(c) + "\n" for c in cases))
-    for name, rows in (("good", good), ("bad", bad)):
-        (tmp_path / f"{name}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
 
     with dg.instance_for_test() as instance:
         checks = []

@@ -19,30 +19,22 @@ import pytest
 from ragproof_core.judge.prompts import PROMPT_NAMES
 from tests.assets.expected import RUN_ARGS
 from tests.conftest import REPO
-from tests.support.cli import cli_env, ragproof
-from tests.support.judge_server import JudgeServer
+from tests.support.cli import ragproof
 
 QUESTIONS = 15
 API_KEY = "sk-test-never-stored-7f3a9c"
 CALL_COST = 100 * 1.0 / 1e6 + 20 * 2.0 / 1e6  # usage (100, 20) at $1 and $2 per million tokens
 
 
-@pytest.fixture(scope="module")
-def server():
-    with JudgeServer(usage=(100, 20)) as srv:
-        yield srv
-
-
 @pytest.fixture
-def judge_env(server, store_path):
-    server.reset()
-    return cli_env(
-        RAGPROOF_JUDGE_MODEL="openai/judge-test",
-        RAGPROOF_JUDGE_API_BASE=server.url,
-        RAGPROOF_JUDGE_INPUT_COST_PER_MTOK="1.0",
-        RAGPROOF_JUDGE_OUTPUT_COST_PER_MTOK="2.0",
-        OPENAI_API_KEY=API_KEY,
-    )
+def judge_env(judge_env):
+    """conftest's, priced at $1 and $2 per million tokens, with a key no output may show."""
+    return {
+        **judge_env,
+        "RAGPROOF_JUDGE_INPUT_COST_PER_MTOK": "1.0",
+        "RAGPROOF_JUDGE_OUTPUT_COST_PER_MTOK": "2.0",
+        "OPENAI_API_KEY": API_KEY,
+    }
 
 
 def _run(env, *extra):

@@ -22,7 +22,6 @@ import pytest
 
 from tests.assets.expected import RUN_ARGS
 from tests.support.cli import cli_env, ragproof
-from tests.support.judge_server import JudgeServer
 
 pytestmark = pytest.mark.slow
 
@@ -30,10 +29,7 @@ JURY = "openai/judge-test,openai/judge-strict"
 QUESTIONS = 15  # per model: see test_cli_judge.py
 
 
-@pytest.fixture(scope="module")
-def server():
-    with JudgeServer(usage=(100, 20)) as srv:
-        yield srv
+# server: tests/assets/conftest.py
 
 
 def _env(server, model: str = JURY):

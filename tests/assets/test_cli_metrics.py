@@ -7,28 +7,12 @@ from __future__ import annotations
 import json
 
 import duckdb
-import pytest
 
 from ragproof_core.metrics.registry import METRIC_NAMES
 from tests.assets.expected import RECORDED, RUN_ARGS
-from tests.support.cli import cli_env, ragproof
-from tests.support.judge_server import JudgeServer
+from tests.support.cli import ragproof
 
-
-@pytest.fixture(scope="module")
-def server():
-    with JudgeServer(usage=(100, 20)) as srv:
-        yield srv
-
-
-@pytest.fixture
-def judge_env(server, store_path):
-    server.reset()
-    return cli_env(
-        RAGPROOF_JUDGE_MODEL="openai/judge-test",
-        RAGPROOF_JUDGE_API_BASE=server.url,
-        OPENAI_API_KEY="sk-test",
-    )
+# server and judge_env: tests/assets/conftest.py
 
 
 def _metrics_in_store(store_path, run_id):
