@@ -21,7 +21,6 @@ request per prompt, to measure how well the two modes agree
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
@@ -42,6 +41,7 @@ from ragproof_core.judge.fixtures_check import (
     Fixture,
     FixtureError,
     _parse,
+    json_lines,
 )
 from ragproof_core.judge.metrics import (
     ANSWER_RELEVANCE,
@@ -95,15 +95,7 @@ def load_combined_fixtures(path: Path | str | None = None) -> list[CombinedFixtu
         lines = path.read_text(encoding="utf-8").splitlines()
     except FileNotFoundError:
         raise FixtureError([f"{path}: no such fixtures file"]) from None
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        where = f"{path}:{number}"
-        try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as exc:
-            problems.append(f"{where}: not valid JSON ({exc.msg} at column {exc.colno})")
-            continue
+    for where, obj in json_lines(path, lines, problems):
         fixture, found = _parse_combined(obj, where)
         problems.extend(found)
         if fixture is not None:

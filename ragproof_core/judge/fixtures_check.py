@@ -27,6 +27,7 @@ from __future__ import annotations
 import json
 import sys
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -189,6 +190,24 @@ def _parse(obj: Any, where: str, file_prompt: str) -> tuple[Fixture | None, list
     )
 
 
+def json_lines(path: Path, lines: list[str], problems: list[str]) -> Iterator[tuple[str, Any]]:
+    """``(where, object)`` for each non-blank line, ``where`` being ``path:line``.
+
+    A line that is not JSON is added to ``problems`` and skipped, so one pass
+    reports every broken line of a file.
+    """
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        where = f"{path}:{number}"
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError as exc:
+            problems.append(f"{where}: not valid JSON ({exc.msg} at column {exc.colno})")
+            continue
+        yield where, obj
+
+
 def _scan(directory: Path | None) -> tuple[list[Fixture], list[str]]:
     directory = DEFAULT_DIRECTORY if directory is None else Path(directory)
     if not directory.is_dir():
@@ -210,15 +229,7 @@ def _scan(directory: Path | None) -> tuple[list[Fixture], list[str]]:
         except UnicodeDecodeError as exc:
             problems.append(f"{path}: not UTF-8 ({exc})")
             continue
-        for number, line in enumerate(lines, start=1):
-            if not line.strip():
-                continue
-            where = f"{path}:{number}"
-            try:
-                obj = json.loads(line)
-            except json.JSONDecodeError as exc:
-                problems.append(f"{where}: not valid JSON ({exc.msg} at column {exc.colno})")
-                continue
+        for where, obj in json_lines(path, lines, problems):
             # Duplicate ids are checked on the raw line, so a duplicate of a
             # broken fixture is still reported.
             if isinstance(obj, dict) and isinstance(obj.get("id"), str):
