@@ -9,6 +9,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ragproof_core.text_table import text_table
+
 # Columns of the terminal and Markdown tables, in order.
 _COLUMNS = ("metric", "mean", "p50", "p95", "scored", "skipped", "n/a", "errored")
 
@@ -73,17 +75,7 @@ def _rows(summaries: Sequence[Any]) -> list[tuple[str, ...]]:
 
 def summary_table(summaries: Sequence[Any]) -> str:
     """Plain-text table for the terminal; ``-`` marks a statistic with nothing scored."""
-    rows = [_COLUMNS, *_rows(summaries)]
-    widths = [max(len(r[i]) for r in rows) for i in range(len(_COLUMNS))]
-    lines = []
-    for n, row in enumerate(rows):
-        cells = [
-            row[i].ljust(widths[i]) if i == 0 else row[i].rjust(widths[i]) for i in range(len(row))
-        ]
-        lines.append("  ".join(cells).rstrip())
-        if n == 0:
-            lines.append("  ".join("-" * w for w in widths))
-    return "\n".join(lines)
+    return "\n".join(text_table(_COLUMNS, _rows(summaries)))
 
 
 def summary_markdown(summaries: Sequence[Any]) -> str:

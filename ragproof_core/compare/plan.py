@@ -17,6 +17,7 @@ import pandas as pd
 from ragproof_core.compare.power import Z_ALPHA, Z_POWER, cases_needed, sample_sd
 from ragproof_core.metrics.registry import metric_order
 from ragproof_core.model import Status
+from ragproof_core.text_table import text_table
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,22 +64,12 @@ class RunPlan:
             for m in self.metrics
         ]
         headers = ["metric", "scored", "sd", "cases needed"]
-        widths = [max([len(h)] + [len(r[i]) for r in rows]) for i, h in enumerate(headers)]
-
-        def line(cells: list[str]) -> str:
-            return "  ".join(
-                c.ljust(w) if i == 0 else c.rjust(w)
-                for i, (c, w) in enumerate(zip(cells, widths, strict=True))
-            ).rstrip()
-
         return "\n".join(
             [
                 f"Cases needed to detect a change of {self.delta:g} in run {self.run_id} "
                 "(two-sided alpha 0.05, power 80%):",
                 "",
-                line(headers),
-                line(["-" * w for w in widths]),
-                *(line(r) for r in rows),
+                *text_table(headers, rows),
                 "Read: ceil(((1.96 + 0.8416) * sd / delta)^2) with sd this run's per-case "
                 "standard deviation; an unpaired-difference bound, the paired comparison "
                 "usually needs fewer.",

@@ -24,6 +24,7 @@ from ragproof_core.compare.power import mde
 from ragproof_core.compare.stats import paired_bootstrap_ci, paired_randomization_p
 from ragproof_core.metrics.registry import higher_is_better, metric_order
 from ragproof_core.model import Status
+from ragproof_core.text_table import text_table
 
 BETTER = "better"
 WORSE = "worse"
@@ -371,18 +372,6 @@ def _signed(x: float | None) -> str:
     return "-" if x is None else f"{x:+.4f}"
 
 
-def _table(headers: list[str], rows: list[list[str]], right: set[int]) -> list[str]:
-    widths = [max([len(h)] + [len(r[i]) for r in rows]) for i, h in enumerate(headers)]
-
-    def line(cells: list[str]) -> str:
-        return "  ".join(
-            c.rjust(w) if i in right else c.ljust(w)
-            for i, (c, w) in enumerate(zip(cells, widths, strict=True))
-        ).rstrip()
-
-    return [line(headers), line(["-" * w for w in widths]), *(line(r) for r in rows)]
-
-
 def render_table(comparison: Comparison) -> str:
     """The comparison as plain text for a terminal."""
     c = comparison
@@ -409,7 +398,7 @@ def render_table(comparison: Comparison) -> str:
         for m in c.metrics
     ]
     headers = ["metric", "paired", "mean A", "mean B", "delta", "95% CI", "p", "MDE", "verdict"]
-    out.extend(_table(headers, rows, right={1, 2, 3, 4, 6, 7}))
+    out.extend(text_table(headers, rows, right={1, 2, 3, 4, 6, 7}))
     out.append(
         f"Read: delta = B - A over the cases scored in both runs; verdict from a paired "
         f"sign-flip test at alpha {c.alpha:g}, in each metric's own direction; MDE = the "
@@ -423,12 +412,12 @@ def render_table(comparison: Comparison) -> str:
         out.append("")
         out.append("Status changes (A -> B), cases present in both runs:")
         rows = [[m, t, str(n)] for m, t, n in moves]
-        out.extend(_table(["metric", "change", "cases"], rows, right={2}))
+        out.extend(text_table(["metric", "change", "cases"], rows, right={2}))
     if c.regressions:
         out.append("")
         out.append(f"Largest regressions (top {len(c.regressions)}):")
         out.extend(
-            _table(
+            text_table(
                 ["metric", "case", "A", "B", "delta"],
                 [
                     [r.metric, r.case_id, _num(r.value_a), _num(r.value_b), _signed(r.delta)]

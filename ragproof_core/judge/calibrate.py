@@ -36,6 +36,7 @@ from ragproof_core.judge.types import Judge
 from ragproof_core.metrics.context_relevance import context_relevance
 from ragproof_core.model import MetricResult, Status
 from ragproof_core.robustness import metrics as robustness_metrics
+from ragproof_core.text_table import text_table
 
 EXACT_THRESHOLD = 0.70
 WITHIN_THRESHOLD = 0.90
@@ -157,14 +158,8 @@ class CalibrationReport:
             ]
             for p in self.prompts
         ]
-        widths = [max([len(h)] + [len(r[i]) for r in rows]) for i, h in enumerate(headers)]
-
-        def line(cells: list[str]) -> str:
-            pairs = enumerate(zip(cells, widths, strict=True))
-            return "  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in pairs).rstrip()
-
         out = [f"Judge calibration: {self.judge_model} ({self.mode} mode)", ""]
-        out += [line(headers), line(["-" * w for w in widths]), *(line(r) for r in rows)]
+        out += text_table(headers, rows)
         out.append(
             f"Read: exact = judge band equals the human band (0, 0.5, 1); within = at most one "
             f"band apart. Pass needs exact >= {self.exact_threshold:.0%} and within >= "

@@ -26,6 +26,7 @@ import pandas as pd
 from ragproof_core.judge.ppi import PPIEstimate, estimate
 from ragproof_core.metrics.registry import METRIC_NAMES, metric_order
 from ragproof_core.model import Case, CaseOutput, Status
+from ragproof_core.text_table import text_table
 
 
 class LabelsError(ValueError):
@@ -86,16 +87,8 @@ class RunCalibration:
             for m in self.metrics
             for e in (m.estimate,)
         ]
-        widths = [max([len(h)] + [len(r[i]) for r in rows]) for i, h in enumerate(headers)]
-
-        def line(cells: list[str]) -> str:
-            return "  ".join(
-                c.ljust(w) if i == 0 else c.rjust(w)
-                for i, (c, w) in enumerate(zip(cells, widths, strict=True))
-            ).rstrip()
-
         out = [f"Bias-corrected means for run {self.run_id}", ""]
-        out += [line(headers), line(["-" * w for w in widths]), *(line(r) for r in rows)]
+        out += text_table(headers, rows)
         out.append(
             "Read: N judge-scored cases, n of them labelled by a human. PPI mean = the judge's "
             "mean on the unlabelled cases plus its average error on the labelled ones; its "
