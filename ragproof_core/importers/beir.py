@@ -24,7 +24,7 @@ from typing import Any
 
 from ragproof_core.dataset import DatasetError, iter_json_lines
 from ragproof_core.importers.reading import json_type, text_lines
-from ragproof_core.importers.writer import Imported, case_row
+from ragproof_core.importers.writer import IdRegistry, Imported, case_row
 
 QRELS_HEADER = ("query-id", "corpus-id", "score")
 
@@ -43,14 +43,10 @@ def import_beir(folder: str | Path, split: str = "test") -> Imported:
     queries_path = folder / "queries.jsonl"
 
     cases = []
-    seen: dict[str, int] = {}
+    ids = IdRegistry(queries_path, key="_id")
     for line, row in iter_json_lines(queries_path):
         qid, text = _id_and_text(row, queries_path, line)
-        earlier = seen.setdefault(qid, line)
-        if earlier != line:
-            raise DatasetError(
-                str(queries_path), line, f"duplicate _id {qid!r} (first used on line {earlier})"
-            )
+        ids.claim(qid, line)
         docids = relevant.get(qid)
         if not docids:
             continue
@@ -66,7 +62,7 @@ def import_beir(folder: str | Path, split: str = "test") -> Imported:
             )
         )
     for qid, line in qrel_line.items():
-        if qid not in seen:
+        if qid not in ids:
             raise DatasetError(
                 str(qrels_path), line, f"query-id {qid!r} is not in {queries_path.name}"
             )
@@ -117,14 +113,10 @@ def read_qrels(path: Path) -> tuple[dict[str, list[str]], dict[str, int]]:
 def corpus_chunks(folder: str | Path) -> Iterator[dict[str, Any]]:
     """The corpus as chunks, one per document, validated as it streams."""
     path = Path(folder) / "corpus.jsonl"
-    seen: dict[str, int] = {}
+    ids = IdRegistry(path, key="_id")
     for line, row in iter_json_lines(path):
         doc_id, text = _id_and_text(row, path, line)
-        earlier = seen.setdefault(doc_id, line)
-        if earlier != line:
-            raise DatasetError(
-                str(path), line, f"duplicate _id {doc_id!r} (first used on line {earlier})"
-            )
+        ids.claim(doc_id, line)
         title = row.get("title")
         if title is not None and not isinstance(title, str):
             raise DatasetError(str(path), line, f"'title' must be a string, got {json_type(title)}")

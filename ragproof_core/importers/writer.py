@@ -40,17 +40,24 @@ def row_id(number: int) -> str:
 
 
 class IdRegistry:
-    """Case ids seen so far, so a repeated id is reported at the line that repeats it."""
+    """Ids seen so far, so a repeated id is reported at the line that repeats it.
 
-    def __init__(self, path: str | Path) -> None:
+    ``key``: the id's name in the source (``_id`` in a BEIR file), as the error says it.
+    """
+
+    def __init__(self, path: str | Path, key: str = "id") -> None:
         self.path = str(path)
+        self.key = key
         self._first_line: dict[str, int] = {}
+
+    def __contains__(self, case_id: object) -> bool:
+        return case_id in self._first_line
 
     def claim(self, case_id: str, line: int) -> None:
         earlier = self._first_line.setdefault(case_id, line)
         if earlier != line:
             raise DatasetError(
-                self.path, line, f"duplicate id {case_id!r} (first used on line {earlier})"
+                self.path, line, f"duplicate {self.key} {case_id!r} (first used on line {earlier})"
             )
 
 
