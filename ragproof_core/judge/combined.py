@@ -36,6 +36,8 @@ from ragproof_core.judge.prompts import (
     Prompt,
     PromptError,
     fence_token,
+    fenced_block,
+    fenced_chunks,
 )
 from ragproof_core.judge.schemas import (
     ReplyValidationError,
@@ -131,29 +133,16 @@ def render_combined(prompt: Prompt, inputs: Mapping[str, Any]) -> list[dict[str,
     return [{"role": "system", "content": system}, {"role": "user", "content": user}]
 
 
-def _block(fence: str, header: str, text: str) -> str:
-    return f"<<<BEGIN {fence} {header}>>>\n{text}\n<<<END {fence}>>>"
-
-
-def _chunk_blocks(fence: str, name: str, chunks: Sequence[Mapping[str, str]]) -> str:
-    if not chunks:
-        return "(no chunks)"
-    return "\n".join(
-        _block(fence, f"{name} id={json.dumps(c['id'], ensure_ascii=False)}", c["text"])
-        for c in chunks
-    )
-
-
 def _data_blocks(fence: str, inputs: Mapping[str, Any]) -> str:
     # Block names say what each block is; no headings, to keep the request small.
     out = [
-        _block(fence, key, inputs[key])
+        fenced_block(fence, key, inputs[key])
         for key in ("question", "answer", "expected_answer")
         if key in inputs
     ]
     context = inputs.get("context")
     if context is not None:
-        out.append(_chunk_blocks(fence, "chunk", context))
+        out.append(fenced_chunks(fence, "chunk", context, "\n"))
     citations = inputs.get("citations")
     if citations is not None:
         in_context = context is not None and all(
@@ -161,12 +150,12 @@ def _data_blocks(fence: str, inputs: Mapping[str, Any]) -> str:
         )
         if in_context:  # the cited chunks are already in the request: name them only
             ids = json.dumps([c["id"] for c in citations], ensure_ascii=False)
-            out.append(_block(fence, "cited_ids", ids))
+            out.append(fenced_block(fence, "cited_ids", ids))
         else:
-            out.append(_chunk_blocks(fence, "cited", citations))
+            out.append(fenced_chunks(fence, "cited", citations, "\n"))
     retrieved = inputs.get("chunks")
     if retrieved is not None:  # context_relevance grades the retrieve() result's top k
-        out.append(_chunk_blocks(fence, "retrieved", retrieved))
+        out.append(fenced_chunks(fence, "retrieved", retrieved, "\n"))
     return "\n".join(out)
 
 

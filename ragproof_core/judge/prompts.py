@@ -162,25 +162,29 @@ def render(prompt: Prompt, inputs: Mapping[str, Any]) -> list[dict[str, str]]:
     def block(match: re.Match[str]) -> str:
         name = match.group(1)
         if name in CHUNK_INPUTS:
-            return _chunk_blocks(fence, inputs[name])
-        return _block(fence, name, inputs[name])
+            return fenced_chunks(fence, "chunk", inputs[name], "\n\n")
+        return fenced_block(fence, name, inputs[name])
 
     # One pass: text inserted for one placeholder is never scanned for another.
     user = _PLACEHOLDER.sub(block, prompt.user_template)
     return [{"role": "system", "content": system}, {"role": "user", "content": user}]
 
 
-def _block(fence: str, header: str, text: str) -> str:
+def fenced_block(fence: str, header: str, text: str) -> str:
+    """One piece of data between the fence's BEGIN and END lines (shared with combined.py)."""
     return f"<<<BEGIN {fence} {header}>>>\n{text}\n<<<END {fence}>>>"
 
 
-def _chunk_blocks(fence: str, chunks: Sequence[Mapping[str, str]]) -> str:
+def fenced_chunks(
+    fence: str, name: str, chunks: Sequence[Mapping[str, str]], separator: str
+) -> str:
+    """One fenced block per chunk, headed ``NAME id="ID"``; ``(no chunks)`` when empty."""
     if not chunks:
         return "(no chunks)"
     # json.dumps quotes the id, so an id with quotes or newlines cannot break the header.
-    return "\n\n".join(
-        _block(fence, f"chunk id={json.dumps(chunk['id'], ensure_ascii=False)}", chunk["text"])
-        for chunk in chunks
+    return separator.join(
+        fenced_block(fence, f"{name} id={json.dumps(c['id'], ensure_ascii=False)}", c["text"])
+        for c in chunks
     )
 
 
