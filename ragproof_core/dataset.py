@@ -24,7 +24,7 @@ import hashlib
 import json
 from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import IO, Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, ValidationError
 
@@ -84,6 +84,20 @@ class _Invalid(Exception):
     """One row's problem; ``load_dataset`` adds the path and line."""
 
 
+def open_input(path: str | Path, mode: str = "r", **options: Any) -> IO[Any]:
+    """``open(path, mode, **options)``, its failures as ``DatasetError`` at line 0 (the
+    file itself). Only open() is mapped: errors while reading keep their own line."""
+    path_text = str(path)
+    try:
+        return open(path, mode, **options)  # noqa: SIM115 - the caller closes it
+    except FileNotFoundError:
+        raise DatasetError(path_text, 0, "no such file") from None
+    except IsADirectoryError:
+        raise DatasetError(path_text, 0, "not a file") from None
+    except OSError as exc:
+        raise DatasetError(path_text, 0, f"cannot read file ({exc.strerror or exc})") from None
+
+
 def iter_json_lines(path: str | Path) -> Iterator[tuple[int, Any]]:
     """Yield ``(line number, parsed value)`` for each non-blank line of a JSON Lines file.
 
@@ -91,16 +105,7 @@ def iter_json_lines(path: str | Path) -> Iterator[tuple[int, Any]]:
     (``PATH:LINE: reason``; line 0 for the file itself).
     """
     path_text = str(path)
-    try:
-        # Opened outside the with-block so that only open() errors map to line 0.
-        handle = open(path, "rb")  # noqa: SIM115
-    except FileNotFoundError:
-        raise DatasetError(path_text, 0, "no such file") from None
-    except IsADirectoryError:
-        raise DatasetError(path_text, 0, "not a file") from None
-    except OSError as exc:
-        raise DatasetError(path_text, 0, f"cannot read file ({exc.strerror or exc})") from None
-    with handle:
+    with open_input(path, "rb") as handle:
         # Binary files split lines on b"\n" only; str.splitlines() would also
         # split on U+2028 and friends, which JSON allows raw inside strings.
         for number, raw in enumerate(handle, start=1):

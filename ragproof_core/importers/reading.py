@@ -10,21 +10,13 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from ragproof_core.dataset import DatasetError, json_type  # noqa: F401 - json_type is used by the importers
+from ragproof_core.dataset import DatasetError, json_type, open_input  # noqa: F401 - json_type is used by the importers
 
 
 def open_text(path: str | Path):
     """Open a UTF-8 text file (a byte-order mark is dropped), mapping OS errors to line 0."""
-    path_text = str(path)
-    try:
-        # newline="" keeps "\r\n" inside quoted CSV fields as written.
-        return open(path, encoding="utf-8-sig", newline="")  # noqa: SIM115
-    except FileNotFoundError:
-        raise DatasetError(path_text, 0, "no such file") from None
-    except IsADirectoryError:
-        raise DatasetError(path_text, 0, "not a file") from None
-    except OSError as exc:
-        raise DatasetError(path_text, 0, f"cannot read file ({exc.strerror or exc})") from None
+    # newline="" keeps "\r\n" inside quoted CSV fields as written.
+    return open_input(path, encoding="utf-8-sig", newline="")
 
 
 def read_text(path: str | Path) -> str:
