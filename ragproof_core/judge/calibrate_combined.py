@@ -7,8 +7,15 @@ that applies to them (at least ``MIN_PER_PROMPT`` per prompt)::
      "case": {"question": "...", "expected_answer": "..."},
      "output": {"answer": {"text": "...", "retrieved_chunks": [...], "citations": [...]}},
      "human_scores": {"groundedness": 1, "citation_support": 0.5, "answer_relevance": 1,
-                      "completeness": 1, "refusal": 0},
+                      "completeness": 1, "refusal": 0, "context_relevance": 0.5},
      "reason": "one line why"}
+
+``context_relevance`` grades the case's retrieval: ``output.retrieved`` (the
+retrieve() result) when given, else the answer's ``retrieved_chunks`` (the
+chunks the answer was written from), every chunk shown to the judge. Its human score is the
+band (``agreement.band``: 0.75 counts 1) of the metric's mean of the human's
+per-chunk grades (relevant 1, partial 0.5, irrelevant 0), the band being what
+calibration compares.
 
 Each fixture is judged by the pipeline's own combined path (``combined_run``:
 one request carrying every prompt the fixture has a human score for), and
@@ -51,13 +58,14 @@ from ragproof_core.judge.metrics import (
 )
 from ragproof_core.judge.prompts import PROMPT_NAMES
 from ragproof_core.judge.types import BudgetExceeded
+from ragproof_core.metrics.context_relevance import CONTEXT_RELEVANCE, context_planners
 from ragproof_core.model import Case, CaseOutput, MetricResult
 from ragproof_core.robustness.metrics import OVERREFUSAL
 
 DEFAULT_PATH = DEFAULT_DIRECTORY / "combined.jsonl"
-# The prompts these fixtures score. context_relevance grades retrieval, not an
-# answer; it is calibrated by its own fixtures (context_relevance.jsonl) only.
-CALIBRATED: tuple[str, ...] = tuple(p for p in PROMPT_NAMES if p != "context_relevance")
+# The prompts these fixtures score: every evaluation prompt, so each part a
+# combined request can carry is calibrated in combined mode too.
+CALIBRATED: tuple[str, ...] = PROMPT_NAMES
 
 # The metric that scores each prompt on a fixture (fixture cases are answerable
 # qa cases, so refusal is scored through over-refusal: 1 when the answer refused).
@@ -67,6 +75,7 @@ PROMPT_METRICS: dict[str, str] = {
     "answer_relevance": ANSWER_RELEVANCE,
     "completeness": COMPLETENESS,
     "refusal": OVERREFUSAL,
+    "context_relevance": CONTEXT_RELEVANCE,
 }
 
 
@@ -120,20 +129,37 @@ def _parse_combined(obj: Any, where: str) -> tuple[CombinedFixture | None, list[
     if unknown or not scores:
         return None, [f"{where}: human_scores keys must be prompts, got {sorted(scores)}"]
     problems: list[str] = []
-    parsed: dict[str, float] = {}
-    first: Fixture | None = None
+    parsed: dict[str, Fixture] = {}
+    output = _with_retrieval(obj.get("output"))
     # Each prompt's score is checked by the single-prompt fixture rules.
     for prompt in (p for p in CALIBRATED if p in scores):
-        single = {**obj, "prompt": prompt, "human_score": scores[prompt]}
+        single = {**obj, "output": output, "prompt": prompt, "human_score": scores[prompt]}
         single.pop("human_scores")
         fixture, found = _parse(single, where, prompt)
         problems.extend(f"{message} [{prompt}]" for message in found)
         if fixture is not None:
-            parsed[prompt] = fixture.human_score
-            first = first or fixture
-    if problems or first is None:
+            parsed[prompt] = fixture
+    if problems or not parsed:
         return None, problems
-    return CombinedFixture(first.id, first.case, first.output, parsed, where), []
+    first = next(iter(parsed.values()))
+    # The answer prompts read output.answer, context_relevance output.retrieved:
+    # one output carries both, as a run's case output does.
+    merged = CaseOutput(
+        first.id,
+        answer=next((f.output.answer for f in parsed.values() if f.output.answer), None),
+        retrieved=next((f.output.retrieved for f in parsed.values() if f.output.retrieved), None),
+    )
+    scored = {prompt: f.human_score for prompt, f in parsed.items()}
+    return CombinedFixture(first.id, first.case, merged, scored, where), []
+
+
+def _with_retrieval(output: Any) -> Any:
+    """``output`` with ``retrieved`` defaulting to the answer's ``retrieved_chunks``."""
+    if not isinstance(output, dict) or "retrieved" in output:
+        return output
+    answer = output.get("answer")
+    chunks = answer.get("retrieved_chunks") if isinstance(answer, dict) else None
+    return output if chunks is None else {**output, "retrieved": chunks}
 
 
 async def calibrate_combined(
@@ -152,8 +178,17 @@ async def calibrate_combined(
 
     async def one(fixture: CombinedFixture) -> list[MetricResult]:
         chosen = [(PROMPT_METRICS[p], SCORERS[p]) for p in fixture.human_scores]
+        # context_relevance joins the combined request as in a run, over every
+        # retrieved chunk (k = all of them, as per_metric calibration grades them).
+        k = max(1, len(fixture.output.retrieved or ()))
         return await combined_results(
-            fixture.case, fixture.output, judge, chosen, lambda: stopped.append(True), ""
+            fixture.case,
+            fixture.output,
+            judge,
+            chosen,
+            lambda: stopped.append(True),
+            "",
+            context_planners([CONTEXT_RELEVANCE], k),
         )
 
     results = await asyncio.gather(*(one(f) for f in fixtures))

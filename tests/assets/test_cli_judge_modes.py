@@ -108,3 +108,9 @@ def test_calibrate_checks_the_combined_prompt_on_the_combined_fixtures(server, j
     assert (report["mode"], report["passed"], done.returncode) == ("combined", False, 1)
     assert report["prompts"]["completeness"]["exact"] == 6
     assert report["prompts"]["refusal"]["kappa_quadratic"] == 1.0
+    # context_relevance rides in the same requests and is reported like the others
+    # (the server's word-overlap grades: tests/core/judge/test_calibrate_combined.py).
+    context = report["prompts"]["context_relevance"]
+    assert (context["n"], context["exact"], context["within"]) == (12, 7, 12)
+    assert context["confusion"]["matrix"] == [[0, 0, 0], [1, 5, 2], [0, 2, 2]]
+    assert all(r.parts[-1] == "context_relevance" for r in server.requests)

@@ -29,6 +29,7 @@ def test_the_shipped_fixtures_score_every_prompt_at_least_ten_times() -> None:
         "answer_relevance": 12,
         "completeness": 12,
         "refusal": 12,
+        "context_relevance": 12,
     }
 
 
@@ -38,7 +39,9 @@ def test_one_combined_request_per_fixture_and_agreement_per_prompt(server: Judge
     assert server.request_count == 12
     assert {r.prompt for r in server.requests} == {"combined"}
     asked = sorted(tuple(r.parts) for r in server.requests)
-    assert asked.count(("answer_relevance", "completeness", "refusal")) == 2  # the refusals
+    # context_relevance rides in every request, as in a combined run.
+    assert asked.count(("answer_relevance", "completeness", "refusal", "context_relevance")) == 2
+    assert all(parts[-1] == "context_relevance" for parts in asked)
     # The server calls every claim and citation supported, every answer relevant and
     # complete, and detects the two refusals, so agreement is exactly the human
     # labels that say so.
@@ -48,9 +51,22 @@ def test_one_combined_request_per_fixture_and_agreement_per_prompt(server: Judge
         "answer_relevance": (12, 9, 10),
         "completeness": (12, 6, 8),
         "refusal": (12, 12, 12),
+        "context_relevance": (12, 7, 12),
     }
     refusal = next(p for p in report.prompts if p.prompt == "refusal")
     assert (refusal.kappa, refusal.confusion) == (1.0, ((10, 0, 0), (0, 0, 0), (0, 0, 2)))
+    # The server grades a chunk by the words (4+ letters) it shares with the question,
+    # 2+ relevant, 1 partial, so its scores in fixture order are these; against the
+    # human bands: x05's headcount chunk shares "acme" (0.75, band 1; human 0.5), x06's
+    # chunk shares "parental leave" (1; human 0.5), x12's up-1 says "uploaded", not
+    # "upload" (0; human 0.5), x04's "Passwords" and x08's recovery codes share nothing
+    # (0.5; human 1). Seven exact, all twelve within a band.
+    context = next(p for p in report.prompts if p.prompt == "context_relevance")
+    assert context.confusion == ((0, 0, 0), (1, 5, 2), (0, 2, 2))
+    assert (context.judge_errors, context.unscored, context.passed) == (0, 0, False)
+    judged = [o.judge_score for o in report.outcomes if o.prompt == "context_relevance"]
+    assert judged == [0.5, 0.25, 0.75, 0.5, 0.75, 1.0, 0.5, 0.5, 0.5, 0.5, 1.0, 0.0]
+    assert context.kappa == pytest.approx(2 / 7)  # 1 - 1.25 / 1.75, by hand
     assert report.mode == "combined"
     assert report.to_dict()["mode"] == "combined"
 
@@ -72,3 +88,31 @@ def test_a_fixture_with_a_bad_score_is_reported(tmp_path: Path) -> None:
     assert f"{path}: prompt 'groundedness' has 0 human score(s), at least 10 needed" in (
         caught.value.problems
     )
+
+
+def test_context_relevance_grades_output_retrieved_else_the_answers_chunks(tmp_path: Path) -> None:
+    lines = (
+        (Path(__file__).parents[3] / "ragproof_core/judge/fixtures/combined.jsonl")
+        .read_text()
+        .splitlines()
+    )
+    given, derived, unretrieved = (json.loads(lines[0]) for _ in range(3))
+    given["id"] = "given"
+    given["output"]["retrieved"] = [{"id": "r-9", "text": "The warranty lasts two years."}]
+    unretrieved["id"] = "unretrieved"
+    unretrieved["human_scores"] = {"context_relevance": 0.5}
+    del unretrieved["output"]["answer"]["retrieved_chunks"]
+    path = tmp_path / "combined.jsonl"
+    path.write_text("".join(json.dumps(o) + "\n" for o in (given, derived, unretrieved)))
+    with pytest.raises(FixtureError) as caught:
+        load_combined_fixtures(path)
+    assert caught.value.problems[0] == (
+        f"{path}:3: a context_relevance fixture needs output.retrieved, "
+        "a non-empty list of chunks [context_relevance]"
+    )
+    path.write_text("".join(json.dumps(o) + "\n" for o in (given, derived) * 5))
+    loaded = load_combined_fixtures(path)
+    assert [c.id for c in loaded[0].output.retrieved] == ["r-9"]
+    assert [c.id for c in loaded[1].output.retrieved] == ["w-1", "w-2"]
+    # The answer prompts still read the answer's own chunks.
+    assert [c.id for c in loaded[0].output.answer.retrieved_chunks] == ["w-1", "w-2"]
