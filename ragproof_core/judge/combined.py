@@ -143,20 +143,25 @@ def _data_blocks(fence: str, inputs: Mapping[str, Any]) -> str:
     context = inputs.get("context")
     if context is not None:
         out.append(fenced_chunks(fence, "chunk", context, "\n"))
-    citations = inputs.get("citations")
-    if citations is not None:
-        in_context = context is not None and all(
-            {"id": c["id"], "text": c["text"]} in context for c in citations
-        )
-        if in_context:  # the cited chunks are already in the request: name them only
-            ids = json.dumps([c["id"] for c in citations], ensure_ascii=False)
-            out.append(fenced_block(fence, "cited_ids", ids))
+    # Chunks already in the request as context are named by id, not sent again:
+    # the cited ones, and the retrieved ones context_relevance grades (the
+    # retrieve() result's top k, usually the very chunks the answer was given).
+    for key, name in (("citations", "cited"), ("chunks", "retrieved")):
+        chunks = inputs.get(key)
+        if chunks is None:
+            continue
+        if _all_in(chunks, context):
+            ids = json.dumps([c["id"] for c in chunks], ensure_ascii=False)
+            out.append(fenced_block(fence, f"{name}_ids", ids))
         else:
-            out.append(fenced_chunks(fence, "cited", citations, "\n"))
-    retrieved = inputs.get("chunks")
-    if retrieved is not None:  # context_relevance grades the retrieve() result's top k
-        out.append(fenced_chunks(fence, "retrieved", retrieved, "\n"))
+            out.append(fenced_chunks(fence, name, chunks, "\n"))
     return "\n".join(out)
+
+
+def _all_in(chunks: Sequence[Mapping[str, Any]], context: Sequence[Any] | None) -> bool:
+    return context is not None and all(
+        {"id": c["id"], "text": c["text"]} in context for c in chunks
+    )
 
 
 # --- replies --------------------------------------------------------------------------------

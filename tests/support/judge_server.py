@@ -129,10 +129,16 @@ def _shared_words(question: str, chunk: str) -> int:
 
 def context_relevance_reply(blocks: list[dict[str, str]], model: str = "") -> dict[str, Any]:
     """The scripted grader for context_relevance (see the module docstring). In a
-    combined request the graded chunks are the ``retrieved`` blocks."""
+    combined request the graded chunks are the ``retrieved`` blocks, or the chunk
+    blocks ``retrieved_ids`` names."""
     question = next((b["text"] for b in blocks if b["name"] == "question"), "")
     relevant_at, partial_at = (3, 2) if "strict" in model else (2, 1)
-    chunks = [b for b in blocks if b["name"] == "retrieved"] or [b for b in blocks if "id" in b]
+    named = next((json.loads(b["text"]) for b in blocks if b["name"] == "retrieved_ids"), None)
+    if named is not None:  # combined mode: the graded chunks are among the context's
+        context = {b["id"]: b for b in reversed(blocks) if b["name"] == "chunk"}
+        chunks = [context[chunk_id] for chunk_id in named]
+    else:
+        chunks = [b for b in blocks if b["name"] == "retrieved"] or [b for b in blocks if "id" in b]
     verdicts = []
     for block in chunks:
         shared = _shared_words(question, block["text"])

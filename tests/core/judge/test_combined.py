@@ -107,6 +107,38 @@ def test_the_request_carries_the_context_once_and_names_its_parts() -> None:
     assert fence.startswith("DATA-") and len(fence) == len("DATA-") + 8
 
 
+def _user_blocks(parts) -> list[str]:
+    prompt = load_prompts()["combined"]
+    user = render_combined(prompt, combined_inputs(parts))[1]["content"]
+    fence = user.split(" ", 2)[1]
+    lines = [line.replace(fence, "F") for line in user.splitlines()]
+    return [line for line in lines if line.startswith("<<<BEGIN") or line.startswith("[")]
+
+
+def test_retrieved_chunks_already_in_the_context_are_named_by_id_only() -> None:
+    question = C1_PARTS["answer_relevance"]["question"]
+    context = C1_PARTS["groundedness"]["context"]
+    same = {**C1_PARTS, "context_relevance": {"question": question, "chunks": context[::-1]}}
+    assert _user_blocks(same) == [
+        "<<<BEGIN F question>>>",
+        "<<<BEGIN F answer>>>",
+        '<<<BEGIN F chunk id="d1">>>',
+        '<<<BEGIN F chunk id="d2">>>',
+        "<<<BEGIN F cited_ids>>>",
+        '["d1"]',
+        "<<<BEGIN F retrieved_ids>>>",  # their text is not sent twice
+        '["d2", "d1"]',
+    ]
+    # A retrieved chunk the answer was not given is sent in full, with the others.
+    other = [*context, {"id": "d9", "text": "Marseille is a port."}]
+    apart = {**C1_PARTS, "context_relevance": {"question": question, "chunks": other}}
+    assert _user_blocks(apart)[-3:] == [
+        '<<<BEGIN F retrieved id="d1">>>',
+        '<<<BEGIN F retrieved id="d2">>>',
+        '<<<BEGIN F retrieved id="d9">>>',
+    ]
+
+
 def test_parts_that_disagree_on_an_input_are_a_caller_bug() -> None:
     parts = {**C1_PARTS, "refusal": {"question": "Another question?", "answer": "Paris"}}
     with pytest.raises(ValueError, match="combined parts disagree on input 'question'"):
