@@ -55,11 +55,19 @@ from collections.abc import Iterable, Mapping
 from importlib import resources
 from typing import Any
 
+from ragproof_core.robustness.alternation import Alternation
+
 _FLAGS = re.IGNORECASE | re.UNICODE
 
 
 def _rx(*parts: str) -> re.Pattern[str]:
     return re.compile("|".join(f"(?:{part})" for part in parts), _FLAGS)
+
+
+def _alternatives(*parts: str) -> Alternation:
+    """Like ``_rx``, for the large patterns searched on every answer: same matches,
+    searched through only the alternatives that can match (``alternation.py``)."""
+    return Alternation(parts, _FLAGS)
 
 
 # --- English building blocks -------------------------------------------------
@@ -110,7 +118,7 @@ _EN_KNOWLEDGE = (
 )
 
 # Strong cues: any one of them makes the answer a refusal unless rules 4/5 apply.
-_CUES = _rx(
+_CUES = _alternatives(
     # English: first person
     rf"{_EN_SUBJECT} (?:\w+ )?(?:{_EN_NEG}) (?:\w+ ){{0,2}}?(?:{_EN_VERB})\b",
     r"\bi(?:'m| am) not (?:finding|seeing) (?:any|anything)",
@@ -287,13 +295,13 @@ _ADDRESSED_TO_READER = re.compile(r"\byou(?:'ll|'d| will| would| should| could| 
 # anchored on the speaker or the sources ("none of them mention the budget",
 # "daar heb ik geen informatie over"). The anchor keeps "the compiler cannot
 # find config.h" and "the app stores no data" out.
-_NEGATION = _rx(
+_NEGATION = _alternatives(
     r"\b(?:not|no|none|nothing|never|cannot|unable)\b|n't\b",
     r"\b(?:ne|n'|pas|aucune?|rien|nicht|kein\w*|nichts|non|não|ningun\w*|nessun\w*|"
     r"nenhum\w*|nada|niente|niet|geen|niets)\b",
     r"不|没|无|未",
 )
-_KNOWING = _rx(
+_KNOWING = _alternatives(
     r"\b(?:information|info|details?|answer(?:s|ed|ing)?|mention(?:s|ed)?|covered|"
     r"specif(?:y|ies|ied)|know|knowledge|speculate|guess|comment|disclose|share|help|assist|"
     r"provide|access|tell|stated?|addressed|discuss|locate|data)\b",
@@ -308,7 +316,7 @@ _KNOWING = _rx(
     r"\b(?:informatie|gegevens|antwoord|weet|gevonden|vinden|vermeld\w*|helpen|beantwoorden)\b",
     r"信息|资料|数据|答案|回答|找到|知道|提到|提及",
 )
-_ANCHOR = _rx(
+_ANCHOR = _alternatives(
     r"\b(?:i|me|my|i'm|i've|i'd)\b",
     r"\b(?:documents?|docs|context|sources?|passages?|excerpts?|snippets?|materials?|"
     r"documentation|knowledge base|retrieved)\b",
