@@ -106,7 +106,7 @@ def eval_dataset(
     try:
         # Config, dataset, judge environment and adapter, all before the manifest:
         # bad input of any kind leaves the store unchanged.
-        checked = preflight(config.resolve(), config.dataset)
+        checked = preflight(config.resolve(), config.dataset, adapter_checked=config.prechecked)
     except (DatasetError, ConfigError, AdapterLoadError) as exc:
         raise dg.Failure(description=str(exc), allow_retries=False) from exc
     resolved, cases = checked.config, checked.cases

@@ -49,6 +49,12 @@ class LaunchForm(dg.Config):
         description="Draw a progress bar on the controlling terminal, if any "
         "(the command line sets it when run in a terminal).",
     )
+    prechecked: bool = Field(
+        default=False,
+        description="Set by the command line, which built the adapter (validating its input, "
+        "e.g. a recording) just before launching: the dataset step then does not build it "
+        "again. Leave false in the UI.",
+    )
 
     def run_overrides(self) -> dict[str, Any]:
         return {name: getattr(self, name) for name in RUN_KEYS}

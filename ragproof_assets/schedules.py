@@ -26,7 +26,11 @@ DEFAULT_SUITES_FILE = Path("data/suites.toml")
 
 # What a [[suite]] may say: its name plus the launch form's fields (every [run]
 # key among them), so a suite, the UI and the command line take the same settings.
-SUITE_KEYS: tuple[str, ...] = ("name", *(f for f in EvalRunConfig.model_fields if f != "progress"))
+# progress and prechecked are set by the command line, never by a suite.
+SUITE_KEYS: tuple[str, ...] = (
+    "name",
+    *(f for f in EvalRunConfig.model_fields if f not in ("progress", "prechecked")),
+)
 
 
 @dataclass(frozen=True)

@@ -24,7 +24,6 @@ come back from the judge cache.
 
 import asyncio
 from collections import Counter
-from collections.abc import Iterator, Sequence
 from dataclasses import replace
 
 import dagster as dg
@@ -36,7 +35,6 @@ from ragproof_assets.resources import StoreResource
 from ragproof_core.adapters.loading import AdapterLoadError
 from ragproof_core.adapters.runner import close_adapter
 from ragproof_core.evaluate import ABORTED_BUDGET, evaluate
-from ragproof_core.model import Case
 from ragproof_core.preflight import take_adapter
 from ragproof_core.reporting.markdown import distributions_markdown
 from ragproof_core.settings import AdapterSpec, run_settings_from_dict
@@ -80,11 +78,6 @@ def plan_shards(context: dg.OpExecutionContext, eval_dataset: StoredTable):
         yield dg.DynamicOutput(None, mapping_key=report_name(index))
 
 
-def _batches(cases: Sequence[Case], size: int) -> Iterator[Sequence[Case]]:
-    for start in range(0, len(cases), size):
-        yield cases[start : start + size]
-
-
 @dg.op(
     ins={"planned": dg.In(dg.Nothing)},
     out=dg.Out(dg.Nothing),
@@ -102,11 +95,13 @@ def evaluate_shard(
     settings = run_settings_from_dict(manifest["run"])
     shards = settings.shards
     start, end = shard_ranges(eval_dataset.rows, shards)[index]
-    cases = run_store.read_dataset_range(run_id, start, end)
     # run.concurrency is the run's total in flight: each shard takes its share.
     settings = replace(settings, concurrency=shard_share(settings.concurrency, shards, index))
     try:
-        adapter = take_adapter(AdapterSpec(manifest["adapter"], manifest["adapter_options"]))
+        # The ingest step validated the adapter's input (a recording) before this step.
+        adapter = take_adapter(
+            AdapterSpec(manifest["adapter"], manifest["adapter_options"]), prechecked=True
+        )
     except AdapterLoadError as exc:
         raise dg.Failure(description=str(exc), allow_retries=False) from exc
     judge = judge_io_manager.open_judge(
@@ -116,7 +111,7 @@ def evaluate_shard(
         shards=shards,
     )
     # Several processes drawing one terminal bar would garble it: one shard only.
-    progress = _progress_bar(len(cases), enabled=manifest.get("progress", False) and shards == 1)
+    progress = _progress_bar(end - start, enabled=manifest.get("progress", False) and shards == 1)
 
     status, evaluated, failures = "completed", 0, 0
     statuses: Counter[str] = Counter()
@@ -139,7 +134,7 @@ def evaluate_shard(
             recorder,
             run_store.results_writer(run_id, None if shards == 1 else index) as writer,
         ):
-            for batch in _batches(cases, EVAL_BATCH_CASES):
+            for batch in run_store.iter_dataset_range(run_id, start, end, EVAL_BATCH_CASES):
                 evaluation = runner.run(
                     evaluate(batch, adapter, settings, judge, on_case_done=progress.update)
                 )

@@ -104,25 +104,38 @@ def iter_json_lines(path: str | Path) -> Iterator[tuple[int, Any]]:
     Shared with the recorded-outputs adapter. Problems raise ``DatasetError``
     (``PATH:LINE: reason``; line 0 for the file itself).
     """
+    for number, _offset, _size, value in iter_json_line_spans(path):
+        yield number, value
+
+
+def iter_json_line_spans(path: str | Path) -> Iterator[tuple[int, int, int, Any]]:
+    """Like ``iter_json_lines``, with each line's byte offset and size in the file
+    (the recorded-outputs adapter re-reads a line by its span instead of keeping it)."""
     path_text = str(path)
+    offset = 0
     with open_input(path, "rb") as handle:
         # Binary files split lines on b"\n" only; str.splitlines() would also
         # split on U+2028 and friends, which JSON allows raw inside strings.
         for number, raw in enumerate(handle, start=1):
+            start, offset = offset, offset + len(raw)
             if not raw.strip():
                 continue
-            try:
-                # Without the line ending, JSON error columns point into this line.
-                text = raw.rstrip(b"\r\n").decode("utf-8-sig" if number == 1 else "utf-8")
-            except UnicodeDecodeError:
-                raise DatasetError(path_text, number, "not valid UTF-8") from None
-            try:
-                value = json.loads(text)
-            except json.JSONDecodeError as exc:
-                raise DatasetError(
-                    path_text, number, f"not valid JSON ({exc.msg} at column {exc.colno})"
-                ) from None
-            yield number, value
+            yield number, start, len(raw), parse_json_line(path_text, number, raw)
+
+
+def parse_json_line(path_text: str, number: int, raw: bytes) -> Any:
+    """One JSON Lines line's value; ``DatasetError`` naming ``PATH:LINE`` if it is not JSON."""
+    try:
+        # Without the line ending, JSON error columns point into this line.
+        text = raw.rstrip(b"\r\n").decode("utf-8-sig" if number == 1 else "utf-8")
+    except UnicodeDecodeError:
+        raise DatasetError(path_text, number, "not valid UTF-8") from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise DatasetError(
+            path_text, number, f"not valid JSON ({exc.msg} at column {exc.colno})"
+        ) from None
 
 
 def _parquet_rows(path: Path, path_text: str) -> Iterator[tuple[int, Any]]:

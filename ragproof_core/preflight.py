@@ -30,15 +30,18 @@ class Checked:
     judge_env: JudgeEnv
 
 
-def preflight(config: Config, dataset: str | Path) -> Checked:
+def preflight(config: Config, dataset: str | Path, *, adapter_checked: bool = False) -> Checked:
     """Read the dataset, parse the judge's environment and build the adapter.
 
     Raises ``DatasetError``, ``ConfigError`` or ``AdapterLoadError`` (each one
     line naming the file, line, key or variable); returns without side effects.
+    ``adapter_checked``: this run's ``ragproof run`` already built the adapter
+    (a million-line recording is validated once, not once per process).
     """
     cases = load_dataset(dataset)
     judge_env = JudgeEnv.from_env().with_table(config.judge)
-    check_adapter(config.adapter)
+    if not adapter_checked:
+        check_adapter(config.adapter)
     return Checked(config, cases, judge_env)
 
 
@@ -65,11 +68,14 @@ def check_adapter(spec: AdapterSpec) -> None:
     _BUILT[key] = adapter
 
 
-def take_adapter(spec: AdapterSpec) -> object:
+def take_adapter(spec: AdapterSpec, *, prechecked: bool = False) -> object:
     """The adapter ``check_adapter`` built in this process for ``spec``, else a new one.
 
     The caller owns it (and closes it). Steps run in their own processes (the
-    UI's default executor) simply build their own.
+    UI's default executor) simply build their own; ``prechecked`` says the
+    run's preflight already validated the adapter's input (``load_adapter``).
     """
     adapter = _BUILT.pop(_spec_key(spec), None)
-    return load_adapter(spec.target, spec.options) if adapter is None else adapter
+    if adapter is None:
+        return load_adapter(spec.target, spec.options, prechecked=prechecked)
+    return adapter

@@ -76,6 +76,8 @@ def _run_config(args: argparse.Namespace) -> dict:
             name: list(v) if isinstance(v, tuple) else v for name, v in run_key_values(args).items()
         },
         "no_cache": args.no_cache or None,
+        # cmd_run's preflight has just built the adapter: the dataset step need not.
+        "prechecked": True,
         # Only when a person is watching: the bar is drawn on the terminal.
         "progress": sys.stderr.isatty() or None,
     }
@@ -116,8 +118,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     # partition is created, so bad input leaves no trace in the store or the
     # Dagster instance. The eval_dataset asset validates the same way.
     config = load_config(args.config).with_overrides(adapter=args.adapter, **run_key_values(args))
-    checked = preflight(config, args.dataset)
     if args.dry_run:
+        checked = preflight(config, args.dataset)
         from ragproof_core.dry_run import estimate_run
 
         estimate = asyncio.run(
@@ -130,6 +132,9 @@ def cmd_run(args: argparse.Namespace) -> int:
         )
         print_json(estimate.to_dict()) if args.json else print(estimate.render())
         return EXIT_OK
+    # Validation only: the dataset step reads the cases again, and a million of
+    # them must not stay in this process for the whole run.
+    preflight(config, args.dataset)
 
     from ragproof_assets.execution import execute_evaluation
     from ragproof_assets.instance import open_instance_with_partition

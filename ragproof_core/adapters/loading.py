@@ -58,9 +58,17 @@ def resolve_target(target: str, label: str = "adapter target") -> Any:
     return factory
 
 
-def load_adapter(target: str, options: Mapping[str, Any]) -> object:
-    """Import ``target``, call it with ``**options`` and check the result has ``answer()``."""
+def load_adapter(target: str, options: Mapping[str, Any], *, prechecked: bool = False) -> object:
+    """Import ``target``, call it with ``**options`` and check the result has ``answer()``.
+
+    ``prechecked``: the run's preflight already built this adapter once (and so
+    validated its input). A class whose construction validates a large input
+    may offer a ``prechecked(**options)`` classmethod that skips that work
+    (``RecordedAdapter.prechecked``); it is used when present.
+    """
     factory = resolve_target(target)
+    if prechecked and callable(getattr(factory, "prechecked", None)):
+        factory = factory.prechecked
     try:
         adapter = factory(**dict(options))
     except AdapterLoadError as exc:

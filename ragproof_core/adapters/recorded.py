@@ -19,21 +19,38 @@ The file is JSON Lines, one line per case::
 The whole file is parsed and validated when the adapter is built, so a bad
 recording is reported as ``PATH:LINE: reason`` before any case runs. Outputs
 are keyed by case id, not question, which is why this adapter implements the
-runner's case-aware ``run_case`` hook; replay is then one dict lookup per case.
+runner's case-aware ``run_case`` hook.
+
+Memory does not grow with the recording: the adapter keeps, per case id, only
+where its line is in the file, and ``run_case`` re-reads and parses that one
+line. ``RecordedAdapter.prechecked(path)`` builds the same adapter without
+validating again, for a shard step of a run whose preflight already validated
+the file: it only finds each line's case id (a byte scan, not a JSON parse),
+so N shards do not parse the whole recording N times, only their own lines.
 """
 
 from __future__ import annotations
 
+import json
+import os
+import re
+from array import array
 from typing import Annotated, Any
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, ValidationError
 
 from ragproof_core.adapters.coerce import AdapterOutputError, to_answer, to_chunks
 from ragproof_core.adapters.loading import AdapterLoadError
-from ragproof_core.dataset import DatasetError, iter_json_lines
+from ragproof_core.dataset import DatasetError, iter_json_line_spans, parse_json_line
 from ragproof_core.gc_pause import collector_paused
 from ragproof_core.model import Answer, Case, CaseOutput
 from ragproof_core.schema_errors import describe
+
+# The top-level "case_id" key of a line and its (escape-free or escaped) string value.
+# A quoted "case_id" cannot occur inside a JSON string (its quotes would be escaped),
+# so in a line holding it once, that occurrence is the key of the line's own object.
+_CASE_ID = re.compile(rb'"case_id"\s*:\s*"((?:[^"\\]|\\.)*)"')
+_UNICODE_ESCAPE = b"\\u"
 
 
 class RecordedAdapter:
@@ -42,41 +59,91 @@ class RecordedAdapter:
     # Replaying costs nothing, so `ragproof run --dry-run` may run it (dry_run.py).
     free_to_call = True
 
-    def __init__(self, path: str) -> None:
+    def __init__(self, path: str, *, validate: bool = True) -> None:
         self.path = str(path)
-        self._outputs: dict[str, CaseOutput] = {}
-        first_line_of: dict[str, int] = {}
-        texts: dict[str, str] = {}
+        # Case id -> position in the two arrays: the line's byte offset and size.
+        # Line numbers live in a third array, for the messages of a re-read line.
+        self._index: dict[str, int] = {}
+        self._offsets = array("q")
+        self._sizes = array("q")
+        self._lines = array("q")
+        self._fd: int | None = None
         try:
-            with collector_paused():
-                for line, row in iter_json_lines(self.path):
-                    try:
-                        output = _parse_line(row)
-                    except ValueError as exc:
-                        raise AdapterLoadError(f"{self.path}:{line}: {exc}") from None
-                    earlier = first_line_of.setdefault(output.case_id, line)
-                    if earlier != line:
-                        raise AdapterLoadError(
-                            f"{self.path}:{line}: duplicate case_id {output.case_id!r} "
-                            f"(first used on line {earlier})"
-                        )
-                    _share_texts(output, texts)
-                    self._outputs[output.case_id] = output
+            if validate:
+                self._validate_and_index()
+            else:
+                self._scan_index()
         except DatasetError as exc:
             raise AdapterLoadError(str(exc)) from None
 
+    @classmethod
+    def prechecked(cls, path: str) -> RecordedAdapter:
+        """The adapter for a file this run's preflight already validated (module docstring)."""
+        return cls(path, validate=False)
+
+    def _add(self, case_id: str, line: int, offset: int, size: int) -> None:
+        earlier = self._index.setdefault(case_id, len(self._offsets))
+        if earlier != len(self._offsets):
+            raise AdapterLoadError(
+                f"{self.path}:{line}: duplicate case_id {case_id!r} "
+                f"(first used on line {self._lines[earlier]})"
+            )
+        self._offsets.append(offset)
+        self._sizes.append(size)
+        self._lines.append(line)
+
+    def _validate_and_index(self) -> None:
+        with collector_paused():
+            for line, offset, size, row in iter_json_line_spans(self.path):
+                try:
+                    case_id = _parse_line(row).case_id
+                except ValueError as exc:
+                    raise AdapterLoadError(f"{self.path}:{line}: {exc}") from None
+                self._add(case_id, line, offset, size)
+
+    def _scan_index(self) -> None:
+        """Index by each line's case id without parsing it (the file is known valid)."""
+        try:
+            handle = open(self.path, "rb")  # noqa: SIM115 - closed below
+        except OSError as exc:
+            raise AdapterLoadError(f"{self.path}:0: cannot read file ({exc})") from None
+        offset = 0
+        with handle, collector_paused():
+            for number, raw in enumerate(handle, start=1):
+                start, offset = offset, offset + len(raw)
+                if not raw.strip():
+                    continue
+                self._add(_line_case_id(self.path, number, raw), number, start, len(raw))
+
     def __len__(self) -> int:
-        return len(self._outputs)
+        return len(self._index)
 
     def __repr__(self) -> str:
         return f"RecordedAdapter(path={self.path!r})"
 
+    def _read_line(self, position: int) -> bytes:
+        if self._fd is None:
+            self._fd = os.open(self.path, os.O_RDONLY)
+        return os.pread(self._fd, self._sizes[position], self._offsets[position])
+
     async def run_case(self, case: Case) -> CaseOutput:
-        """The recorded output for ``case`` (shared, immutable), or a case failure."""
-        output = self._outputs.get(case.id)
-        if output is None:
+        """The recorded output for ``case`` (parsed from its line), or a case failure."""
+        position = self._index.get(case.id)
+        if position is None:
             return CaseOutput(case.id, error=f"no recorded output for case {case.id}")
-        return output
+        line = self._lines[position]
+        try:
+            return _parse_line(parse_json_line(self.path, line, self._read_line(position)))
+        except DatasetError as exc:
+            raise ValueError(str(exc)) from None
+        except ValueError as exc:
+            # Only if the file changed since it was validated.
+            raise ValueError(f"{self.path}:{line}: {exc}") from None
+
+    def close(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
 
     def answer(self, question: str) -> Answer:
         """Not usable: recordings are keyed by case id, and the runner calls ``run_case``.
@@ -88,14 +155,20 @@ class RecordedAdapter:
         )
 
 
-def _share_texts(output: CaseOutput, texts: dict[str, str]) -> None:
-    """Keep one copy of each chunk text: recordings repeat the same passages across
-    cases (many questions retrieve the same documents), and a 100,000-case replay
-    otherwise holds every copy in memory."""
-    groups = (output.retrieved, output.answer.retrieved_chunks if output.answer else None)
-    for chunks in groups:
-        for chunk in chunks or ():
-            chunk.text = texts.setdefault(chunk.text, chunk.text)
+def _line_case_id(path: str, number: int, raw: bytes) -> str:
+    """The case id of one line of a valid recording, found without parsing the whole line
+    when that is safe (one ``"case_id"`` in it, no ``\\u`` escapes that could spell the
+    key another way); otherwise by parsing it."""
+    if raw.count(b'"case_id"') == 1 and _UNICODE_ESCAPE not in raw:
+        found = _CASE_ID.search(raw)
+        if found is not None:
+            value = found.group(1)
+            return value.decode("utf-8") if b"\\" not in value else json.loads(b'"' + value + b'"')
+    row = parse_json_line(path, number, raw)
+    case_id = row.get("case_id") if isinstance(row, dict) else None
+    if not isinstance(case_id, str):
+        raise AdapterLoadError(f"{path}:{number}: case_id: expected a string")
+    return case_id
 
 
 def _non_blank(value: str) -> str:
@@ -117,26 +190,43 @@ class RecordedLine(BaseModel):
     error: Annotated[str, AfterValidator(_non_blank)] | None = None
 
 
-def _parse_line(row: Any) -> CaseOutput:
-    if not isinstance(row, dict):
-        raise ValueError(f"expected a JSON object, got {type(row).__name__}")
+def _fields(row: dict) -> tuple[str, list | None, Any, str | None]:
+    """``case_id``, ``retrieve``, ``answer``, ``error`` of a line, as ``RecordedLine`` checks
+    them. The usual well-typed line is checked here directly (a replay reads a million);
+    anything else goes through the model, whose messages name the bad key."""
+    case_id, retrieve = row.get("case_id"), row.get("retrieve")
+    answer, error = row.get("answer"), row.get("error")
+    if (
+        type(case_id) is str
+        and case_id.strip()
+        and (retrieve is None or type(retrieve) is list)
+        and (error is None or (type(error) is str and error.strip()))
+    ):
+        return case_id, retrieve, answer, error
     try:
         line = RecordedLine.model_validate(row)
     except ValidationError as exc:
         raise ValueError(describe(exc, mapping="a JSON object", noun="field")) from None
-    if line.error is not None:
-        return CaseOutput(line.case_id, error=line.error)
-    if line.answer is None and line.retrieve is None:
+    return line.case_id, line.retrieve, line.answer, line.error
+
+
+def _parse_line(row: Any) -> CaseOutput:
+    if not isinstance(row, dict):
+        raise ValueError(f"expected a JSON object, got {type(row).__name__}")
+    case_id, retrieve, answer, error = _fields(row)
+    if error is not None:
+        return CaseOutput(case_id, error=error)
+    if answer is None and retrieve is None:
         raise ValueError("line has none of 'retrieve', 'answer' or 'error'")
-    retrieved = answer = None
-    if line.retrieve is not None:
+    retrieved = None
+    if retrieve is not None:
         try:
-            retrieved = to_chunks(line.retrieve)
+            retrieved = to_chunks(retrieve)
         except AdapterOutputError as exc:
             raise ValueError(f"retrieve: {exc}") from None
-    if line.answer is not None:
+    if answer is not None:
         try:
-            answer = to_answer(line.answer)
+            answer = to_answer(answer)
         except AdapterOutputError as exc:
             raise ValueError(f"answer: {exc}") from None
-    return CaseOutput(line.case_id, answer=answer, retrieved=retrieved)
+    return CaseOutput(case_id, answer=answer, retrieved=retrieved)

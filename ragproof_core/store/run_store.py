@@ -309,6 +309,26 @@ class RunStore:
         with collector_paused():
             return schema.decode_dataset(table)
 
+    def iter_dataset_range(
+        self, run_id: str, start: int, end: int, batch_rows: int
+    ) -> Iterator[list[Case]]:
+        """Cases ``start`` to ``end`` (exclusive) in dataset order, ``batch_rows`` at a time:
+        a shard decodes one batch of its cases at a time, never its whole share."""
+        self._require_run(run_id)
+        path = self.layout.table_path(run_id, "dataset")
+        position = 0
+        for batch in self.files.parquet_file(path).iter_batches(batch_size=batch_rows):
+            first, position = position, position + batch.num_rows
+            if position <= start:
+                continue
+            if first >= end:
+                break
+            rows = pa.Table.from_batches([batch]).slice(
+                max(start - first, 0), min(end, position) - max(start, first)
+            )
+            with collector_paused():
+                yield schema.decode_dataset(rows)
+
     def iter_case_results(self, run_id: str, batch_rows: int = WRITE_BATCH_ROWS):
         """The run's case results in stored order (shard by shard), ``batch_rows`` at a
         time, so a summary never holds the whole run's results as objects."""
