@@ -141,6 +141,9 @@ async def judged_results(
     selection: Selection = ALL_METRICS,
     k: int = 5,
 ) -> list[MetricResult]:
+    if judge is None:
+        return await _unjudged_results(case, output, selection, k)
+
     async def one(name: str, fn) -> list[MetricResult]:
         # Judge usage is counted under the metric that asked (usage.attributed_to).
         with attributed_to(name):
@@ -180,10 +183,21 @@ async def judged_results(
     jobs = [one(name, fn) for name, fn in selection.judged]
     if selection.context:
         jobs.append(context())
-    if judge is None:
-        # No judge means no waiting: awaiting in turn avoids a task per metric per case.
-        return [r for job in jobs for r in await job]
     return [r for rs in await asyncio.gather(*jobs) for r in rs]
+
+
+async def _unjudged_results(
+    case: Case, output: CaseOutput, selection: Selection, k: int
+) -> list[MetricResult]:
+    """``judged_results`` without a judge, in the same order: each metric skips (or uses
+    the refusal heuristic) at once. Nothing is asked, so there is no usage to attribute,
+    no budget to hit and no jury to combine: the per-metric wrappers are left out, as
+    they cost more than the metrics themselves on a million cases."""
+    results = [await fn(case, output, None) for _, fn in selection.judged]
+    if selection.context:
+        pair = await context_relevance_results(case, output, None, k)
+        results.extend(r for r in pair if r.metric in selection.context)
+    return results
 
 
 async def evaluate(
