@@ -32,6 +32,7 @@ from benchmarks._common import (
     clean_env,
     count,
     cpu_count,
+    publish,
     run_measured,
     seconds,
 )
@@ -46,6 +47,20 @@ def _children(pid: int) -> list[int]:
             return [int(p) for p in f.read().split()]
     except OSError:
         return []
+
+
+def _cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds of one process so far (/proc/PID/stat)."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    # Fields 14 and 15 (utime, stime) of stat(5), counted after the command name.
+    return (int(fields[11]) + int(fields[12])) / _TICKS
+
+
+_TICKS = os.sysconf("SC_CLK_TCK")
 
 
 def _hwm_bytes(pid: int) -> int:
@@ -65,6 +80,7 @@ class TreePeak:
     def __init__(self, interval_s: float = 0.2) -> None:
         self.interval_s = interval_s
         self.peaks: dict[int, int] = {}
+        self.cpu: dict[int, float] = {}  # last CPU seconds seen per process
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._sample, daemon=True)
 
@@ -74,6 +90,7 @@ class TreePeak:
             while stack:
                 pid = stack.pop()
                 self.peaks[pid] = max(self.peaks.get(pid, 0), _hwm_bytes(pid))
+                self.cpu[pid] = max(self.cpu.get(pid, 0.0), _cpu_seconds(pid))
                 stack.extend(_children(pid))
 
     @property
@@ -83,6 +100,14 @@ class TreePeak:
     @property
     def processes(self) -> int:
         return len(self.peaks)
+
+    @property
+    def cpu_s(self) -> float:
+        """CPU of the whole tree, as last sampled (misses each process's last 0.2 s)."""
+        return sum(self.cpu.values())
+
+    def largest(self, n: int) -> list[int]:
+        return sorted(self.peaks.values(), reverse=True)[:n]
 
     def __enter__(self) -> TreePeak:
         self._thread.start()
@@ -109,8 +134,11 @@ def run_once(recorded: RecordedRun, shards: int, store: str, extra_env: dict) ->
             str(shards),
             "--json",
         ]
+        load_before = os.getloadavg()[0]
         with TreePeak() as peak:
-            child = run_measured(cmd, env, REPO, timeout=1800)
+            child = run_measured(cmd, env, REPO, timeout=3600)
+        load_after = os.getloadavg()[0]
+        steps = step_seconds(home / "dagster")
     finally:
         shutil.rmtree(home, ignore_errors=True)
     if child.returncode != 0:
@@ -118,11 +146,43 @@ def run_once(recorded: RecordedRun, shards: int, store: str, extra_env: dict) ->
     summary = json.loads(child.stdout)
     return {
         "wall_s": child.wall_s,
-        "cpu_s": child.cpu_s,
+        "cpu_s": max(child.cpu_s, peak.cpu_s),
         "rss_mb": max(child.max_rss_mib * 2**20, peak.max_bytes) / 1e6,
+        "rss_each_mb": [b / 1e6 for b in peak.largest(4)],
         "processes": peak.processes,
         "metrics": summary["metrics"],
+        "load": (load_before, load_after),
+        "steps": steps,
     }
+
+
+def step_seconds(dagster_home: Path) -> dict[str, float]:
+    """Seconds per step of the run, from the Dagster event log (shard steps summed as
+    ``evaluate_shard`` total and their longest as ``evaluate_shard (longest)``)."""
+    import dagster as dg
+
+    previous = os.environ.get("DAGSTER_HOME")
+    os.environ["DAGSTER_HOME"] = str(dagster_home)
+    try:
+        with dg.DagsterInstance.get() as instance:
+            runs = instance.get_runs(limit=1)
+            stats = instance.get_run_step_stats(runs[0].run_id) if runs else []
+    finally:
+        if previous is None:
+            os.environ.pop("DAGSTER_HOME", None)
+        else:
+            os.environ["DAGSTER_HOME"] = previous
+    seconds_by: dict[str, float] = {}
+    for stat in stats:
+        if stat.start_time is None or stat.end_time is None:
+            continue
+        took = stat.end_time - stat.start_time
+        key = stat.step_key.split("[")[0].split(".")[-1]
+        if key == "evaluate_shard":
+            longest = seconds_by.get("evaluate_shard (longest)", 0.0)
+            seconds_by["evaluate_shard (longest)"] = max(longest, took)
+        seconds_by[key] = seconds_by.get(key, 0.0) + took
+    return seconds_by
 
 
 def main(argv: Sequence[str] | None = None) -> None:
@@ -130,6 +190,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--cases", type=int, default=100_000)
     parser.add_argument("--quick", action="store_true", help="2,000 cases")
     parser.add_argument("--no-s3", action="store_true")
+    parser.add_argument("--emit", type=Path, help="also write the tables as JSON here (run_all)")
     args = parser.parse_args(argv)
     n = 2_000 if args.quick else args.cases
     recorded = write_recorded_run(WORK / f"shards-{n}", n)
@@ -160,7 +221,14 @@ def main(argv: Sequence[str] | None = None) -> None:
                     f"{n / m['wall_s']:,.0f}",
                     seconds(m["cpu_s"]),
                     f"{m['rss_mb']:,.0f} MB",
+                    ", ".join(f"{mb:,.0f}" for mb in m["rss_each_mb"]),
+                    f"{m['load'][0]:.1f} / {m['load'][1]:.1f}",
                 ]
+            )
+            print(
+                f"{label}, {shards} shard(s): {m['wall_s']:.1f} s; steps: "
+                + ", ".join(f"{k} {v:.1f} s" for k, v in m["steps"].items()),
+                flush=True,
             )
     finally:
         if server is not None:
@@ -169,16 +237,61 @@ def main(argv: Sequence[str] | None = None) -> None:
     speedup = measured[0]["wall_s"] / measured[1]["wall_s"]
     table = Table(
         "Shards and stores: `ragproof run --shards N` on recorded outputs, no judge",
-        ["cases", "store", "shards", "wall", "cases/s", "CPU", "peak RSS (largest process)"],
+        [
+            "cases",
+            "store",
+            "shards",
+            "wall",
+            "cases/s",
+            "CPU",
+            "peak RSS (largest process)",
+            "peak RSS of the 4 largest processes (MB)",
+            "1-min load before / after",
+        ],
         rows,
         [
             f"Shards 2 vs 1 on the local store: {speedup:.2f}x faster (target 1.7x) on "
             f"{cpu_count()} cores.",
             f"Every variant's summary is identical: {same}.",
-            "CPU is user + system of the command and all its step processes.",
+            "CPU is user + system of the command and all its step processes "
+            "(sampled from /proc every 0.2 s).",
         ],
     )
-    print(table.markdown())
+    steps = Table(
+        "Where the time went: seconds per Dagster step (from the run's event log)",
+        ["store", "shards", *STEP_COLUMNS, "outside the steps"],
+        [
+            [label, str(shards)]
+            + [seconds(m["steps"].get(k, 0.0)) for k in STEP_COLUMNS]
+            + [seconds(m["wall_s"] - _critical_path(m["steps"]))]
+            for (label, shards, _, _), m in zip(variants, measured, strict=True)
+        ],
+        [
+            "evaluate_shard is the shards' total; the run waits for the longest. "
+            "'Outside the steps' is the wall time minus eval_dataset, the longest shard, "
+            "gather_shards, run_summary and the checks: the command's own preflight, "
+            "Dagster's start-up and step launches.",
+        ],
+    )
+    publish([table, steps], args.emit)
+
+
+STEP_COLUMNS = (
+    "eval_dataset",
+    "plan_shards",
+    "evaluate_shard",
+    "evaluate_shard (longest)",
+    "gather_shards",
+    "run_summary",
+    "failure_rate",
+    "regression_vs_last_run",
+)
+
+
+def _critical_path(steps: dict[str, float]) -> float:
+    serial = ("eval_dataset", "plan_shards", "evaluate_shard (longest)", "gather_shards")
+    checks = sum(v for k, v in steps.items() if k not in STEP_COLUMNS[:6])
+    return sum(steps.get(k, 0.0) for k in (*serial, "run_summary")) + checks
 
 
 if __name__ == "__main__":

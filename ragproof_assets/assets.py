@@ -27,8 +27,6 @@ from ragproof_core.dataset import DatasetError, dataset_sha256
 from ragproof_core.judge.activity import judge_usage_markdown
 from ragproof_core.judge.jury_agreement import jury_agreement
 from ragproof_core.judge.ledger import JudgeLedger
-from ragproof_core.metrics.aggregate import summarize
-from ragproof_core.model import Status
 from ragproof_core.preflight import preflight
 from ragproof_core.report import refusal_tradeoff, summary_markdown
 from ragproof_core.reporting.data import gather_report
@@ -42,6 +40,7 @@ from ragproof_core.settings import (
     run_settings_from_dict,
 )
 from ragproof_core.store.handles import StoredTable
+from ragproof_core.store.result_tally import summarize_run
 from ragproof_core.store.run_store import RunRecord
 from ragproof_core.store.views import StoreLocked
 
@@ -222,10 +221,10 @@ def run_summary(
     run_id = context.partition_key
     run_store = case_scores.open()
     manifest = run_store.read_manifest(run_id)
-    skips: Counter = Counter()
-    # Streamed, batch by batch: the summary never holds the run's results as objects.
-    results = _counting_skips(run_store.iter_case_results(run_id), skips)
-    summaries = summarize(results, run_settings_from_dict(manifest["run"]).selected_metrics)
+    # Counted column by column, batch by batch: never the run's results as objects.
+    summaries, skips = summarize_run(
+        run_store, run_id, run_settings_from_dict(manifest["run"]).selected_metrics
+    )
     evaluation = manifest["evaluation"]
     record = RunRecord(
         run_id=run_id,
@@ -341,14 +340,6 @@ def _refresh_views(context: dg.AssetExecutionContext, run_store) -> None:
             "ragproof.duckdb is held open for writing by another process; views not refreshed "
             "(open it with `duckdb -readonly` to avoid this)"
         )
-
-
-def _counting_skips(results, counts: Counter):
-    """Pass ``results`` through, counting skips by (metric, reason) into ``counts``."""
-    for result in results:
-        if result.status is Status.SKIPPED:
-            counts[(result.metric, result.reason or "")] += 1
-        yield result
 
 
 def _skip_reasons(counts: Counter) -> str:

@@ -36,7 +36,7 @@ from ragproof_core.adapters.loading import AdapterLoadError
 from ragproof_core.adapters.runner import close_adapter
 from ragproof_core.evaluate import ABORTED_BUDGET, evaluate
 from ragproof_core.preflight import take_adapter
-from ragproof_core.reporting.markdown import distributions_markdown
+from ragproof_core.reporting.markdown import distributions_markdown, distributions_table
 from ragproof_core.settings import AdapterSpec, run_settings_from_dict
 from ragproof_core.shard_attempt import (
     ATTEMPT_PREFIX,
@@ -48,6 +48,7 @@ from ragproof_core.shard_attempt import (
 )
 from ragproof_core.shards import ShardReport, merge_reports, shard_ranges, shard_share
 from ragproof_core.store.handles import StoredTable
+from ragproof_core.store.result_tally import UnknownStatus
 
 # Cases evaluated (and written) at a time within a shard: a shard's memory holds
 # one batch of outputs and results, not its whole share of the dataset.
@@ -255,12 +256,18 @@ def gather_shards(context: dg.OpExecutionContext, store: StoreResource):
             "dagster/row_count": sum(statuses.values()),
             "status": totals.status,
             "by_status": dg.MetadataValue.json(dict(statuses)),
-            # Streamed from the stored results: the gather step never holds them whole.
-            "distributions": dg.MetadataValue.md(
-                distributions_markdown(run_store.iter_case_results(run_id))
-            ),
+            # Counted from the stored results' columns: never the results as objects.
+            "distributions": dg.MetadataValue.md(_distributions(run_store, run_id)),
         },
     )
+
+
+def _distributions(run_store, run_id: str) -> str:
+    try:
+        tally = run_store.tally_case_results(run_id)
+    except UnknownStatus:
+        return distributions_markdown(run_store.iter_case_results(run_id))
+    return distributions_table(tally.metrics, tally.values)
 
 
 @dg.graph_multi_asset(

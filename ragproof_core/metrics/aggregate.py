@@ -9,7 +9,7 @@ statistics are None (NULL in the store), never 0.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
@@ -143,3 +143,24 @@ def summarize(
     listed = dict.fromkeys(metric_names)
     extra = sorted(name for name in tallies if name not in listed)
     return [tallies[name].summary(name) for name in (*listed, *extra)]
+
+
+def summarize_counted(
+    counts: Mapping[str, Mapping[Status, int]],
+    values_of: Callable[[str], list[float]],
+    metric_names: Sequence[str] = METRIC_NAMES,
+) -> list[MetricSummary]:
+    """``summarize`` from counts already made: ``counts[metric][status]`` for every metric
+    with a row, and ``values_of(metric)`` its scored values (any order). The stored
+    results of a large run are counted column by column (``store.result_tally``)."""
+    listed = dict.fromkeys(metric_names)
+    extra = sorted(name for name in counts if name not in listed)
+    summaries = []
+    for name in (*listed, *extra):
+        tally = _Tally()
+        tally.values = values_of(name) if name in counts else []
+        for status, n in counts.get(name, {}).items():
+            if status is not Status.SCORED:
+                tally.counts[status] += n
+        summaries.append(tally.summary(name))
+    return summaries

@@ -29,6 +29,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
@@ -62,6 +63,7 @@ BOOTSTRAP_RESAMPLES = 10_000  # as compare's
 # Elements per block of the (resamples x distinct values) count matrix.
 _BLOCK_ELEMENTS = 4_000_000
 VALUE_DECIMALS = 4
+_RAW_BATCH_ROWS = 200_000  # case_results rows filtered at a time for the case details
 
 
 @dataclass(frozen=True, slots=True)
@@ -426,7 +428,27 @@ class _LoadedRun:
     kinds: dict[str, str]  # case id -> kind, in dataset order
     errors: dict[str, str | None]  # case id -> its failure, None when it answered
     frame: pd.DataFrame  # case_id, metric, status (categorical), value: fast to group
-    raw: pd.DataFrame  # the case_results columns as stored, reasons and judge replies too
+
+    @property
+    def raw(self) -> pd.DataFrame:
+        """Every case_results column as stored, reasons and judge replies too (a comparison
+        needs them all; the report's own case details read ``raw_rows``)."""
+        return self.store.case_results_frame(self.record.run_id)
+
+    def raw_rows(self, case_ids: Iterable[str]) -> pd.DataFrame:
+        """``raw``'s rows of these cases only, in stored order: a Parquet filter per part,
+        so a million-case run's reasons and judge replies are never all in memory."""
+        wanted = pc.field("case_id").isin(sorted(set(case_ids)))
+        store = self.store
+        kept = [
+            schema.conform(pa.Table.from_batches([batch]), schema.CASE_RESULTS_SCHEMA).filter(
+                wanted
+            )
+            for part in store.table_parts(self.record.run_id, "case_results")
+            for batch in store.files.parquet_file(part).iter_batches(batch_size=_RAW_BATCH_ROWS)
+        ]
+        table = pa.concat_tables(kept) if kept else schema.CASE_RESULTS_SCHEMA.empty_table()
+        return table.to_pandas()
 
     def cases(self, case_ids: Iterable[str]) -> dict[str, Case]:
         """These cases in full (question, expectations): a Parquet filter again."""
@@ -455,17 +477,32 @@ def _load(store: Any, run_id: str) -> _LoadedRun:
         store.layout.table_path(run_id, "outputs"), columns=["case_id", "error"]
     )
     errors = dict(zip(outputs["case_id"].to_pylist(), outputs["error"].to_pylist(), strict=True))
-    raw = store.case_results_frame(run_id)
-    # Categoricals: grouping and filtering a million rows of Arrow-backed strings is slow.
-    frame = pd.DataFrame(
+    return _LoadedRun(store, record, kinds, errors, _frame(store, run_id))
+
+
+def _frame(store: Any, run_id: str) -> pd.DataFrame:
+    """case_id, metric, status as categoricals and value: four columns of the results,
+    dictionary-encoded in Arrow, so a million-case run costs a few bytes a row."""
+    names = ("case_id", "metric", "status")
+    parts: dict[str, list[pa.Array]] = {name: [] for name in (*names, "value")}
+    for batch in store.iter_case_result_columns(run_id, (*names, "value")):
+        for name in names:
+            parts[name].append(batch[name].combine_chunks().dictionary_encode())
+        parts["value"].append(batch["value"].combine_chunks())
+    coded = pa.dictionary(pa.int32(), pa.string())
+    table = pa.table(
         {
-            "case_id": raw["case_id"].astype("category"),
-            "metric": raw["metric"].astype("category"),
-            "status": raw["status"].astype("category"),
-            "value": raw["value"].astype(np.float64),
+            name: pa.chunked_array(chunks, type=pa.float64() if name == "value" else coded)
+            for name, chunks in parts.items()
         }
-    )
-    return _LoadedRun(store, record, kinds, errors, frame, raw)
+    ).unify_dictionaries()
+    frame = table.to_pandas()
+    # Categories in sorted order, as astype("category") makes them: worst_order breaks
+    # ties by case id through the category order.
+    for name in names:
+        frame[name] = frame[name].cat.set_categories(sorted(frame[name].cat.categories))
+    frame["value"] = frame["value"].astype(np.float64)
+    return frame
 
 
 def _comparison(
@@ -544,7 +581,7 @@ def gather_report(
         wanted,
         run.cases(wanted),
         run.outputs(wanted),
-        run.raw,
+        run.raw_rows(wanted),
         match_documents=_source_match(run.record) == "document",
         limits=limits,
     )

@@ -8,7 +8,7 @@ metric's distribution as a text histogram, which Dagster renders as-is.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from ragproof_core.metrics.registry import higher_is_better, metric_order
@@ -50,6 +50,12 @@ def distributions_markdown(results: Iterable[MetricResult]) -> str:
         seen.add(r.metric)
         if r.status is Status.SCORED and r.value is not None:
             values[r.metric].append(r.value)
+    return distributions_table(seen, lambda metric: values[metric])
+
+
+def distributions_table(seen: set[str], values_of: Callable[[str], Sequence[float]]) -> str:
+    """``distributions_markdown`` from the metrics seen and each one's scored values."""
+    values = {metric: values_of(metric) for metric in seen}
     lines = [
         f"Histogram of scored values over [0, 1] in {HISTOGRAM_BINS} bins (left = 0, right = 1).",
         "",

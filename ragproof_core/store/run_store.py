@@ -34,7 +34,7 @@ from ragproof_core import settings
 from ragproof_core.gc_pause import collector_paused
 from ragproof_core.metrics.registry import metric_order
 from ragproof_core.model import Case, CaseOutput, MetricResult
-from ragproof_core.store import calibrations, files, schema, views
+from ragproof_core.store import calibrations, files, result_tally, schema, views
 from ragproof_core.store.handles import StoredTable
 from ragproof_core.store.layout import (
     SCHEMA_DIR_NAME,
@@ -55,6 +55,8 @@ REDACTED = "***"
 # good Parquet row groups, small enough that a 100,000-case run's Arrow copy
 # never has to exist whole.
 WRITE_BATCH_ROWS = 50_000
+# Rows counted at a time by the columnar summaries: a few columns of them in Arrow.
+TALLY_BATCH_ROWS = 1_000_000
 
 _SECRET_WORDS = frozenset(
     {"token", "password", "passwd", "secret", "authorization", "auth", "apikey", "cookie"}
@@ -328,6 +330,34 @@ class RunStore:
             )
             with collector_paused():
                 yield schema.decode_dataset(rows)
+
+    def iter_case_result_columns(
+        self, run_id: str, columns: Sequence[str], batch_rows: int = TALLY_BATCH_ROWS
+    ) -> Iterator[pa.Table]:
+        """Some columns of the run's case results, as Arrow tables of ``batch_rows`` rows."""
+        parts = self.table_parts(run_id, "case_results")
+        if not parts:
+            self._require_run(run_id)
+            raise FileNotFoundError(f"run {run_id!r} has no case_results table yet")
+        wanted = schema.CASE_RESULTS_SCHEMA
+        fields = pa.schema([wanted.field(name) for name in columns])
+        for part in parts:
+            file = self.files.parquet_file(part)
+            present = [name for name in columns if name in file.schema_arrow.names]
+            for batch in file.iter_batches(batch_size=batch_rows, columns=present):
+                yield schema.conform(pa.Table.from_batches([batch]), fields)
+
+    def tally_case_results(self, run_id: str) -> result_tally.ResultTally:
+        """Counts and scored values of the run's results, column by column (result_tally)."""
+        return result_tally.tally_batches(
+            self.iter_case_result_columns(run_id, result_tally.result_columns())
+        )
+
+    def failed_case_share(self, run_id: str) -> tuple[int, int]:
+        """(cases with a case failure or judge error, cases with results)."""
+        return result_tally.failed_case_share(
+            self.iter_case_result_columns(run_id, ("case_id", "status"))
+        )
 
     def iter_case_results(self, run_id: str, batch_rows: int = WRITE_BATCH_ROWS):
         """The run's case results in stored order (shard by shard), ``batch_rows`` at a
