@@ -464,8 +464,12 @@ class _LoadedRun:
         ids = sorted(set(case_ids))
         if not ids:
             return {}
-        path = self.store.layout.table_path(self.record.run_id, "outputs")
-        table = pq.read_table(path, filters=pc.field("case_id").isin(ids))
+        wanted = pc.field("case_id").isin(ids)
+        tables = [
+            pq.read_table(part, filters=wanted)
+            for part in self.store.table_parts(self.record.run_id, "outputs")
+        ]
+        table = pa.concat_tables(tables) if tables else schema.OUTPUTS_SCHEMA.empty_table()
         return {o.case_id: o for o in schema.decode_outputs(table)}
 
 
@@ -473,10 +477,12 @@ def _load(store: Any, run_id: str) -> _LoadedRun:
     record = store.get_run(run_id)
     dataset = pq.read_table(store.layout.table_path(run_id, "dataset"), columns=["id", "kind"])
     kinds = dict(zip(dataset["id"].to_pylist(), dataset["kind"].to_pylist(), strict=True))
-    outputs = pq.read_table(
-        store.layout.table_path(run_id, "outputs"), columns=["case_id", "error"]
-    )
-    errors = dict(zip(outputs["case_id"].to_pylist(), outputs["error"].to_pylist(), strict=True))
+    # One file per shard in a sharded run.
+    errors: dict[str, str | None] = {}
+    for part in store.table_parts(run_id, "outputs"):
+        outputs = pq.read_table(part, columns=["case_id", "error"])
+        ids, failures = outputs["case_id"].to_pylist(), outputs["error"].to_pylist()
+        errors.update(zip(ids, failures, strict=True))
     return _LoadedRun(store, record, kinds, errors, _frame(store, run_id))
 
 
