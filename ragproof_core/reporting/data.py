@@ -63,7 +63,7 @@ BOOTSTRAP_RESAMPLES = 10_000  # as compare's
 # Elements per block of the (resamples x distinct values) count matrix.
 _BLOCK_ELEMENTS = 4_000_000
 VALUE_DECIMALS = 4
-_RAW_BATCH_ROWS = 200_000  # case_results rows filtered at a time for the case details
+_RAW_BATCH_ROWS = 5_000  # rows filtered at a time for the case details
 
 
 @dataclass(frozen=True, slots=True)
@@ -436,41 +436,42 @@ class _LoadedRun:
         return self.store.case_results_frame(self.record.run_id)
 
     def raw_rows(self, case_ids: Iterable[str]) -> pd.DataFrame:
-        """``raw``'s rows of these cases only, in stored order: a Parquet filter per part,
-        so a million-case run's reasons and judge replies are never all in memory."""
-        wanted = pc.field("case_id").isin(sorted(set(case_ids)))
-        store = self.store
-        kept = [
-            schema.conform(pa.Table.from_batches([batch]), schema.CASE_RESULTS_SCHEMA).filter(
-                wanted
-            )
-            for part in store.table_parts(self.record.run_id, "case_results")
-            for batch in store.files.parquet_file(part).iter_batches(batch_size=_RAW_BATCH_ROWS)
-        ]
-        table = pa.concat_tables(kept) if kept else schema.CASE_RESULTS_SCHEMA.empty_table()
+        """``raw``'s rows of these cases only, in stored order, so a million-case run's
+        reasons and judge replies are never all in memory."""
+        table = self._rows("case_results", "case_id", case_ids, schema.CASE_RESULTS_SCHEMA)
         return table.to_pandas()
 
     def cases(self, case_ids: Iterable[str]) -> dict[str, Case]:
-        """These cases in full (question, expectations): a Parquet filter again."""
-        ids = sorted(set(case_ids))
-        if not ids:
-            return {}
-        path = self.store.layout.table_path(self.record.run_id, "dataset")
-        table = pq.read_table(path, filters=pc.field("id").isin(ids))
+        """These cases in full (question, expectations)."""
+        table = self._rows("dataset", "id", case_ids, schema.DATASET_SCHEMA)
         return {c.id: c for c in schema.decode_dataset(table)}
 
     def outputs(self, case_ids: Iterable[str]) -> dict[str, CaseOutput]:
-        """The full outputs of these cases only: a Parquet filter, not the whole table."""
-        ids = sorted(set(case_ids))
-        if not ids:
-            return {}
-        wanted = pc.field("case_id").isin(ids)
-        tables = [
-            pq.read_table(part, filters=wanted)
-            for part in self.store.table_parts(self.record.run_id, "outputs")
-        ]
-        table = pa.concat_tables(tables) if tables else schema.OUTPUTS_SCHEMA.empty_table()
+        """The full outputs of these cases only, not the whole table."""
+        table = self._rows("outputs", "case_id", case_ids, schema.OUTPUTS_SCHEMA)
         return {o.case_id: o for o in schema.decode_outputs(table)}
+
+    def _rows(
+        self, table: str, key: str, case_ids: Iterable[str], table_schema: pa.Schema
+    ) -> pa.Table:
+        """The rows of ``table`` (every shard's file) whose ``key`` is one of ``case_ids``,
+        in stored order, read a batch at a time: a whole-file filter decodes every
+        column of every row at once (gigabytes of chunk texts in a million-case run)."""
+        ids = pa.array(sorted(set(case_ids)), pa.string())
+        if not len(ids):
+            return table_schema.empty_table()
+        store = self.store
+        kept = []
+        for part in store.table_parts(self.record.run_id, table):
+            file = store.files.parquet_file(part)
+            for batch in file.iter_batches(batch_size=_RAW_BATCH_ROWS):
+                mask = pc.is_in(batch.column(key), value_set=ids)
+                if pc.any(mask).as_py():
+                    rows = pa.Table.from_batches([batch.filter(mask)])
+                    kept.append(schema.conform(rows, table_schema))
+        # Arrow's allocator keeps freed batches for reuse; the report needs the memory back.
+        pa.default_memory_pool().release_unused()
+        return pa.concat_tables(kept) if kept else table_schema.empty_table()
 
 
 def _load(store: Any, run_id: str) -> _LoadedRun:
@@ -508,6 +509,8 @@ def _frame(store: Any, run_id: str) -> pd.DataFrame:
     for name in names:
         frame[name] = frame[name].cat.set_categories(sorted(frame[name].cat.categories))
     frame["value"] = frame["value"].astype(np.float64)
+    # Arrow's allocator keeps freed batches for reuse; the report needs the memory back.
+    pa.default_memory_pool().release_unused()
     return frame
 
 

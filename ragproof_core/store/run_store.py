@@ -56,7 +56,7 @@ REDACTED = "***"
 # never has to exist whole.
 WRITE_BATCH_ROWS = 50_000
 # Rows counted at a time by the columnar summaries: a few columns of them in Arrow.
-TALLY_BATCH_ROWS = 1_000_000
+TALLY_BATCH_ROWS = 250_000
 
 _SECRET_WORDS = frozenset(
     {"token", "password", "passwd", "secret", "authorization", "auth", "apikey", "cookie"}
