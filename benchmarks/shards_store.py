@@ -18,6 +18,7 @@ import argparse
 import json
 import os
 import shutil
+import subprocess
 import sys
 import tempfile
 import threading
@@ -118,6 +119,35 @@ class TreePeak:
         self._thread.join()
 
 
+_SPIN = (
+    "import time\n"
+    "t = time.perf_counter()\n"
+    "rows = []\n"
+    "for i in range(1_500_000):\n"
+    "    rows.append({'a': i, 'b': str(i)})\n"
+    "    if len(rows) > 1000:\n"
+    "        rows.clear()\n"
+    "print(time.perf_counter() - t)\n"
+)
+
+
+def parallel_headroom() -> float:
+    """How many cores' worth of Python two processes get right now: the throughput of two
+    copies of a small CPU-bound loop run at once, over one copy alone (2.0 on an idle
+    2-core machine; the machine is shared, so each figure is reported with this)."""
+
+    def spin(copies: int) -> float:
+        procs = [
+            subprocess.Popen([sys.executable, "-c", _SPIN], stdout=subprocess.PIPE, text=True)
+            for _ in range(copies)
+        ]
+        return max(float(p.communicate()[0]) for p in procs)
+
+    alone = min(spin(1) for _ in range(2))
+    together = spin(2)
+    return 2 * alone / together
+
+
 def run_once(recorded: RecordedRun, shards: int, store: str, extra_env: dict) -> dict:
     home = Path(tempfile.mkdtemp(prefix="shards-", dir=WORK))
     try:
@@ -135,6 +165,7 @@ def run_once(recorded: RecordedRun, shards: int, store: str, extra_env: dict) ->
             "--json",
         ]
         load_before = os.getloadavg()[0]
+        headroom = parallel_headroom()
         with TreePeak() as peak:
             child = run_measured(cmd, env, REPO, timeout=3600)
         load_after = os.getloadavg()[0]
@@ -152,6 +183,7 @@ def run_once(recorded: RecordedRun, shards: int, store: str, extra_env: dict) ->
         "processes": peak.processes,
         "metrics": summary["metrics"],
         "load": (load_before, load_after),
+        "headroom": headroom,
         "steps": steps,
     }
 
@@ -224,6 +256,7 @@ def main(argv: Sequence[str] | None = None) -> None:
                     f"{m['rss_mb']:,.0f} MB",
                     ", ".join(f"{mb:,.0f}" for mb in m["rss_each_mb"]),
                     f"{m['load'][0]:.1f} / {m['load'][1]:.1f}",
+                    f"{m['headroom']:.2f}",
                 ]
             )
             print(
@@ -248,6 +281,7 @@ def main(argv: Sequence[str] | None = None) -> None:
             "peak RSS (largest process)",
             "peak RSS of the 4 largest processes (MB)",
             "1-min load before / after",
+            "cores free before (2 = idle)",
         ],
         rows,
         [
@@ -256,6 +290,9 @@ def main(argv: Sequence[str] | None = None) -> None:
             f"Every variant's summary is identical: {same}.",
             "CPU is user + system of the command and all its step processes "
             "(sampled from /proc every 0.2 s).",
+            "Cores free: just before each run, two copies of a CPU-bound Python loop at once "
+            "did this many times the work of one alone (2.00 on an idle 2-core machine). "
+            "The machine is shared; shards can only use what is free.",
         ],
     )
     steps = Table(
