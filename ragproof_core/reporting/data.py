@@ -31,7 +31,6 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.parquet as pq
 
 from ragproof_core.compare.report import MixedJudgesError, RunSide, compare_runs
 from ragproof_core.metrics.registry import higher_is_better, metric_order
@@ -476,12 +475,14 @@ class _LoadedRun:
 
 def _load(store: Any, run_id: str) -> _LoadedRun:
     record = store.get_run(run_id)
-    dataset = pq.read_table(store.layout.table_path(run_id, "dataset"), columns=["id", "kind"])
+    # Through the store's files, so an object store works as a folder does.
+    dataset_file = store.files.parquet_file(store.layout.table_path(run_id, "dataset"))
+    dataset = dataset_file.read(columns=["id", "kind"])
     kinds = dict(zip(dataset["id"].to_pylist(), dataset["kind"].to_pylist(), strict=True))
     # One file per shard in a sharded run.
     errors: dict[str, str | None] = {}
     for part in store.table_parts(run_id, "outputs"):
-        outputs = pq.read_table(part, columns=["case_id", "error"])
+        outputs = store.files.parquet_file(part).read(columns=["case_id", "error"])
         ids, failures = outputs["case_id"].to_pylist(), outputs["error"].to_pylist()
         errors.update(zip(ids, failures, strict=True))
     return _LoadedRun(store, record, kinds, errors, _frame(store, run_id))
