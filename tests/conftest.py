@@ -54,7 +54,7 @@ _JUDGE_VARS = (
 def pytest_collection_modifyitems(config, items):
     """The slow end-to-end tests first, heaviest (``slow(weight=N)``) first of all.
 
-    With ``pytest -n 2`` the long tests then run beside the many short ones,
+    With ``pytest -n 3`` the long tests then run beside the many short ones,
     instead of one of them running alone at the end while the other worker idles.
     """
 
