@@ -81,6 +81,15 @@ class RecordedRun:
     failures: int  # recorded error lines
     retrieval_scored: int  # qa cases with a recorded retrieval: what the retrieval metrics score
 
+    def run_command(self, *extra: str) -> list[str]:
+        """``ragproof run`` on this recording, JSON out, plus ``extra`` flags."""
+        from benchmarks._common import RAGPROOF
+
+        return [
+            RAGPROOF, "run", "--dataset", str(self.dataset), "--config", str(self.config),
+            *extra, "--json",
+        ]  # fmt: skip
+
     @property
     def megabytes(self) -> float:
         return (self.dataset.stat().st_size + self.outputs.stat().st_size) / 1e6

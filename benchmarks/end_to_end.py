@@ -18,7 +18,6 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from benchmarks._common import (
-    RAGPROOF,
     REPO,
     WORK,
     Table,
@@ -43,15 +42,7 @@ def run_once(recorded: RecordedRun) -> dict:
     home = Path(tempfile.mkdtemp(prefix="e2e-", dir=WORK))
     try:
         env = clean_env(RAGPROOF_STORE=str(home / "store"), DAGSTER_HOME=str(home / "dagster"))
-        cmd = [
-            RAGPROOF,
-            "run",
-            "--dataset",
-            str(recorded.dataset),
-            "--config",
-            str(recorded.config),
-            "--json",
-        ]
+        cmd = recorded.run_command()
         child = run_measured(cmd, env, REPO, timeout=900)
     finally:
         shutil.rmtree(home, ignore_errors=True)

@@ -26,7 +26,6 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from benchmarks._common import (
-    RAGPROOF,
     REPO,
     WORK,
     Table,
@@ -153,17 +152,7 @@ def run_once(recorded: RecordedRun, shards: int, store: str, extra_env: dict) ->
     try:
         location = store if store != "local" else str(home / "store")
         env = clean_env(RAGPROOF_STORE=location, DAGSTER_HOME=str(home / "dagster"), **extra_env)
-        cmd = [
-            RAGPROOF,
-            "run",
-            "--dataset",
-            str(recorded.dataset),
-            "--config",
-            str(recorded.config),
-            "--shards",
-            str(shards),
-            "--json",
-        ]
+        cmd = recorded.run_command("--shards", str(shards))
         load_before = os.getloadavg()[0]
         headroom = parallel_headroom()
         with TreePeak() as peak:
