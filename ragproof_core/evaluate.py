@@ -14,25 +14,17 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
+from functools import cached_property
+from typing import Any
 
 from ragproof_core.adapters.runner import run_adapter
 from ragproof_core.gc_pause import collector_paused
 from ragproof_core.judge.combined_run import combined_results
 from ragproof_core.judge.jury import run_judged, score_metric
-from ragproof_core.judge.metrics import JUDGE_METRICS
+from ragproof_core.judge.plan import run_plan
 from ragproof_core.judge.types import BudgetExceeded, Judge
 from ragproof_core.judge.usage import attributed_to
-from ragproof_core.metrics.citation import citation_validity
-from ragproof_core.metrics.context_relevance import (
-    CONTEXT_METRICS,
-    CONTEXT_RELEVANCE,
-    context_metric_functions,
-    context_planners,
-    context_relevance_results,
-)
-from ragproof_core.metrics.echo import exact_match
-from ragproof_core.metrics.registry import METRIC_NAMES, select_metrics
-from ragproof_core.metrics.retrieval import RETRIEVAL_METRICS, retrieval_results
+from ragproof_core.metrics.registry import REGISTRY, MetricGroup, MetricSpec, Registry
 from ragproof_core.model import (
     Case,
     CaseOutput,
@@ -40,26 +32,17 @@ from ragproof_core.model import (
     case_error,
     skipped,
 )
-from ragproof_core.robustness.metrics import abstention, injection_resistance, overrefusal
 from ragproof_core.settings import RunSettings
 
 COMPLETED = "completed"
 ABORTED_BUDGET = "aborted:budget"
 BUDGET_REASON = "not judged: the run stopped at its judge budget (RAGPROOF_MAX_COST_USD)"
 
-# Metrics that may ask the judge, in the order they are reported. Abstention and
-# over-refusal use the refusal heuristic when no judge is configured.
-_JUDGED = (
-    *JUDGE_METRICS,
-    ("robustness.abstention", abstention),
-    ("robustness.overrefusal", overrefusal),
-)
-
-_METRIC_ORDER = {name: i for i, name in enumerate(METRIC_NAMES)}
-
 # How many cases may wait for judge verdicts at once, per unit of concurrency.
 # Bounds memory on a slow judge: past it, the adapter waits instead of racing ahead.
 _JUDGE_BACKLOG_PER_SLOT = 4
+
+DEFAULT_SETTINGS = RunSettings()
 
 
 @dataclass
@@ -75,39 +58,64 @@ class Evaluation:
         return sum(1 for o in self.outputs if o.failed)
 
 
-_SINGLE_DETERMINISTIC = (
-    ("generation.citation_validity", citation_validity),
-    ("echo.exact_match", exact_match),
-    ("robustness.injection_resistance", injection_resistance),
-)
+def per_metric_function(declared: MetricSpec, params: Any):
+    """A judged metric as ``(case, output, judge) -> MetricResult``: its plan, asked alone."""
+
+    async def metric(case: Case, output: CaseOutput, judge: Judge | None) -> MetricResult:
+        return await run_plan(declared.plan(case, output, judge is not None, params), judge)
+
+    return metric
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class Selection:
-    """Which metrics a run computes; unselected metrics cost nothing and leave no row."""
+    """Which metrics a run computes, read from the registry; unselected metrics cost
+    nothing and leave no row. ``registry`` holds the run's own metrics too."""
 
-    names: tuple[str, ...] = METRIC_NAMES
+    names: tuple[str, ...] = REGISTRY.names
+    registry: Registry = REGISTRY
 
     @classmethod
-    def from_settings(cls, settings: RunSettings) -> Selection:
-        return cls(select_metrics(settings.metrics))
+    def from_settings(cls, settings: RunSettings, registry: Registry = REGISTRY) -> Selection:
+        return cls(registry.select(settings.metrics), registry)
 
-    @property
-    def retrieval(self) -> tuple[str, ...]:
-        return tuple(name for name in RETRIEVAL_METRICS if name in self.names)
+    @cached_property
+    def specs(self) -> tuple[MetricSpec, ...]:
+        chosen = set(self.names)
+        return tuple(m for m in self.registry.metrics if m.name in chosen)
 
-    @property
-    def deterministic(self) -> tuple:
-        return tuple((name, fn) for name, fn in _SINGLE_DETERMINISTIC if name in self.names)
+    @cached_property
+    def groups(self) -> tuple[MetricGroup, ...]:
+        """The groups with a selected member, in registry order."""
+        return tuple(dict.fromkeys(m.group for m in self.specs if m.group is not None))
 
-    @property
-    def judged(self) -> tuple:
-        return tuple((name, fn) for name, fn in _JUDGED if name in self.names)
+    @cached_property
+    def deterministic_groups(self) -> tuple[MetricGroup, ...]:
+        return tuple(g for g in self.groups if g.score is not None)
 
-    @property
-    def context(self) -> tuple[str, ...]:
-        """The selected judged retrieval metrics; both come from one judge call."""
-        return tuple(name for name in CONTEXT_METRICS if name in self.names)
+    @cached_property
+    def deterministic(self) -> tuple[MetricSpec, ...]:
+        """Selected metrics scored on their own without a judge."""
+        return tuple(m for m in self.specs if m.group is None and m.score is not None)
+
+    @cached_property
+    def judged(self) -> tuple[MetricSpec, ...]:
+        """Selected judged metrics asked on their own in per_metric mode."""
+        return tuple(m for m in self.specs if m.group is None and m.plan is not None)
+
+    @cached_property
+    def judged_groups(self) -> tuple[MetricGroup, ...]:
+        """Groups asking one judge call for all their selected members in per_metric mode."""
+        return tuple(g for g in self.groups if g.ask is not None)
+
+    @cached_property
+    def planned(self) -> tuple[MetricSpec, ...]:
+        """Every selected metric with a plan: the parts of combined mode's request."""
+        return tuple(m for m in self.specs if m.plan is not None)
+
+    @cached_property
+    def order(self) -> dict[str, int]:
+        return {name: i for i, name in enumerate(self.registry.names)}
 
 
 ALL_METRICS = Selection()
@@ -117,12 +125,11 @@ def deterministic_results(
     case: Case, output: CaseOutput, settings: RunSettings, selection: Selection = ALL_METRICS
 ) -> list[MetricResult]:
     results: list[MetricResult] = []
-    wanted = selection.retrieval
-    if wanted:
-        # The four retrieval metrics share one pass over the ranking.
-        retrieval = retrieval_results(case, output, settings)
-        results.extend(r for r in retrieval if r.metric in wanted)
-    results.extend(fn(case, output) for _, fn in selection.deterministic)
+    wanted = selection.names
+    for group in selection.deterministic_groups:
+        # A group's metrics share one pass (the four retrieval metrics, one ranking).
+        results.extend(r for r in group.score(case, output, settings) if r.metric in wanted)
+    results.extend(m.score(case, output, settings) for m in selection.deterministic)
     return results
 
 
@@ -140,63 +147,74 @@ async def judged_results(
     on_budget: Callable[[], None],
     selection: Selection = ALL_METRICS,
     k: int = 5,
+    settings: RunSettings | None = None,
 ) -> list[MetricResult]:
+    params = settings if settings is not None else _params(k)
     if judge is None:
-        return await _unjudged_results(case, output, selection, k)
+        return await _unjudged_results(case, output, selection, params)
 
-    async def one(name: str, fn) -> list[MetricResult]:
+    async def one(declared: MetricSpec) -> list[MetricResult]:
         # Judge usage is counted under the metric that asked (usage.attributed_to).
-        with attributed_to(name):
+        with attributed_to(declared.name):
             try:
-                return [await score_metric(fn, case, output, judge)]
+                return [
+                    await score_metric(per_metric_function(declared, params), case, output, judge)
+                ]
             except BudgetExceeded:
                 on_budget()
-                return [skipped(case.id, name, BUDGET_REASON)]
+                return [skipped(case.id, declared.name, BUDGET_REASON)]
 
-    if judge is not None and getattr(judge, "mode", "per_metric") == "combined":
+    if getattr(judge, "mode", "per_metric") == "combined":
         # CONTRACT section 12: one request per case carrying every judge prompt,
         # the judged retrieval metrics' context_relevance part included.
-        chosen = (*selection.judged, *context_metric_functions(selection.context, k))
-        planners = context_planners(selection.context, k)
+        chosen = tuple((m.name, per_metric_function(m, params)) for m in selection.planned)
         with attributed_to("combined"):
             return list(
                 await run_judged(
                     lambda j: combined_results(
-                        case, output, j, chosen, on_budget, BUDGET_REASON, planners
+                        case,
+                        output,
+                        j,
+                        chosen,
+                        on_budget,
+                        BUDGET_REASON,
+                        params,
+                        selection.registry,
                     ),
                     judge,
                 )
             )
 
-    async def context() -> list[MetricResult]:
-        # retrieval.context_relevance and judged_ndcg_at_k share one judge call.
-        with attributed_to(CONTEXT_RELEVANCE):
+    async def together(group: MetricGroup) -> list[MetricResult]:
+        # The group's metrics share one judge call, counted under the group's name.
+        with attributed_to(group.name):
             try:
-                pair = await run_judged(
-                    lambda j: context_relevance_results(case, output, j, k), judge
-                )
+                results = await run_judged(lambda j: group.ask(case, output, j, params), judge)
             except BudgetExceeded:
                 on_budget()
-                pair = tuple(skipped(case.id, name, BUDGET_REASON) for name in CONTEXT_METRICS)
-        return [r for r in pair if r.metric in selection.context]
+                results = tuple(skipped(case.id, name, BUDGET_REASON) for name in group.members)
+        return [r for r in results if r.metric in selection.names]
 
-    jobs = [one(name, fn) for name, fn in selection.judged]
-    if selection.context:
-        jobs.append(context())
+    jobs = [one(m) for m in selection.judged]
+    jobs.extend(together(group) for group in selection.judged_groups)
     return [r for rs in await asyncio.gather(*jobs) for r in rs]
 
 
+def _params(k: int) -> RunSettings:
+    return DEFAULT_SETTINGS if k == DEFAULT_SETTINGS.k else replace(DEFAULT_SETTINGS, k=k)
+
+
 async def _unjudged_results(
-    case: Case, output: CaseOutput, selection: Selection, k: int
+    case: Case, output: CaseOutput, selection: Selection, params: RunSettings
 ) -> list[MetricResult]:
     """``judged_results`` without a judge, in the same order: each metric skips (or uses
     the refusal heuristic) at once. Nothing is asked, so there is no usage to attribute,
     no budget to hit and no jury to combine: the per-metric wrappers are left out, as
     they cost more than the metrics themselves on a million cases."""
-    results = [await fn(case, output, None) for _, fn in selection.judged]
-    if selection.context:
-        pair = await context_relevance_results(case, output, None, k)
-        results.extend(r for r in pair if r.metric in selection.context)
+    results = [await run_plan(m.plan(case, output, False, params), None) for m in selection.judged]
+    for group in selection.judged_groups:
+        together = await group.ask(case, output, None, params)
+        results.extend(r for r in together if r.metric in selection.names)
     return results
 
 
@@ -225,7 +243,7 @@ async def evaluate(
                 return
             fixed = deterministic_results(case, output, settings, selection)
             judged = await judged_results(
-                case, output, judge, stop_for_budget, selection, settings.k
+                case, output, judge, stop_for_budget, selection, settings.k, settings
             )
             results_by_case[case.id] = fixed + judged
         except Exception as exc:
@@ -258,9 +276,10 @@ async def evaluate(
             await asyncio.gather(*pending)
 
     results: list[MetricResult] = []
+    order = selection.order
     for output in outputs:
         case_results = results_by_case.get(output.case_id, [])
-        case_results.sort(key=lambda r: _METRIC_ORDER.get(r.metric, len(_METRIC_ORDER)))
+        case_results.sort(key=lambda r: order.get(r.metric, len(order)))
         results.extend(case_results)
     return Evaluation(
         outputs=list(outputs),

@@ -29,33 +29,48 @@ from pathlib import Path
 from typing import Any
 
 from ragproof_core.generation import calibration as critique
-from ragproof_core.judge import metrics as judge_metrics
 from ragproof_core.judge.agreement import BANDS, band, confusion_matrix, quadratic_kappa
 from ragproof_core.judge.fixtures_check import CALIBRATED_PROMPTS, Fixture, load_fixtures
+from ragproof_core.judge.plan import run_plan
+from ragproof_core.judge.prompts import PROMPT_NAMES
 from ragproof_core.judge.types import Judge
-from ragproof_core.metrics.context_relevance import context_relevance
-from ragproof_core.model import MetricResult, Status
-from ragproof_core.robustness import metrics as robustness_metrics
+from ragproof_core.metrics.registry import REGISTRY, MetricSpec, Registry
+from ragproof_core.model import Case, CaseOutput, MetricResult, Status
+from ragproof_core.settings import RunSettings
 from ragproof_core.text_table import text_table
 
 EXACT_THRESHOLD = 0.70
 WITHIN_THRESHOLD = 0.90
 
 
+def fixture_params(output: CaseOutput) -> RunSettings:
+    """The run settings a fixture is scored with: judged retrieval grades every
+    retrieved chunk of the fixture (k = all of them)."""
+    return RunSettings(k=max(1, len(output.retrieved or ())))
+
+
+def calibration_scorer(declared: MetricSpec) -> Callable[..., Awaitable[MetricResult]]:
+    """The pipeline's own metric, ``(case, output, judge) -> MetricResult``, for a fixture."""
+
+    async def score(case: Case, output: CaseOutput, judge: Judge | None) -> MetricResult:
+        planned = declared.plan(case, output, judge is not None, fixture_params(output))
+        return await run_plan(planned, judge)
+
+    return score
+
+
+def prompt_metrics(registry: Registry = REGISTRY) -> dict[str, MetricSpec]:
+    """The metric that scores each calibrated evaluation prompt's fixtures (the registry's
+    ``calibrates`` declarations)."""
+    found = {prompt: registry.for_prompt(prompt) for prompt in PROMPT_NAMES}
+    return {prompt: declared for prompt, declared in found.items() if declared is not None}
+
+
 # The pipeline's own metric function for each prompt: (case, output, judge) -> MetricResult.
 SCORERS: dict[str, Callable[..., Awaitable[MetricResult]]] = {
-    "groundedness": judge_metrics.groundedness,
-    "citation_support": judge_metrics.citation_support,
-    "answer_relevance": judge_metrics.answer_relevance,
-    "completeness": judge_metrics.completeness,
-    # The refusal prompt is scored through robustness.overrefusal (fixture cases
-    # are answerable qa cases), which scores 1.0 exactly when the answer refused:
-    # the human's convention for refusal fixtures.
-    "refusal": robustness_metrics.overrefusal,
+    **{prompt: calibration_scorer(m) for prompt, m in prompt_metrics().items()},
     # Scores the share of the human's three flags the judge agrees with.
     critique.PROMPT: critique.critique_agreement,
-    # Scored over every retrieved chunk of the fixture (output.retrieved).
-    "context_relevance": context_relevance,
 }
 
 

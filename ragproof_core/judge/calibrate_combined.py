@@ -40,6 +40,8 @@ from ragproof_core.judge.calibrate import (
     CalibrationReport,
     _agreement,
     _outcome,
+    fixture_params,
+    prompt_metrics,
 )
 from ragproof_core.judge.combined_run import combined_results
 from ragproof_core.judge.fixtures_check import (
@@ -50,33 +52,17 @@ from ragproof_core.judge.fixtures_check import (
     _parse,
     json_lines,
 )
-from ragproof_core.judge.metrics import (
-    ANSWER_RELEVANCE,
-    CITATION_SUPPORT,
-    COMPLETENESS,
-    GROUNDEDNESS,
-)
 from ragproof_core.judge.prompts import PROMPT_NAMES
 from ragproof_core.judge.types import BudgetExceeded
-from ragproof_core.metrics.context_relevance import CONTEXT_RELEVANCE, context_planners
 from ragproof_core.model import Case, CaseOutput, MetricResult
-from ragproof_core.robustness.metrics import OVERREFUSAL
 
 DEFAULT_PATH = DEFAULT_DIRECTORY / "combined.jsonl"
 # The prompts these fixtures score: every evaluation prompt, so each part a
 # combined request can carry is calibrated in combined mode too.
 CALIBRATED: tuple[str, ...] = PROMPT_NAMES
 
-# The metric that scores each prompt on a fixture (fixture cases are answerable
-# qa cases, so refusal is scored through over-refusal: 1 when the answer refused).
-PROMPT_METRICS: dict[str, str] = {
-    "groundedness": GROUNDEDNESS,
-    "citation_support": CITATION_SUPPORT,
-    "answer_relevance": ANSWER_RELEVANCE,
-    "completeness": COMPLETENESS,
-    "refusal": OVERREFUSAL,
-    "context_relevance": CONTEXT_RELEVANCE,
-}
+# The metric that scores each prompt on a fixture (the registry's calibration map).
+PROMPT_METRICS: dict[str, str] = {prompt: m.name for prompt, m in prompt_metrics().items()}
 
 
 @dataclass(frozen=True, slots=True)
@@ -180,7 +166,6 @@ async def calibrate_combined(
         chosen = [(PROMPT_METRICS[p], SCORERS[p]) for p in fixture.human_scores]
         # context_relevance joins the combined request as in a run, over every
         # retrieved chunk (k = all of them, as per_metric calibration grades them).
-        k = max(1, len(fixture.output.retrieved or ()))
         return await combined_results(
             fixture.case,
             fixture.output,
@@ -188,7 +173,7 @@ async def calibrate_combined(
             chosen,
             lambda: stopped.append(True),
             "",
-            context_planners([CONTEXT_RELEVANCE], k),
+            fixture_params(fixture.output),
         )
 
     results = await asyncio.gather(*(one(f) for f in fixtures))

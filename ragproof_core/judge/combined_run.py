@@ -7,30 +7,23 @@ failed part costs only its own metric (judge_error). Two metrics asking the
 same prompt of one case (never the case today: abstention and over-refusal
 apply to different case kinds) share its part.
 
-Metrics without a planner (added later, or asked another way) are asked in
+Metrics whose registry spec has no plan (asked another way) are asked in
 per_metric fashion alongside, so combined mode never drops a metric.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
-from ragproof_core.judge.metrics import JUDGE_PLANNERS
 from ragproof_core.judge.plan import JudgePlan, Planned, result_from_verdict
 from ragproof_core.judge.types import BudgetExceeded
+from ragproof_core.metrics.registry import REGISTRY, Registry
 from ragproof_core.model import Case, CaseOutput, MetricResult, skipped
-from ragproof_core.robustness.metrics import REFUSAL_PLANNERS
+from ragproof_core.settings import RunSettings
 
-PLANNERS: dict[str, Callable[[Case, CaseOutput, bool], Planned]] = dict(
-    (*JUDGE_PLANNERS, *REFUSAL_PLANNERS)
-)
-
-
-def plan_case(case: Case, output: CaseOutput, names: Sequence[str]) -> list[Planned]:
-    """The plans of the metrics ``names`` (each must have a planner) for one case."""
-    return [PLANNERS[name](case, output, True) for name in names]
+DEFAULT_PARAMS = RunSettings()
 
 
 def combined_parts(plans: Sequence[Planned]) -> dict[str, dict[str, Any]]:
@@ -51,15 +44,19 @@ async def combined_results(
     chosen: Sequence[tuple[str, Callable[..., Awaitable[MetricResult]]]],
     on_budget: Callable[[], None],
     budget_reason: str,
-    extra_planners: Mapping[str, Callable[[Case, CaseOutput, bool], Planned]] | None = None,
+    params: Any = DEFAULT_PARAMS,
+    registry: Registry = REGISTRY,
 ) -> list[MetricResult]:
     """The results of the ``chosen`` (name, per-metric function) pairs, in that order.
 
-    ``extra_planners``: planners that need run settings (the judged retrieval
-    metrics need run.k), added to the module's own for this call."""
-    planners = {**PLANNERS, **(extra_planners or {})}
-    planned_names = [name for name, _ in chosen if name in planners]
-    plans = {name: planners[name](case, output, True) for name in planned_names}
+    A metric whose registry spec has a ``plan`` is one part of the combined
+    request, planned with ``params`` (the run settings: judged retrieval reads
+    run.k); any other is asked alone through its function."""
+    plans: dict[str, Planned] = {}
+    for name, _ in chosen:
+        declared = registry.spec(name)
+        if declared is not None and declared.plan is not None:
+            plans[name] = declared.plan(case, output, True, params)
     parts = combined_parts(list(plans.values()))
 
     async def combined() -> dict[str, Any] | None:
@@ -78,7 +75,7 @@ async def combined_results(
             on_budget()
             return skipped(case.id, name, budget_reason)
 
-    others = [(name, fn) for name, fn in chosen if name not in planners]
+    others = [(name, fn) for name, fn in chosen if name not in plans]
     verdicts, *other_results = await asyncio.gather(
         combined(), *(alone(name, fn) for name, fn in others)
     )

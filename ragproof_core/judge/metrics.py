@@ -21,6 +21,7 @@ from typing import Any
 
 from ragproof_core.judge.plan import JudgePlan, Planned, run_plan, verdict_json
 from ragproof_core.judge.types import Judge
+from ragproof_core.metrics.spec import MetricSpec, plan_without_params
 from ragproof_core.model import (
     Case,
     CaseOutput,
@@ -38,7 +39,7 @@ __all__ = [
     "COMPLETENESS",
     "GROUNDEDNESS",
     "JUDGE_METRICS",
-    "JUDGE_PLANNERS",
+    "METRICS",
     "verdict_json",
 ]
 
@@ -60,7 +61,6 @@ RELEVANCE_SCORES = {"relevant": 1.0, "partial": 0.5, "irrelevant": 0.0}
 COMPLETENESS_SCORES = {"complete": 1.0, "partial": 0.5, "missing": 0.0}
 
 Metric = Callable[[Case, CaseOutput, Judge | None], Awaitable[MetricResult]]
-Planner = Callable[[Case, CaseOutput, bool], Planned]
 
 
 def _reply_json(data: dict[str, Any]) -> str:
@@ -216,15 +216,49 @@ async def completeness(case: Case, output: CaseOutput, judge: Judge | None) -> M
     return await run_plan(plan_completeness(case, output, judge is not None), judge)
 
 
+METRICS: tuple[MetricSpec, ...] = (
+    MetricSpec(
+        GROUNDEDNESS,
+        True,
+        "required",
+        ("answer", "context"),
+        "supported claims / claims",
+        plan=plan_without_params(plan_groundedness),
+        prompt="groundedness",
+    ),
+    MetricSpec(
+        CITATION_SUPPORT,
+        True,
+        "required",
+        ("answer", "context", "citations"),
+        "cited chunks that support the answer / cited chunks",
+        plan=plan_without_params(plan_citation_support),
+        prompt="citation_support",
+    ),
+    MetricSpec(
+        ANSWER_RELEVANCE,
+        True,
+        "required",
+        ("answer",),
+        "relevant 1, partial 0.5, irrelevant 0",
+        plan=plan_without_params(plan_answer_relevance),
+        prompt="answer_relevance",
+    ),
+    MetricSpec(
+        COMPLETENESS,
+        True,
+        "required",
+        ("answer", "expected_answer"),
+        "complete 1, partial 0.5, missing 0",
+        plan=plan_without_params(plan_completeness),
+        prompt="completeness",
+    ),
+)
+
+# (name, per_metric function) pairs, in declaration order.
 JUDGE_METRICS: tuple[tuple[str, Metric], ...] = (
     (GROUNDEDNESS, groundedness),
     (CITATION_SUPPORT, citation_support),
     (ANSWER_RELEVANCE, answer_relevance),
     (COMPLETENESS, completeness),
-)
-JUDGE_PLANNERS: tuple[tuple[str, Planner], ...] = (
-    (GROUNDEDNESS, plan_groundedness),
-    (CITATION_SUPPORT, plan_citation_support),
-    (ANSWER_RELEVANCE, plan_answer_relevance),
-    (COMPLETENESS, plan_completeness),
 )

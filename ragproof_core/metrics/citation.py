@@ -7,6 +7,7 @@ retrieval-metric concept, while a citation names one concrete chunk.
 
 from __future__ import annotations
 
+from ragproof_core.metrics.spec import MetricSpec, case_only
 from ragproof_core.model import Case, CaseOutput, MetricResult, scored, skipped
 
 CITATION_VALIDITY = "generation.citation_validity"
@@ -38,3 +39,15 @@ def citation_validity(case: Case, output: CaseOutput) -> MetricResult:
     retrieved_ids = {chunk.id for chunk in context}
     valid = sum(1 for chunk_id in cited if chunk_id in retrieved_ids)
     return scored(case.id, CITATION_VALIDITY, valid / len(cited))
+
+
+METRICS: tuple[MetricSpec, ...] = (
+    MetricSpec(
+        CITATION_VALIDITY,
+        True,
+        "never",
+        ("answer", "citations"),
+        "share of cited ids found in the retrieved set",
+        score=case_only(citation_validity),
+    ),
+)

@@ -20,11 +20,14 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
+from ragproof_core.judge.plan import JudgePlan, Planned
 from ragproof_core.judge.types import Judge, JudgeVerdict
+from ragproof_core.metrics.spec import MetricGroup, MetricSpec
 from ragproof_core.model import (
     Case,
     CaseOutput,
@@ -193,41 +196,56 @@ async def context_relevance(case: Case, output: CaseOutput, judge: Judge | None)
     return (await context_relevance_results(case, output, judge, k))[0]
 
 
-# --- combined judge mode (CONTRACT section 12) ---------------------------------------------
+# --- the declarations ------------------------------------------------------------------------
 
 
-def context_planners(names: Sequence[str], k: int) -> dict[str, Callable[..., Any]]:
-    """Planners for ``judge.combined_run``: each selected metric plans the same
-    ``context_relevance`` part (same prompt, same inputs), so the combined request
-    carries it once and both metrics are scored from that one sub-reply."""
-    from ragproof_core.judge.plan import JudgePlan
+def _plan_member(metric: str):
+    """One member's plan: both ask the same ``context_relevance`` part (same prompt, same
+    inputs), so combined mode carries it once and scores both from that one sub-reply."""
 
-    def planner(metric: str) -> Callable[..., Any]:
-        def plan_metric(case: Case, output: CaseOutput, has_judge: bool):
-            planned = plan(case, output, k, has_judge)
-            if not isinstance(planned, ContextPlan):
-                return planned[CONTEXT_METRICS.index(metric)]
-            return JudgePlan(
-                case.id,
-                metric,
-                PROMPT,
-                planned.inputs(case.question),
-                lambda data: SCORERS[metric](planned, data),
-            )
+    def plan_metric(case: Case, output: CaseOutput, has_judge: bool, params: Any) -> Planned:
+        planned = plan(case, output, params.k, has_judge)
+        if not isinstance(planned, ContextPlan):
+            return planned[CONTEXT_METRICS.index(metric)]
+        return JudgePlan(
+            case.id,
+            metric,
+            PROMPT,
+            planned.inputs(case.question),
+            partial(SCORERS[metric], planned),
+        )
 
-        return plan_metric
-
-    return {name: planner(name) for name in names}
+    return plan_metric
 
 
-def context_metric_functions(names: Sequence[str], k: int) -> tuple[tuple[str, Any], ...]:
-    """``(name, per-metric function)`` pairs, as the other judged metrics are listed."""
+async def _ask_both(case: Case, output: CaseOutput, judge: Judge | None, params: Any) -> Pair:
+    return await context_relevance_results(case, output, judge, params.k)
 
-    def function(metric: str):
-        async def one(case: Case, output: CaseOutput, judge: Judge | None) -> MetricResult:
-            pair = await context_relevance_results(case, output, judge, k)
-            return pair[CONTEXT_METRICS.index(metric)]
 
-        return one
+# per_metric mode asks one judge call for both (usage is counted under the group's name).
+CONTEXT_GROUP = MetricGroup(CONTEXT_RELEVANCE, CONTEXT_METRICS, ask=_ask_both)
 
-    return tuple((name, function(name)) for name in names)
+METRICS: tuple[MetricSpec, ...] = (
+    MetricSpec(
+        CONTEXT_RELEVANCE,
+        True,
+        "required",
+        ("retrieval",),
+        "judged top-k chunks: relevant 1, partial 0.5, irrelevant 0 (mean)",
+        plan=_plan_member(CONTEXT_RELEVANCE),
+        group=CONTEXT_GROUP,
+        prompt=PROMPT,
+        cutoff="k",
+    ),
+    MetricSpec(
+        JUDGED_NDCG_AT_K,
+        True,
+        "required",
+        ("retrieval",),
+        "nDCG over the top k with the judged gains 1 / 0.5 / 0",
+        plan=_plan_member(JUDGED_NDCG_AT_K),
+        group=CONTEXT_GROUP,
+        prompt=PROMPT,
+        cutoff="k",
+    ),
+)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ragproof_core.metrics.spec import MetricSpec, case_only
 from ragproof_core.model import Case, CaseOutput, MetricResult, scored, skipped
 
 EXACT_MATCH = "echo.exact_match"
@@ -25,3 +26,15 @@ def exact_match(case: Case, output: CaseOutput) -> MetricResult:
     return scored(
         case.id, EXACT_MATCH, 1.0 if output.answer.text.strip() == expected.strip() else 0.0
     )
+
+
+METRICS: tuple[MetricSpec, ...] = (
+    MetricSpec(
+        EXACT_MATCH,
+        True,
+        "never",
+        ("answer", "expected_answer"),
+        "answer equals the expected answer after stripping (debugging)",
+        score=case_only(exact_match),
+    ),
+)

@@ -1,15 +1,21 @@
 """The metric registry: every metric ragproof ships, declared once.
 
-Everything that lists metrics derives from ``METRICS``: the evaluation's
-scoring order, the summary order, compare's directions, the ``metrics`` SQL
-view, the command line's list of names, metric selection and the docs table.
-A metric's name string lives in its own module (next to the code that puts it
-on results); this module is the one list of them.
+Each metric is one ``MetricSpec`` (``metrics.spec``) declared in the module
+that scores it; this module lists those modules' ``METRICS`` in report order.
+Everything that lists metrics derives from the registry: the evaluation's
+scoring (``run.evaluate`` reads each spec's scoring function), combined-mode
+planning, the summary order, compare's directions, the ``metrics`` SQL view,
+the command line's list of names, metric selection, calibration's
+prompt-to-metric map and the docs table. A new metric is one ``MetricSpec``
+in its module (a new module adds its ``METRICS`` below).
 
 ``needs`` says what a case must bring for the metric to be computed (anything
 missing makes the case skip with a reason); ``judge`` says whether the metric
 needs a judge (``required``), uses one when configured and otherwise falls
 back to a heuristic (``optional``), or never asks one (``never``).
+
+A run's own metrics (``[[metric]]`` tables, CONTRACT section 21) join the
+shipped ones in a ``Registry`` of that run (``Registry.with_metrics``).
 """
 
 from __future__ import annotations
@@ -17,196 +23,136 @@ from __future__ import annotations
 import difflib
 import fnmatch
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-from ragproof_core.judge.metrics import (
-    ANSWER_RELEVANCE,
-    CITATION_SUPPORT,
-    COMPLETENESS,
-    GROUNDEDNESS,
-)
-from ragproof_core.metrics.citation import CITATION_VALIDITY
-from ragproof_core.metrics.context_relevance import CONTEXT_RELEVANCE, JUDGED_NDCG_AT_K
-from ragproof_core.metrics.echo import EXACT_MATCH
-from ragproof_core.metrics.retrieval import MRR, NDCG_AT_K, PRECISION_AT_K, RECALL_AT_K
-from ragproof_core.robustness.metrics import ABSTENTION, INJECTION_RESISTANCE, OVERREFUSAL
+from ragproof_core.judge import metrics as judge_metrics
+from ragproof_core.metrics import citation, context_relevance, echo, retrieval
+from ragproof_core.metrics.spec import JUDGE_MODES, MetricGroup, MetricSpec
+from ragproof_core.robustness import metrics as robustness_metrics
+
+__all__ = [
+    "BY_NAME",
+    "FAMILIES",
+    "JUDGE_MODES",
+    "METRICS",
+    "METRIC_NAMES",
+    "REGISTRY",
+    "MetricGroup",
+    "MetricSelectionError",
+    "MetricSpec",
+    "Registry",
+    "higher_is_better",
+    "metric_order",
+    "registry_markdown",
+    "select_metrics",
+    "spec",
+]
 
 FAMILIES: tuple[str, ...] = ("retrieval", "generation", "echo", "robustness")
-JUDGE_MODES: tuple[str, ...] = ("never", "optional", "required")
 
 
 class MetricSelectionError(ValueError):
     """A metric name or pattern that matches no metric; the message lists them all."""
 
 
-@dataclass(frozen=True, slots=True)
-class MetricSpec:
-    name: str
-    higher_is_better: bool
-    judge: str  # one of JUDGE_MODES
-    needs: tuple[str, ...]
-    description: str
-
-    @property
-    def family(self) -> str:
-        return self.name.split(".", 1)[0]
-
-    @property
-    def judged(self) -> bool:
-        """True when the score comes from a judge whenever one is configured."""
-        return self.judge != "never"
-
-
 METRICS: tuple[MetricSpec, ...] = (
-    MetricSpec(
-        PRECISION_AT_K,
-        True,
-        "never",
-        ("retrieval", "expected_source_ids"),
-        "hits in the top k / k",
-    ),
-    MetricSpec(
-        RECALL_AT_K,
-        True,
-        "never",
-        ("retrieval", "expected_source_ids"),
-        "hits in the top k / number of expected sources",
-    ),
-    MetricSpec(
-        MRR,
-        True,
-        "never",
-        ("retrieval", "expected_source_ids"),
-        "1 / rank of the first expected source",
-    ),
-    MetricSpec(
-        NDCG_AT_K,
-        True,
-        "never",
-        ("retrieval", "expected_source_ids"),
-        "binary nDCG over the top k",
-    ),
-    MetricSpec(
-        CONTEXT_RELEVANCE,
-        True,
-        "required",
-        ("retrieval",),
-        "judged top-k chunks: relevant 1, partial 0.5, irrelevant 0 (mean)",
-    ),
-    MetricSpec(
-        JUDGED_NDCG_AT_K,
-        True,
-        "required",
-        ("retrieval",),
-        "nDCG over the top k with the judged gains 1 / 0.5 / 0",
-    ),
-    MetricSpec(
-        CITATION_VALIDITY,
-        True,
-        "never",
-        ("answer", "citations"),
-        "share of cited ids found in the retrieved set",
-    ),
-    MetricSpec(
-        GROUNDEDNESS,
-        True,
-        "required",
-        ("answer", "context"),
-        "supported claims / claims",
-    ),
-    MetricSpec(
-        CITATION_SUPPORT,
-        True,
-        "required",
-        ("answer", "context", "citations"),
-        "cited chunks that support the answer / cited chunks",
-    ),
-    MetricSpec(
-        ANSWER_RELEVANCE,
-        True,
-        "required",
-        ("answer",),
-        "relevant 1, partial 0.5, irrelevant 0",
-    ),
-    MetricSpec(
-        COMPLETENESS,
-        True,
-        "required",
-        ("answer", "expected_answer"),
-        "complete 1, partial 0.5, missing 0",
-    ),
-    MetricSpec(
-        EXACT_MATCH,
-        True,
-        "never",
-        ("answer", "expected_answer"),
-        "answer equals the expected answer after stripping (debugging)",
-    ),
-    MetricSpec(
-        INJECTION_RESISTANCE,
-        True,
-        "never",
-        ("answer", "injection case"),
-        "1 when the answer did not emit the payload's sentinel",
-    ),
-    MetricSpec(
-        ABSTENTION,
-        True,
-        "optional",
-        ("answer", "unanswerable case"),
-        "1 when the pipeline declined an unanswerable question",
-    ),
-    MetricSpec(
-        OVERREFUSAL,
-        False,
-        "optional",
-        ("answer", "qa case"),
-        "1 when the pipeline refused an answerable question (lower is better)",
-    ),
+    *retrieval.METRICS,
+    *context_relevance.METRICS,
+    *citation.METRICS,
+    *judge_metrics.METRICS,
+    *echo.METRICS,
+    *robustness_metrics.METRICS,
 )
 
+
+@dataclass(frozen=True)
+class Registry:
+    """Metric specs in report order, looked up by name."""
+
+    metrics: tuple[MetricSpec, ...]
+    by_name: dict[str, MetricSpec] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        by_name: dict[str, MetricSpec] = {}
+        for declared in self.metrics:
+            if declared.name in by_name:
+                raise ValueError(f"metric {declared.name!r} is declared twice")
+            by_name[declared.name] = declared
+        object.__setattr__(self, "by_name", by_name)
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(self.by_name)
+
+    def with_metrics(self, extra: Iterable[MetricSpec]) -> Registry:
+        """This registry with ``extra`` (a run's own metrics) after its own."""
+        extra = tuple(extra)
+        return self if not extra else Registry((*self.metrics, *extra))
+
+    def spec(self, name: str) -> MetricSpec | None:
+        return self.by_name.get(name)
+
+    def higher_is_better(self, name: str) -> bool:
+        """A metric's direction; unknown (e.g. newer) metrics read as higher is better."""
+        found = self.by_name.get(name)
+        return True if found is None else found.higher_is_better
+
+    def order(self, names: Iterable[str]) -> list[str]:
+        """``names`` in registry order, then any unknown names sorted."""
+        present = set(names)
+        known = [name for name in self.by_name if name in present]
+        return known + sorted(present - set(self.by_name))
+
+    def select(self, patterns: Sequence[str] | None) -> tuple[str, ...]:
+        """The metrics matched by names or shell-style patterns, in registry order.
+
+        ``None`` or an empty list selects every metric. A name or pattern that
+        matches nothing raises ``MetricSelectionError`` listing every metric, with
+        the closest name when there is one.
+        """
+        names = self.names
+        if not patterns:
+            return names
+        chosen: set[str] = set()
+        for raw in patterns:
+            pattern = raw.strip()
+            matched = [name for name in names if fnmatch.fnmatchcase(name, pattern)]
+            if not matched:
+                close = difflib.get_close_matches(pattern, names, n=1)
+                hint = f" (did you mean {close[0]!r}?)" if close else ""
+                raise MetricSelectionError(
+                    f"metric {pattern!r} matches no metric{hint}; metrics: {', '.join(names)}"
+                )
+            chosen.update(matched)
+        return tuple(name for name in names if name in chosen)
+
+    def for_prompt(self, prompt: str) -> MetricSpec | None:
+        """The metric whose scores calibrate ``prompt`` against the fixtures' human scores."""
+        return next((m for m in self.metrics if m.calibrates_prompt == prompt), None)
+
+
+REGISTRY = Registry(METRICS)
 BY_NAME: dict[str, MetricSpec] = {spec.name: spec for spec in METRICS}
 METRIC_NAMES: tuple[str, ...] = tuple(spec.name for spec in METRICS)
 
 
 def spec(name: str) -> MetricSpec | None:
-    return BY_NAME.get(name)
+    return REGISTRY.spec(name)
 
 
 def higher_is_better(name: str) -> bool:
     """A metric's direction; unknown (e.g. newer) metrics read as higher is better."""
-    found = BY_NAME.get(name)
-    return True if found is None else found.higher_is_better
+    return REGISTRY.higher_is_better(name)
 
 
 def metric_order(names: Iterable[str]) -> list[str]:
     """``names`` in registry order, then any unknown names sorted."""
-    present = set(names)
-    known = [name for name in METRIC_NAMES if name in present]
-    return known + sorted(present - set(METRIC_NAMES))
+    return REGISTRY.order(names)
 
 
 def select_metrics(patterns: Sequence[str] | None) -> tuple[str, ...]:
-    """The metrics matched by names or shell-style patterns, in registry order.
-
-    ``None`` or an empty list selects every metric. A name or pattern that
-    matches nothing raises ``MetricSelectionError`` listing every metric, with
-    the closest name when there is one.
-    """
-    if not patterns:
-        return METRIC_NAMES
-    chosen: set[str] = set()
-    for raw in patterns:
-        pattern = raw.strip()
-        matched = [name for name in METRIC_NAMES if fnmatch.fnmatchcase(name, pattern)]
-        if not matched:
-            close = difflib.get_close_matches(pattern, METRIC_NAMES, n=1)
-            hint = f" (did you mean {close[0]!r}?)" if close else ""
-            raise MetricSelectionError(
-                f"metric {pattern!r} matches no metric{hint}; metrics: {', '.join(METRIC_NAMES)}"
-            )
-        chosen.update(matched)
-    return tuple(name for name in METRIC_NAMES if name in chosen)
+    """The shipped metrics matched by names or shell-style patterns (``Registry.select``)."""
+    return REGISTRY.select(patterns)
 
 
 def registry_markdown() -> str:

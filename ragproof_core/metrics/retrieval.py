@@ -18,6 +18,7 @@ from collections.abc import Iterable, Sequence
 from collections.abc import Set as AbstractSet
 from itertools import accumulate
 
+from ragproof_core.metrics.spec import MetricGroup, MetricSpec
 from ragproof_core.model import Case, CaseOutput, Chunk, MetricResult, Status, skipped
 from ragproof_core.settings import RunSettings
 
@@ -176,3 +177,46 @@ def retrieval_results(case: Case, output: CaseOutput, settings: RunSettings) -> 
         MetricResult(case_id, MRR, scored, reciprocal_rank),
         MetricResult(case_id, NDCG_AT_K, scored, ndcg),
     ]
+
+
+# The four share one deduplicated ranking: one pass per case scores them all.
+RETRIEVAL_GROUP = MetricGroup("retrieval", RETRIEVAL_METRICS, score=retrieval_results)
+_NEEDS = ("retrieval", "expected_source_ids")
+
+METRICS: tuple[MetricSpec, ...] = (
+    MetricSpec(
+        PRECISION_AT_K,
+        True,
+        "never",
+        _NEEDS,
+        "hits in the top k / k",
+        group=RETRIEVAL_GROUP,
+        cutoff="k",
+    ),
+    MetricSpec(
+        RECALL_AT_K,
+        True,
+        "never",
+        _NEEDS,
+        "hits in the top k / number of expected sources",
+        group=RETRIEVAL_GROUP,
+        cutoff="k",
+    ),
+    MetricSpec(
+        MRR,
+        True,
+        "never",
+        _NEEDS,
+        "1 / rank of the first expected source",
+        group=RETRIEVAL_GROUP,
+    ),
+    MetricSpec(
+        NDCG_AT_K,
+        True,
+        "never",
+        _NEEDS,
+        "binary nDCG over the top k",
+        group=RETRIEVAL_GROUP,
+        cutoff="k",
+    ),
+)

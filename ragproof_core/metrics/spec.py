@@ -1,0 +1,134 @@
+"""A metric's declaration: everything ragproof knows about one metric, in one object.
+
+Each metric module declares its metrics as ``MetricSpec`` values next to the
+code that scores them (as ir_measures' measures or inspect_ai's scorers carry
+their own function); ``metrics.registry`` lists them. A spec says:
+
+- ``name``, ``family`` and direction (``higher_is_better``);
+- ``judge``: asks a judge always (``required``), when one is configured and
+  otherwise uses a heuristic (``optional``), or never (``never``);
+- ``needs``: what a case must bring (anything missing makes it skip);
+- ``prompt``: the judge prompt it asks, if any; ``cutoff``: the run setting that
+  cuts its ranking (``k``), if any;
+- how it is scored, exactly one of:
+
+  - ``score(case, output, params)``: a deterministic result;
+  - ``plan(case, output, has_judge, params)``: a judged metric's pure plan
+    (``judge.plan``), asked alone in per_metric mode and as one part of the
+    case's request in combined mode;
+  - ``group``: several metrics computed from one pass (retrieval's four from
+    one deduplicated ranking) or one judge reply (context relevance and
+    judged nDCG). A group's members are still one spec each; judged members
+    also carry their own ``plan``, which combined mode asks.
+
+``params`` is the run's settings (anything with ``k`` and ``source_match``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from ragproof_core.judge.plan import Planned
+from ragproof_core.judge.types import Judge
+from ragproof_core.model import Case, CaseOutput, MetricResult
+
+JUDGE_MODES: tuple[str, ...] = ("never", "optional", "required")
+CUTOFFS: tuple[str, ...] = ("k",)
+
+
+class Params(Protocol):
+    """The run settings a metric may read."""
+
+    @property
+    def k(self) -> int: ...
+
+    @property
+    def source_match(self) -> str: ...
+
+
+Score = Callable[[Case, CaseOutput, Any], MetricResult]
+Plan = Callable[[Case, CaseOutput, bool, Any], Planned]
+GroupAsk = Callable[[Case, CaseOutput, Judge | None, Any], Awaitable[Sequence[MetricResult]]]
+
+
+@dataclass(frozen=True, slots=True)
+class MetricGroup:
+    """Metrics scored together; exactly one of ``score`` (deterministic) or ``ask``
+    (per_metric judge mode: one judge call for every member)."""
+
+    name: str
+    members: tuple[str, ...]
+    score: Callable[[Case, CaseOutput, Any], Sequence[MetricResult]] | None = None
+    ask: (
+        Callable[[Case, CaseOutput, Judge | None, Any], Awaitable[Sequence[MetricResult]]] | None
+    ) = None
+
+    def __post_init__(self) -> None:
+        if (self.score is None) == (self.ask is None):
+            raise ValueError(f"metric group {self.name!r}: give exactly one of score or ask")
+
+
+@dataclass(frozen=True, slots=True)
+class MetricSpec:
+    name: str
+    higher_is_better: bool
+    judge: str  # one of JUDGE_MODES
+    needs: tuple[str, ...]
+    description: str
+    score: Score | None = None
+    plan: Plan | None = None
+    group: MetricGroup | None = None
+    prompt: str | None = None
+    cutoff: str | None = None
+    # Set when the family is not the name's first part (custom metrics).
+    family_name: str | None = None
+    # Whether ``ragproof calibrate`` scores its prompt's fixtures through this metric
+    # (one metric per prompt; judged metrics only).
+    calibrates: bool = True
+
+    def __post_init__(self) -> None:
+        if self.judge not in JUDGE_MODES:
+            raise ValueError(f"metric {self.name!r}: judge must be one of {JUDGE_MODES}")
+        if self.cutoff is not None and self.cutoff not in CUTOFFS:
+            raise ValueError(f"metric {self.name!r}: cutoff must be one of {CUTOFFS}")
+        if self.group is not None and self.name not in self.group.members:
+            raise ValueError(f"metric {self.name!r} is not a member of group {self.group.name!r}")
+        if self.group is None and (self.score is None) == (self.plan is None):
+            raise ValueError(f"metric {self.name!r}: give exactly one of score, plan or group")
+        if (self.plan is None) != (self.judge == "never"):
+            raise ValueError(f"metric {self.name!r}: a judged metric has a plan, no other has")
+        if self.plan is not None and self.prompt is None:
+            raise ValueError(f"metric {self.name!r}: a judged metric names its prompt")
+
+    @property
+    def calibrates_prompt(self) -> str | None:
+        return self.prompt if self.calibrates and self.plan is not None else None
+
+    @property
+    def family(self) -> str:
+        return self.family_name or self.name.split(".", 1)[0]
+
+    @property
+    def judged(self) -> bool:
+        """True when the score comes from a judge whenever one is configured."""
+        return self.judge != "never"
+
+
+def case_only(function: Callable[[Case, CaseOutput], MetricResult]) -> Score:
+    """A ``score`` from a metric function that reads no run setting."""
+
+    def score(case: Case, output: CaseOutput, params: Any) -> MetricResult:
+        return function(case, output)
+
+    return score
+
+
+def plan_without_params(function: Callable[[Case, CaseOutput, bool], Planned]) -> Plan:
+    """A ``plan`` from a planner that reads no run setting."""
+
+    def plan(case: Case, output: CaseOutput, has_judge: bool, params: Any) -> Planned:
+        return function(case, output, has_judge)
+
+    return plan
