@@ -30,6 +30,7 @@ from ragproof_core.report import (
     run_json,
     summary_table,
 )
+from ragproof_core.run_list import run_dict, runs_table
 from ragproof_core.settings import (
     RUN_KEYS,
     load_config,
@@ -211,35 +212,12 @@ def _print_judge_detail(record) -> None:
         print(line)
 
 
-def _record_dict(record) -> dict:
-    return {
-        "run_id": record.run_id,
-        "dataset": record.dataset,
-        "adapter": record.adapter,
-        "status": record.status,
-        "started_at": record.started_at.isoformat(),
-        "finished_at": record.finished_at.isoformat(),
-        "judge_model": record.judge_model,
-        "prompt_hashes": record.prompt_hashes,
-        "cost_usd": record.cost_usd,
-        "cases": record.cases,
-        "case_failures": record.case_failures,
-    }
-
-
 def cmd_runs(args: argparse.Namespace) -> int:
     records = open_store().list_runs()
     if args.json:
-        print_json([_record_dict(r) for r in records])
-        return EXIT_OK
-    if not records:
-        print("no runs stored yet")
-        return EXIT_OK
-    for r in records:
-        print(
-            f"{r.run_id}  {r.status:<15} {r.cases:>6} cases  ${r.cost_usd:.4f}  "
-            f"{r.dataset}  {r.adapter}"
-        )
+        print_json([run_dict(r) for r in records])
+    else:
+        print(runs_table(records))
     return EXIT_OK
 
 
@@ -251,7 +229,7 @@ def cmd_show(args: argparse.Namespace) -> int:
     if args.json:
         shown = {
             **run_json(record.run_id, record.status, summaries, record.judge_activity()),
-            "run": _record_dict(record),
+            "run": run_dict(record),
         }
         if calibrations:
             shown["calibrations"] = calibration_json(calibrations)
