@@ -66,23 +66,6 @@ def run_key_values(args: argparse.Namespace) -> dict[str, Any]:
     return {name: getattr(args, name) for name in RUN_KEYS}
 
 
-def _run_config(args: argparse.Namespace) -> dict:
-    fields = {
-        "dataset": args.dataset,
-        "config_file": args.config,
-        "adapter": args.adapter,
-        **{
-            name: list(v) if isinstance(v, tuple) else v for name, v in run_key_values(args).items()
-        },
-        "no_cache": args.no_cache or None,
-        # cmd_run's preflight has just built the adapter: the dataset step need not.
-        "prechecked": True,
-        # Only when a person is watching: the bar is drawn on the terminal.
-        "progress": sys.stderr.isatty() or None,
-    }
-    return {k: v for k, v in fields.items() if v is not None}
-
-
 def _failures(result) -> tuple[list[str], bool]:
     """The failed steps' messages, and whether any failure was a bug rather than bad input.
 
@@ -135,27 +118,48 @@ def cmd_run(args: argparse.Namespace) -> int:
     # them must not stay in this process for the whole run.
     preflight(config, args.dataset)
 
+    # Dagster is imported only when a run is made: `ragproof runs` and friends start faster.
+    from ragproof_assets.config import (
+        PRECHECKED_TAG,
+        PROGRESS_TAG,
+        EvalRunConfig,
+        evaluate_run_config,
+    )
     from ragproof_assets.execution import execute_evaluation
     from ragproof_assets.instance import open_instance_with_partition
     from ragproof_assets.partitions import evaluation_runs
     from ragproof_core.store.layout import new_run_id
 
+    tags = {
+        "ragproof/source": "cli",
+        # The preflight above has just built the adapter: the dataset step need not.
+        PRECHECKED_TAG: "true",
+    }
+    if sys.stderr.isatty():
+        # Only when a person is watching: the bar is drawn on the terminal.
+        tags[PROGRESS_TAG] = "true"
+    given = {k: list(v) if isinstance(v, tuple) else v for k, v in run_key_values(args).items()}
     run_id = new_run_id()
     instance = open_instance_with_partition(evaluation_runs.name, run_id)
     # One shard runs in this process; more run as parallel step processes.
     result = execute_evaluation(
         instance,
         run_id,
-        run_config={
-            "ops": {"eval_dataset": {"config": _run_config(args)}},
+        run_config=evaluate_run_config(
+            # The launch form filled from the command line: what the UI's Launchpad takes.
+            EvalRunConfig(
+                dataset=args.dataset,
+                config_file=args.config,
+                adapter=args.adapter,
+                no_cache=args.no_cache,
+                **given,
+            ),
             # Dagster's own step-failure dump is for the UI's logs; the command
             # prints one line per failure below (--debug shows Dagster's log too).
-            "loggers": {
-                "console": {"config": {"log_level": "ERROR" if args.debug else "CRITICAL"}}
-            },
-        },
+            loggers={"console": {"config": {"log_level": "ERROR" if args.debug else "CRITICAL"}}},
+        ),
         shards=config.run.shards,
-        tags={"ragproof/source": "cli"},
+        tags=tags,
     )
     if not result.success:
         messages, internal = _failures(result)
