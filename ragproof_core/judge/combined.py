@@ -90,23 +90,31 @@ def template_sections(prompt: Prompt) -> tuple[str, dict[str, str], str]:
     return header, parts, closing
 
 
-def combined_inputs(parts: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
+def combined_inputs(
+    parts: Mapping[str, Mapping[str, Any]], prompts: Mapping[str, Prompt] | None = None
+) -> dict[str, Any]:
     """The one input dict of a combined request: the union of the parts' inputs.
 
     Parts share inputs (question, answer) that must agree; the cache key and
     the fence token derive from this dict, so the same case and parts always
-    render the same request.
+    render the same request. A filled-in prompt of ``prompts`` (a rubric
+    metric's) is a part too, after the shipped ones; its hash joins the inputs,
+    so a changed rubric is a new cache key.
     """
-    unknown = sorted(set(parts) - set(COMBINABLE))
+    filled = {n: p for n, p in (prompts or {}).items() if p.part is not None and n in parts}
+    unknown = sorted(set(parts) - set(COMBINABLE) - set(filled))
     if unknown or not parts:
         raise PromptError(f"combined prompt: unknown or no parts {unknown}; known: {COMBINABLE}")
-    merged: dict[str, Any] = {"parts": [name for name in COMBINABLE if name in parts]}
-    for name in merged["parts"]:
+    names = [name for name in COMBINABLE if name in parts] + sorted(filled)
+    merged: dict[str, Any] = {"parts": names}
+    if filled:
+        merged["filled"] = {name: filled[name].sha256 for name in sorted(filled)}
+    for name in names:
         inputs = parts[name]
-        if set(inputs) != set(PROMPT_INPUTS[name]):
+        expected = filled[name].input_names if name in filled else PROMPT_INPUTS[name]
+        if set(inputs) != set(expected):
             raise PromptError(
-                f"combined part {name!r} takes inputs {sorted(PROMPT_INPUTS[name])}, "
-                f"got {sorted(inputs)}"
+                f"combined part {name!r} takes inputs {sorted(expected)}, got {sorted(inputs)}"
             )
         for key, value in inputs.items():
             if key in merged and merged[key] != value:
@@ -115,9 +123,13 @@ def combined_inputs(parts: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
     return merged
 
 
-def render_combined(prompt: Prompt, inputs: Mapping[str, Any]) -> list[dict[str, str]]:
-    """The chat messages of one combined request (``inputs`` from ``combined_inputs``)."""
+def render_combined(
+    prompt: Prompt, inputs: Mapping[str, Any], prompts: Mapping[str, Prompt] | None = None
+) -> list[dict[str, str]]:
+    """The chat messages of one combined request (``inputs`` from ``combined_inputs``;
+    ``prompts`` holds the filled-in prompts whose sections it carries)."""
     header, sections, closing = template_sections(prompt)
+    sections = {**sections, **{n: p.part for n, p in (prompts or {}).items() if p.part}}
     names: list[str] = list(inputs["parts"])
     # Shorter than per_metric's fence: a case's request holds a dozen blocks.
     fence = fence_token(inputs, hex_digits=8)
@@ -168,13 +180,15 @@ def _all_in(chunks: Sequence[Mapping[str, Any]], context: Sequence[Any] | None) 
 
 
 def parse_combined(
-    text: str, names: Sequence[str]
+    text: str, names: Sequence[str], verdicts: Mapping[str, Sequence[str]] | None = None
 ) -> tuple[dict[str, dict[str, Any]], dict[str, str]]:
-    """({part: validated sub-reply}, {part: error}) for the parts ``names``.
+    """({part: validated sub-reply}, {part: error}) for the parts ``names``; ``verdicts``:
+    the bands of filled-in (rubric) parts.
 
     Keys beyond ``names`` are ignored. A reply that is not a JSON object fails
     every part with the same error.
     """
+    verdicts = verdicts or {}
     try:
         data = parse_object(text)
     except ReplyValidationError as exc:
@@ -186,7 +200,7 @@ def parse_combined(
             errors[name] = f'missing key "{name}" in the reply object'
             continue
         try:
-            good[name] = validate_reply(name, data[name])
+            good[name] = validate_reply(name, data[name], verdicts.get(name))
         except ReplyValidationError as exc:
             errors[name] = f'"{name}": {exc}'
     return good, errors
@@ -206,10 +220,10 @@ def estimate_combined(
 ) -> tuple[bool, float]:
     """(served from cache?, estimated USD if not) for ``run --dry-run``."""
     prompt = judge._prompt(COMBINED)
-    inputs = combined_inputs(parts)
+    inputs = combined_inputs(parts, judge.prompts)
     if judge._cached(prompt, input_hash(inputs)) is not None:
         return True, 0.0
-    return False, judge._estimate_usd(render_combined(prompt, inputs))
+    return False, judge._estimate_usd(render_combined(prompt, inputs, judge.prompts))
 
 
 async def ask_combined(
@@ -217,9 +231,9 @@ async def ask_combined(
 ) -> dict[str, JudgeVerdict]:
     """One combined question; a verdict per part. ``BudgetExceeded`` propagates."""
     prompt = judge._prompt(COMBINED)
-    inputs = combined_inputs(parts)
+    inputs = combined_inputs(parts, judge.prompts)
     names: list[str] = inputs["parts"]
-    messages = render_combined(prompt, inputs)
+    messages = render_combined(prompt, inputs, judge.prompts)
     key = input_hash(inputs)
     hit = judge._cached(prompt, key)
     if hit is not None:
@@ -245,7 +259,8 @@ async def _ask(
         reply = await judge._send(messages, repair=False)
     except TransportError as exc:
         return _failed(judge, names, None, f"judge transport failed: {exc}")
-    good, errors = parse_combined(reply.text, names)
+    verdicts = {n: judge.prompts[n].verdicts for n in names if judge.prompts[n].verdicts}
+    good, errors = parse_combined(reply.text, names, verdicts)
     raws = {name: reply.text for name in names}
     requests = 1
     if errors:
@@ -260,7 +275,7 @@ async def _ask(
         except TransportError as exc:
             errors = {name: f"judge transport failed: {exc}" for name in errors}
         else:
-            fixed, still = parse_combined(second.text, list(errors))
+            fixed, still = parse_combined(second.text, list(errors), verdicts)
             good.update(fixed)
             raws.update({name: second.text for name in errors})
             errors = {name: f"reply failed validation twice: {err}" for name, err in still.items()}

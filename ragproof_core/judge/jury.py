@@ -87,6 +87,10 @@ class JuryJudge:
         total.judge_errors = self._judge_errors
         return total
 
+    def add_prompts(self, prompts: dict[str, Any]) -> None:
+        for member in self.members:
+            member.add_prompts(prompts)
+
     def count_judge_error(self) -> None:
         self._judge_errors += 1
 

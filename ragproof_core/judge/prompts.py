@@ -66,6 +66,20 @@ PROMPT_INPUTS: dict[str, tuple[str, ...]] = {
 CHUNK_INPUTS = frozenset({"context", "citations", "chunks"})
 
 USER_SEPARATOR = "=== user ==="
+# Templates a config fills in (rubric metrics, CONTRACT section 21) live in
+# ``prompts/templates/``: ``load_prompts`` does not load them as prompts of their own.
+TEMPLATE_DIRECTORY_NAME = "templates"
+RUBRIC = "rubric"
+# A template's section for combined mode, between its system part and its user part.
+COMBINED_PART_SEPARATOR = "=== combined part ==="
+# What each material block is called in a rubric prompt's user part.
+MATERIAL_LABELS: dict[str, str] = {
+    "question": "QUESTION",
+    "answer": "ANSWER",
+    "context": "CONTEXT (the retrieved chunks)",
+    "expected_answer": "EXPECTED ANSWER",
+    "history": "CONVERSATION HISTORY",
+}
 # The test server and log readers find the prompt by this marker line.
 MARKER_PREFIX = "ragproof-prompt: "
 DEFAULT_DIRECTORY = Path(__file__).with_name("prompts")
@@ -82,6 +96,25 @@ class Prompt:
     name: str
     template: str
     sha256: str
+    # A prompt filled in from a template (a rubric metric's): the template's name,
+    # which the request's marker line carries; its inputs; the verdicts its reply
+    # may give (``{"verdict": ...}``); its section in a combined request.
+    marker: str | None = None
+    inputs: tuple[str, ...] | None = None
+    verdicts: tuple[str, ...] | None = None
+    part: str | None = None
+
+    @property
+    def marked(self) -> str:
+        return self.marker or self.name
+
+    @property
+    def input_names(self) -> tuple[str, ...]:
+        if self.inputs is not None:
+            return self.inputs
+        if self.name not in PROMPT_INPUTS:
+            raise PromptError(f"unknown prompt {self.name!r}; known: {', '.join(PROMPT_INPUTS)}")
+        return PROMPT_INPUTS[self.name]
 
     @property
     def system_template(self) -> str:
@@ -132,6 +165,73 @@ def _check_template(path: Path, prompt: Prompt) -> None:
         )
 
 
+def load_template(name: str, directory: Path | None = None) -> Prompt:
+    """A template of ``prompts/templates/`` (``rubric``), hashed by its file bytes."""
+    folder = (DEFAULT_DIRECTORY if directory is None else Path(directory)) / TEMPLATE_DIRECTORY_NAME
+    path = folder / f"{name}.txt"
+    data = path.read_bytes()
+    template = data.decode("utf-8")
+    if template.count(COMBINED_PART_SEPARATOR) != 1 or template.count(USER_SEPARATOR) != 1:
+        raise PromptError(
+            f"{path}: needs one line {COMBINED_PART_SEPARATOR!r} and then one {USER_SEPARATOR!r}"
+        )
+    return Prompt(name, template, hashlib.sha256(data).hexdigest())
+
+
+_FIELD = re.compile(r"\{\{(rubric|bands|name)\}\}")
+
+
+def rubric_prompt(
+    template: Prompt,
+    name: str,
+    rubric: str,
+    bands: Sequence[str],
+    material: Sequence[str],
+) -> Prompt:
+    """A rubric metric's prompt: the ``rubric`` template with its rubric, bands and material.
+
+    The rubric and bands are the config owner's own instructions and go into the
+    system part; the material is the case's data, fenced in the user part like
+    every prompt's. The hash covers the template and all three, so changing any
+    of them is a new prompt: new cache keys, and ``compare`` refuses to mix runs.
+    """
+    system, rest = template.template.split(COMBINED_PART_SEPARATOR, 1)
+    part, user = rest.split(USER_SEPARATOR, 1)
+    listed = "\n".join(f"- {json.dumps(band, ensure_ascii=False)}" for band in bands)
+    inline = ", ".join(json.dumps(band, ensure_ascii=False) for band in bands)
+
+    def fill(text: str, bands_text: str) -> str:
+        values = {"rubric": rubric.strip(), "bands": bands_text, "name": name}
+        # One pass: a rubric mentioning {{bands}} stays as written.
+        return _FIELD.sub(lambda m: values[m.group(1)], text.strip("\n"))
+
+    blocks = "\n\n".join(f"The {MATERIAL_LABELS[m]}:\n\n{{{{{m}}}}}" for m in material)
+    filled = (
+        f"{fill(system, listed)}\n{USER_SEPARATOR}\n"
+        + user.strip("\n").replace("{{material}}", blocks)
+        + "\n"
+    )
+    canonical = json.dumps(
+        {
+            "template": template.sha256,
+            "rubric": rubric,
+            "bands": list(bands),
+            "material": list(material),
+        },
+        sort_keys=True,
+        ensure_ascii=False,
+    )
+    return Prompt(
+        name,
+        filled,
+        hashlib.sha256(canonical.encode("utf-8")).hexdigest(),
+        marker=template.name,
+        inputs=tuple(material),
+        verdicts=tuple(bands),
+        part=fill(part, inline),
+    )
+
+
 def fence_token(inputs: Mapping[str, Any], hex_digits: int = 16) -> str:
     """A delimiter token that occurs in none of the input strings, derived from the inputs."""
     canonical = json.dumps(inputs, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
@@ -155,9 +255,11 @@ def derive_fence(seed: str, texts: Sequence[str], hex_digits: int = 16) -> str:
 
 def render(prompt: Prompt, inputs: Mapping[str, Any]) -> list[dict[str, str]]:
     """The chat messages for one judge question: system = instructions, user = fenced data."""
-    _check_inputs(prompt.name, inputs)
+    _check_inputs(prompt, inputs)
     fence = fence_token(inputs)
-    system = f"{MARKER_PREFIX}{prompt.name}\n" + prompt.system_template.replace("{{fence}}", fence)
+    system = f"{MARKER_PREFIX}{prompt.marked}\n" + prompt.system_template.replace(
+        "{{fence}}", fence
+    )
 
     def block(match: re.Match[str]) -> str:
         name = match.group(1)
@@ -188,13 +290,13 @@ def fenced_chunks(
     )
 
 
-def _check_inputs(name: str, inputs: Mapping[str, Any]) -> None:
-    if name not in PROMPT_INPUTS:
-        raise PromptError(f"unknown prompt {name!r}; known: {', '.join(PROMPT_INPUTS)}")
-    expected = set(PROMPT_INPUTS[name])
+def _check_inputs(prompt: Prompt, inputs: Mapping[str, Any]) -> None:
+    name = prompt.name
+    names = prompt.input_names
+    expected = set(names)
     if set(inputs) != expected:
         raise PromptError(f"prompt {name!r} takes inputs {sorted(expected)}, got {sorted(inputs)}")
-    for key in PROMPT_INPUTS[name]:
+    for key in names:
         value = inputs[key]
         if key in CHUNK_INPUTS:
             if not isinstance(value, Sequence) or isinstance(value, str):

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Sequence
 from typing import Any
 
 from ragproof_core.json_limits import JsonLimitError, scan_depth
@@ -46,11 +47,14 @@ class ReplyValidationError(ValueError):
     """The judge's reply is not valid JSON of the required shape; the message says exactly why."""
 
 
-def parse_reply(prompt_name: str, text: str) -> dict[str, Any]:
-    """Parse and validate one reply; returns the JSON object verbatim."""
-    if prompt_name not in REPLY_SHAPES:
+def parse_reply(
+    prompt_name: str, text: str, verdicts: Sequence[str] | None = None
+) -> dict[str, Any]:
+    """Parse and validate one reply; returns the JSON object verbatim. ``verdicts``: a
+    filled-in prompt's (a rubric metric's) bands, its reply ``{"verdict": BAND}``."""
+    if verdicts is None and prompt_name not in REPLY_SHAPES:
         raise ValueError(f"unknown prompt {prompt_name!r}")
-    return validate_reply(prompt_name, parse_object(text))
+    return validate_reply(prompt_name, parse_object(text), verdicts)
 
 
 def parse_object(text: str) -> dict[str, Any]:
@@ -84,17 +88,24 @@ def parse_object(text: str) -> dict[str, Any]:
     return data
 
 
-def validate_reply(prompt_name: str, data: Any) -> dict[str, Any]:
+def validate_reply(
+    prompt_name: str, data: Any, verdicts: Sequence[str] | None = None
+) -> dict[str, Any]:
     """Check a decoded reply (or a combined reply's sub-reply) against its prompt's shape."""
+    if verdicts is not None:
+        shape = '{"verdict": ' + " | ".join(json.dumps(v, ensure_ascii=False) for v in verdicts)
+        shape += "}"
+        check = lambda d: _enum(d, "verdict", tuple(verdicts))  # noqa: E731
+    else:
+        shape, check = REPLY_SHAPES[prompt_name], _VALIDATORS[prompt_name]
     if not isinstance(data, dict):
         raise ReplyValidationError(
-            f"the reply must be a JSON object, got {_kind(data)}; "
-            f"required shape: {REPLY_SHAPES[prompt_name]}"
+            f"the reply must be a JSON object, got {_kind(data)}; required shape: {shape}"
         )
     try:
-        _VALIDATORS[prompt_name](data)
+        check(data)
     except ReplyValidationError as exc:
-        raise ReplyValidationError(f"{exc}; required shape: {REPLY_SHAPES[prompt_name]}") from None
+        raise ReplyValidationError(f"{exc}; required shape: {shape}") from None
     return data
 
 

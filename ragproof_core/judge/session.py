@@ -130,7 +130,13 @@ class LiteLLMJudge:
         the prompts this judge mode asks are in: runs in different modes then differ
         in their hashes, and compare refuses to mix them."""
         unused = combined_unused_prompts(self.mode) | set(GENERATION_PROMPT_NAMES)
+        # A rubric metric's prompt is recorded under the metric's name in both modes:
+        # in combined mode its part carries the rubric, so its hash still tells.
         return {n: p.sha256 for n, p in sorted(self.prompts.items()) if n not in unused}
+
+    def add_prompts(self, prompts: dict[str, Prompt]) -> None:
+        """Prompts a run's config fills in (rubric metrics), beside the shipped ones."""
+        self.prompts = {**self.prompts, **prompts}
 
     async def ask_combined(self, parts: dict[str, dict[str, Any]]) -> dict[str, JudgeVerdict]:
         """Combined mode: every part of one case in one request (``judge.combined``)."""
@@ -270,7 +276,7 @@ class LiteLLMJudge:
             self._stats.cost_usd += actual
             raw = reply.text
             try:
-                data = parse_reply(prompt.name, reply.text)
+                data = parse_reply(prompt.name, reply.text, prompt.verdicts)
             except ReplyValidationError as exc:
                 error = str(exc)
                 if attempt == 1:

@@ -16,6 +16,9 @@ prompt named by the ``ragproof-prompt: <name>`` marker in the system message:
   the proposed answer is non-empty (qa yes, unanswerable no);
 - combined: one key per part named on the ``ragproof-parts:`` line, each the
   reply that part's own prompt would get.
+- rubric (a rubric metric's prompt, and its ``custom.*`` part in combined mode):
+  the best (last) band, or the worst (first) when the answer matches the
+  refusal pattern;
 - context_relevance: each chunk graded by the words (4+ letters) it shares with
   the question: 2 or more relevant, 1 partial, none irrelevant. A model whose
   name contains "strict" needs 3 and 2, so a jury of ``judge-test`` and
@@ -53,7 +56,11 @@ _BLOCK = re.compile(
     re.DOTALL,
 )
 _MARKER = re.compile(r"^ragproof-prompt: (\w+)$", re.MULTILINE)
-_PARTS = re.compile(r"^ragproof-parts: ([\w ]+)$", re.MULTILINE)
+_PARTS = re.compile(r"^ragproof-parts: ([\w. ]+)$", re.MULTILINE)
+# A rubric prompt's bands: one '- "BAND"' line each; in a combined request, the part's
+# line ends 'worst to best: "a", "b".'
+_BAND_LINE = re.compile(r'^- ("(?:[^"\\]|\\.)*")$', re.MULTILINE)
+_PART_BANDS = r'^"{name}": .*worst to best: (.*)\.$'
 _DEFAULT = object()
 
 
@@ -96,6 +103,24 @@ class ReceivedRequest:
                 if found:
                     return found.group(1)
         return None
+
+    @property
+    def system(self) -> str:
+        return next(
+            (
+                m.get("content") or ""
+                for m in self.body.get("messages", [])
+                if m["role"] == "system"
+            ),
+            "",
+        )
+
+    def bands(self, part: str | None = None) -> list[str]:
+        """A rubric prompt's bands, worst to best (of ``part`` in a combined request)."""
+        if part is None:
+            return [json.loads(b) for b in _BAND_LINE.findall(self.system)]
+        found = re.search(_PART_BANDS.format(name=re.escape(part)), self.system, re.MULTILINE)
+        return json.loads(f"[{found.group(1)}]") if found else []
 
     @property
     def parts(self) -> list[str]:
@@ -164,11 +189,25 @@ def default_content(request: ReceivedRequest) -> str:
     prompt = request.prompt
     if prompt == "combined":
         model = str(request.body.get("model", ""))
-        return json.dumps({part: default_reply(part, blocks, model) for part in request.parts})
+        return json.dumps(
+            {
+                part: rubric_reply(request.bands(part), blocks)
+                if part.startswith("custom.")
+                else default_reply(part, blocks, model)
+                for part in request.parts
+            }
+        )
+    if prompt == "rubric":
+        return json.dumps(rubric_reply(request.bands(), blocks))
     reply = default_reply(prompt, blocks, str(request.body.get("model", "")))
     if reply is None:
         return json.dumps({"error": f"no ragproof-prompt marker (got {prompt!r})"})
     return json.dumps(reply)
+
+
+def rubric_reply(bands: list[str], blocks: list[dict[str, str]]) -> dict[str, Any]:
+    answer = next((b["text"] for b in blocks if b["name"] == "answer"), "")
+    return {"verdict": bands[0] if is_refusal(answer) else bands[-1]}
 
 
 def default_reply(
