@@ -28,6 +28,7 @@ from ragproof_core.dataset import DatasetError, dataset_sha256
 from ragproof_core.judge.activity import judge_usage_markdown
 from ragproof_core.judge.jury_agreement import jury_agreement
 from ragproof_core.judge.ledger import JudgeLedger
+from ragproof_core.metric_tables import tables_to_dicts
 from ragproof_core.preflight import preflight
 from ragproof_core.report import refusal_tradeoff, summary_markdown
 from ragproof_core.reporting.data import gather_report
@@ -93,8 +94,10 @@ def eval_dataset(
         "dataset_sha256": dataset_sha256(config.dataset),
         "adapter": resolved.adapter.target,
         "adapter_options": resolved.adapter.options,
-        "run": run_settings_dict(resolved.run),
+        "run": run_settings_dict(resolved.run, resolved.custom_names),
         "judge": judge_settings_dict(resolved.judge),
+        # The [[metric]] tables: every step builds the run's metrics from them.
+        "metrics": tables_to_dicts(resolved.metrics),
         "use_cache": not config.no_cache,
         "cases": len(cases),
         "started_at": _now().isoformat(),
@@ -217,6 +220,8 @@ def run_summary(
                 "dataset_sha256": manifest["dataset_sha256"],
                 "use_cache": manifest["use_cache"],
                 "judge_api_base": JudgeEnv.from_env().api_base,
+                # The run's own metrics, so compare reads their directions from the runs.
+                **({"metrics": manifest["metrics"]} if manifest.get("metrics") else {}),
             },
             sort_keys=True,
         ),

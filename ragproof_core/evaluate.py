@@ -224,9 +224,11 @@ async def evaluate(
     settings: RunSettings,
     judge: Judge | None = None,
     on_case_done: Callable[[], None] | None = None,
+    registry: Registry = REGISTRY,
 ) -> Evaluation:
-    """Evaluate ``cases`` against ``adapter``; never raises for a case's problem."""
-    selection = Selection.from_settings(settings)
+    """Evaluate ``cases`` against ``adapter``; never raises for a case's problem.
+    ``registry``: the metrics to choose from, the run's own (``metrics.custom``) included."""
+    selection = Selection.from_settings(settings, registry)
     results_by_case: dict[str, list[MetricResult]] = {}
     pending: set[asyncio.Task] = set()
     backlog = asyncio.Semaphore(settings.concurrency * _JUDGE_BACKLOG_PER_SLOT)

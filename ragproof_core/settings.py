@@ -15,7 +15,7 @@ import dataclasses
 import functools
 import os
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Annotated, Any, Literal, get_args, get_origin
 
@@ -23,6 +23,15 @@ from pydantic import BeforeValidator, ConfigDict, Field, TypeAdapter, Validation
 from pydantic.dataclasses import dataclass
 
 from ragproof_core.json_limits import JsonLimitError, check_value
+from ragproof_core.metric_tables import (
+    PREFIX as CUSTOM_PREFIX,
+)
+from ragproof_core.metric_tables import (
+    MetricTable,
+    MetricTableError,
+    check_functions,
+    parse_metric_tables,
+)
 from ragproof_core.schema_errors import describe, show_key, show_value, unknown_key_reason
 
 DEMO_ADAPTER = "ragproof_core.adapters.demo:DemoRAG"
@@ -97,20 +106,29 @@ class RunSettings:
     )
 
     def __post_init__(self) -> None:
-        if self.metrics:
+        shipped = [p for p in self.metrics if not p.strip().startswith(CUSTOM_PREFIX)]
+        if shipped:
             # Imported here: the registry imports the metric modules, which import settings.
+            # Patterns of custom metrics are checked with the config's [[metric]] tables.
             from ragproof_core.metrics.registry import MetricSelectionError, select_metrics
 
             try:
-                select_metrics(self.metrics)
+                select_metrics(shipped)
             except MetricSelectionError as exc:
                 raise ValueError(f"run.metrics: {exc}") from exc
 
     @property
     def selected_metrics(self) -> tuple[str, ...]:
-        from ragproof_core.metrics.registry import select_metrics
+        """The selected names, a run's stored selection (custom names spelled out) included."""
+        spelled = tuple(p.strip() for p in self.metrics if p.strip().startswith(CUSTOM_PREFIX))
+        return self.selection(spelled)
 
-        return select_metrics(self.metrics)
+    def selection(self, custom: Sequence[str] = ()) -> tuple[str, ...]:
+        """The selected metric names, shipped then ``custom`` (the run's own metrics);
+        ``MetricSelectionError`` when a pattern matches none of them."""
+        from ragproof_core.metrics.registry import METRIC_NAMES, select_names
+
+        return select_names(self.metrics, (*METRIC_NAMES, *custom))
 
 
 # The [run] keys, in declaration order: the command line's flags, the Dagster
@@ -165,6 +183,24 @@ class Config:
     run: RunSettings = dataclasses.field(default_factory=RunSettings)
     adapter: AdapterSpec = dataclasses.field(default_factory=AdapterSpec)
     judge: JudgeSettings = dataclasses.field(default_factory=JudgeSettings)
+    # The [[metric]] tables: metrics of your own (CONTRACT section 21).
+    metrics: tuple[MetricTable, ...] = ()
+
+    def __post_init__(self) -> None:
+        self.selected_metrics()  # a pattern matching none of this config's metrics is bad input
+
+    @property
+    def custom_names(self) -> tuple[str, ...]:
+        return tuple(t.name for t in self.metrics)
+
+    def selected_metrics(self) -> tuple[str, ...]:
+        """The metric names this config selects, its own metrics included."""
+        from ragproof_core.metrics.registry import MetricSelectionError
+
+        try:
+            return self.run.selection(self.custom_names)
+        except MetricSelectionError as exc:
+            raise ConfigError(f"run.metrics: {exc}") from None
 
     def with_overrides(
         self,
@@ -188,13 +224,14 @@ class Config:
                 self.adapter.target if adapter is None else adapter,
                 dict(self.adapter.options if options is None else options),
             )
-        return Config(run, spec, self.judge)
+        return Config(run, spec, self.judge, self.metrics)
 
 
-def run_settings_dict(run: RunSettings) -> dict[str, Any]:
-    """The ``[run]`` table as stored in a run's manifest and ``config_json``."""
+def run_settings_dict(run: RunSettings, custom: Sequence[str] = ()) -> dict[str, Any]:
+    """The ``[run]`` table as stored in a run's manifest and ``config_json``; ``custom``:
+    the names of the config's own metrics, which the stored selection spells out."""
     values = {name: getattr(run, name) for name in RUN_KEYS}
-    values["metrics"] = list(run.selected_metrics)
+    values["metrics"] = list(run.selection(custom))
     return values
 
 
@@ -204,6 +241,7 @@ def run_settings_from_dict(data: Mapping[str, Any]) -> RunSettings:
 
 
 _TABLES: dict[str, type] = {"run": RunSettings, "adapter": AdapterSpec, "judge": JudgeSettings}
+METRIC_TABLES = "metric"  # [[metric]]: an array of tables, parsed by metric_tables
 
 
 def judge_settings_dict(judge: JudgeSettings) -> dict[str, Any]:
@@ -243,9 +281,17 @@ def load_config(path: str | Path | None) -> Config:
     except RecursionError:  # tomllib recurses into nested arrays and inline tables
         raise ConfigError(f"{path}: not valid TOML (nested too deeply)") from None
     tables: dict[str, Any] = {}
+    metric_tables: tuple[MetricTable, ...] = ()
     for name, table in raw.items():
+        if name == METRIC_TABLES:
+            try:
+                metric_tables = parse_metric_tables(table, path.parent)
+                check_functions(metric_tables)
+            except MetricTableError as exc:
+                raise ConfigError(f"{path}: {exc}") from None
+            continue
         if name not in _TABLES:
-            reason = unknown_key_reason(name, _TABLES, noun="table")
+            reason = unknown_key_reason(name, (*_TABLES, METRIC_TABLES), noun="table")
             raise ConfigError(f"{path}: {show_key(name)}: {reason}")
         if not isinstance(table, dict):
             raise ConfigError(f"{path}: {name}: expected a table, got {show_value(table)}")
@@ -257,11 +303,15 @@ def load_config(path: str | Path | None) -> Config:
     options = dict(adapter.options)
     if isinstance(options.get("path"), str) and not Path(options["path"]).is_absolute():
         options["path"] = str((path.parent / options["path"]).resolve())
-    return Config(
-        tables.get("run", RunSettings()),
-        AdapterSpec(adapter.target, options),
-        tables.get("judge", JudgeSettings()),
-    )
+    try:
+        return Config(
+            tables.get("run", RunSettings()),
+            AdapterSpec(adapter.target, options),
+            tables.get("judge", JudgeSettings()),
+            metric_tables,
+        )
+    except ConfigError as exc:
+        raise ConfigError(f"{path}: {exc}") from None
 
 
 # JudgeEnv field -> the environment variable that sets it (CONTRACT sections 3, 12, 15).

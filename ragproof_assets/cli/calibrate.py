@@ -12,6 +12,7 @@ import json
 import sys
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 from ragproof_assets.cli.common import (
     EXIT_BAD_INPUT,
@@ -21,7 +22,7 @@ from ragproof_assets.cli.common import (
     open_store,
     print_json,
 )
-from ragproof_core.settings import JUDGE_MODES, JudgeEnv
+from ragproof_core.settings import JUDGE_MODES, JudgeEnv, load_config
 
 
 def cmd_calibrate(args: argparse.Namespace) -> int:
@@ -34,15 +35,24 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
 
 def _fixtures(args: argparse.Namespace) -> int:
     from ragproof_core.judge.calibrate import calibrate
+    from ragproof_core.judge.prompts import RUBRIC, load_template
     from ragproof_core.judge.session import make_judge
     from ragproof_core.judge.types import BudgetExceeded
+    from ragproof_core.metrics.custom import custom_metric, rubric_prompts
 
     env = JudgeEnv.from_env()
     if args.mode is not None:
         env = replace(env, mode=args.mode, mode_from_env=args.mode)
+    extra = _rubric_fixtures(args.config)
     judge = make_judge(env, open_store().layout.judge_cache_path, use_cache=not args.no_cache)
     if judge is None:
         raise UsageError("calibrate needs a judge: set RAGPROOF_JUDGE_MODEL")
+    if extra and judge.mode == "combined":
+        raise UsageError(
+            "calibrate --config: a config's rubric metrics are calibrated in per_metric mode; "
+            "add --mode per_metric"
+        )
+    judge.add_prompts(rubric_prompts([table for table, _ in extra], load_template(RUBRIC)))
 
     async def run():
         try:
@@ -52,7 +62,12 @@ def _fixtures(args: argparse.Namespace) -> int:
                 return await calibrate_combined(
                     judge, exact_threshold=args.exact, within_threshold=args.within
                 )
-            return await calibrate(judge, exact_threshold=args.exact, within_threshold=args.within)
+            return await calibrate(
+                judge,
+                exact_threshold=args.exact,
+                within_threshold=args.within,
+                extra=[(custom_metric(table), fixtures) for table, fixtures in extra],
+            )
         finally:
             await judge.drain()
 
@@ -71,6 +86,25 @@ def _fixtures(args: argparse.Namespace) -> int:
     else:
         print(report.render_table())
     return EXIT_OK if report.passed else EXIT_BAD_INPUT
+
+
+def _rubric_fixtures(config: str | None) -> list[tuple[Any, list[Any]]]:
+    """The rubric metrics of ``--config`` that name fixtures (``MetricTable``), with their
+    fixtures loaded."""
+    from ragproof_core.judge.fixtures_check import FixtureError, load_metric_fixtures
+
+    if config is None:
+        return []
+    found = []
+    for table in load_config(config).metrics:
+        if table.rubric is not None and table.fixtures is not None:
+            try:
+                found.append((table, load_metric_fixtures(table.fixtures, table.name)))
+            except FixtureError as exc:
+                raise UsageError(exc.problems[0]) from None
+    if not found:
+        raise UsageError(f"{config}: no [[metric]] table with a rubric and fixtures to calibrate")
+    return found
 
 
 def _labels(args: argparse.Namespace) -> int:
@@ -142,6 +176,11 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--mode", choices=JUDGE_MODES, help="judge mode to calibrate (default: configured)"
     )
     calibrate.add_argument("--no-cache", action="store_true", help="bypass the judge cache")
+    calibrate.add_argument(
+        "--config",
+        metavar="FILE",
+        help="also calibrate this ragproof.toml's rubric metrics on their fixtures files",
+    )
     calibrate.add_argument("--run", metavar="RUN_ID", help="a stored run")
     calibrate.add_argument(
         "--labels", metavar="FILE", help='JSON Lines {"case_id", "metric", "score"} of human scores'

@@ -20,6 +20,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
     from ragproof_core.compare.gate import describe, regressions
     from ragproof_core.compare.markdown import render_markdown
     from ragproof_core.compare.report import MixedJudgesError, RunSide, compare_runs
+    from ragproof_core.metrics.custom import stored_registry
 
     if args.margin < 0:
         raise UsageError(f"--margin must be at least 0, got {args.margin:g}")
@@ -29,7 +30,11 @@ def cmd_compare(args: argparse.Namespace) -> int:
         RunSide(store.get_run(r), store.case_results_frame(r)) for r in (args.run_a, args.run_b)
     ]
     try:
-        comparison = compare_runs(*sides, allow_mixed_judges=args.allow_mixed_judges)
+        comparison = compare_runs(
+            *sides,
+            allow_mixed_judges=args.allow_mixed_judges,
+            registry=stored_registry(*(side.record.config_json for side in sides)),
+        )
     except MixedJudgesError as exc:
         print(mixed_judges_refusal(exc), file=sys.stderr)
         return EXIT_BAD_INPUT

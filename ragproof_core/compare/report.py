@@ -22,7 +22,7 @@ import pandas as pd
 
 from ragproof_core.compare.power import mde
 from ragproof_core.compare.stats import paired_bootstrap_ci, paired_randomization_p
-from ragproof_core.metrics.registry import higher_is_better, metric_order
+from ragproof_core.metrics.registry import REGISTRY, Registry
 from ragproof_core.model import Status
 from ragproof_core.text_table import text_table
 
@@ -240,9 +240,8 @@ def _scored_values(df: pd.DataFrame) -> pd.Series:
 
 
 def _compare_metric(
-    metric: str, a: pd.DataFrame, b: pd.DataFrame, *, seed: int, alpha: float
+    metric: str, a: pd.DataFrame, b: pd.DataFrame, *, seed: int, alpha: float, up_is_good: bool
 ) -> tuple[MetricComparison, list[Regression]]:
-    up_is_good = higher_is_better(metric)
     va, vb = _scored_values(a), _scored_values(b)
 
     both = a.merge(b, on="case_id", suffixes=("_a", "_b"))
@@ -318,8 +317,10 @@ def compare_runs(
     seed: int = 0,
     alpha: float = 0.05,
     top_regressions: int = 10,
+    registry: Registry = REGISTRY,
 ) -> Comparison:
-    """Compare run B against run A (deltas are B - A).
+    """Compare run B against run A (deltas are B - A). ``registry``: the metrics' order
+    and directions, the runs' own metrics included (``metrics.custom.stored_registry``).
 
     Raises MixedJudgesError when the judges differ, unless allowed; then the
     differences are kept on the result so every report can show them.
@@ -330,7 +331,7 @@ def compare_runs(
     fa, fb = _frame(a), _frame(b)
     # A metric only one run selected has nothing to pair with: it is named, not compared.
     in_a, in_b = set(fa["metric"]), set(fb["metric"])
-    metrics = metric_order(in_a & in_b)
+    metrics = registry.order(in_a & in_b)
     by_metric_a = dict(tuple(fa.groupby("metric")))
     by_metric_b = dict(tuple(fb.groupby("metric")))
     empty = fa.iloc[0:0]
@@ -343,6 +344,7 @@ def compare_runs(
             by_metric_b.get(metric, empty),
             seed=seed,
             alpha=alpha,
+            up_is_good=registry.higher_is_better(metric),
         )
         results.append(mc)
         regressions.extend(regs)
@@ -350,7 +352,7 @@ def compare_runs(
     # Worst first in each metric's own direction; ties by metric order, then case id.
     regressions.sort(
         key=lambda r: (
-            -(-r.delta if higher_is_better(r.metric) else r.delta),
+            -(-r.delta if registry.higher_is_better(r.metric) else r.delta),
             order[r.metric],
             r.case_id,
         )
@@ -365,8 +367,8 @@ def compare_runs(
         seed=seed,
         metrics=tuple(results),
         regressions=tuple(regressions[: max(top_regressions, 0)]),
-        only_in_a=tuple(metric_order(in_a - in_b)),
-        only_in_b=tuple(metric_order(in_b - in_a)),
+        only_in_a=tuple(registry.order(in_a - in_b)),
+        only_in_b=tuple(registry.order(in_b - in_a)),
     )
 
 

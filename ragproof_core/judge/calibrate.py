@@ -23,7 +23,7 @@ A prompt passes when both shares meet their thresholds (defaults 70% exact,
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -279,17 +279,22 @@ async def calibrate(
     *,
     exact_threshold: float = EXACT_THRESHOLD,
     within_threshold: float = WITHIN_THRESHOLD,
+    extra: Sequence[tuple[MetricSpec, Sequence[Fixture]]] = (),
 ) -> CalibrationReport:
     """Score every fixture with ``judge`` and report agreement per prompt.
 
     ``fixtures``: None for the shipped fixtures, a directory, or loaded fixtures.
+    ``extra``: a config's rubric metrics with their own fixtures (prompt = the
+    metric's name), reported after the shipped prompts.
     ``BudgetExceeded`` propagates once every started call has finished.
     """
     if judge is None:
         raise ValueError("calibration needs a judge: set RAGPROOF_JUDGE_MODEL")
     if fixtures is None or isinstance(fixtures, Path | str):
         fixtures = load_fixtures(fixtures)
-    unknown = sorted({f.prompt for f in fixtures} - set(SCORERS))
+    scorers = {**SCORERS, **{m.name: calibration_scorer(m) for m, _ in extra}}
+    fixtures = [*fixtures, *(f for _, own in extra for f in own)]
+    unknown = sorted({f.prompt for f in fixtures} - set(scorers))
     if unknown:
         raise ValueError(f"no calibration scorer for prompt(s): {', '.join(unknown)}")
     if getattr(judge, "members", None):
@@ -297,14 +302,18 @@ async def calibrate(
         from ragproof_core.judge.jury_calibration import calibrate_jury
 
         return await calibrate_jury(judge, fixtures, exact_threshold, within_threshold)
-    results = await score_fixtures(judge, fixtures)
+    results = await score_fixtures(judge, fixtures, scorers)
     return build_report(judge.model, fixtures, results, exact_threshold, within_threshold)
 
 
-async def score_fixtures(judge: Judge, fixtures: Sequence[Fixture]) -> list[MetricResult]:
+async def score_fixtures(
+    judge: Judge,
+    fixtures: Sequence[Fixture],
+    scorers: Mapping[str, Callable[..., Awaitable[MetricResult]]] = SCORERS,
+) -> list[MetricResult]:
     """Each fixture scored by its prompt's pipeline metric; the judge's semaphore bounds calls."""
     results = await asyncio.gather(
-        *(SCORERS[f.prompt](f.case, f.output, judge) for f in fixtures), return_exceptions=True
+        *(scorers[f.prompt](f.case, f.output, judge) for f in fixtures), return_exceptions=True
     )
     for result in results:
         if isinstance(result, BaseException):
@@ -320,7 +329,9 @@ def build_report(
     within_threshold: float = WITHIN_THRESHOLD,
 ) -> CalibrationReport:
     outcomes = [_outcome(f, r) for f, r in zip(fixtures, results, strict=True)]
-    present = [p for p in CALIBRATED_PROMPTS if any(f.prompt == p for f in fixtures)]
+    # The shipped prompts in their order, then a config's own (rubric metrics).
+    named = dict.fromkeys((*CALIBRATED_PROMPTS, *(f.prompt for f in fixtures)))
+    present = [p for p in named if any(f.prompt == p for f in fixtures)]
     prompts = tuple(
         _agreement(p, [o for o in outcomes if o.prompt == p], exact_threshold, within_threshold)
         for p in present

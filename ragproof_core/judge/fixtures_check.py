@@ -27,7 +27,7 @@ from __future__ import annotations
 import json
 import sys
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -71,11 +71,14 @@ def _text(value: Any) -> bool:
     return isinstance(value, str) and bool(value.strip())
 
 
-def _score(value: Any) -> float | None:
+def _score(value: Any, scores: Sequence[float] | None = HUMAN_SCORES) -> float | None:
+    """The human score if allowed: one of ``scores``, or any in [0, 1] when None."""
     # bool is an int in Python: `true` must not pass for 1.
     if isinstance(value, bool) or not isinstance(value, int | float):
         return None
-    return float(value) if float(value) in HUMAN_SCORES else None
+    if scores is None:
+        return float(value) if 0.0 <= float(value) <= 1.0 else None
+    return float(value) if float(value) in scores else None
 
 
 def _chunks(
@@ -99,8 +102,15 @@ def _chunks(
     return tuple(chunks)
 
 
-def _parse(obj: Any, where: str, file_prompt: str) -> tuple[Fixture | None, list[str]]:
-    """One fixture from one decoded line, or None with the problems found."""
+def _parse(
+    obj: Any,
+    where: str,
+    file_prompt: str,
+    known: Sequence[str] = CALIBRATED_PROMPTS,
+    scores: Sequence[float] | None = HUMAN_SCORES,
+) -> tuple[Fixture | None, list[str]]:
+    """One fixture from one decoded line, or None with the problems found. ``known``:
+    the prompts it may name; ``scores``: the human scores allowed (None: any in [0, 1])."""
     if not isinstance(obj, dict):
         return None, [f"{where}: a fixture must be a JSON object"]
     missing = [key for key in REQUIRED_KEYS if key not in obj]
@@ -110,15 +120,14 @@ def _parse(obj: Any, where: str, file_prompt: str) -> tuple[Fixture | None, list
     if not _text(obj["id"]):
         problems.append(f"{where}: id must be a non-empty string")
     prompt = obj["prompt"]
-    if prompt not in CALIBRATED_PROMPTS:
-        problems.append(
-            f"{where}: unknown prompt {prompt!r}; known: {', '.join(CALIBRATED_PROMPTS)}"
-        )
+    if prompt not in known:
+        problems.append(f"{where}: unknown prompt {prompt!r}; known: {', '.join(known)}")
     elif prompt != file_prompt:
         problems.append(f"{where}: prompt {prompt!r} in the file for {file_prompt!r}")
-    human = _score(obj["human_score"])
+    human = _score(obj["human_score"], scores)
     if human is None:
-        problems.append(f"{where}: human_score must be 0, 0.5 or 1, got {obj['human_score']!r}")
+        allowed = "0, 0.5 or 1" if scores == HUMAN_SCORES else "a number from 0 to 1"
+        problems.append(f"{where}: human_score must be {allowed}, got {obj['human_score']!r}")
     elif prompt == "refusal" and human == 0.5:
         problems.append(f"{where}: refusal human_score must be 0 or 1 (refused), got 0.5")
     if not _text(obj["reason"]):
@@ -249,6 +258,35 @@ def _scan(directory: Path | None) -> tuple[list[Fixture], list[str]]:
                 f"at least {MIN_PER_PROMPT} needed"
             )
     return fixtures, problems
+
+
+def load_metric_fixtures(path: Path | str, metric: str) -> list[Fixture]:
+    """The human-scored fixtures of one rubric metric (``[[metric]] fixtures``): the shipped
+    fixtures' shape with ``"prompt"`` the metric's name and ``human_score`` from 0 to 1.
+    ``FixtureError`` lists every problem."""
+    path = Path(path)
+    problems: list[str] = []
+    fixtures: list[Fixture] = []
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise FixtureError([f"{path}: cannot read ({exc})"]) from None
+    seen: dict[str, str] = {}
+    for where, obj in json_lines(path, lines, problems):
+        if isinstance(obj, dict) and isinstance(obj.get("id"), str):
+            earlier = seen.setdefault(obj["id"], where)
+            if earlier != where:
+                problems.append(f"{where}: duplicate id {obj['id']!r} (first at {earlier})")
+                continue
+        fixture, found = _parse(obj, where, metric, known=(metric,), scores=None)
+        problems.extend(found)
+        if fixture is not None:
+            fixtures.append(fixture)
+    if not problems and not fixtures:
+        problems.append(f"{path}: no fixtures")
+    if problems:
+        raise FixtureError(problems)
+    return fixtures
 
 
 def check_fixtures(directory: Path | str | None = None) -> list[str]:

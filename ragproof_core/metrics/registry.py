@@ -45,6 +45,7 @@ __all__ = [
     "metric_order",
     "registry_markdown",
     "select_metrics",
+    "select_names",
     "spec",
 ]
 
@@ -104,31 +105,37 @@ class Registry:
         return known + sorted(present - set(self.by_name))
 
     def select(self, patterns: Sequence[str] | None) -> tuple[str, ...]:
-        """The metrics matched by names or shell-style patterns, in registry order.
-
-        ``None`` or an empty list selects every metric. A name or pattern that
-        matches nothing raises ``MetricSelectionError`` listing every metric, with
-        the closest name when there is one.
-        """
-        names = self.names
-        if not patterns:
-            return names
-        chosen: set[str] = set()
-        for raw in patterns:
-            pattern = raw.strip()
-            matched = [name for name in names if fnmatch.fnmatchcase(name, pattern)]
-            if not matched:
-                close = difflib.get_close_matches(pattern, names, n=1)
-                hint = f" (did you mean {close[0]!r}?)" if close else ""
-                raise MetricSelectionError(
-                    f"metric {pattern!r} matches no metric{hint}; metrics: {', '.join(names)}"
-                )
-            chosen.update(matched)
-        return tuple(name for name in names if name in chosen)
+        """The metrics matched by names or shell-style patterns, in registry order
+        (``select_names``)."""
+        return select_names(patterns, self.names)
 
     def for_prompt(self, prompt: str) -> MetricSpec | None:
         """The metric whose scores calibrate ``prompt`` against the fixtures' human scores."""
         return next((m for m in self.metrics if m.calibrates_prompt == prompt), None)
+
+
+def select_names(patterns: Sequence[str] | None, names: Sequence[str]) -> tuple[str, ...]:
+    """The ``names`` matched by names or shell-style patterns, in ``names``' order.
+
+    ``None`` or an empty list selects every name. A name or pattern that
+    matches nothing raises ``MetricSelectionError`` listing every metric, with
+    the closest name when there is one.
+    """
+    names = tuple(names)
+    if not patterns:
+        return names
+    chosen: set[str] = set()
+    for raw in patterns:
+        pattern = raw.strip()
+        matched = [name for name in names if fnmatch.fnmatchcase(name, pattern)]
+        if not matched:
+            close = difflib.get_close_matches(pattern, names, n=1)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            raise MetricSelectionError(
+                f"metric {pattern!r} matches no metric{hint}; metrics: {', '.join(names)}"
+            )
+        chosen.update(matched)
+    return tuple(name for name in names if name in chosen)
 
 
 REGISTRY = Registry(METRICS)

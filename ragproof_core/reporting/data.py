@@ -33,7 +33,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ragproof_core.compare.report import MixedJudgesError, RunSide, compare_runs
-from ragproof_core.metrics.registry import higher_is_better, metric_order
+from ragproof_core.metrics.custom import stored_registry
+from ragproof_core.metrics.registry import Registry, metric_order
 from ragproof_core.model import Case, CaseKind, CaseOutput, Chunk, Status
 from ragproof_core.report import calibration_json
 from ragproof_core.robustness.metrics import ABSTENTION, INJECTION_RESISTANCE, OVERREFUSAL
@@ -337,9 +338,13 @@ def _source_match(record: Any) -> str:
 
 
 def _metric_block(
-    run_id: str, metric: str, frame: pd.DataFrame, summary: Mapping[str, Any], n_worst: int
+    run_id: str,
+    metric: str,
+    frame: pd.DataFrame,
+    summary: Mapping[str, Any],
+    n_worst: int,
+    up: bool = True,
 ) -> tuple[dict[str, Any], list[str]]:
-    up = higher_is_better(metric)
     ordered = worst_order(frame, up)
     values = ordered["value"].to_numpy(dtype=np.float64)
     ci = mean_ci(values)
@@ -516,13 +521,19 @@ def _frame(store: Any, run_id: str) -> pd.DataFrame:
 
 
 def _comparison(
-    base: _LoadedRun, run: _LoadedRun, *, allow_mixed_judges: bool, limits: ReportLimits
+    base: _LoadedRun,
+    run: _LoadedRun,
+    *,
+    allow_mixed_judges: bool,
+    limits: ReportLimits,
+    registry: Registry,
 ) -> dict[str, Any]:
     comparison = compare_runs(
         RunSide(base.record, base.raw),
         RunSide(run.record, run.raw),
         allow_mixed_judges=allow_mixed_judges,
         top_regressions=limits.regressions,
+        registry=registry,
     )
     data = comparison.to_dict()
     pairs = {}
@@ -562,22 +573,27 @@ def gather_report(
     """
     limits = limits or ReportLimits()
     run = _load(store, run_id)
+    base = None if against is None else _load(store, against)
+    # The order and directions of the metrics, the runs' own ([[metric]] tables) included.
+    registry = stored_registry(*(r.record.config_json for r in (run, base) if r is not None))
     comparison = None
-    if against is not None:
+    if base is not None:
         comparison = _comparison(
-            _load(store, against), run, allow_mixed_judges=allow_mixed_judges, limits=limits
+            base, run, allow_mixed_judges=allow_mixed_judges, limits=limits, registry=registry
         )
     case_ids = list(run.kinds)
     frame = run.frame
     summaries = {s["metric"]: s for s in store.summaries(run_id)}
-    metrics = metric_order(set(summaries) | {str(m) for m in frame["metric"].unique()})
+    metrics = registry.order(set(summaries) | {str(m) for m in frame["metric"].unique()})
     by_metric = {str(m): rows for m, rows in frame.groupby("metric", sort=False, observed=True)}
     blocks, wanted = [], []
     empty = frame.iloc[0:0]
     for metric in metrics:
         rows = by_metric.get(metric, empty)
         summary = summaries.get(metric, {})
-        block, worst = _metric_block(run_id, metric, rows, summary, limits.worst_cases)
+        block, worst = _metric_block(
+            run_id, metric, rows, summary, limits.worst_cases, registry.higher_is_better(metric)
+        )
         blocks.append(block)
         wanted.extend(worst)
     no_output = "no output recorded"

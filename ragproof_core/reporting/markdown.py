@@ -87,7 +87,9 @@ def worst_cases_markdown(report: Mapping[str, Any], per_metric: int = WORST_IN_U
             answer = (d.get("answer") or {}).get("t") or d.get("error") or ""
             question = (d.get("question") or {}).get("t", "")
             shown = "–" if value is None else f"{value:.4f}"
-            direction = "" if higher_is_better(block["name"]) else " (lower is better)"
+            # The report's block carries the run's own direction (custom metrics included).
+            up = block.get("higher_is_better", higher_is_better(block["name"]))
+            direction = "" if up else " (lower is better)"
             lines.append(
                 f"| {block['name']}{direction} | `{_code(case_id)}` | {shown} "
                 f"| {_cell(question)} | {_cell(answer)} |"

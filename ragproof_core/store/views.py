@@ -109,18 +109,40 @@ def view_ddl(layout: StoreLayout) -> list[str]:
 
 
 def _metrics_view() -> str:
-    """The ``metrics`` view: the metric registry as rows (CONTRACT section 7)."""
+    """The ``metrics`` view: the metric registry as rows (CONTRACT section 7), then the
+    metrics stored runs declared of their own, in name order."""
     from ragproof_core.metrics.registry import METRICS
 
     rows = ", ".join(
-        f"({_sql_string(m.name)}, {_sql_string(m.family)}, {str(m.higher_is_better).upper()}, "
-        f"{str(m.judged).upper()}, {_sql_string(m.judge)}, {_sql_string(m.description)})"
-        for m in METRICS
+        f"({i}, {_sql_string(m.name)}, {_sql_string(m.family)}, "
+        f"{str(m.higher_is_better).upper()}, {str(m.judged).upper()}, {_sql_string(m.judge)}, "
+        f"{_sql_string(m.description)})"
+        for i, m in enumerate(METRICS)
     )
     return (
-        "CREATE OR REPLACE VIEW metrics AS SELECT * FROM (VALUES "
-        f"{rows}) AS t(metric, family, higher_is_better, judged, judge, description)"
+        f"CREATE OR REPLACE VIEW metrics AS SELECT {_METRIC_COLUMNS} FROM ("
+        f"SELECT * FROM (VALUES {rows}) AS t(position, {_METRIC_COLUMNS}) "
+        f"UNION ALL {_CUSTOM_METRICS}) ORDER BY position, metric"
     )
+
+
+_METRIC_COLUMNS = "metric, family, higher_is_better, judged, judge, description"
+# The metrics stored runs declared of their own ([[metric]] tables in config_json), each
+# once, as its latest run declared it; described as metrics.custom describes them.
+_CUSTOM_METRICS = (
+    f"SELECT 1000000 AS position, {_METRIC_COLUMNS} FROM ("
+    "SELECT m.name AS metric, 'custom' AS family, m.higher_is_better, "
+    "m.rubric IS NOT NULL AS judged, "
+    "CASE WHEN m.rubric IS NULL THEN 'never' ELSE 'required' END AS judge, "
+    "CASE WHEN m.rubric IS NULL THEN 'your function ' || m.function "
+    "ELSE 'rubric: ' || m.rubric || ' (' || array_to_string(m.bands, ' / ') || ')' END "
+    "AS description, "
+    "row_number() OVER (PARTITION BY m.name ORDER BY started_at DESC) AS latest FROM ("
+    "SELECT unnest(from_json(json_extract(config_json, '$.metrics'), "
+    '\'[{"name": "VARCHAR", "higher_is_better": "BOOLEAN", "rubric": "VARCHAR", '
+    '"bands": ["VARCHAR"], "function": "VARCHAR"}]\')) AS m, started_at FROM runs)) '
+    "WHERE latest = 1"
+)
 
 
 def fingerprint(layout: StoreLayout) -> str:
