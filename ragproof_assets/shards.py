@@ -37,9 +37,8 @@ from ragproof_assets.table_schemas import CASE_RESULTS_COLUMNS, OUTPUTS_COLUMNS
 from ragproof_core.adapters.loading import AdapterLoadError
 from ragproof_core.adapters.runner import close_adapter
 from ragproof_core.evaluate import ABORTED_BUDGET, evaluate
-from ragproof_core.judge.prompts import RUBRIC, load_template
 from ragproof_core.metric_tables import tables_from_dicts
-from ragproof_core.metrics.custom import rubric_prompts, run_registry
+from ragproof_core.metrics.custom import give_rubrics, run_registry
 from ragproof_core.preflight import take_adapter
 from ragproof_core.reporting.markdown import distributions_markdown, distributions_table
 from ragproof_core.settings import AdapterSpec, run_settings_from_dict
@@ -119,8 +118,7 @@ def evaluate_shard(
     # The run's own metrics ([[metric]] tables); a rubric metric's prompt joins the judge's.
     tables = tables_from_dicts(manifest.get("metrics"))
     registry = run_registry(tables)
-    if judge is not None and any(t.rubric is not None for t in tables):
-        judge.add_prompts(rubric_prompts(tables, load_template(RUBRIC)))
+    give_rubrics(judge, tables)
     # Several processes drawing one terminal bar would garble it: one shard only.
     progress = _progress_bar(
         end - start, enabled=context.run.tags.get(PROGRESS_TAG) == "true" and shards == 1

@@ -27,6 +27,7 @@ from ragproof_core.evaluate import evaluate
 from ragproof_core.judge.estimating import EstimatingJudge, cost_lines
 from ragproof_core.judge.session import make_judge
 from ragproof_core.judge.types import JudgeVerdict
+from ragproof_core.metrics.custom import give_rubrics, run_registry
 from ragproof_core.model import Answer, Case, CaseOutput, Chunk
 from ragproof_core.settings import Config, JudgeEnv
 
@@ -108,15 +109,18 @@ async def estimate_run(
     judge = make_judge(env, cache_path if cache_path.exists() else None)
     if judge is None:
         return DryRunEstimate(len(cases), None, "no judge", 0, 0, 0, 0.0, env.max_cost_usd)
+    # The config's own metrics: a rubric's questions are counted like any judge metric's.
+    give_rubrics(judge, config.metrics)
+    registry = run_registry(config.metrics)
     estimator = _EstimatingJudge(judge)
     adapter = load_adapter(config.adapter.target, config.adapter.options)
     try:
         if getattr(adapter, "free_to_call", False):
             basis = "answers from the local adapter, cache hits exact"
-            await evaluate(cases, adapter, config.run, estimator)
+            await evaluate(cases, adapter, config.run, estimator, registry=registry)
         else:
             basis = "adapter not called: assumed answer sizes, no cache hits counted"
-            await evaluate(cases, _AssumedAnswers(), config.run, estimator)
+            await evaluate(cases, _AssumedAnswers(), config.run, estimator, registry=registry)
     finally:
         await close_adapter(adapter)
         judge.close()

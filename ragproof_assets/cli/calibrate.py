@@ -35,10 +35,9 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
 
 def _fixtures(args: argparse.Namespace) -> int:
     from ragproof_core.judge.calibrate import calibrate
-    from ragproof_core.judge.prompts import RUBRIC, load_template
     from ragproof_core.judge.session import make_judge
     from ragproof_core.judge.types import BudgetExceeded
-    from ragproof_core.metrics.custom import custom_metric, rubric_prompts
+    from ragproof_core.metrics.custom import custom_metric, give_rubrics
 
     env = JudgeEnv.from_env()
     if args.mode is not None:
@@ -52,7 +51,7 @@ def _fixtures(args: argparse.Namespace) -> int:
             "calibrate --config: a config's rubric metrics are calibrated in per_metric mode; "
             "add --mode per_metric"
         )
-    judge.add_prompts(rubric_prompts([table for table, _ in extra], load_template(RUBRIC)))
+    give_rubrics(judge, [table for table, _ in extra])
 
     async def run():
         try:

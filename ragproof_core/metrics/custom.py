@@ -26,7 +26,7 @@ from typing import Any
 
 from ragproof_core.adapters.loading import resolve_target
 from ragproof_core.judge.plan import JudgePlan, Planned
-from ragproof_core.judge.prompts import Prompt, rubric_prompt
+from ragproof_core.judge.prompts import RUBRIC, Prompt, load_template, rubric_prompt
 from ragproof_core.metric_tables import MetricTable, tables_from_dicts
 from ragproof_core.metrics.registry import REGISTRY, Registry
 from ragproof_core.metrics.spec import MetricSpec
@@ -93,6 +93,12 @@ def rubric_prompts(tables: Sequence[MetricTable], template: Prompt) -> dict[str,
         for t in tables
         if t.rubric is not None
     }
+
+
+def give_rubrics(judge: Any, tables: Sequence[MetricTable]) -> None:
+    """Add the rubric metrics' prompts to ``judge`` (a judge, a jury, or None)."""
+    if judge is not None and any(t.rubric is not None for t in tables):
+        judge.add_prompts(rubric_prompts(tables, load_template(RUBRIC)))
 
 
 # --- function metrics -----------------------------------------------------------------------
