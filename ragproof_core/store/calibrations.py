@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 
 if TYPE_CHECKING:
-    from ragproof_core.judge.labels import RunCalibration
+    from ragproof_core.calibration.labels import RunCalibration
 
 CALIBRATIONS_SCHEMA = pa.schema(
     [
