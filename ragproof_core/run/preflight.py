@@ -16,7 +16,7 @@ from pathlib import Path
 
 from ragproof_core.adapters.loading import load_adapter
 from ragproof_core.adapters.runner import close_adapter
-from ragproof_core.config.settings import AdapterSpec, Config, JudgeEnv
+from ragproof_core.config.settings import AdapterSpec, Config, ConfigError, JudgeEnv
 from ragproof_core.data.dataset import load_dataset
 from ragproof_core.model import Case
 
@@ -39,6 +39,12 @@ def preflight(config: Config, dataset: str | Path, *, adapter_checked: bool = Fa
     (a million-line recording is validated once, not once per process).
     """
     cases = load_dataset(dataset)
+    if config.run.shards > len(cases):
+        # An empty shard is a Dagster step for nothing; thousands of them never finish planning.
+        raise ConfigError(
+            f"run.shards: {config.run.shards} shards for {len(cases)} case(s) in {dataset}; "
+            "use at most one shard per case"
+        )
     judge_env = JudgeEnv.from_env().with_table(config.judge)
     if not adapter_checked:
         check_adapter(config.adapter)

@@ -9,7 +9,8 @@ prompt named by the ``ragproof-prompt: <name>`` marker in the system message:
   sentence contains the word UNSUPPORTED;
 - citation_support: every cited chunk supported;
 - answer_relevance: "relevant"; completeness: "complete";
-- refusal: refused when the answer matches a simple refusal pattern;
+- refusal: refused exactly when ragproof's own refusal heuristic says so
+  (``robustness.refusal.is_refusal``), so judged and heuristic runs agree;
 - test-set generation (``generation_content``): a question built from the
   first words of each chunk; critique_qa approves, answerable exactly when
   the proposed answer is non-empty (qa yes, unanswerable no);
@@ -44,6 +45,8 @@ from typing import Any
 
 from aiohttp import web
 
+from ragproof_core.metrics.heuristics.refusal import is_refusal
+
 _BLOCK = re.compile(
     r"<<<BEGIN (?P<fence>DATA-[0-9a-f]+) (?P<name>\w+)(?: id=(?P<id>\"(?:[^\"\\]|\\.)*\"))?>>>\n"
     r"(?P<text>.*?)\n<<<END (?P=fence)>>>",
@@ -51,11 +54,6 @@ _BLOCK = re.compile(
 )
 _MARKER = re.compile(r"^ragproof-prompt: (\w+)$", re.MULTILINE)
 _PARTS = re.compile(r"^ragproof-parts: ([\w ]+)$", re.MULTILINE)
-_REFUSAL = re.compile(
-    r"\b(i don't know|i do not know|i cannot answer|i can't answer|unable to answer"
-    r"|not (?:enough|sufficient) information|cannot find|i'm sorry|no information)\b",
-    re.IGNORECASE,
-)
 _DEFAULT = object()
 
 
@@ -66,8 +64,12 @@ class Reply:
     content: str | None = None
     status: int = 200
     delay_s: float = 0.0
-    usage: Any = _DEFAULT  # (prompt_tokens, completion_tokens), None to omit, or server default
+    # (prompt_tokens, completion_tokens), None to omit, the server default, or any other
+    # JSON value sent as the usage block as-is (a malformed one).
+    usage: Any = _DEFAULT
     headers: dict[str, str] = field(default_factory=dict)
+    # Above 0: the response body is sent 8 bytes at a time, this many seconds apart.
+    trickle_s: float = 0.0
 
     @classmethod
     def error(cls, status: int, retry_after: float | None = None) -> Reply:
@@ -189,7 +191,7 @@ def default_reply(
     if prompt == "completeness":
         return {"verdict": "complete"}
     if prompt == "refusal":
-        return {"refused": bool(_REFUSAL.search(answer))}
+        return {"refused": is_refusal(answer)}
     if prompt in ("generate_qa", "generate_unanswerable", "critique_qa"):
         return json.loads(generation_content(prompt, blocks, texts))
     if prompt == "context_relevance":
@@ -230,6 +232,8 @@ class JudgeServer:
         self.usage = usage
         self.responder = responder
         self.requests: list[ReceivedRequest] = []
+        # One (bytes sent, bytes in the body, seconds) per trickled reply, once it ended.
+        self.trickles: list[tuple[int, int, float]] = []
         self._script: deque[Any] = deque()
         self._lock = threading.Lock()
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -351,14 +355,39 @@ class JudgeServer:
                 }
             ],
         }
-        if usage is not None:
+        if usage is not None and not isinstance(usage, tuple):
+            payload["usage"] = usage
+        elif usage is not None:
             prompt_tokens, completion_tokens = usage
             payload["usage"] = {
                 "prompt_tokens": prompt_tokens,
                 "completion_tokens": completion_tokens,
                 "total_tokens": prompt_tokens + completion_tokens,
             }
+        if item.trickle_s > 0:
+            return await self._trickle(request, json.dumps(payload).encode(), item)
         return web.json_response(payload, headers=item.headers)
+
+    async def _trickle(self, request: web.Request, body: bytes, item: Reply) -> web.StreamResponse:
+        """Send ``body`` 8 bytes every ``item.trickle_s`` until done or the client hangs up."""
+        response = web.StreamResponse(headers={**item.headers, "Content-Type": "application/json"})
+        response.content_length = len(body)
+        started = time.monotonic()
+        sent = 0
+        try:
+            await response.prepare(request)
+            while sent < len(body):
+                await response.write(body[sent : sent + 8])
+                sent += min(8, len(body) - sent)
+                await asyncio.sleep(item.trickle_s)
+                if request.transport is None or request.transport.is_closing():
+                    break
+        except (ConnectionResetError, asyncio.CancelledError):
+            pass
+        finally:
+            with self._lock:
+                self.trickles.append((sent, len(body), time.monotonic() - started))
+        return response
 
 
 def main(argv: list[str] | None = None) -> None:
