@@ -25,8 +25,8 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
-from ragproof_core.judge.plan import JudgePlan, Planned
 from ragproof_core.judge.types import Judge, JudgeVerdict
+from ragproof_core.metrics.judge_plan import JudgePlan, Planned
 from ragproof_core.metrics.spec import MetricGroup, MetricSpec
 from ragproof_core.model import (
     Case,

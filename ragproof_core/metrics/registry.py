@@ -25,10 +25,10 @@ import fnmatch
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from ragproof_core.judge import metrics as judge_metrics
 from ragproof_core.metrics import citation, context_relevance, echo, retrieval
+from ragproof_core.metrics import generation as judge_metrics
+from ragproof_core.metrics import robustness as robustness_metrics
 from ragproof_core.metrics.spec import JUDGE_MODES, MetricGroup, MetricSpec
-from ragproof_core.robustness import metrics as robustness_metrics
 
 __all__ = [
     "BY_NAME",

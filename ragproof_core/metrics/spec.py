@@ -30,8 +30,8 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from ragproof_core.judge.plan import Planned
 from ragproof_core.judge.types import Judge
+from ragproof_core.metrics.judge_plan import Planned
 from ragproof_core.model import Case, CaseOutput, MetricResult
 
 JUDGE_MODES: tuple[str, ...] = ("never", "optional", "required")

@@ -6,10 +6,10 @@ import math
 
 import pytest
 
-from ragproof_core.judge.plan import JudgePlan
+from ragproof_core.config.metric_tables import MetricTable
+from ragproof_core.config.settings import RunSettings
 from ragproof_core.judge.prompts import RUBRIC, load_template, render, rubric_prompt
 from ragproof_core.judge.schemas import ReplyValidationError, parse_reply
-from ragproof_core.metric_tables import MetricTable
 from ragproof_core.metrics.custom import (
     NO_VALUE,
     band_scores,
@@ -18,8 +18,8 @@ from ragproof_core.metrics.custom import (
     function_result,
     run_registry,
 )
+from ragproof_core.metrics.judge_plan import JudgePlan
 from ragproof_core.model import Answer, Case, CaseOutput, Chunk, Status
-from ragproof_core.settings import RunSettings
 
 FUNCTIONS = "tests.fixtures.custom_metrics.functions"
 TONE = MetricTable(

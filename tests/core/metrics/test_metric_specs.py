@@ -5,11 +5,11 @@ from __future__ import annotations
 import duckdb
 import pytest
 
-from ragproof_core.evaluate import Selection
-from ragproof_core.judge.calibrate import prompt_metrics
+from ragproof_core.calibration.calibrate import prompt_metrics
 from ragproof_core.judge.prompts import PROMPT_NAMES
 from ragproof_core.metrics.registry import METRICS, REGISTRY, MetricSelectionError
 from ragproof_core.metrics.spec import JUDGE_MODES, MetricSpec
+from ragproof_core.run.evaluate import Selection
 from ragproof_core.store.views import view_ddl
 
 

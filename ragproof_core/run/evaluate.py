@@ -1,0 +1,290 @@
+"""One evaluation: run the adapter over the cases and score every metric on each.
+
+The adapter and the judge overlap: as soon as a case's output arrives its
+deterministic metrics are scored and its judge questions start, bounded by the
+judge's own concurrency, while the adapter keeps working on later cases. A
+slow judge therefore never serialises a run, and a failing case never stops it.
+
+This is the only evaluation path: the Dagster asset calls ``evaluate`` and the
+command line drives that asset.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from functools import cached_property
+from typing import Any
+
+from ragproof_core.adapters.runner import run_adapter
+from ragproof_core.config.settings import RunSettings
+from ragproof_core.gc_pause import collector_paused
+from ragproof_core.judge.jury import run_judged, score_metric
+from ragproof_core.judge.types import BudgetExceeded, Judge
+from ragproof_core.judge.usage import attributed_to
+from ragproof_core.metrics.combined_run import combined_results
+from ragproof_core.metrics.judge_plan import run_plan
+from ragproof_core.metrics.registry import REGISTRY, MetricGroup, MetricSpec, Registry
+from ragproof_core.model import (
+    Case,
+    CaseOutput,
+    MetricResult,
+    case_error,
+    skipped,
+)
+
+COMPLETED = "completed"
+ABORTED_BUDGET = "aborted:budget"
+BUDGET_REASON = "not judged: the run stopped at its judge budget (RAGPROOF_MAX_COST_USD)"
+
+# How many cases may wait for judge verdicts at once, per unit of concurrency.
+# Bounds memory on a slow judge: past it, the adapter waits instead of racing ahead.
+_JUDGE_BACKLOG_PER_SLOT = 4
+
+DEFAULT_SETTINGS = RunSettings()
+
+
+@dataclass
+class Evaluation:
+    """Everything one run produced, in dataset order."""
+
+    outputs: list[CaseOutput]
+    results: list[MetricResult]
+    status: str = COMPLETED
+
+    @property
+    def case_failures(self) -> int:
+        return sum(1 for o in self.outputs if o.failed)
+
+
+def per_metric_function(declared: MetricSpec, params: Any):
+    """A judged metric as ``(case, output, judge) -> MetricResult``: its plan, asked alone."""
+
+    async def metric(case: Case, output: CaseOutput, judge: Judge | None) -> MetricResult:
+        return await run_plan(declared.plan(case, output, judge is not None, params), judge)
+
+    return metric
+
+
+@dataclass(frozen=True)
+class Selection:
+    """Which metrics a run computes, read from the registry; unselected metrics cost
+    nothing and leave no row. ``registry`` holds the run's own metrics too."""
+
+    names: tuple[str, ...] = REGISTRY.names
+    registry: Registry = REGISTRY
+
+    @classmethod
+    def from_settings(cls, settings: RunSettings, registry: Registry = REGISTRY) -> Selection:
+        return cls(registry.select(settings.metrics), registry)
+
+    @cached_property
+    def specs(self) -> tuple[MetricSpec, ...]:
+        chosen = set(self.names)
+        return tuple(m for m in self.registry.metrics if m.name in chosen)
+
+    @cached_property
+    def groups(self) -> tuple[MetricGroup, ...]:
+        """The groups with a selected member, in registry order."""
+        return tuple(dict.fromkeys(m.group for m in self.specs if m.group is not None))
+
+    @cached_property
+    def deterministic_groups(self) -> tuple[MetricGroup, ...]:
+        return tuple(g for g in self.groups if g.score is not None)
+
+    @cached_property
+    def deterministic(self) -> tuple[MetricSpec, ...]:
+        """Selected metrics scored on their own without a judge."""
+        return tuple(m for m in self.specs if m.group is None and m.score is not None)
+
+    @cached_property
+    def judged(self) -> tuple[MetricSpec, ...]:
+        """Selected judged metrics asked on their own in per_metric mode."""
+        return tuple(m for m in self.specs if m.group is None and m.plan is not None)
+
+    @cached_property
+    def judged_groups(self) -> tuple[MetricGroup, ...]:
+        """Groups asking one judge call for all their selected members in per_metric mode."""
+        return tuple(g for g in self.groups if g.ask is not None)
+
+    @cached_property
+    def planned(self) -> tuple[MetricSpec, ...]:
+        """Every selected metric with a plan: the parts of combined mode's request."""
+        return tuple(m for m in self.specs if m.plan is not None)
+
+    @cached_property
+    def order(self) -> dict[str, int]:
+        return {name: i for i, name in enumerate(self.registry.names)}
+
+
+ALL_METRICS = Selection()
+
+
+def deterministic_results(
+    case: Case, output: CaseOutput, settings: RunSettings, selection: Selection = ALL_METRICS
+) -> list[MetricResult]:
+    results: list[MetricResult] = []
+    wanted = selection.names
+    for group in selection.deterministic_groups:
+        # A group's metrics share one pass (the four retrieval metrics, one ranking).
+        results.extend(r for r in group.score(case, output, settings) if r.metric in wanted)
+    results.extend(m.score(case, output, settings) for m in selection.deterministic)
+    return results
+
+
+def failure_results(
+    case: Case, output: CaseOutput, selection: Selection = ALL_METRICS
+) -> list[MetricResult]:
+    """A case failure counts in every metric's error count and enters no mean."""
+    return [case_error(case.id, name, output.error or "case failed") for name in selection.names]
+
+
+async def judged_results(
+    case: Case,
+    output: CaseOutput,
+    judge: Judge | None,
+    on_budget: Callable[[], None],
+    selection: Selection = ALL_METRICS,
+    k: int = 5,
+    settings: RunSettings | None = None,
+) -> list[MetricResult]:
+    params = settings if settings is not None else _params(k)
+    if judge is None:
+        return await _unjudged_results(case, output, selection, params)
+
+    async def one(declared: MetricSpec) -> list[MetricResult]:
+        # Judge usage is counted under the metric that asked (usage.attributed_to).
+        with attributed_to(declared.name):
+            try:
+                return [
+                    await score_metric(per_metric_function(declared, params), case, output, judge)
+                ]
+            except BudgetExceeded:
+                on_budget()
+                return [skipped(case.id, declared.name, BUDGET_REASON)]
+
+    if getattr(judge, "mode", "per_metric") == "combined":
+        # CONTRACT section 12: one request per case carrying every judge prompt,
+        # the judged retrieval metrics' context_relevance part included.
+        chosen = tuple((m.name, per_metric_function(m, params)) for m in selection.planned)
+        with attributed_to("combined"):
+            return list(
+                await run_judged(
+                    lambda j: combined_results(
+                        case,
+                        output,
+                        j,
+                        chosen,
+                        on_budget,
+                        BUDGET_REASON,
+                        params,
+                        selection.registry,
+                    ),
+                    judge,
+                )
+            )
+
+    async def together(group: MetricGroup) -> list[MetricResult]:
+        # The group's metrics share one judge call, counted under the group's name.
+        with attributed_to(group.name):
+            try:
+                results = await run_judged(lambda j: group.ask(case, output, j, params), judge)
+            except BudgetExceeded:
+                on_budget()
+                results = tuple(skipped(case.id, name, BUDGET_REASON) for name in group.members)
+        return [r for r in results if r.metric in selection.names]
+
+    jobs = [one(m) for m in selection.judged]
+    jobs.extend(together(group) for group in selection.judged_groups)
+    return [r for rs in await asyncio.gather(*jobs) for r in rs]
+
+
+def _params(k: int) -> RunSettings:
+    return DEFAULT_SETTINGS if k == DEFAULT_SETTINGS.k else replace(DEFAULT_SETTINGS, k=k)
+
+
+async def _unjudged_results(
+    case: Case, output: CaseOutput, selection: Selection, params: RunSettings
+) -> list[MetricResult]:
+    """``judged_results`` without a judge, in the same order: each metric skips (or uses
+    the refusal heuristic) at once. Nothing is asked, so there is no usage to attribute,
+    no budget to hit and no jury to combine: the per-metric wrappers are left out, as
+    they cost more than the metrics themselves on a million cases."""
+    results = [await run_plan(m.plan(case, output, False, params), None) for m in selection.judged]
+    for group in selection.judged_groups:
+        together = await group.ask(case, output, None, params)
+        results.extend(r for r in together if r.metric in selection.names)
+    return results
+
+
+async def evaluate(
+    cases: Sequence[Case],
+    adapter: object,
+    settings: RunSettings,
+    judge: Judge | None = None,
+    on_case_done: Callable[[], None] | None = None,
+    registry: Registry = REGISTRY,
+) -> Evaluation:
+    """Evaluate ``cases`` against ``adapter``; never raises for a case's problem.
+    ``registry``: the metrics to choose from, the run's own (``metrics.custom``) included."""
+    selection = Selection.from_settings(settings, registry)
+    results_by_case: dict[str, list[MetricResult]] = {}
+    pending: set[asyncio.Task] = set()
+    backlog = asyncio.Semaphore(settings.concurrency * _JUDGE_BACKLOG_PER_SLOT)
+    aborted = False
+
+    def stop_for_budget() -> None:
+        nonlocal aborted
+        aborted = True
+
+    async def score(case: Case, output: CaseOutput) -> None:
+        try:
+            if output.failed:
+                results_by_case[case.id] = failure_results(case, output, selection)
+                return
+            fixed = deterministic_results(case, output, settings, selection)
+            judged = await judged_results(
+                case, output, judge, stop_for_budget, selection, settings.k, settings
+            )
+            results_by_case[case.id] = fixed + judged
+        except Exception as exc:
+            # A bug in ragproof's own scoring must not cost the other cases their
+            # run: the case is an error in every metric, counted and explained.
+            reason = f"internal error while scoring: {type(exc).__name__}: {exc}"
+            results_by_case[case.id] = failure_results(
+                case, replace(output, error=reason), selection
+            )
+        finally:
+            backlog.release()
+            if on_case_done is not None:
+                on_case_done()
+
+    async def on_output(case: Case, output: CaseOutput) -> None:
+        await backlog.acquire()
+        if judge is None:
+            # Nothing to wait for: score inline rather than pay for a task per case.
+            await score(case, output)
+            return
+        task = asyncio.create_task(score(case, output))
+        pending.add(task)
+        task.add_done_callback(pending.discard)
+
+    with collector_paused():
+        outputs = await run_adapter(
+            cases, adapter, settings, on_output=on_output, should_stop=lambda: aborted
+        )
+        if pending:
+            await asyncio.gather(*pending)
+
+    results: list[MetricResult] = []
+    order = selection.order
+    for output in outputs:
+        case_results = results_by_case.get(output.case_id, [])
+        case_results.sort(key=lambda r: order.get(r.metric, len(order)))
+        results.extend(case_results)
+    return Evaluation(
+        outputs=list(outputs),
+        results=results,
+        status=ABORTED_BUDGET if aborted else COMPLETED,
+    )
