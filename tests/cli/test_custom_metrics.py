@@ -18,7 +18,7 @@ pytestmark = pytest.mark.slow
 FIXTURE = REPO / "tests" / "fixtures" / "custom_metrics"
 CUSTOM = ("custom.tone", "custom.answer_words", "custom.cites_expected")
 
-# server and judge_env: tests/assets/conftest.py
+# server and judge_env: tests/assets/conftest.py (through tests/cli/conftest.py)
 
 
 def _ok(done):
