@@ -8,6 +8,7 @@ import json
 import dagster as dg
 import pytest
 
+from ragproof_assets.config import EvalRunConfig, evaluate_run_config
 from ragproof_assets.definitions import defs
 from ragproof_assets.partitions import evaluation_runs
 
@@ -24,7 +25,7 @@ def _evaluate(instance, tmp_path, run_id: str, outputs: str, k: int):
         "metrics": ["retrieval.*"],
     }
     result = defs.resolve_job_def("evaluate").execute_in_process(
-        run_config={"ops": {"eval_dataset": {"config": config}}},
+        run_config=evaluate_run_config(EvalRunConfig(**config)),
         instance=instance,
         partition_key=run_id,
     )
