@@ -30,11 +30,11 @@ import duckdb
 import pandas as pd
 import pyarrow as pa
 
-from ragproof_core import settings
+from ragproof_core.config import settings
+from ragproof_core.config.manifest import RunManifest
 from ragproof_core.gc_pause import collector_paused
 from ragproof_core.metrics.registry import metric_order
 from ragproof_core.model import Case, CaseOutput, MetricResult
-from ragproof_core.run_manifest import RunManifest
 from ragproof_core.store import calibrations, files, result_tally, schema, views
 from ragproof_core.store.handles import StoredTable
 from ragproof_core.store.layout import (
@@ -425,7 +425,7 @@ class RunStore:
     def write_calibration(
         self, calibration: Any, *, labels_file: str, now: datetime | None = None
     ) -> str:
-        """Store a ``judge.labels.RunCalibration`` of a finished run; returns its id."""
+        """Store a ``calibration.labels.RunCalibration`` of a finished run; returns its id."""
         if not self.is_finished(calibration.run_id):
             raise RunNotFound(calibration.run_id, "the run has not finished")
         created_at = now or datetime.now(UTC)

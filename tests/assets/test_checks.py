@@ -8,9 +8,9 @@ import json
 import dagster as dg
 import pytest
 
-from ragproof_assets.config import EvalRunConfig, evaluate_run_config
 from ragproof_assets.definitions import defs
-from ragproof_assets.partitions import evaluation_runs
+from ragproof_assets.evaluation.config import EvalRunConfig, evaluate_run_config
+from ragproof_assets.evaluation.partitions import evaluation_runs
 
 RECORDER = "ragproof_core.adapters.recorded:RecordedAdapter"
 

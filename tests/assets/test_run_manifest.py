@@ -7,10 +7,10 @@ import json
 
 import dagster as dg
 
-from ragproof_assets.config import EvalRunConfig, evaluate_run_config
 from ragproof_assets.definitions import defs
-from ragproof_assets.partitions import evaluation_runs
-from ragproof_core.run_manifest import RunManifest
+from ragproof_assets.evaluation.config import EvalRunConfig, evaluate_run_config
+from ragproof_assets.evaluation.partitions import evaluation_runs
+from ragproof_core.config.manifest import RunManifest
 from ragproof_core.store.run_store import RunStore
 from tests.assets.expected import RECORDED
 

@@ -21,9 +21,9 @@ import dagster as dg
 import duckdb
 import pytest
 
-from ragproof_assets.config import EvalRunConfig, evaluate_run_config
 from ragproof_assets.definitions import defs
-from ragproof_assets.partitions import evaluation_runs
+from ragproof_assets.evaluation.config import EvalRunConfig, evaluate_run_config
+from ragproof_assets.evaluation.partitions import evaluation_runs
 from tests.conftest import FIXTURES
 from tests.support.judge_server import JudgeServer
 
