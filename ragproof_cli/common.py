@@ -1,0 +1,50 @@
+"""What every `ragproof` command shares: exit codes, the user-error type, the store
+and JSON printing."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import sys
+from collections.abc import Iterator
+
+from ragproof_core.config.settings import store_root
+from ragproof_core.store.run_store import RunStore
+
+EXIT_OK, EXIT_BAD_INPUT, EXIT_BUDGET = 0, 1, 2
+EXIT_INTERNAL = 3
+EXIT_REGRESSION = 4
+
+
+class UsageError(Exception):
+    """Bad input from the user: printed as one line, exit 1."""
+
+
+def open_store() -> RunStore:
+    return RunStore(store_root())
+
+
+def print_json(obj) -> None:
+    print(json.dumps(obj, indent=2, sort_keys=False, default=str))
+
+
+@contextlib.contextmanager
+def stdout_to_stderr() -> Iterator[None]:
+    """Send whatever is written to standard output meanwhile to standard error.
+
+    An adapter that prints (or a library it calls, or a step process it starts)
+    must not corrupt the command's own output, ``--json`` above all. File
+    descriptor 1 is redirected as well as ``sys.stdout``, so C code and child
+    processes are caught too.
+    """
+    sys.stdout.flush()
+    saved = os.dup(1)
+    os.dup2(2, 1)
+    try:
+        with contextlib.redirect_stdout(sys.stderr):
+            yield
+    finally:
+        sys.stderr.flush()
+        os.dup2(saved, 1)
+        os.close(saved)
