@@ -10,7 +10,13 @@ from pathlib import Path
 import pytest
 
 from ragproof_core.config.manifest import RunManifest
-from ragproof_core.config.settings import RUN_KEYS, JudgeSettings, RunSettings, load_config
+from ragproof_core.config.settings import (
+    RUN_KEYS,
+    Config,
+    JudgeSettings,
+    RunSettings,
+    load_config,
+)
 from ragproof_core.store.run_store import RunStore
 from tests.core.store import sample
 
@@ -18,8 +24,7 @@ CONFIG = Path(__file__).parents[2] / "fixtures" / "manifest" / "ragproof.toml"
 T0 = datetime(2026, 12, 1, 2, 0, tzinfo=UTC)
 
 
-def _manifest(**overrides) -> RunManifest:
-    config = load_config(CONFIG).with_overrides(**overrides)
+def _manifest(config: Config) -> RunManifest:
     return RunManifest(
         run_id="r1",
         dataset="cases.jsonl",
@@ -37,7 +42,7 @@ def _manifest(**overrides) -> RunManifest:
 
 
 def test_every_setting_survives_manifest_json_and_config_json(tmp_path):
-    manifest = _manifest(k=7)
+    manifest = _manifest(load_config(CONFIG).with_overrides(k=7))
     defaults = RunSettings()
     assert all(getattr(manifest.run, key) != getattr(defaults, key) for key in RUN_KEYS)
     assert manifest.judge != JudgeSettings()
@@ -72,21 +77,11 @@ def test_every_setting_survives_manifest_json_and_config_json(tmp_path):
 
 
 def test_a_manifest_round_trips_with_its_defaults_too():
-    manifest = RunManifest(
-        run_id="r2",
-        dataset="d.jsonl",
-        dataset_path="/d.jsonl",
-        dataset_sha256="d" * 64,
-        cases=1,
-        started_at=T0,
-        run=RunSettings(),
-        adapter=load_config(None).adapter,
-        judge=JudgeSettings(),
-    )
+    manifest = dataclasses.replace(_manifest(Config()), use_cache=True, judge_api_base=None)
     assert RunManifest.from_json(manifest.to_json()) == manifest
-    assert manifest.config == load_config(None).with_overrides(metrics=list(manifest.run.metrics))
+    assert manifest.config == Config().with_overrides(metrics=list(manifest.run.metrics))
 
 
 def test_a_naive_start_time_is_refused():
     with pytest.raises(ValueError, match="timezone-aware"):
-        dataclasses.replace(_manifest(), started_at=datetime(2026, 12, 1))
+        dataclasses.replace(_manifest(Config()), started_at=datetime(2026, 12, 1))
