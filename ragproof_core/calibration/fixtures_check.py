@@ -238,18 +238,7 @@ def _scan(directory: Path | None) -> tuple[list[Fixture], list[str]]:
         except UnicodeDecodeError as exc:
             problems.append(f"{path}: not UTF-8 ({exc})")
             continue
-        for where, obj in json_lines(path, lines, problems):
-            # Duplicate ids are checked on the raw line, so a duplicate of a
-            # broken fixture is still reported.
-            if isinstance(obj, dict) and isinstance(obj.get("id"), str):
-                earlier = first_seen.setdefault(obj["id"], where)
-                if earlier != where:
-                    problems.append(f"{where}: duplicate id {obj['id']!r} (first at {earlier})")
-                    continue
-            fixture, found = _parse(obj, where, path.stem)
-            problems.extend(found)
-            if fixture is not None:
-                fixtures.append(fixture)
+        fixtures += _file_fixtures(path, lines, path.stem, first_seen, problems)
     counts = Counter(f.prompt for f in fixtures)
     for prompt in CALIBRATED_PROMPTS:
         if counts[prompt] < MIN_PER_PROMPT:
@@ -260,28 +249,44 @@ def _scan(directory: Path | None) -> tuple[list[Fixture], list[str]]:
     return fixtures, problems
 
 
+def _file_fixtures(
+    path: Path,
+    lines: list[str],
+    prompt: str,
+    seen: dict[str, str],
+    problems: list[str],
+    known: Sequence[str] = CALIBRATED_PROMPTS,
+    scores: Sequence[float] | None = HUMAN_SCORES,
+) -> list[Fixture]:
+    """The fixtures of one file's lines for ``prompt``; each problem (a broken line, an id
+    already in ``seen``) is added to ``problems``."""
+    fixtures: list[Fixture] = []
+    for where, obj in json_lines(path, lines, problems):
+        # Duplicate ids are checked on the raw line, so a duplicate of a
+        # broken fixture is still reported.
+        if isinstance(obj, dict) and isinstance(obj.get("id"), str):
+            earlier = seen.setdefault(obj["id"], where)
+            if earlier != where:
+                problems.append(f"{where}: duplicate id {obj['id']!r} (first at {earlier})")
+                continue
+        fixture, found = _parse(obj, where, prompt, known, scores)
+        problems.extend(found)
+        if fixture is not None:
+            fixtures.append(fixture)
+    return fixtures
+
+
 def load_metric_fixtures(path: Path | str, metric: str) -> list[Fixture]:
     """The human-scored fixtures of one rubric metric (``[[metric]] fixtures``): the shipped
     fixtures' shape with ``"prompt"`` the metric's name and ``human_score`` from 0 to 1.
     ``FixtureError`` lists every problem."""
     path = Path(path)
     problems: list[str] = []
-    fixtures: list[Fixture] = []
     try:
         lines = path.read_text(encoding="utf-8").splitlines()
     except (OSError, UnicodeDecodeError) as exc:
         raise FixtureError([f"{path}: cannot read ({exc})"]) from None
-    seen: dict[str, str] = {}
-    for where, obj in json_lines(path, lines, problems):
-        if isinstance(obj, dict) and isinstance(obj.get("id"), str):
-            earlier = seen.setdefault(obj["id"], where)
-            if earlier != where:
-                problems.append(f"{where}: duplicate id {obj['id']!r} (first at {earlier})")
-                continue
-        fixture, found = _parse(obj, where, metric, known=(metric,), scores=None)
-        problems.extend(found)
-        if fixture is not None:
-            fixtures.append(fixture)
+    fixtures = _file_fixtures(path, lines, metric, {}, problems, known=(metric,), scores=None)
     if not problems and not fixtures:
         problems.append(f"{path}: no fixtures")
     if problems:
