@@ -29,6 +29,7 @@ from ragproof_core.judge.activity import judge_usage_markdown
 from ragproof_core.judge.jury_agreement import jury_agreement
 from ragproof_core.judge.ledger import JudgeLedger
 from ragproof_core.preflight import preflight
+from ragproof_core.redaction import config_sha256
 from ragproof_core.report import refusal_tradeoff, summary_markdown
 from ragproof_core.reporting.data import gather_report
 from ragproof_core.reporting.html import render_html
@@ -96,6 +97,17 @@ def eval_dataset(
         "run": run_settings_dict(resolved.run),
         "judge": judge_settings_dict(resolved.judge),
         "use_cache": not config.no_cache,
+        # From the unredacted values: the stored config masks secrets, this still
+        # tells apart two runs whose configs differ only in one.
+        "config_sha256": config_sha256(
+            {
+                "adapter": {"target": resolved.adapter.target, "options": resolved.adapter.options},
+                "run": run_settings_dict(resolved.run),
+                "judge": judge_settings_dict(resolved.judge),
+                "judge_api_base": JudgeEnv.from_env().api_base,
+                "use_cache": not config.no_cache,
+            }
+        ),
         "cases": len(cases),
         "started_at": _now().isoformat(),
         "dagster_run_id": context.run.run_id,
@@ -217,6 +229,7 @@ def run_summary(
                 "dataset_sha256": manifest["dataset_sha256"],
                 "use_cache": manifest["use_cache"],
                 "judge_api_base": JudgeEnv.from_env().api_base,
+                "config_sha256": manifest.get("config_sha256"),
             },
             sort_keys=True,
         ),

@@ -29,7 +29,7 @@ from dataclasses import replace
 import dagster as dg
 
 from ragproof_assets.assets import GROUP, _ledger, _progress_bar
-from ragproof_assets.config import PROGRESS_TAG
+from ragproof_assets.config import EVAL_OP, PROGRESS_TAG, EvalRunConfig
 from ragproof_assets.io_managers import JudgeIOManager
 from ragproof_assets.partitions import evaluation_runs
 from ragproof_assets.resources import StoreResource
@@ -38,8 +38,9 @@ from ragproof_core.adapters.loading import AdapterLoadError
 from ragproof_core.adapters.runner import close_adapter
 from ragproof_core.evaluate import ABORTED_BUDGET, evaluate
 from ragproof_core.preflight import take_adapter
+from ragproof_core.redaction import redact
 from ragproof_core.reporting.markdown import distributions_markdown, distributions_table
-from ragproof_core.settings import AdapterSpec, run_settings_from_dict
+from ragproof_core.settings import AdapterSpec, ConfigError, run_settings_from_dict
 from ragproof_core.shard_attempt import (
     ATTEMPT_PREFIX,
     AttemptRecorder,
@@ -81,6 +82,29 @@ def plan_shards(context: dg.OpExecutionContext, eval_dataset: StoredTable):
         yield dg.DynamicOutput(None, mapping_key=report_name(index))
 
 
+def launched_adapter(context: dg.OpExecutionContext, manifest: dict) -> AdapterSpec:
+    """The run's adapter with its real options, from the run's launch form.
+
+    The manifest's copy has its secrets masked (``ragproof_core/redaction.py``), so
+    an adapter built from it would send ``***`` as its key. The form is resolved
+    again and must still match the manifest: a config file edited since the run
+    started fails the step instead of evaluating with another adapter.
+    """
+    stored = (manifest["adapter"], manifest["adapter_options"])
+    launched = context.run.run_config.get("ops", {}).get(EVAL_OP, {}).get("config")
+    if launched is None:
+        # A step launched alone (no eval_dataset in this Dagster run) has only the
+        # manifest: right for adapters without secrets, as before.
+        return AdapterSpec(*stored)
+    spec = EvalRunConfig(**launched).resolve().adapter
+    if (spec.target, redact(dict(spec.options))) != stored:
+        raise ConfigError(
+            "the adapter's config changed since this run started; start a new run "
+            f"(was {manifest['adapter']}, now {spec.target})"
+        )
+    return spec
+
+
 @dg.op(
     ins={"planned": dg.In(dg.Nothing)},
     out=dg.Out(dg.Nothing),
@@ -102,10 +126,8 @@ def evaluate_shard(
     settings = replace(settings, concurrency=shard_share(settings.concurrency, shards, index))
     try:
         # The ingest step validated the adapter's input (a recording) before this step.
-        adapter = take_adapter(
-            AdapterSpec(manifest["adapter"], manifest["adapter_options"]), prechecked=True
-        )
-    except AdapterLoadError as exc:
+        adapter = take_adapter(launched_adapter(context, manifest), prechecked=True)
+    except (AdapterLoadError, ConfigError) as exc:
         raise dg.Failure(description=str(exc), allow_retries=False) from exc
     judge = judge_io_manager.open_judge(
         use_cache=manifest["use_cache"],
