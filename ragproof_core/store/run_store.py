@@ -8,7 +8,7 @@ steps. ``list_runs``, ``get_run`` and ``last_completed_run`` see finished runs
 only, like the DuckDB views.
 
 Secrets never reach the store: before a manifest, a document or a run record
-is written, the rule of ``ragproof_core/redaction.py`` is applied (keys whose
+is written, the rule of ``ragproof_core/config/redaction.py`` is applied (keys whose
 name holds a secret word, URL user info and query values, to any depth).
 Redaction rather than rejection, so a config carrying a header such as
 ``Authorization`` still records every other setting.
@@ -28,12 +28,12 @@ import duckdb
 import pandas as pd
 import pyarrow as pa
 
-from ragproof_core import settings
+from ragproof_core.config import settings
+from ragproof_core.config.redaction import REDACTED, is_secret_key
+from ragproof_core.config.redaction import redact as redact_secrets
 from ragproof_core.gc_pause import collector_paused
 from ragproof_core.metrics.registry import metric_order
 from ragproof_core.model import Case, CaseOutput, MetricResult
-from ragproof_core.redaction import REDACTED, is_secret_key
-from ragproof_core.redaction import redact as redact_secrets
 from ragproof_core.store import calibrations, files, result_tally, schema, views
 from ragproof_core.store.handles import StoredTable
 from ragproof_core.store.layout import (
@@ -391,7 +391,7 @@ class RunStore:
     def write_calibration(
         self, calibration: Any, *, labels_file: str, now: datetime | None = None
     ) -> str:
-        """Store a ``judge.labels.RunCalibration`` of a finished run; returns its id."""
+        """Store a ``calibration.labels.RunCalibration`` of a finished run; returns its id."""
         if not self.is_finished(calibration.run_id):
             raise RunNotFound(calibration.run_id, "the run has not finished")
         created_at = now or datetime.now(UTC)

@@ -1,5 +1,5 @@
 """HttpAdapter taking, beside its own options, the option names users keep secrets
-under, so the secrets test can plant a token in each (tests/assets/test_cli_secrets.py)."""
+under, so the secrets test can plant a token in each (tests/cli/test_secrets.py)."""
 
 from __future__ import annotations
 
