@@ -87,7 +87,7 @@ def test_no_planted_secret_reaches_the_store_the_dagster_home_or_the_output(tmp_
 
     # What is stored is the config with the secrets masked, and a hash of the real one.
     manifest = json.loads((store / "runs" / run_id / "manifest.json").read_text())
-    options = manifest["adapter_options"]
+    options = manifest["adapter"]["options"]
     assert options["url"] == f"http://***@127.0.0.1:{port}/answer?api_key=***&v=***"
     assert options["headers"] == {
         "Ocp-Apim-Subscription-Key": "***",
