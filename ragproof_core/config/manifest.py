@@ -18,6 +18,7 @@ from datetime import datetime
 from typing import Any
 
 from ragproof_core.config.metric_tables import MetricTable, tables_from_dicts, tables_to_dicts
+from ragproof_core.config.redaction import config_sha256
 from ragproof_core.config.settings import (
     AdapterSpec,
     Config,
@@ -48,6 +49,10 @@ class RunManifest:
     # RAGPROOF_JUDGE_API_BASE when the run started (its password redacted in the store).
     judge_api_base: str | None = None
     dagster_run_id: str | None = None
+    # The hash of the settings with their real values (``settings_sha256``), set before
+    # the manifest is stored: the stored copy has its secrets masked, this hash
+    # still tells apart two runs whose configs differ only in a secret.
+    config_sha256: str | None = None
     # The [[metric]] tables: every step builds the run's own metrics from them, and
     # compare and the report read their directions from config_json.
     metrics: tuple[MetricTable, ...] = ()
@@ -78,9 +83,17 @@ class RunManifest:
             "use_cache": self.use_cache,
             "judge_api_base": self.judge_api_base,
             "dagster_run_id": self.dagster_run_id,
+            "config_sha256": self.config_sha256,
             # Only a run with metrics of its own says so: other runs' JSON is unchanged.
             **({"metrics": tables_to_dicts(self.metrics)} if self.metrics else {}),
         }
+
+    def settings_sha256(self) -> str:
+        """sha256 of the run, adapter and judge settings as they are in this object."""
+        data = self.to_dict()
+        # The run's own metrics count too, when it declares any.
+        keys = ("run", "adapter", "judge", "use_cache", "judge_api_base", "metrics")
+        return config_sha256({key: data[key] for key in keys if key in data})
 
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), sort_keys=True, ensure_ascii=False)
@@ -101,6 +114,7 @@ class RunManifest:
             use_cache=data["use_cache"],
             judge_api_base=data.get("judge_api_base"),
             dagster_run_id=data.get("dagster_run_id"),
+            config_sha256=data.get("config_sha256"),
             metrics=tables_from_dicts(data.get("metrics")),
         )
 
