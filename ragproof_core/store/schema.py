@@ -48,6 +48,9 @@ DATASET_SCHEMA = pa.schema(
         pa.field("expected_answer", pa.string()),
         pa.field("adversarial_payload", pa.string()),
         pa.field("metadata_json", pa.string()),
+        # The graded expected_source_ids object as JSON (zeros included), null for
+        # a list; expected_source_ids then holds the relevant ids (CONTRACT section 19).
+        pa.field("expected_source_grades_json", pa.string()),
     ]
 )
 
@@ -263,6 +266,7 @@ def encode_dataset(run_id: str, cases: Sequence[Case]) -> pa.Table:
             _strings(c.expected_answer for c in cases),
             _strings(c.adversarial_payload for c in cases),
             _strings(_json_or_none(c.metadata) for c in cases),
+            _strings(_json_or_none(c.source_grades) for c in cases),
         ],
         schema=DATASET_SCHEMA,
     )
@@ -280,8 +284,9 @@ def decode_dataset(table: pa.Table) -> list[Case]:
             expected_answer=expected_answer,
             adversarial_payload=payload,
             metadata=_loads_or_none(meta),
+            source_grades=_loads_or_none(grades),
         )
-        for id_, question, kind, ids, expected_answer, payload, meta in zip(
+        for id_, question, kind, ids, expected_answer, payload, meta, grades in zip(
             _column(table, "id"),
             _column(table, "question"),
             _column(table, "kind"),
@@ -289,6 +294,7 @@ def decode_dataset(table: pa.Table) -> list[Case]:
             _column(table, "expected_answer"),
             _column(table, "adversarial_payload"),
             _column(table, "metadata_json"),
+            _column(table, "expected_source_grades_json"),
             strict=True,
         )
     ]
