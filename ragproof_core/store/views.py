@@ -43,6 +43,7 @@ from typing import TypeVar
 import duckdb
 import pyarrow as pa
 
+from ragproof_core.store import tables
 from ragproof_core.store.calibrations import CALIBRATIONS_SCHEMA
 from ragproof_core.store.calibrations import COLUMNS as CALIBRATION_COLUMNS
 from ragproof_core.store.layout import StoreLayout
@@ -53,11 +54,11 @@ from ragproof_core.store.schema import SCHEMAS
 # show; any change to the DDL or the table schemas already triggers a rebuild.
 VIEW_VERSION = 1
 
-# The views' columns are the tables' columns, in schema order (CONTRACT's
+# The views' columns are the declared tables' columns, in order (CONTRACT's
 # columns first; later additions only ever go after them).
-RUNS_COLUMNS: tuple[str, ...] = tuple(SCHEMAS["run"].names)
-CASE_RESULTS_COLUMNS: tuple[str, ...] = tuple(SCHEMAS["case_results"].names)
-METRIC_SUMMARIES_COLUMNS: tuple[str, ...] = tuple(SCHEMAS["metric_summaries"].names)
+RUNS_COLUMNS: tuple[str, ...] = tables.RUN.names
+CASE_RESULTS_COLUMNS: tuple[str, ...] = tables.CASE_RESULTS.names
+METRIC_SUMMARIES_COLUMNS: tuple[str, ...] = tables.METRIC_SUMMARIES.names
 # Views with a row per run (and case, metric); ``metrics`` lists the metric registry.
 RUN_VIEWS: tuple[str, ...] = ("runs", "case_results", "metric_summaries")
 # ``calibrations`` has rows only for runs someone calibrated with human labels.
