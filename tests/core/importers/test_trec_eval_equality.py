@@ -23,7 +23,6 @@ from ragproof_core.settings import RunSettings
 from tests.support.trec_equality import (
     CUTOFFS,
     DEPTH_METRICS,
-    TREC_METRICS,
     UNCUT,
     compare,
     write_trec_pair,
