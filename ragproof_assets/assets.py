@@ -19,7 +19,7 @@ from pathlib import Path
 
 import dagster as dg
 
-from ragproof_assets.config import EvalRunConfig
+from ragproof_assets.config import PRECHECKED_TAG, EvalRunConfig
 from ragproof_assets.partitions import evaluation_runs
 from ragproof_assets.resources import StoreResource
 from ragproof_assets.table_schemas import DATASET_COLUMNS, METRIC_SUMMARIES_COLUMNS
@@ -77,7 +77,11 @@ def eval_dataset(
     try:
         # Config, dataset, judge environment and adapter, all before the manifest:
         # bad input of any kind leaves the store unchanged.
-        checked = preflight(config.resolve(), config.dataset, adapter_checked=config.prechecked)
+        checked = preflight(
+            config.resolve(),
+            config.dataset,
+            adapter_checked=context.run.tags.get(PRECHECKED_TAG) == "true",
+        )
     except (DatasetError, ConfigError, AdapterLoadError) as exc:
         raise dg.Failure(description=str(exc), allow_retries=False) from exc
     resolved, cases = checked.config, checked.cases
@@ -92,7 +96,6 @@ def eval_dataset(
         "run": run_settings_dict(resolved.run),
         "judge": judge_settings_dict(resolved.judge),
         "use_cache": not config.no_cache,
-        "progress": config.progress,
         "cases": len(cases),
         "started_at": _now().isoformat(),
         "dagster_run_id": context.run.run_id,

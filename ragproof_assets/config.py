@@ -1,10 +1,18 @@
-"""The launch form of an evaluation run: what the UI's config editor shows and
-what the command line and the schedule fill in.
+"""The launch form of an evaluation run: what the UI's Launchpad shows, and what the
+command line, the launch sensor and the schedule fill in (``evaluate_run_config``).
 
 The ``[run]`` keys are not declared here: ``EvalRunConfig`` gets one optional
 field per ``RUN_KEYS`` entry of ``ragproof_core.settings.RunSettings`` (same
-name, plain type, described by the declaration), so a key added there shows
-up in the launch form, the command line and the suites file at once.
+name, described by the declaration with its type and default), so a key added
+there shows up in the launch form, the command line and the suites file at
+once. Their Dagster type is ``Any`` on purpose: Dagster's own scalar checks
+are looser than the settings' (its Float takes ``true`` as 1.0) and speak
+another language, so every value reaches ``RunSettings``' strict schema as
+given and a bad one fails the run with the command line's message
+(``run.k: expected an integer, got true``) before anything is created.
+
+What only the command line knows (a terminal to draw a progress bar on, an
+adapter it has just built) travels as run tags, not in this form.
 """
 
 import json
@@ -18,11 +26,17 @@ from ragproof_core.settings import (
     RUN_KEYS,
     Config,
     ConfigError,
+    RunSettings,
     load_config,
     run_key_choices,
     run_key_help,
     run_key_type,
 )
+
+EVAL_OP = "eval_dataset"
+# Set by the command line only (see the module's docstring); "true" when set.
+PROGRESS_TAG = "ragproof/progress"
+PRECHECKED_TAG = "ragproof/prechecked"
 
 
 class LaunchForm(dg.Config):
@@ -30,37 +44,31 @@ class LaunchForm(dg.Config):
 
     dataset: str = Field(description="Dataset file (JSON Lines or Parquet), CONTRACT section 1.")
     config_file: str | None = Field(
-        default=None, description="Optional ragproof.toml; the keys below override it."
+        default=None,
+        description="Optional ragproof.toml (default: none, every setting at its default); "
+        "the keys below override it.",
     )
     adapter: str | None = Field(
         default=None,
         description="Adapter as package.module:Name "
-        f"(default from the config file, else {DEMO_ADAPTER}).",
+        f"(default: the config file's, else {DEMO_ADAPTER}).",
     )
     adapter_options_json: str | None = Field(
         default=None,
-        description="Adapter keyword options as a JSON object, replacing the config file's.",
+        description="Adapter keyword options as a JSON object, replacing the config file's "
+        "(default: the config file's, else none).",
     )
     no_cache: bool = Field(
-        default=False, description="Bypass the judge cache: neither read nor write it."
-    )
-    progress: bool = Field(
         default=False,
-        description="Draw a progress bar on the controlling terminal, if any "
-        "(the command line sets it when run in a terminal).",
-    )
-    prechecked: bool = Field(
-        default=False,
-        description="Set by the command line, which built the adapter (validating its input, "
-        "e.g. a recording) just before launching: the dataset step then does not build it "
-        "again. Leave false in the UI.",
+        description="Bypass the judge cache: neither read nor write it (default: false).",
     )
 
     def run_overrides(self) -> dict[str, Any]:
         return {name: getattr(self, name) for name in RUN_KEYS}
 
     def resolve(self) -> Config:
-        """ragproof.toml (or the defaults) with this form's values over it, validated."""
+        """ragproof.toml (or the defaults) with this form's values over it, validated by the
+        settings' strict schema (``ConfigError`` naming the key)."""
         options = None
         if self.adapter_options_json:
             try:
@@ -74,15 +82,23 @@ class LaunchForm(dg.Config):
         )
 
 
-_LAUNCH_TYPES = {int: int | None, float: float | None, str: str | None, tuple: list[str] | None}
+_KIND = {int: "an integer", float: "a number", str: "a string", tuple: "a list of names"}
+
+
+def run_key_description(name: str) -> str:
+    """The form's text for a ``[run]`` key: what it is, what it takes, its default."""
+    choices = run_key_choices(name)
+    kind = " | ".join(choices) if choices else _KIND[run_key_type(name)]
+    default = getattr(RunSettings(), name)
+    shown = "every metric" if name == "metrics" and not default else json.dumps(default)
+    return (
+        f"run.{name}: {run_key_help(name)} ({kind}; default {shown}, "
+        "or the config file's value; set here, it overrides the file)"
+    )
 
 
 def _run_key_field(name: str):
-    choices = run_key_choices(name)
-    allowed = f" ({' | '.join(choices)})" if choices else ""
-    return Field(
-        default=None, description=f"run.{name}: {run_key_help(name)}{allowed}; overrides the file"
-    )
+    return Field(default=None, description=run_key_description(name))
 
 
 # Built with the metaclass, exactly as a class statement would, from the run keys.
@@ -92,7 +108,16 @@ EvalRunConfig = type(LaunchForm)(
     {
         "__module__": __name__,
         "__doc__": LaunchForm.__doc__,
-        "__annotations__": {name: _LAUNCH_TYPES[run_key_type(name)] for name in RUN_KEYS},
+        "__annotations__": dict.fromkeys(RUN_KEYS, Any),
         **{name: _run_key_field(name) for name in RUN_KEYS},
     },
 )
+
+
+def evaluate_run_config(form: LaunchForm, **extra: Any) -> dict[str, Any]:
+    """The `evaluate` job's run config for ``form``: the one place it is built (command line,
+    launch sensor, schedule, tests). Only what the form sets is written, so the config
+    file's values stay in force for every key left out. ``extra`` is the rest of
+    the run config (loggers, execution)."""
+    fields = form.model_dump(exclude_defaults=True)
+    return {"ops": {EVAL_OP: {"config": fields}}, **extra}

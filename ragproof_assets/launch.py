@@ -24,7 +24,7 @@ from typing import Any
 import dagster as dg
 from pydantic import Field
 
-from ragproof_assets.config import EvalRunConfig
+from ragproof_assets.config import EvalRunConfig, evaluate_run_config
 from ragproof_assets.jobs import evaluate_job
 from ragproof_assets.partitions import evaluation_runs
 from ragproof_core.dataset import DatasetError, load_dataset
@@ -85,8 +85,9 @@ def evaluation_config(launch_run_config: dict[str, Any]) -> dict[str, Any]:
     """The `evaluate` job's run config from a launch run's config."""
     fields = dict(launch_run_config.get("ops", {}).get(LAUNCH_OP, {}).get("config", {}) or {})
     fields.setdefault("dataset", DEMO_DATASET)
-    fields.pop("progress", None)  # no terminal behind the UI's run workers
-    return {"ops": {"eval_dataset": {"config": fields}}}
+    # Launches recorded before progress left the form (a run tag now) may still carry it.
+    fields.pop("progress", None)
+    return evaluate_run_config(EvalRunConfig(**fields))
 
 
 def launch_requests(runs: Iterable[dg.DagsterRun]) -> list[dg.RunRequest]:

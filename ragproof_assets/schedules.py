@@ -14,11 +14,11 @@ from typing import Any
 import dagster as dg
 from pydantic import ValidationError
 
-from ragproof_assets.config import EvalRunConfig
+from ragproof_assets.config import EvalRunConfig, LaunchForm, evaluate_run_config
 from ragproof_assets.jobs import evaluate_job
 from ragproof_assets.partitions import evaluation_runs
 from ragproof_core.schema_errors import describe, show_key, show_value, unknown_key_reason
-from ragproof_core.settings import RUN_KEYS, Config, ConfigError
+from ragproof_core.settings import ConfigError
 from ragproof_core.store.layout import new_run_id
 
 DEFAULT_SUITES_FILE = Path("data/suites.toml")
@@ -26,18 +26,14 @@ DEFAULT_SUITES_FILE = Path("data/suites.toml")
 
 # What a [[suite]] may say: its name plus the launch form's fields (every [run]
 # key among them), so a suite, the UI and the command line take the same settings.
-# progress and prechecked are set by the command line, never by a suite.
-SUITE_KEYS: tuple[str, ...] = (
-    "name",
-    *(f for f in EvalRunConfig.model_fields if f not in ("progress", "prechecked")),
-)
+SUITE_KEYS: tuple[str, ...] = ("name", *EvalRunConfig.model_fields)
 
 
 @dataclass(frozen=True)
 class Suite:
     name: str
-    # The eval_dataset op's config for this suite (only the keys the suite gives).
-    config: dict[str, Any]
+    # The launch form filled from the suite's keys.
+    form: LaunchForm
 
 
 def load_suites(path: Path) -> list[Suite]:
@@ -83,19 +79,17 @@ def _suite(entry: Any, where: str) -> Suite:
     if "dataset" not in config:
         raise ConfigError(f"{where}: dataset: missing required key")
     try:
-        # The [run] keys first, by their own strict schema (the launch form's
-        # lax pydantic would read `k = true` as 1), then the whole form.
-        Config().with_overrides(**{k: v for k, v in config.items() if k in RUN_KEYS})
-        EvalRunConfig(**config).resolve()
+        form = EvalRunConfig(**config)
+        form.resolve()
     except ConfigError as exc:
         raise ConfigError(f"{where}: {exc}") from None
     except ValidationError as exc:
         raise ConfigError(f"{where}: {describe(exc, known=SUITE_KEYS)}") from None
-    return Suite(name, config)
+    return Suite(name, form)
 
 
 def suite_run_config(suite: Suite) -> dict:
-    return {"ops": {"eval_dataset": {"config": dict(suite.config)}}}
+    return evaluate_run_config(suite.form)
 
 
 @dg.schedule(

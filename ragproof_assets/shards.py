@@ -29,6 +29,7 @@ from dataclasses import replace
 import dagster as dg
 
 from ragproof_assets.assets import GROUP, _ledger, _progress_bar
+from ragproof_assets.config import PROGRESS_TAG
 from ragproof_assets.io_managers import JudgeIOManager
 from ragproof_assets.partitions import evaluation_runs
 from ragproof_assets.resources import StoreResource
@@ -113,7 +114,9 @@ def evaluate_shard(
         shards=shards,
     )
     # Several processes drawing one terminal bar would garble it: one shard only.
-    progress = _progress_bar(end - start, enabled=manifest.get("progress", False) and shards == 1)
+    progress = _progress_bar(
+        end - start, enabled=context.run.tags.get(PROGRESS_TAG) == "true" and shards == 1
+    )
 
     status, evaluated, failures = "completed", 0, 0
     statuses: Counter[str] = Counter()

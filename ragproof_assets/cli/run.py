@@ -30,6 +30,7 @@ from ragproof_core.report import (
     run_json,
     summary_table,
 )
+from ragproof_core.run_list import run_dict, runs_table
 from ragproof_core.settings import (
     RUN_KEYS,
     load_config,
@@ -63,23 +64,6 @@ def add_run_key_flags(parser: argparse.ArgumentParser) -> None:
 def run_key_values(args: argparse.Namespace) -> dict[str, Any]:
     """The ``[run]`` keys given on the command line (None: not given)."""
     return {name: getattr(args, name) for name in RUN_KEYS}
-
-
-def _run_config(args: argparse.Namespace) -> dict:
-    fields = {
-        "dataset": args.dataset,
-        "config_file": args.config,
-        "adapter": args.adapter,
-        **{
-            name: list(v) if isinstance(v, tuple) else v for name, v in run_key_values(args).items()
-        },
-        "no_cache": args.no_cache or None,
-        # cmd_run's preflight has just built the adapter: the dataset step need not.
-        "prechecked": True,
-        # Only when a person is watching: the bar is drawn on the terminal.
-        "progress": sys.stderr.isatty() or None,
-    }
-    return {k: v for k, v in fields.items() if v is not None}
 
 
 def _failures(result) -> tuple[list[str], bool]:
@@ -134,27 +118,48 @@ def cmd_run(args: argparse.Namespace) -> int:
     # them must not stay in this process for the whole run.
     preflight(config, args.dataset)
 
+    # Dagster is imported only when a run is made: `ragproof runs` and friends start faster.
+    from ragproof_assets.config import (
+        PRECHECKED_TAG,
+        PROGRESS_TAG,
+        EvalRunConfig,
+        evaluate_run_config,
+    )
     from ragproof_assets.execution import execute_evaluation
     from ragproof_assets.instance import open_instance_with_partition
     from ragproof_assets.partitions import evaluation_runs
     from ragproof_core.store.layout import new_run_id
 
+    tags = {
+        "ragproof/source": "cli",
+        # The preflight above has just built the adapter: the dataset step need not.
+        PRECHECKED_TAG: "true",
+    }
+    if sys.stderr.isatty():
+        # Only when a person is watching: the bar is drawn on the terminal.
+        tags[PROGRESS_TAG] = "true"
+    given = {k: list(v) if isinstance(v, tuple) else v for k, v in run_key_values(args).items()}
     run_id = new_run_id()
     instance = open_instance_with_partition(evaluation_runs.name, run_id)
     # One shard runs in this process; more run as parallel step processes.
     result = execute_evaluation(
         instance,
         run_id,
-        run_config={
-            "ops": {"eval_dataset": {"config": _run_config(args)}},
+        run_config=evaluate_run_config(
+            # The launch form filled from the command line: what the UI's Launchpad takes.
+            EvalRunConfig(
+                dataset=args.dataset,
+                config_file=args.config,
+                adapter=args.adapter,
+                no_cache=args.no_cache,
+                **given,
+            ),
             # Dagster's own step-failure dump is for the UI's logs; the command
             # prints one line per failure below (--debug shows Dagster's log too).
-            "loggers": {
-                "console": {"config": {"log_level": "ERROR" if args.debug else "CRITICAL"}}
-            },
-        },
+            loggers={"console": {"config": {"log_level": "ERROR" if args.debug else "CRITICAL"}}},
+        ),
         shards=config.run.shards,
-        tags={"ragproof/source": "cli"},
+        tags=tags,
     )
     if not result.success:
         messages, internal = _failures(result)
@@ -211,35 +216,12 @@ def _print_judge_detail(record) -> None:
         print(line)
 
 
-def _record_dict(record) -> dict:
-    return {
-        "run_id": record.run_id,
-        "dataset": record.dataset,
-        "adapter": record.adapter,
-        "status": record.status,
-        "started_at": record.started_at.isoformat(),
-        "finished_at": record.finished_at.isoformat(),
-        "judge_model": record.judge_model,
-        "prompt_hashes": record.prompt_hashes,
-        "cost_usd": record.cost_usd,
-        "cases": record.cases,
-        "case_failures": record.case_failures,
-    }
-
-
 def cmd_runs(args: argparse.Namespace) -> int:
     records = open_store().list_runs()
     if args.json:
-        print_json([_record_dict(r) for r in records])
-        return EXIT_OK
-    if not records:
-        print("no runs stored yet")
-        return EXIT_OK
-    for r in records:
-        print(
-            f"{r.run_id}  {r.status:<15} {r.cases:>6} cases  ${r.cost_usd:.4f}  "
-            f"{r.dataset}  {r.adapter}"
-        )
+        print_json([run_dict(r) for r in records])
+    else:
+        print(runs_table(records))
     return EXIT_OK
 
 
@@ -251,7 +233,7 @@ def cmd_show(args: argparse.Namespace) -> int:
     if args.json:
         shown = {
             **run_json(record.run_id, record.status, summaries, record.judge_activity()),
-            "run": _record_dict(record),
+            "run": run_dict(record),
         }
         if calibrations:
             shown["calibrations"] = calibration_json(calibrations)

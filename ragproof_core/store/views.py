@@ -296,6 +296,41 @@ def connect(
     return open_db(layout, read_only=read_only, timeout_s=timeout_s)
 
 
+def store_directory(layout: StoreLayout) -> str:
+    """The store's folder or prefix as DuckDB's ``allowed_directories`` takes it.
+
+    The trailing separator keeps a sibling such as ``store-other`` outside.
+    """
+    return layout.location.rstrip("/") + "/"
+
+
+def connect_confined(layout: StoreLayout) -> duckdb.DuckDBPyConnection:
+    """An in-memory connection with the views that can reach the store's files only.
+
+    File access is limited to the store's folder or prefix (on S3 through the
+    registered fsspec filesystem, which DuckDB checks against the same list),
+    extensions cannot be installed or loaded, and the configuration is locked
+    so no statement can lift the limits. Its database is a fresh in-memory one,
+    so locking it touches no other connection of the process.
+    """
+    ensure_views(layout)
+    con = duckdb.connect(":memory:")
+    try:
+        if layout.is_remote:
+            con.register_filesystem(layout.fs)
+        for statement in view_ddl(layout):
+            con.execute(statement)
+        con.execute("SET allowed_directories = ?", [[store_directory(layout)]])
+        con.execute("SET autoinstall_known_extensions = false")
+        con.execute("SET autoload_known_extensions = false")
+        con.execute("SET enable_external_access = false")
+        con.execute("SET lock_configuration = true")
+    except BaseException:
+        con.close()
+        raise
+    return con
+
+
 def connect_remote(layout: StoreLayout) -> duckdb.DuckDBPyConnection:
     """An in-memory connection reading a remote store through its fsspec filesystem."""
     con = duckdb.connect(":memory:")

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import duckdb
 
+from ragproof_core.metrics.registry import METRIC_NAMES
 from tests.assets.expected import RUN_ARGS, assert_summary
 from tests.support.cli import ragproof
 
@@ -87,6 +88,14 @@ def test_table_output_then_runs_and_show():
 
     listed = ragproof("runs", "--json")
     assert [r["run_id"] for r in json.loads(listed.stdout)] == [run_id]
+    (row,) = json.loads(listed.stdout)
+    assert (row["k"], row["source_match"], row["judge_model"], row["judge_mode"]) == (
+        5, "chunk", None, None,
+    )  # fmt: skip
+    assert row["metric_count"] == len(METRIC_NAMES)
+    table = ragproof("runs").stdout.splitlines()
+    assert table[0].split("  ")[0] == "run id" and table[0].endswith("cases     cost")
+    assert table[2].startswith(run_id) and table[2].endswith("completed      6  $0.0000")
 
     shown = ragproof("show", run_id, "--json")
     assert shown.returncode == 0

@@ -9,7 +9,8 @@ prompt named by the ``ragproof-prompt: <name>`` marker in the system message:
   sentence contains the word UNSUPPORTED;
 - citation_support: every cited chunk supported;
 - answer_relevance: "relevant"; completeness: "complete";
-- refusal: refused when the answer matches a simple refusal pattern;
+- refusal: refused exactly when ragproof's own refusal heuristic says so
+  (``robustness.refusal.is_refusal``), so judged and heuristic runs agree;
 - test-set generation (``generation_content``): a question built from the
   first words of each chunk; critique_qa approves, answerable exactly when
   the proposed answer is non-empty (qa yes, unanswerable no);
@@ -44,6 +45,8 @@ from typing import Any
 
 from aiohttp import web
 
+from ragproof_core.robustness.refusal import is_refusal
+
 _BLOCK = re.compile(
     r"<<<BEGIN (?P<fence>DATA-[0-9a-f]+) (?P<name>\w+)(?: id=(?P<id>\"(?:[^\"\\]|\\.)*\"))?>>>\n"
     r"(?P<text>.*?)\n<<<END (?P=fence)>>>",
@@ -51,11 +54,6 @@ _BLOCK = re.compile(
 )
 _MARKER = re.compile(r"^ragproof-prompt: (\w+)$", re.MULTILINE)
 _PARTS = re.compile(r"^ragproof-parts: ([\w ]+)$", re.MULTILINE)
-_REFUSAL = re.compile(
-    r"\b(i don't know|i do not know|i cannot answer|i can't answer|unable to answer"
-    r"|not (?:enough|sufficient) information|cannot find|i'm sorry|no information)\b",
-    re.IGNORECASE,
-)
 _DEFAULT = object()
 
 
@@ -191,7 +189,7 @@ def default_reply(
     if prompt == "completeness":
         return {"verdict": "complete"}
     if prompt == "refusal":
-        return {"refused": bool(_REFUSAL.search(answer))}
+        return {"refused": is_refusal(answer)}
     if prompt in ("generate_qa", "generate_unanswerable", "critique_qa"):
         return json.loads(generation_content(prompt, blocks, texts))
     if prompt == "context_relevance":
