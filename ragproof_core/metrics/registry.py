@@ -233,7 +233,6 @@ BY_NAME: dict[str, MetricSpec] = {spec.name: spec for spec in METRICS}
 # Every metric a run scores when it selects none: every metric but the opt-in ones.
 METRIC_NAMES: tuple[str, ...] = tuple(spec.name for spec in METRICS if spec.default)
 ALL_METRIC_NAMES: tuple[str, ...] = tuple(spec.name for spec in METRICS)
-OPT_IN_NAMES: tuple[str, ...] = tuple(spec.name for spec in METRICS if not spec.default)
 _RANK = {name: rank for rank, name in enumerate(ALL_METRIC_NAMES)}
 
 
@@ -304,8 +303,7 @@ def select_metrics(patterns: Sequence[str] | None) -> tuple[str, ...]:
             continue
         matched = [name for name in METRIC_NAMES if fnmatch.fnmatchcase(name, pattern)]
         if not matched:
-            close = difflib.get_close_matches(pattern, METRIC_NAMES, n=1)
-            close = close or difflib.get_close_matches(pattern, OPT_IN_NAMES, n=1)
+            close = difflib.get_close_matches(pattern, ALL_METRIC_NAMES, n=1)
             hint = f" (did you mean {close[0]!r}?)" if close else ""
             raise MetricSelectionError(
                 f"metric {pattern!r} matches no metric{hint}; metrics: {', '.join(METRIC_NAMES)}"
