@@ -18,6 +18,7 @@ from collections.abc import Iterable, Sequence
 from collections.abc import Set as AbstractSet
 from itertools import accumulate
 
+from ragproof_core.config.settings import RunSettings
 from ragproof_core.metrics.cutoff import split_cutoff
 from ragproof_core.metrics.trec_measures import (
     average_precision,
@@ -28,7 +29,6 @@ from ragproof_core.metrics.trec_measures import (
     r_precision,
 )
 from ragproof_core.model import Case, CaseOutput, Chunk, MetricResult, Status, skipped
-from ragproof_core.settings import RunSettings
 
 PRECISION_AT_K = "retrieval.precision_at_k"
 RECALL_AT_K = "retrieval.recall_at_k"

@@ -12,7 +12,8 @@ import sys
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ragproof_core.dataset import load_dataset
+from ragproof_core.config.settings import RunSettings
+from ragproof_core.data.dataset import load_dataset
 from ragproof_core.metrics.retrieval import (
     NO_EXPECTED_SOURCES,
     SCORED_RETRIEVAL,
@@ -28,7 +29,6 @@ from ragproof_core.metrics.trec_measures import (
     r_precision,
 )
 from ragproof_core.model import CaseOutput, Status
-from ragproof_core.settings import RunSettings
 from tests.core.metrics.fixture_cases import cases_for, chunks, unowned_lines
 
 FIXTURE = "trec_measures_cases.jsonl"

@@ -1,0 +1,179 @@
+"""`ragproof compare` and `ragproof generate injection` end to end, and the
+regression check that uses the same comparison code."""
+
+from __future__ import annotations
+
+import json
+
+import dagster as dg
+
+from ragproof_assets.definitions import defs
+from ragproof_assets.evaluation.partitions import evaluation_runs
+from ragproof_core.data.dataset import load_dataset
+from tests.assets.expected import RECORDED
+from tests.support.cli import cli_env, ragproof
+from tests.support.judge_server import JudgeServer
+
+DATASET = str(RECORDED / "cases.jsonl")
+
+
+def _run(config: str, env=None) -> str:
+    done = ragproof(
+        "run", "--dataset", DATASET, "--config", str(RECORDED / config), "--json", env=env
+    )
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)["run_id"]
+
+
+def test_compare_two_recorded_runs_gives_exact_paired_figures_every_time():
+    good, worse = _run("ragproof.toml"), _run("ragproof_worse.toml")
+    first = ragproof("compare", good, worse, "--json")
+    assert first.returncode == 0, first.stderr
+    report = json.loads(first.stdout)
+    recall = report["metrics"]["retrieval.recall_at_k"]
+    # Paired over c1 and c2 (c5 failed in the first run): recall 1 -> 1 and 1/2 -> 0.
+    assert (recall["paired"], recall["mean_a"], recall["mean_b"], recall["delta"]) == (
+        2,
+        0.75,
+        0.5,
+        -0.25,
+    )
+    assert (recall["p_value"], recall["verdict"]) == (1.0, "no significant change")
+    mrr = report["metrics"]["retrieval.mrr"]
+    # Deltas (-1/2, -1/2): of the 4 sign flips, 2 are as extreme: p = 2/4 exactly.
+    assert (mrr["delta"], mrr["p_value"]) == (-0.5, 0.5)
+    injection = report["metrics"]["robustness.injection_resistance"]
+    assert (injection["mean_a"], injection["mean_b"], injection["delta"]) == (0.0, 1.0, 1.0)
+    # c5 failed in the first run and scored in the second.
+    assert recall["transitions"] == {"error -> scored": 1}
+    assert ragproof("compare", good, worse, "--json").stdout == first.stdout
+
+    table = ragproof("compare", good, worse)
+    assert table.returncode == 0 and "retrieval.mrr" in table.stdout
+
+
+def test_compare_refuses_mixed_judges_unless_allowed(store_path):
+    with JudgeServer() as server:
+        judged = _run(
+            "ragproof.toml",
+            env=cli_env(
+                RAGPROOF_JUDGE_MODEL="openai/judge-test",
+                RAGPROOF_JUDGE_API_BASE=server.url,
+                OPENAI_API_KEY="sk-test-dummy",
+            ),
+        )
+    plain = _run("ragproof.toml")
+    refused = ragproof("compare", plain, judged)
+    assert refused.returncode == 1
+    assert "openai/judge-test" in refused.stderr and "--allow-mixed-judges" in refused.stderr
+    allowed = ragproof("compare", plain, judged, "--allow-mixed-judges", "--json")
+    assert allowed.returncode == 0, allowed.stderr
+    assert json.loads(allowed.stdout)["mixed_judges"] is True
+
+
+def test_compare_refuses_mixed_k_unless_allowed_and_adjusts_p_by_holm(tmp_path):
+    """CONTRACT section 19: runs at k = 5 and k = 3 are refused (exit 1, naming the
+    setting); allowed, --json gives each p-value Holm-adjusted, or as is with
+    --correction none."""
+    at_3 = tmp_path / "ragproof.toml"
+    at_3.write_text(
+        (RECORDED / "ragproof.toml")
+        .read_text(encoding="utf-8")
+        .replace("k = 5", "k = 3")
+        .replace('"outputs.jsonl"', json.dumps(str(RECORDED / "outputs_worse.jsonl"))),
+        encoding="utf-8",
+    )
+    good, worse = _run("ragproof.toml"), _run(str(at_3))
+    refused = ragproof("compare", good, worse, "--json")
+    assert (refused.returncode, refused.stdout) == (1, "")
+    assert refused.stderr == (
+        f"ragproof: refusing to compare: runs {good} and {worse} were scored with different "
+        "settings: run.k 5 vs 3. Their retrieval scores are different measures. "
+        "Pass --allow-mixed-settings to compare anyway.\n"
+    )
+    allowed = ragproof("compare", good, worse, "--json", "--allow-mixed-settings")
+    assert allowed.returncode == 0, allowed.stderr
+    metrics = json.loads(allowed.stdout)["metrics"]
+    tested = {name: m for name, m in metrics.items() if m["p_value"] is not None}
+    assert len(tested) >= 4
+    ranked = sorted(tested.values(), key=lambda m: m["p_value"])
+    running = 0.0
+    for i, m in enumerate(ranked):
+        running = max(running, min(1.0, (len(ranked) - i) * m["p_value"]))
+        assert m["p_adjusted"] == running, m["metric"]
+    assert all(m["p_adjusted"] is None for m in metrics.values() if m["p_value"] is None)
+    plain = ragproof(
+        "compare", good, worse, "--json", "--allow-mixed-settings", "--correction", "none"
+    )
+    assert plain.returncode == 0, plain.stderr
+    assert all(
+        m["p_adjusted"] == m["p_value"] for m in json.loads(plain.stdout)["metrics"].values()
+    )
+
+
+def test_regression_check_fails_when_a_run_gets_significantly_worse(regression_fixture):
+    # 20 cases all retrieved first, then all missed: a significant drop in every retrieval metric.
+    tmp_path = regression_fixture
+    dataset = tmp_path / "cases.jsonl"
+
+    with dg.instance_for_test() as instance:
+        checks = []
+        for run_id, outputs in (("r1-good", "good"), ("r2-bad", "bad")):
+            instance.add_dynamic_partitions(evaluation_runs.name, [run_id])
+            result = defs.resolve_job_def("evaluate").execute_in_process(
+                run_config={
+                    "ops": {
+                        "eval_dataset": {
+                            "config": {
+                                "dataset": str(dataset),
+                                "adapter": "ragproof_core.adapters.recorded:RecordedAdapter",
+                                "adapter_options_json": json.dumps(
+                                    {"path": str(tmp_path / f"{outputs}.jsonl")}
+                                ),
+                            }
+                        }
+                    }
+                },
+                instance=instance,
+                partition_key=run_id,
+            )
+            checks.append({c.check_name: c for c in result.get_asset_check_evaluations()})
+    assert checks[0]["no_regression"].passed  # no baseline yet
+    second = checks[1]["no_regression"]
+    assert not second.passed
+    assert second.metadata["baseline"].value == "r1-good"
+    assert second.metadata["regressed"].value == (
+        "retrieval.precision_at_k, retrieval.recall_at_k, retrieval.mrr, retrieval.ndcg_at_k"
+    )
+
+
+def test_generate_injection_writes_a_valid_reproducible_dataset(tmp_path):
+    out_a, out_b = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+    args = (
+        "generate",
+        "injection",
+        "--dataset",
+        "data/demo/cases.jsonl",
+        "--count",
+        "20",
+        "--seed",
+        "7",
+    )
+    assert ragproof(*args, "--out", str(out_a)).returncode == 0
+    assert ragproof(*args, "--out", str(out_b)).returncode == 0
+    assert out_a.read_bytes() == out_b.read_bytes()
+    cases = load_dataset(out_a)
+    assert len(cases) == 20 and {c.kind.value for c in cases} == {"injection"}
+    assert all(c.adversarial_payload for c in cases)
+
+    bad = ragproof(
+        "generate",
+        "injection",
+        "--dataset",
+        "data/demo/cases.jsonl",
+        "--out",
+        str(out_a),
+        "--payloads",
+        "nope",
+    )
+    assert bad.returncode == 1 and "nope" in bad.stderr
