@@ -20,6 +20,3 @@ def split_cutoff(name: str) -> tuple[str, int | None]:
         return name, None
     return found["base"], int(found["cutoff"])
 
-
-def with_cutoff(name: str, cutoff: int) -> str:
-    return f"{name}@{cutoff}"
