@@ -19,4 +19,3 @@ def split_cutoff(name: str) -> tuple[str, int | None]:
     if found is None:
         return name, None
     return found["base"], int(found["cutoff"])
-
