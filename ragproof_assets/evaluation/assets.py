@@ -13,6 +13,7 @@ calls. All evaluation logic lives in ``ragproof_core``; this module only wires i
 """
 
 from collections import Counter
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -95,6 +96,8 @@ def eval_dataset(
         judge_api_base=checked.judge_env.api_base,
         dagster_run_id=context.run.run_id,
     )
+    # Hashed here, from the real values: the stored manifest has its secrets masked.
+    manifest = replace(manifest, config_sha256=manifest.settings_sha256())
     run_store.write_manifest(run_id, manifest.to_dict())
     # A restarted run may split into other shards: its old result files must go.
     run_store.clear_results(run_id)
