@@ -126,9 +126,10 @@ class RunSettings:
     def selection(self, custom: Sequence[str] = ()) -> tuple[str, ...]:
         """The selected metric names, shipped then ``custom`` (the run's own metrics);
         ``MetricSelectionError`` when a pattern matches none of them."""
-        from ragproof_core.metrics.registry import METRIC_NAMES, select_names
+        from ragproof_core.metrics.registry import REGISTRY
+        from ragproof_core.metrics.spec import named_only
 
-        return select_names(self.metrics, (*METRIC_NAMES, *custom))
+        return REGISTRY.with_metrics(named_only(name) for name in custom).select(self.metrics)
 
 
 # The [run] keys, in declaration order: the command line's flags, the Dagster

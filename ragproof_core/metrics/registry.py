@@ -9,6 +9,12 @@ the command line's list of names, metric selection, calibration's
 prompt-to-metric map and the docs table. A new metric is one ``MetricSpec``
 in its module (a new module adds its ``METRICS`` below).
 
+``default`` says whether a run with no ``metrics`` selection scores it; the
+trec_eval measures of CONTRACT section 19 are scored only when named, so a run
+that names nothing reports exactly what it always did. ``cutoff`` names the run
+setting that cuts the metric's ranking (``k``): only those metrics, and only
+deterministic ones, take a per-metric cut-off ``@N`` (``metrics.cutoff``).
+
 ``needs`` says what a case must bring for the metric to be computed (anything
 missing makes the case skip with a reason); ``judge`` says whether the metric
 needs a judge (``required``), uses one when configured and otherwise falls
@@ -28,6 +34,7 @@ from dataclasses import dataclass, field
 from ragproof_core.metrics import citation, context_relevance, echo, retrieval
 from ragproof_core.metrics import generation as judge_metrics
 from ragproof_core.metrics import robustness as robustness_metrics
+from ragproof_core.metrics.cutoff import split_cutoff
 from ragproof_core.metrics.spec import JUDGE_MODES, MetricGroup, MetricSpec
 
 __all__ = [
@@ -35,6 +42,7 @@ __all__ = [
     "FAMILIES",
     "JUDGE_MODES",
     "METRICS",
+    "ALL_METRIC_NAMES",
     "METRIC_NAMES",
     "REGISTRY",
     "MetricGroup",
@@ -45,7 +53,6 @@ __all__ = [
     "metric_order",
     "registry_markdown",
     "select_metrics",
-    "select_names",
     "spec",
 ]
 
@@ -68,10 +75,11 @@ METRICS: tuple[MetricSpec, ...] = (
 
 @dataclass(frozen=True)
 class Registry:
-    """Metric specs in report order, looked up by name."""
+    """Metric specs in report order, looked up by name (``name@N`` is its metric's)."""
 
     metrics: tuple[MetricSpec, ...]
     by_name: dict[str, MetricSpec] = field(init=False, repr=False, compare=False)
+    rank: dict[str, int] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         by_name: dict[str, MetricSpec] = {}
@@ -80,9 +88,15 @@ class Registry:
                 raise ValueError(f"metric {declared.name!r} is declared twice")
             by_name[declared.name] = declared
         object.__setattr__(self, "by_name", by_name)
+        object.__setattr__(self, "rank", {name: i for i, name in enumerate(by_name)})
 
     @property
     def names(self) -> tuple[str, ...]:
+        """Every metric a run scores when it selects none (the opt-in ones left out)."""
+        return tuple(m.name for m in self.metrics if m.default)
+
+    @property
+    def all_names(self) -> tuple[str, ...]:
         return tuple(self.by_name)
 
     def with_metrics(self, extra: Iterable[MetricSpec]) -> Registry:
@@ -91,59 +105,89 @@ class Registry:
         return self if not extra else Registry((*self.metrics, *extra))
 
     def spec(self, name: str) -> MetricSpec | None:
-        return self.by_name.get(name)
+        return self.by_name.get(split_cutoff(name)[0])
 
     def higher_is_better(self, name: str) -> bool:
         """A metric's direction; unknown (e.g. newer) metrics read as higher is better."""
-        found = self.by_name.get(name)
+        found = self.spec(name)
         return True if found is None else found.higher_is_better
 
+    def _order_key(self, name: str) -> tuple[int, int, str]:
+        base, cutoff = split_cutoff(name)
+        # A cut-off variant sits right after its metric at run.k, by cut-off.
+        return self.rank.get(base, len(self.rank)), -1 if cutoff is None else cutoff, name
+
     def order(self, names: Iterable[str]) -> list[str]:
-        """``names`` in registry order, then any unknown names sorted."""
+        """``names`` in registry order (``x@N`` right after ``x``), then unknown names sorted."""
         present = set(names)
-        known = [name for name in self.by_name if name in present]
-        return known + sorted(present - set(self.by_name))
+        known = sorted((n for n in present if self.spec(n) is not None), key=self._order_key)
+        return known + sorted(n for n in present if self.spec(n) is None)
+
+    def _with_cutoff(self, name: str, cutoff: int) -> str:
+        """``name`` (``metric@N`` as written) checked: the metric exists, has a cut-off and
+        is deterministic, and N >= 1."""
+        base = split_cutoff(name)[0]
+        found = self.by_name.get(base)
+        if found is None:
+            close = difflib.get_close_matches(base, self.all_names, n=1)
+            hint = f" (did you mean {close[0] + '@' + str(cutoff)!r}?)" if close else ""
+            raise MetricSelectionError(f"metric {name!r} matches no metric{hint}")
+        if found.cutoff is None or found.judged:
+            with_cutoffs = ", ".join(m.name for m in self.metrics if m.cutoff and not m.judged)
+            raise MetricSelectionError(
+                f"metric {name!r}: {base} has no cut-off to set; @N applies to {with_cutoffs}"
+            )
+        if cutoff < 1:
+            raise MetricSelectionError(f"metric {name!r}: the cut-off must be at least 1")
+        return f"{base}@{cutoff}"
 
     def select(self, patterns: Sequence[str] | None) -> tuple[str, ...]:
-        """The metrics matched by names or shell-style patterns, in registry order
-        (``select_names``)."""
-        return select_names(patterns, self.names)
+        """The metrics matched by names or shell-style patterns, in registry order.
+
+        ``None`` or an empty list selects every default metric. A pattern matches
+        the default metrics; an opt-in metric (``default=False``) is selected by its
+        exact name. ``metric@N`` selects a deterministic metric with a cut-off at N
+        (listed right after the metric itself). A name or pattern that matches
+        nothing raises ``MetricSelectionError`` listing every metric, with the
+        closest name when there is one.
+        """
+        names = self.names
+        if not patterns:
+            return names
+        chosen: set[str] = set()
+        for raw in patterns:
+            pattern = raw.strip()
+            cutoff = split_cutoff(pattern)[1]
+            if cutoff is not None:
+                chosen.add(self._with_cutoff(pattern, cutoff))
+                continue
+            if pattern in self.by_name:
+                chosen.add(pattern)
+                continue
+            matched = [name for name in names if fnmatch.fnmatchcase(name, pattern)]
+            if not matched:
+                close = difflib.get_close_matches(pattern, self.all_names, n=1)
+                hint = f" (did you mean {close[0]!r}?)" if close else ""
+                raise MetricSelectionError(
+                    f"metric {pattern!r} matches no metric{hint}; metrics: {', '.join(names)}"
+                )
+            chosen.update(matched)
+        return tuple(self.order(chosen))
 
     def for_prompt(self, prompt: str) -> MetricSpec | None:
         """The metric whose scores calibrate ``prompt`` against the fixtures' human scores."""
         return next((m for m in self.metrics if m.calibrates_prompt == prompt), None)
 
 
-def select_names(patterns: Sequence[str] | None, names: Sequence[str]) -> tuple[str, ...]:
-    """The ``names`` matched by names or shell-style patterns, in ``names``' order.
-
-    ``None`` or an empty list selects every name. A name or pattern that
-    matches nothing raises ``MetricSelectionError`` listing every metric, with
-    the closest name when there is one.
-    """
-    names = tuple(names)
-    if not patterns:
-        return names
-    chosen: set[str] = set()
-    for raw in patterns:
-        pattern = raw.strip()
-        matched = [name for name in names if fnmatch.fnmatchcase(name, pattern)]
-        if not matched:
-            close = difflib.get_close_matches(pattern, names, n=1)
-            hint = f" (did you mean {close[0]!r}?)" if close else ""
-            raise MetricSelectionError(
-                f"metric {pattern!r} matches no metric{hint}; metrics: {', '.join(names)}"
-            )
-        chosen.update(matched)
-    return tuple(name for name in names if name in chosen)
-
-
 REGISTRY = Registry(METRICS)
-BY_NAME: dict[str, MetricSpec] = {spec.name: spec for spec in METRICS}
-METRIC_NAMES: tuple[str, ...] = tuple(spec.name for spec in METRICS)
+BY_NAME: dict[str, MetricSpec] = REGISTRY.by_name
+# Every metric a run scores when it selects none: every metric but the opt-in ones.
+METRIC_NAMES: tuple[str, ...] = REGISTRY.names
+ALL_METRIC_NAMES: tuple[str, ...] = REGISTRY.all_names
 
 
 def spec(name: str) -> MetricSpec | None:
+    """The declaration of ``name``; a name with a cut-off (``@N``) is its metric's."""
     return REGISTRY.spec(name)
 
 
@@ -153,7 +197,7 @@ def higher_is_better(name: str) -> bool:
 
 
 def metric_order(names: Iterable[str]) -> list[str]:
-    """``names`` in registry order, then any unknown names sorted."""
+    """``names`` in registry order (``x@N`` right after ``x``), then any unknown names sorted."""
     return REGISTRY.order(names)
 
 

@@ -19,7 +19,16 @@ from collections.abc import Set as AbstractSet
 from itertools import accumulate
 
 from ragproof_core.config.settings import RunSettings
+from ragproof_core.metrics.cutoff import split_cutoff
 from ragproof_core.metrics.spec import MetricGroup, MetricSpec
+from ragproof_core.metrics.trec_measures import (
+    average_precision,
+    bpref,
+    graded_ndcg_at_k,
+    hit_rate_at_k,
+    judged_at_k,
+    r_precision,
+)
 from ragproof_core.model import Case, CaseOutput, Chunk, MetricResult, Status, skipped
 
 PRECISION_AT_K = "retrieval.precision_at_k"
@@ -27,6 +36,14 @@ RECALL_AT_K = "retrieval.recall_at_k"
 MRR = "retrieval.mrr"
 NDCG_AT_K = "retrieval.ndcg_at_k"
 RETRIEVAL_METRICS: tuple[str, ...] = (PRECISION_AT_K, RECALL_AT_K, MRR, NDCG_AT_K)
+# The trec_eval measures of CONTRACT section 19, scored only when selected.
+MAP = "retrieval.map"
+R_PRECISION = "retrieval.r_precision"
+HIT_RATE_AT_K = "retrieval.hit_rate_at_k"
+BPREF = "retrieval.bpref"
+JUDGED_AT_K = "retrieval.judged_at_k"
+DEPTH_METRICS: tuple[str, ...] = (MAP, R_PRECISION, HIT_RATE_AT_K, BPREF, JUDGED_AT_K)
+SCORED_RETRIEVAL: tuple[str, ...] = RETRIEVAL_METRICS + DEPTH_METRICS
 
 NO_RETRIEVAL = "adapter does not expose retrieval"
 NO_EXPECTED_SOURCES = "case has no expected_source_ids"
@@ -153,70 +170,134 @@ def retrieval_scores(
     )
 
 
-def retrieval_results(case: Case, output: CaseOutput, settings: RunSettings) -> list[MetricResult]:
-    """The four retrieval results for one case that did not fail.
+_FOUR = frozenset(RETRIEVAL_METRICS)
+# Kernels over the relevant ids (grade >= 1) and over every judged id with its grade.
+_BY_RELEVANT = {PRECISION_AT_K: precision_at_k, RECALL_AT_K: recall_at_k, MRR: mrr}
+_BY_GRADES = {
+    MAP: average_precision,
+    R_PRECISION: r_precision,
+    HIT_RATE_AT_K: hit_rate_at_k,
+    BPREF: bpref,
+    JUDGED_AT_K: judged_at_k,
+}
 
-    Uses ``output.retrieved`` (the ``retrieve()`` result), never the answer's
-    own chunks: metrics.md ties retrieval metrics to an exposed ``retrieve()``.
+
+def retrieval_value(
+    name: str, ranked: Sequence[str], case: Case, relevant: AbstractSet[str], k: int
+) -> float:
+    """One deterministic retrieval metric (``name`` without its ``@N``) at cut-off ``k``.
+
+    nDCG uses the grades as gains when the case has grades (trec_eval's
+    ``ndcg_cut``); on a list of ids it is the binary kernel, which is the same
+    number with every gain 1.
+    """
+    by_relevant = _BY_RELEVANT.get(name)
+    if by_relevant is not None:
+        return by_relevant(ranked, relevant, k)
+    if name == NDCG_AT_K:
+        if case.source_grades is None:
+            return ndcg_at_k(ranked, relevant, k)
+        return graded_ndcg_at_k(ranked, case.source_grades, k)
+    return _BY_GRADES[name](ranked, case.judgments(), k)
+
+
+def retrieval_results(
+    case: Case,
+    output: CaseOutput,
+    settings: RunSettings,
+    wanted: Sequence[str] = RETRIEVAL_METRICS,
+) -> list[MetricResult]:
+    """The ``wanted`` retrieval results for one case that did not fail, in that order.
+
+    ``wanted`` names deterministic retrieval metrics, each optionally with a
+    cut-off (``retrieval.ndcg_at_k@10``); without one a metric is cut at
+    ``run.k``. Uses ``output.retrieved`` (the ``retrieve()`` result), never
+    the answer's own chunks: metrics.md ties retrieval metrics to an exposed
+    ``retrieve()``.
     """
     case_id = case.id
     if output.retrieved is None:
-        return [skipped(case_id, name, NO_RETRIEVAL) for name in RETRIEVAL_METRICS]
+        return [skipped(case_id, name, NO_RETRIEVAL) for name in wanted]
     expected = case.expected_source_ids
     if not expected:
-        return [skipped(case_id, name, NO_EXPECTED_SOURCES) for name in RETRIEVAL_METRICS]
+        # Also a graded case whose grades are all 0: it has no relevant source.
+        return [skipped(case_id, name, NO_EXPECTED_SOURCES) for name in wanted]
     ranked = matched_ids(output.retrieved, settings.source_match)
     relevant = frozenset(expected)
-    precision, recall, reciprocal_rank, ndcg = retrieval_scores(ranked, relevant, settings.k)
     scored = Status.SCORED
-    # MetricResult directly rather than model.scored(): this runs a million
-    # times per benchmark and the helper only adds a call and a float().
-    return [
-        MetricResult(case_id, PRECISION_AT_K, scored, precision),
-        MetricResult(case_id, RECALL_AT_K, scored, recall),
-        MetricResult(case_id, MRR, scored, reciprocal_rank),
-        MetricResult(case_id, NDCG_AT_K, scored, ndcg),
-    ]
+    if case.source_grades is None and _FOUR.issuperset(wanted):
+        # The four binary metrics at run.k share one pass over the ranking.
+        precision, recall, reciprocal_rank, ndcg = retrieval_scores(ranked, relevant, settings.k)
+        # MetricResult directly rather than model.scored(): this runs a million
+        # times per benchmark and the helper only adds a call and a float().
+        four = [
+            MetricResult(case_id, PRECISION_AT_K, scored, precision),
+            MetricResult(case_id, RECALL_AT_K, scored, recall),
+            MetricResult(case_id, MRR, scored, reciprocal_rank),
+            MetricResult(case_id, NDCG_AT_K, scored, ndcg),
+        ]
+        return four if wanted == RETRIEVAL_METRICS else [r for r in four if r.metric in wanted]
+    results = []
+    for name in wanted:
+        base, cutoff = split_cutoff(name)
+        value = retrieval_value(base, ranked, case, relevant, cutoff or settings.k)
+        results.append(MetricResult(case_id, name, scored, value))
+    return results
 
 
-# The four share one deduplicated ranking: one pass per case scores them all.
-RETRIEVAL_GROUP = MetricGroup("retrieval", RETRIEVAL_METRICS, score=retrieval_results)
+# One pass over a case's ranking scores every selected retrieval metric (the four
+# binary ones at run.k share one loop); ``@N`` variants are scored by the same call.
+RETRIEVAL_GROUP = MetricGroup("retrieval", SCORED_RETRIEVAL, score=retrieval_results)
 _NEEDS = ("retrieval", "expected_source_ids")
 
+
+def _declare(name: str, description: str, *, cutoff: bool, default: bool = True) -> MetricSpec:
+    return MetricSpec(
+        name,
+        True,
+        "never",
+        _NEEDS,
+        description,
+        group=RETRIEVAL_GROUP,
+        cutoff="k" if cutoff else None,
+        default=default,
+    )
+
+
+# The trec_eval measures of CONTRACT section 19 are opt-in (default=False): a run that
+# names nothing reports exactly what it always did.
 METRICS: tuple[MetricSpec, ...] = (
-    MetricSpec(
-        PRECISION_AT_K,
-        True,
-        "never",
-        _NEEDS,
-        "hits in the top k / k",
-        group=RETRIEVAL_GROUP,
-        cutoff="k",
+    _declare(PRECISION_AT_K, "hits in the top k / k", cutoff=True),
+    _declare(RECALL_AT_K, "hits in the top k / number of expected sources", cutoff=True),
+    _declare(MRR, "1 / rank of the first expected source", cutoff=False),
+    _declare(
+        NDCG_AT_K, "nDCG over the top k, the grades as gains (binary on a list of ids)", cutoff=True
     ),
-    MetricSpec(
-        RECALL_AT_K,
-        True,
-        "never",
-        _NEEDS,
-        "hits in the top k / number of expected sources",
-        group=RETRIEVAL_GROUP,
-        cutoff="k",
+    _declare(
+        MAP, "average precision over the whole ranking (trec_eval map)", cutoff=False, default=False
     ),
-    MetricSpec(
-        MRR,
-        True,
-        "never",
-        _NEEDS,
-        "1 / rank of the first expected source",
-        group=RETRIEVAL_GROUP,
+    _declare(
+        R_PRECISION,
+        "relevant ids in the top R / R, R the relevant ids (trec_eval Rprec)",
+        cutoff=False,
+        default=False,
     ),
-    MetricSpec(
-        NDCG_AT_K,
-        True,
-        "never",
-        _NEEDS,
-        "binary nDCG over the top k",
-        group=RETRIEVAL_GROUP,
-        cutoff="k",
+    _declare(
+        HIT_RATE_AT_K,
+        "1 when a relevant id is in the top k (trec_eval success_k)",
+        cutoff=True,
+        default=False,
+    ),
+    _declare(
+        BPREF,
+        "relevant ids ranked above judged non-relevant ones (trec_eval bpref)",
+        cutoff=False,
+        default=False,
+    ),
+    _declare(
+        JUDGED_AT_K,
+        "ids in the top k that carry a grade / k (ir_measures Judged@k)",
+        cutoff=True,
+        default=False,
     ),
 )

@@ -60,7 +60,9 @@ class MetricGroup:
 
     name: str
     members: tuple[str, ...]
-    score: Callable[[Case, CaseOutput, Any], Sequence[MetricResult]] | None = None
+    # (case, output, params, wanted): the results of the ``wanted`` members, a member
+    # with a cut-off variant (``name@N``) included.
+    score: Callable[[Case, CaseOutput, Any, Sequence[str]], Sequence[MetricResult]] | None = None
     ask: (
         Callable[[Case, CaseOutput, Judge | None, Any], Awaitable[Sequence[MetricResult]]] | None
     ) = None
@@ -87,6 +89,8 @@ class MetricSpec:
     # Whether ``ragproof calibrate`` scores its prompt's fixtures through this metric
     # (one metric per prompt; judged metrics only).
     calibrates: bool = True
+    # Whether a run that selects no metrics scores it (False: opt-in, selected by name).
+    default: bool = True
 
     def __post_init__(self) -> None:
         if self.judge not in JUDGE_MODES:
@@ -132,3 +136,13 @@ def plan_without_params(function: Callable[[Case, CaseOutput, bool], Planned]) -
         return function(case, output, has_judge)
 
     return plan
+
+
+def _not_scored(case: Case, output: CaseOutput, params: Any) -> MetricResult:
+    raise RuntimeError("a name-only declaration is never scored")
+
+
+def named_only(name: str) -> MetricSpec:
+    """A run's own metric known by its name alone: enough to select it (settings check
+    ``--metrics`` against a config's [[metric]] names before anything is built)."""
+    return MetricSpec(name, True, "never", ("declared by the run",), "", score=_not_scored)

@@ -81,8 +81,19 @@ class Selection:
 
     @cached_property
     def specs(self) -> tuple[MetricSpec, ...]:
-        chosen = set(self.names)
+        """The declarations of the selected metrics (a cut-off variant ``x@N`` is x's)."""
+        chosen = {self.registry.spec(name).name for name in self.names}
         return tuple(m for m in self.registry.metrics if m.name in chosen)
+
+    @cached_property
+    def group_members(self) -> dict[str, tuple[str, ...]]:
+        """Each group's selected names, cut-off variants (``@N``) included, in order."""
+        members: dict[str, list[str]] = {}
+        for name in self.names:
+            group = self.registry.spec(name).group
+            if group is not None:
+                members.setdefault(group.name, []).append(name)
+        return {group: tuple(names) for group, names in members.items()}
 
     @cached_property
     def groups(self) -> tuple[MetricGroup, ...]:
@@ -115,7 +126,7 @@ class Selection:
 
     @cached_property
     def order(self) -> dict[str, int]:
-        return {name: i for i, name in enumerate(self.registry.names)}
+        return {name: i for i, name in enumerate(self.registry.order(self.names))}
 
 
 ALL_METRICS = Selection()
@@ -125,10 +136,9 @@ def deterministic_results(
     case: Case, output: CaseOutput, settings: RunSettings, selection: Selection = ALL_METRICS
 ) -> list[MetricResult]:
     results: list[MetricResult] = []
-    wanted = selection.names
     for group in selection.deterministic_groups:
-        # A group's metrics share one pass (the four retrieval metrics, one ranking).
-        results.extend(r for r in group.score(case, output, settings) if r.metric in wanted)
+        # A group's metrics share one pass (the retrieval metrics, one ranking).
+        results.extend(group.score(case, output, settings, selection.group_members[group.name]))
     results.extend(m.score(case, output, settings) for m in selection.deterministic)
     return results
 

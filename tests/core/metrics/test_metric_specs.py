@@ -42,6 +42,8 @@ def test_cutoffs_are_declared_on_the_metrics_that_cut_at_k():
         "retrieval.precision_at_k",
         "retrieval.recall_at_k",
         "retrieval.ndcg_at_k",
+        "retrieval.hit_rate_at_k",
+        "retrieval.judged_at_k",
         "retrieval.context_relevance",
         "retrieval.judged_ndcg_at_k",
     }
