@@ -19,6 +19,7 @@ from ragproof_cli.common import (
     EXIT_BUDGET,
     EXIT_INTERNAL,
     EXIT_OK,
+    EXIT_STORE_FAULT,
     open_store,
     print_json,
     stdout_to_stderr,
@@ -40,6 +41,7 @@ from ragproof_core.present.summary import (
     summary_table,
 )
 from ragproof_core.run.preflight import preflight
+from ragproof_core.store_health import STORE_FAULT
 
 
 def _names(text: str) -> tuple[str, ...]:
@@ -185,6 +187,8 @@ def _execute_run(args: argparse.Namespace) -> tuple[int, Callable[[], None] | No
             )
             return EXIT_INTERNAL, None
         print(f"ragproof: {one_line(messages[0])}", file=sys.stderr)
+        if messages[0].startswith(STORE_FAULT):
+            return EXIT_STORE_FAULT, None
         return EXIT_BAD_INPUT, None
 
     store = open_store()

@@ -30,6 +30,7 @@ from ragproof_core.judge.ledger import JudgeLedger
 from ragproof_core.judge.session import LiteLLMJudge, make_judge
 from ragproof_core.run.shards import shard_budget
 from ragproof_core.store.handles import StoredTable
+from ragproof_core.store_health import StoreHealth
 
 LEDGER = "judge"
 
@@ -75,6 +76,7 @@ class JudgeIOManager(dg.ConfigurableIOManager):
         concurrency: int,
         table: Mapping[str, Any] | None = None,
         shards: int = 1,
+        health: StoreHealth | None = None,
     ) -> LiteLLMJudge | None:
         """A judge over this store's cache, or None when no judge model is configured.
 
@@ -91,6 +93,7 @@ class JudgeIOManager(dg.ConfigurableIOManager):
             use_cache=use_cache,
             concurrency=concurrency,
             shards=shards,
+            health=health,
         )
 
     def handle_output(self, context: dg.OutputContext, obj: JudgeLedger) -> None:

@@ -51,6 +51,7 @@ from ragproof_core.run.shard_attempt import (
 from ragproof_core.run.shards import ShardReport, merge_reports, shard_ranges, shard_share
 from ragproof_core.store.handles import StoredTable
 from ragproof_core.store.result_tally import UnknownStatus
+from ragproof_core.store_health import STORE_FAULT, StoreHealth, StoreWriteError
 
 # Cases evaluated (and written) at a time within a shard: a shard's memory holds
 # one batch of outputs and results, not its whole share of the dataset.
@@ -107,11 +108,15 @@ def evaluate_shard(
         )
     except AdapterLoadError as exc:
         raise dg.Failure(description=str(exc), allow_retries=False) from exc
+    # Shared by the judge cache, the ledger recorder and the result writes below: once
+    # one of them cannot write, the judge sends no further request.
+    health = StoreHealth()
     judge = judge_io_manager.open_judge(
         use_cache=manifest["use_cache"],
         concurrency=settings.concurrency,
         table=manifest.get("judge"),
         shards=shards,
+        health=health,
     )
     # Several processes drawing one terminal bar would garble it: one shard only.
     progress = _progress_bar(
@@ -130,6 +135,7 @@ def evaluate_shard(
         snapshot=lambda: attempt_document(
             index, token, _ledger(judge, use_cache=manifest["use_cache"])
         ),
+        health=health,
     )
     # One event loop for every batch (the judge and adapter clients bind to it);
     # the Runner cancels leftover tasks (LiteLLM's logging worker) before closing it.
@@ -143,7 +149,10 @@ def evaluate_shard(
                 evaluation = runner.run(
                     evaluate(batch, adapter, settings, judge, on_case_done=progress.update)
                 )
-                writer.write(evaluation.outputs, evaluation.results)
+                try:
+                    writer.write(evaluation.outputs, evaluation.results)
+                except Exception as exc:  # noqa: BLE001 - any failure of the store's writes
+                    raise health.record("case results write", exc) from exc
                 evaluated += len(evaluation.outputs)
                 failures += evaluation.case_failures
                 statuses.update(r.status.value for r in evaluation.results)
@@ -153,6 +162,8 @@ def evaluate_shard(
                 if evaluation.status == ABORTED_BUDGET:
                     status = ABORTED_BUDGET
                     break
+    except StoreWriteError as exc:
+        raise _store_fault(exc) from exc
     finally:
 
         async def shut_down() -> None:
@@ -167,7 +178,10 @@ def evaluate_shard(
             runner.close()
             progress.close()
             if judge is not None:
-                judge.close()
+                try:
+                    judge.close()
+                except StoreWriteError as exc:  # the cache's last flush
+                    raise _store_fault(exc) from exc
 
     ledger = _ledger(judge, use_cache=manifest["use_cache"])
     report = ShardReport(
@@ -192,6 +206,14 @@ def evaluate_shard(
             "judge_cache_hits": ledger.cache_hits,
             "status": status,
         },
+    )
+
+
+def _store_fault(exc: StoreWriteError) -> dg.Failure:
+    # The first fault of the step (StoreHealth keeps it), whichever write reports it.
+    return dg.Failure(
+        description=f"{STORE_FAULT}: {exc}; the run sent no judge request after it",
+        allow_retries=False,
     )
 
 

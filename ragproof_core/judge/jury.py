@@ -43,6 +43,7 @@ from ragproof_core.judge.session import JudgeStats, LiteLLMJudge
 from ragproof_core.judge.types import Judge, JudgeVerdict
 from ragproof_core.judge.usage import UsageTally
 from ragproof_core.model import MetricResult, Status
+from ragproof_core.store_health import StoreHealth
 
 JURY_KEY = "jury"
 SCORES_KEY = "scores"
@@ -121,6 +122,7 @@ def make_jury(
     use_cache: bool,
     concurrency: int,
     limiter: RateLimiter | None,
+    health: StoreHealth | None = None,
 ) -> JuryJudge:
     budget = Budget(env.max_cost_usd)
     usage = UsageTally()
@@ -136,6 +138,7 @@ def make_jury(
                 limiter=limiter,
                 usage=usage,
                 share_from=members[0] if members else None,
+                health=health,
             )
         )
     return JuryJudge(members, owns_cache=cache is not None)

@@ -44,6 +44,7 @@ from ragproof_core.judge.rate_limit import SLOT_FILE_NAME, RateLimiter, make_lim
 from ragproof_core.judge.schemas import ReplyValidationError, parse_reply
 from ragproof_core.judge.types import JudgeVerdict
 from ragproof_core.judge.usage import UsageTally
+from ragproof_core.store_health import StoreHealth
 
 REPAIR_INSTRUCTION = (
     "Your reply above failed validation: {error}. "
@@ -82,6 +83,7 @@ class LiteLLMJudge:
         limiter: RateLimiter | None = None,
         usage: UsageTally | None = None,
         share_from: LiteLLMJudge | None = None,
+        health: StoreHealth | None = None,
     ) -> None:
         if env.model is None:
             raise ValueError("LiteLLMJudge needs a model (RAGPROOF_JUDGE_MODEL)")
@@ -106,6 +108,8 @@ class LiteLLMJudge:
             raise PromptError("combined judge mode needs the prompt template combined.txt")
         self.budget = Budget(env.max_cost_usd) if budget is None else budget
         self._stats = JudgeStats()
+        # Checked before every request: once the store cannot keep a verdict, none is bought.
+        self.health = StoreHealth() if health is None else health
         self._owns_cache = owns_cache
         # Per (metric, model) counts; a jury's models share one tally.
         self.usage = UsageTally() if usage is None else usage
@@ -141,6 +145,7 @@ class LiteLLMJudge:
 
     async def _send(self, messages: list[dict[str, str]], *, repair: bool) -> RawReply:
         """One budgeted, counted request (combined mode); ``TransportError`` propagates."""
+        self.health.check()
         reservation = self.budget.reserve(self._estimate_usd(messages))
         self._stats.requests += 1
         self._stats.repairs += int(repair)
@@ -248,6 +253,7 @@ class LiteLLMJudge:
         raw: str | None = None
         error = ""
         for attempt in (1, 2):
+            self.health.check()
             reservation = self.budget.reserve(self._estimate_usd(messages))
             requests += 1
             self._stats.requests += 1
@@ -313,6 +319,7 @@ def make_judge(
     use_cache: bool = True,
     concurrency: int = 16,
     shards: int = 1,
+    health: StoreHealth | None = None,
 ):
     """The configured judge (a ``JuryJudge`` when several models are named), or None
     when RAGPROOF_JUDGE_MODEL is unset. ``cache_path``: the store's
@@ -325,13 +332,14 @@ def make_judge(
     models = tuple(dict.fromkeys(env.models))  # a model named twice is one juror
     if not models:
         return None
-    cache = open_judge_cache(cache_path) if cache_path is not None and use_cache else None
+    health = StoreHealth() if health is None else health
+    cache = open_judge_cache(cache_path, health) if cache_path is not None and use_cache else None
     slot_path = cache_path.with_name(SLOT_FILE_NAME) if isinstance(cache_path, Path) else None
     limiter = make_limiter(env.rpm, slot_path, shares=shards)
     if len(models) > 1:
         from ragproof_core.judge.jury import make_jury
 
-        return make_jury(env, models, cache, use_cache, concurrency, limiter)
+        return make_jury(env, models, cache, use_cache, concurrency, limiter, health)
     return LiteLLMJudge(
         replace(env, model=models[0]),
         cache,
@@ -339,4 +347,5 @@ def make_judge(
         concurrency=concurrency,
         owns_cache=cache is not None,
         limiter=limiter,
+        health=health,
     )
