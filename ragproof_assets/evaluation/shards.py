@@ -36,7 +36,6 @@ from ragproof_assets.evaluation.resources import StoreResource
 from ragproof_assets.evaluation.table_schemas import CASE_RESULTS_COLUMNS, OUTPUTS_COLUMNS
 from ragproof_core.adapters.loading import AdapterLoadError
 from ragproof_core.adapters.runner import close_adapter
-from ragproof_core.config.settings import AdapterSpec, run_settings_from_dict
 from ragproof_core.present.markdown import distributions_markdown, distributions_table
 from ragproof_core.run.evaluate import ABORTED_BUDGET, evaluate
 from ragproof_core.run.preflight import take_adapter
@@ -48,7 +47,13 @@ from ragproof_core.run.shard_attempt import (
     new_attempt_token,
     unfinished_attempts,
 )
-from ragproof_core.run.shards import ShardReport, merge_reports, shard_ranges, shard_share
+from ragproof_core.run.shards import (
+    EVALUATION_DOCUMENT,
+    ShardReport,
+    merge_reports,
+    shard_ranges,
+    shard_share,
+)
 from ragproof_core.store.handles import StoredTable
 from ragproof_core.store.result_tally import UnknownStatus
 from ragproof_core.store_health import STORE_FAULT, StoreHealth, StoreWriteError
@@ -69,7 +74,7 @@ def _shard_index(context: dg.OpExecutionContext) -> int:
 
 
 def _shard_count(run_store, run_id: str) -> int:
-    return run_settings_from_dict(run_store.read_manifest(run_id)["run"]).shards
+    return run_store.run_manifest(run_id).run.shards
 
 
 @dg.op(
@@ -95,26 +100,24 @@ def evaluate_shard(
     run_id = context.partition_key
     index = _shard_index(context)
     run_store = eval_dataset.open()
-    manifest = run_store.read_manifest(run_id)
-    settings = run_settings_from_dict(manifest["run"])
+    manifest = run_store.run_manifest(run_id)
+    settings = manifest.run
     shards = settings.shards
     start, end = shard_ranges(eval_dataset.rows, shards)[index]
     # run.concurrency is the run's total in flight: each shard takes its share.
     settings = replace(settings, concurrency=shard_share(settings.concurrency, shards, index))
     try:
         # The ingest step validated the adapter's input (a recording) before this step.
-        adapter = take_adapter(
-            AdapterSpec(manifest["adapter"], manifest["adapter_options"]), prechecked=True
-        )
+        adapter = take_adapter(manifest.adapter, prechecked=True)
     except AdapterLoadError as exc:
         raise dg.Failure(description=str(exc), allow_retries=False) from exc
     # Shared by the judge cache, the ledger recorder and the result writes below: once
     # one of them cannot write, the judge sends no further request.
     health = StoreHealth()
     judge = judge_io_manager.open_judge(
-        use_cache=manifest["use_cache"],
+        use_cache=manifest.use_cache,
         concurrency=settings.concurrency,
-        table=manifest.get("judge"),
+        table=manifest.judge,
         shards=shards,
         health=health,
     )
@@ -133,7 +136,7 @@ def evaluate_shard(
             run_id, attempt_document_name(index, token), doc
         ),
         snapshot=lambda: attempt_document(
-            index, token, _ledger(judge, use_cache=manifest["use_cache"])
+            index, token, _ledger(judge, use_cache=manifest.use_cache)
         ),
         health=health,
     )
@@ -183,7 +186,7 @@ def evaluate_shard(
                 except StoreWriteError as exc:  # the cache's last flush
                     raise _store_fault(exc) from exc
 
-    ledger = _ledger(judge, use_cache=manifest["use_cache"])
+    ledger = _ledger(judge, use_cache=manifest.use_cache)
     report = ShardReport(
         shard=index,
         cases=evaluated,
@@ -229,8 +232,7 @@ def _store_fault(exc: StoreWriteError) -> dg.Failure:
 def gather_shards(context: dg.OpExecutionContext, store: StoreResource):
     run_id = context.partition_key
     run_store = store.store()
-    manifest = run_store.read_manifest(run_id)
-    shards = run_settings_from_dict(manifest["run"]).shards
+    shards = run_store.run_manifest(run_id).run.shards
     reports = [
         ShardReport.from_dict(run_store.read_document(run_id, report_name(i)))
         for i in range(shards)
@@ -238,12 +240,7 @@ def gather_shards(context: dg.OpExecutionContext, store: StoreResource):
     reported = {(r.shard, r.attempt) for r in reports}
     unfinished = unfinished_attempts(run_store.read_documents(run_id, ATTEMPT_PREFIX), reported)
     totals = merge_reports(reports, unfinished)
-    manifest["evaluation"] = {
-        "status": totals.status,
-        "cases_evaluated": totals.cases,
-        "case_failures": totals.case_failures,
-    }
-    run_store.write_manifest(run_id, manifest)
+    run_store.write_document(run_id, EVALUATION_DOCUMENT, totals.evaluation.to_dict())
     ledger = totals.ledger
     statuses: Counter[str] = Counter()
     for report in reports:

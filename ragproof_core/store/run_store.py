@@ -31,6 +31,7 @@ import pandas as pd
 import pyarrow as pa
 
 from ragproof_core.config import settings
+from ragproof_core.config.manifest import RunManifest
 from ragproof_core.gc_pause import collector_paused
 from ragproof_core.metrics.registry import metric_order
 from ragproof_core.model import Case, CaseOutput, MetricResult
@@ -207,6 +208,10 @@ class RunStore:
         except FileNotFoundError:
             raise RunNotFound(run_id) from None
         return json.loads(text)
+
+    def run_manifest(self, run_id: str) -> RunManifest:
+        """The run's manifest as the dataset step wrote it, typed."""
+        return RunManifest.from_dict(self.read_manifest(run_id))
 
     def write_document(self, run_id: str, name: str, document: Mapping[str, Any]) -> None:
         """Store a small JSON document beside the run's tables, secrets redacted."""
