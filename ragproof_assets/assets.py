@@ -13,6 +13,7 @@ calls. All evaluation logic lives in ``ragproof_core``; this module only wires i
 """
 
 import json
+import os
 from collections import Counter
 from datetime import UTC, datetime
 from pathlib import Path
@@ -31,6 +32,7 @@ from ragproof_core.preflight import preflight
 from ragproof_core.report import refusal_tradeoff, summary_markdown
 from ragproof_core.reporting.data import gather_report
 from ragproof_core.reporting.html import render_html
+from ragproof_core.reporting.links import SERVE_URL_ENV, served_run_links
 from ragproof_core.reporting.markdown import worst_cases_markdown
 from ragproof_core.settings import (
     ConfigError,
@@ -302,31 +304,28 @@ def run_summary(
 
 
 def _report_metadata(context: dg.AssetExecutionContext, run_store, run_id: str) -> dict:
-    """Write the run's HTML report beside its files; link it and show the worst cases.
+    """Write the run's HTML report beside its files; point to it and show the worst cases.
 
     The run record is already written: a report that cannot be built is logged
     and noted, never a reason to fail a finished evaluation.
     """
+    links = served_run_links(os.environ.get(SERVE_URL_ENV), run_id)
+    # The run's page does not depend on the report being written.
+    metadata: dict[str, object] = (
+        {} if links is None else {"run_page": dg.MetadataValue.url(links.page)}
+    )
     try:
         report = gather_report(run_store, run_id)
         location = run_store.write_report(run_id, render_html(report))
     except Exception as exc:  # noqa: BLE001 - the evaluation itself succeeded
         context.log.error(f"the HTML report was not written: {type(exc).__name__}: {exc}")
-        return {"report": f"not written: {type(exc).__name__}: {exc}"}
-    link = (
-        dg.MetadataValue.url(location)
-        if run_store.layout.is_remote
-        else dg.MetadataValue.path(location)
-    )
-    return {
-        "report": link,
-        **(
-            {}
-            if run_store.layout.is_remote
-            else {"report_url": dg.MetadataValue.url(Path(location).as_uri())}
-        ),
-        "worst_cases": dg.MetadataValue.md(worst_cases_markdown(report)),
-    }
+        return {**metadata, "report": f"not written: {type(exc).__name__}: {exc}"}
+    # The location as copyable text: the UI's browser opens neither file:// nor s3:// links.
+    metadata["report"] = dg.MetadataValue.path(location)
+    if links is not None:
+        metadata["report_url"] = dg.MetadataValue.url(links.report)
+    metadata["worst_cases"] = dg.MetadataValue.md(worst_cases_markdown(report))
+    return metadata
 
 
 def _refresh_views(context: dg.AssetExecutionContext, run_store) -> None:

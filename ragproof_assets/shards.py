@@ -218,7 +218,8 @@ def gather_shards(context: dg.OpExecutionContext, store: StoreResource):
         "case_failures": totals.case_failures,
     }
     run_store.write_manifest(run_id, manifest)
-    ledger = totals.ledger
+    # Summed over calls and shards: rounded once here, for the run record and every display.
+    ledger = totals.ledger.with_rounded_cost()
     statuses: Counter[str] = Counter()
     for report in reports:
         statuses.update(report.statuses)
