@@ -21,8 +21,10 @@ from pathlib import Path
 import dagster as dg
 
 from ragproof_assets.config import EvalRunConfig
+from ragproof_assets.dataset_scores import dataset_scores, mean_metadata
 from ragproof_assets.partitions import evaluation_runs
 from ragproof_assets.resources import StoreResource
+from ragproof_assets.run_tags import tag_launcher
 from ragproof_core.adapters.loading import AdapterLoadError
 from ragproof_core.dataset import DatasetError, dataset_sha256
 from ragproof_core.judge.activity import judge_usage_markdown
@@ -104,6 +106,8 @@ def eval_dataset(
     context: dg.AssetExecutionContext, config: EvalRunConfig, store: StoreResource
 ) -> dg.Output[StoredTable]:
     run_id = context.partition_key
+    # Before validating: an evaluation that fails on its input is linked from its launch too.
+    tag_launcher(context)
     try:
         # Config, dataset, judge environment and adapter, all before the manifest:
         # bad input of any kind leaves the store unchanged.
@@ -285,10 +289,7 @@ def run_summary(
         "metrics_selected": dg.MetadataValue.json(manifest["run"].get("metrics")),
         "store": run_store.layout.location,
     }
-    for summary in summaries:
-        if summary.mean is not None:
-            # One numeric entry per metric so Dagster plots each mean across runs.
-            metadata[f"mean/{summary.metric}"] = dg.MetadataValue.float(summary.mean)
+    metadata.update(mean_metadata(summaries))
     if record.judge_agreement:
         metadata["jury_agreement"] = dg.MetadataValue.json(record.judge_agreement)
     if record.judge_usage:
@@ -300,6 +301,7 @@ def run_summary(
     if skipped_reasons:
         metadata["skip_reasons"] = dg.MetadataValue.md(skipped_reasons)
     metadata.update(_report_metadata(context, run_store, run_id))
+    context.log_event(dataset_scores(record, summaries))
     return dg.MaterializeResult(metadata=metadata)
 
 

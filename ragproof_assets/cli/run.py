@@ -139,6 +139,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     from ragproof_assets.execution import execute_evaluation
     from ragproof_assets.instance import open_instance_with_partition
     from ragproof_assets.partitions import evaluation_runs
+    from ragproof_assets.run_tags import RUN_ID_TAG, SOURCE_TAG
     from ragproof_core.store.layout import new_run_id
 
     run_id = new_run_id()
@@ -156,7 +157,7 @@ def cmd_run(args: argparse.Namespace) -> int:
             },
         },
         shards=config.run.shards,
-        tags={"ragproof/source": "cli"},
+        tags={SOURCE_TAG: "cli", RUN_ID_TAG: run_id},
     )
     if not result.success:
         messages, internal = _failures(result)
