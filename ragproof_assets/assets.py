@@ -25,6 +25,7 @@ from ragproof_assets.dataset_scores import dataset_scores, mean_metadata
 from ragproof_assets.partitions import evaluation_runs
 from ragproof_assets.resources import StoreResource
 from ragproof_assets.run_tags import tag_launcher
+from ragproof_assets.table_schemas import DATASET_COLUMNS, METRIC_SUMMARIES_COLUMNS
 from ragproof_core.adapters.loading import AdapterLoadError
 from ragproof_core.dataset import DatasetError, dataset_sha256
 from ragproof_core.judge.activity import judge_usage_markdown
@@ -50,36 +51,6 @@ from ragproof_core.store.views import StoreLocked
 
 GROUP = "evaluation"
 
-_RESULT_COLUMNS = dg.TableSchema(
-    columns=[
-        dg.TableColumn("run_id", "string", description="Evaluation run (= partition key)."),
-        dg.TableColumn("case_id", "string", description="Case id from the dataset."),
-        dg.TableColumn("metric", "string", description="Metric name, as in metrics.md."),
-        dg.TableColumn(
-            "status",
-            "string",
-            description="scored | skipped | not_applicable | judge_error | error",
-        ),
-        dg.TableColumn("value", "double", description="Score in [0, 1]; NULL unless scored."),
-        dg.TableColumn("reason", "string", description="Why it was not scored, or the error text."),
-        dg.TableColumn("judge_raw_json", "string", description="The judge's reply, verbatim."),
-    ]
-)
-_SUMMARY_COLUMNS = dg.TableSchema(
-    columns=[
-        dg.TableColumn("run_id", "string", description="Evaluation run."),
-        dg.TableColumn("metric", "string", description="Metric name."),
-        dg.TableColumn("mean", "double", description="Mean of scored cases; NULL if none."),
-        dg.TableColumn("p50", "double", description="Nearest-rank median; NULL if none."),
-        dg.TableColumn("p95", "double", description="Nearest-rank 95th percentile; NULL if none."),
-        dg.TableColumn("scored", "int", description="Cases scored."),
-        dg.TableColumn("skipped", "int", description="Cases the metric does not apply to."),
-        dg.TableColumn("errored", "int", description="Case failures plus judge errors."),
-        dg.TableColumn("not_applicable", "int", description="E.g. answers with no claims."),
-        dg.TableColumn("judge_errors", "int", description="Judge errors alone."),
-    ]
-)
-
 
 def _now() -> datetime:
     return datetime.now(UTC)
@@ -101,6 +72,7 @@ def _display_path(path: str) -> str:
     io_manager_key="table_io_manager",
     description="The dataset of one evaluation run, validated as a whole before anything "
     "runs (CONTRACT section 1), with the run's configuration.",
+    metadata={"dagster/column_schema": DATASET_COLUMNS},
 )
 def eval_dataset(
     context: dg.AssetExecutionContext, config: EvalRunConfig, store: StoreResource
@@ -217,7 +189,7 @@ def _progress_bar(total: int, *, enabled: bool):
     description="One row per metric: mean, nearest-rank p50 and p95, and the counts; plus the "
     "run record. Query history with the `runs`, `case_results` and `metric_summaries` views "
     "of RAGPROOF_STORE/ragproof.duckdb.",
-    metadata={"dagster/column_schema": _SUMMARY_COLUMNS},
+    metadata={"dagster/column_schema": METRIC_SUMMARIES_COLUMNS},
 )
 def run_summary(
     context: dg.AssetExecutionContext,

@@ -28,10 +28,11 @@ from dataclasses import replace
 
 import dagster as dg
 
-from ragproof_assets.assets import _RESULT_COLUMNS, GROUP, _ledger, _progress_bar
+from ragproof_assets.assets import GROUP, _ledger, _progress_bar
 from ragproof_assets.io_managers import JudgeIOManager
 from ragproof_assets.partitions import evaluation_runs
 from ragproof_assets.resources import StoreResource
+from ragproof_assets.table_schemas import CASE_RESULTS_COLUMNS, OUTPUTS_COLUMNS
 from ragproof_core.adapters.loading import AdapterLoadError
 from ragproof_core.adapters.runner import close_adapter
 from ragproof_core.evaluate import ABORTED_BUDGET, evaluate
@@ -281,6 +282,7 @@ def _distributions(run_store, run_id: str) -> str:
             kinds={"parquet"},
             description="What the pipeline under test returned for each case: answer, "
             "citations, retrieved chunks, or the case failure.",
+            metadata={"dagster/column_schema": OUTPUTS_COLUMNS},
         ),
         "judge_verdicts": dg.AssetOut(
             io_manager_key="judge_io_manager",
@@ -291,7 +293,7 @@ def _distributions(run_store, run_id: str) -> str:
             io_manager_key="table_io_manager",
             kinds={"parquet"},
             description="One row per case and metric: status, value, reason, raw judge reply.",
-            metadata={"dagster/column_schema": _RESULT_COLUMNS},
+            metadata={"dagster/column_schema": CASE_RESULTS_COLUMNS},
         ),
     },
 )

@@ -80,8 +80,8 @@ class RunSettings:
     # Metric names or shell-style patterns; empty selects every metric.
     metrics: _Names = Field(
         default=(),
-        description="metric names or shell-style patterns such as 'retrieval.*' "
-        "(default: every metric)",
+        description="comma-separated metric names or shell-style patterns such as "
+        "'retrieval.*' (default: every metric)",
     )
     shards: int = Field(default=1, ge=1, description="split the cases into this many steps")
 

@@ -151,5 +151,5 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     calibrate.add_argument("--seed", type=int, default=0, help="seed of --sample (default 0)")
     calibrate.add_argument("--out", metavar="FILE", help="where --sample writes")
-    calibrate.add_argument("--json", action="store_true")
+    calibrate.add_argument("--json", action="store_true", help="print the result as JSON")
     calibrate.set_defaults(func=cmd_calibrate)

@@ -13,6 +13,7 @@ from ragproof_assets.cli.common import (
     open_store,
     print_json,
 )
+from ragproof_assets.cli.errors import mixed_judges_refusal
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
@@ -30,10 +31,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
     try:
         comparison = compare_runs(*sides, allow_mixed_judges=args.allow_mixed_judges)
     except MixedJudgesError as exc:
-        print(
-            f"ragproof: refusing to compare: {exc}; pass --allow-mixed-judges to compare anyway",
-            file=sys.stderr,
-        )
+        print(mixed_judges_refusal(exc), file=sys.stderr)
         return EXIT_BAD_INPUT
     if fmt == "json":
         print_json(comparison.to_dict())
@@ -53,7 +51,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     compare = sub.add_parser("compare", help="paired comparison of two runs")
     compare.add_argument("run_a", help="baseline run")
     compare.add_argument("run_b", help="run compared against the baseline")
-    compare.add_argument("--allow-mixed-judges", action="store_true")
+    compare.add_argument(
+        "--allow-mixed-judges",
+        action="store_true",
+        help="compare runs judged by different models, prompts or modes (flagged in the output)",
+    )
     compare.add_argument(
         "--format",
         choices=("table", "markdown", "json"),

@@ -34,6 +34,12 @@ USER_ERRORS: tuple[type[BaseException], ...] = (
 DEBUG_HINT = "run again with --debug (or RAGPROOF_DEBUG=1) for the traceback"
 
 
+def mixed_judges_refusal(exc: Exception) -> str:
+    """The line ``compare`` and ``report --against`` print when the judges differ:
+    the error's own sentences, then how to compare anyway."""
+    return f"ragproof: refusing to compare: {exc} Pass --allow-mixed-judges to compare anyway."
+
+
 class OneLineParser(argparse.ArgumentParser):
     """argparse exits 2 with the usage text on a usage error; CONTRACT reserves 2 for a
     budget abort, so a usage error becomes a ``UsageError`` (one line, exit 1)."""

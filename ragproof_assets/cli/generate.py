@@ -30,11 +30,17 @@ def register(sub: argparse._SubParsersAction) -> argparse._SubParsersAction:
     generate = sub.add_parser("generate", help="generate test cases")
     gen_sub = generate.add_subparsers(dest="what", required=True)
     injection = gen_sub.add_parser("injection", help="prompt-injection cases from a dataset")
-    injection.add_argument("--dataset", required=True)
-    injection.add_argument("--out", required=True)
+    injection.add_argument(
+        "--dataset", required=True, help="dataset whose answerable questions carry the payloads"
+    )
+    injection.add_argument(
+        "--out", required=True, help="the injection cases file to write (JSON Lines)"
+    )
     injection.add_argument("--payloads", help="comma-separated payload ids (default: all)")
     injection.add_argument("--count", type=int, help="number of cases (default: all pairs)")
-    injection.add_argument("--seed", type=int, default=0)
+    injection.add_argument(
+        "--seed", type=int, default=0, help="seed of the payload-question pairing (default 0)"
+    )
     injection.add_argument(
         "--documents-out", help="also write indirect-injection documents for your index"
     )

@@ -31,5 +31,5 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     plan.add_argument("--run", required=True, metavar="RUN_ID", help="a stored run")
     plan.add_argument("--delta", required=True, type=float, help="the change to detect, e.g. 0.05")
-    plan.add_argument("--json", action="store_true")
+    plan.add_argument("--json", action="store_true", help="print the plan as JSON")
     plan.set_defaults(func=cmd_plan)

@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 from ragproof_assets.cli.common import EXIT_BAD_INPUT, EXIT_OK, open_store
+from ragproof_assets.cli.errors import mixed_judges_refusal
 
 
 def cmd_report(args: argparse.Namespace) -> int:
@@ -19,10 +20,7 @@ def cmd_report(args: argparse.Namespace) -> int:
             store, args.run_id, against=args.against, allow_mixed_judges=args.allow_mixed_judges
         )
     except MixedJudgesError as exc:
-        print(
-            f"ragproof: refusing to compare: {exc}; pass --allow-mixed-judges to compare anyway",
-            file=sys.stderr,
-        )
+        print(mixed_judges_refusal(exc), file=sys.stderr)
         return EXIT_BAD_INPUT
     if args.out:
         print(write_html(Path(args.out), data).resolve())
@@ -33,8 +31,12 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 def register(sub: argparse._SubParsersAction) -> None:
     report = sub.add_parser("report", help="write a run's self-contained HTML report")
-    report.add_argument("run_id")
+    report.add_argument("run_id", metavar="RUN_ID", help="the run to report on (see ragproof runs)")
     report.add_argument("--against", metavar="RUN_ID", help="baseline run to compare with")
     report.add_argument("--out", metavar="FILE", help="where to write (default: in the store)")
-    report.add_argument("--allow-mixed-judges", action="store_true")
+    report.add_argument(
+        "--allow-mixed-judges",
+        action="store_true",
+        help="compare with a baseline judged differently (flagged in the report)",
+    )
     report.set_defaults(func=cmd_report)

@@ -53,9 +53,7 @@ def add_run_key_flags(parser: argparse.ArgumentParser) -> None:
         kind = run_key_type(name)
         help_text = f"run.{name}: {run_key_help(name)}"
         if kind is tuple:
-            parser.add_argument(
-                _flag(name), dest=name, type=_names, help=help_text + " (comma-separated)"
-            )
+            parser.add_argument(_flag(name), dest=name, type=_names, help=help_text)
         else:
             parser.add_argument(
                 _flag(name), dest=name, type=kind, choices=run_key_choices(name), help=help_text
@@ -271,8 +269,10 @@ def cmd_show(args: argparse.Namespace) -> int:
 def register(sub: argparse._SubParsersAction) -> None:
     run = sub.add_parser("run", help="evaluate a dataset (one Dagster run, one partition)")
     run.add_argument("--dataset", required=True, help="dataset file, JSON Lines or Parquet")
-    run.add_argument("--config", help="ragproof.toml")
-    run.add_argument("--adapter", help="adapter as package.module:Name")
+    run.add_argument("--config", help="the config file, ragproof.toml (every key has a default)")
+    run.add_argument(
+        "--adapter", help="adapter as package.module:Name (default: the demo pipeline)"
+    )
     add_run_key_flags(run)
     run.add_argument("--no-cache", action="store_true", help="bypass the judge cache")
     run.add_argument("--dry-run", action="store_true", help="estimate judge calls and cost only")
@@ -280,10 +280,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     run.set_defaults(func=cmd_run)
 
     runs = sub.add_parser("runs", help="list stored runs")
-    runs.add_argument("--json", action="store_true")
+    runs.add_argument("--json", action="store_true", help="print the runs as a JSON array")
     runs.set_defaults(func=cmd_runs)
 
     show = sub.add_parser("show", help="one run's summary")
-    show.add_argument("run_id")
-    show.add_argument("--json", action="store_true")
+    show.add_argument("run_id", metavar="RUN_ID", help="the run to show (see ragproof runs)")
+    show.add_argument("--json", action="store_true", help="print the summary as JSON")
     show.set_defaults(func=cmd_show)

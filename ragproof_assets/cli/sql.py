@@ -1,10 +1,9 @@
 """`ragproof sql "QUERY" [--json]`: read-only SQL over the store's views, wherever it is
 (CONTRACT section 7).
 
-A local store is read through ``ragproof.duckdb`` opened read-only; a remote
-one through an in-memory DuckDB connection reading the bucket via fsspec
-(``views.connect_remote``). Only statements that read are run: a ``COPY ...
-TO`` or an ``ATTACH`` could otherwise write through the same connection.
+The query runs on an in-memory DuckDB connection holding the views, confined
+to the store's files with its configuration locked, and only when DuckDB's
+parser finds one plain query in it (``ragproof_core/store/query.py``).
 """
 
 from __future__ import annotations
@@ -15,27 +14,7 @@ import decimal
 import math
 
 from ragproof_assets.cli.common import EXIT_OK, UsageError, open_store, print_json
-
-_READ_STATEMENTS = ("SELECT", "EXPLAIN")
-
-
-def _statement_types(con, query: str) -> list[str]:
-    import duckdb
-
-    try:
-        statements = con.extract_statements(query)
-    except duckdb.Error as exc:
-        raise UsageError(f"sql: {str(exc).splitlines()[0]}") from None
-    return [statement.type.name for statement in statements]
-
-
-def check_read_only(con, query: str) -> None:
-    """Refuse anything but one reading statement (bad input, exit 1)."""
-    types = _statement_types(con, query)
-    if len(types) != 1:
-        raise UsageError(f"sql: give exactly one statement, got {len(types)}")
-    if types[0] not in _READ_STATEMENTS:
-        raise UsageError(f"sql: only read-only queries (SELECT) are allowed, got {types[0]}")
+from ragproof_core.store.query import QueryRefused, QueryResult, run_read_only
 
 
 def _json_value(value):
@@ -63,24 +42,16 @@ def _table(columns: list[str], rows: list[tuple]) -> str:
     return "\n".join(line.rstrip() for line in lines)
 
 
-def run_query(query: str) -> tuple[list[str], list[tuple]]:
-    import duckdb
-
-    con = open_store().connect(read_only=True)
+def run_query(query: str) -> QueryResult:
     try:
-        check_read_only(con, query)
-        try:
-            cursor = con.execute(query)
-        except duckdb.Error as exc:
-            raise UsageError(f"sql: {str(exc).splitlines()[0]}") from None
-        columns = [d[0] for d in cursor.description or []]
-        return columns, cursor.fetchall()
-    finally:
-        con.close()
+        return run_read_only(open_store().layout, query)
+    except QueryRefused as exc:
+        raise UsageError(f"sql: {exc}") from None
 
 
 def cmd_sql(args: argparse.Namespace) -> int:
-    columns, rows = run_query(args.query)
+    result = run_query(args.query)
+    columns, rows = result.columns, result.rows
     if args.json:
         print_json([{c: _json_value(v) for c, v in zip(columns, row, strict=True)} for row in rows])
     else:

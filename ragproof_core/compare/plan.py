@@ -59,7 +59,7 @@ class RunPlan:
                 m.metric,
                 str(m.scored),
                 "-" if m.sd is None else f"{m.sd:.4f}",
-                "-" if m.cases_needed is None else str(m.cases_needed),
+                _needed(m),
             ]
             for m in self.metrics
         ]
@@ -75,6 +75,15 @@ class RunPlan:
                 "usually needs fewer.",
             ]
         )
+
+
+def _needed(plan: MetricPlan) -> str:
+    if plan.cases_needed is None:
+        return "-"
+    # sd 0 gives 0 cases, which reads as "none needed" rather than what it means.
+    if plan.sd == 0:
+        return "no variation: any difference is detectable"
+    return str(plan.cases_needed)
 
 
 def plan_run(run_id: str, results: pd.DataFrame, delta: float) -> RunPlan:

@@ -52,7 +52,7 @@ class MixedJudgesError(Exception):
 class RunSide:
     """One side of a comparison: the run's record and its per-case results.
 
-    ``record`` is the store's RunRecord (only ``run_id``, ``judge_model`` and
+    ``record`` is the store's RunRecord (only ``run_id``, ``judge_model``, ``judge_mode`` and
     ``prompt_hashes`` are read); ``results`` has the columns of the
     ``case_results`` view: run_id, case_id, metric, status, value, ...
     """
@@ -183,6 +183,12 @@ def judge_differences(a: Any, b: Any) -> list[str]:
     diffs: list[str] = []
     model_a = getattr(a, "judge_model", None)
     model_b = getattr(b, "judge_model", None)
+    if model_a and model_b:
+        # First: a mode change alters every prompt hash, and the hashes alone do not say why.
+        mode_a = getattr(a, "judge_mode", None) or "per_metric"
+        mode_b = getattr(b, "judge_mode", None) or "per_metric"
+        if mode_a != mode_b:
+            diffs.append(f"judge mode differs: {mode_a} vs {mode_b}")
     if model_a != model_b:
         diffs.append(f"judge model {model_a or '(none)'} vs {model_b or '(none)'}")
     hashes_a = _prompt_hashes(a)

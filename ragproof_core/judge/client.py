@@ -157,16 +157,27 @@ class LiteLLMClient:
             if self.before_request is not None:
                 await self.before_request()
             try:
-                response = await litellm.acompletion(
-                    model=self.model,
-                    api_base=self.api_base,
-                    messages=messages,
-                    temperature=0,
-                    response_format={"type": "json_object"},
-                    max_retries=0,
-                    timeout=self.timeout_s,
+                # LiteLLM's timeout bounds each socket read, so a reply trickling a
+                # few bytes at a time never hits it: the whole call gets the deadline.
+                response = await asyncio.wait_for(
+                    litellm.acompletion(
+                        model=self.model,
+                        api_base=self.api_base,
+                        messages=messages,
+                        temperature=0,
+                        response_format={"type": "json_object"},
+                        max_retries=0,
+                        timeout=self.timeout_s,
+                    ),
+                    self.timeout_s,
                 )
             except Exception as exc:  # classified below; anything unknown is not retried
+                if isinstance(exc, TimeoutError):  # our deadline, reported like LiteLLM's own
+                    exc = litellm.Timeout(
+                        f"no complete reply within {self.timeout_s}s",
+                        model=self.model,
+                        llm_provider="",
+                    )
                 last = exc
                 if not is_retryable(exc, litellm):
                     raise TransportError(_describe(exc, attempt, final=True)) from exc

@@ -14,6 +14,8 @@ import json
 import re
 from typing import Any
 
+from ragproof_core.json_limits import JsonLimitError, scan_depth
+
 REPLY_SHAPES: dict[str, str] = {
     "groundedness": '{"claims": [{"claim": str, "supported": bool}]}',
     "citation_support": '{"verdicts": [{"chunk_id": str, "supported": bool}]}',
@@ -33,6 +35,9 @@ VERDICT_ENUMS: dict[str, tuple[str, ...]] = {
     "completeness": ("complete", "partial", "missing"),
     "context_relevance": ("relevant", "partial", "irrelevant"),
 }
+
+# Far more than any real verdict needs; a longer reply is refused before decoding.
+MAX_REPLY_CHARS = 256 * 1024
 
 _CODE_FENCE = re.compile(r"\A```(?:json)?[ \t]*\n(.*)\n```\Z", re.DOTALL | re.IGNORECASE)
 
@@ -56,6 +61,17 @@ def parse_object(text: str) -> dict[str, Any]:
         body = fenced.group(1).strip()
     if not body:
         raise ReplyValidationError("the reply is empty; expected a JSON object")
+    if len(body) > MAX_REPLY_CHARS:
+        raise ReplyValidationError(
+            f"the reply is {len(body)} characters long, over the limit of {MAX_REPLY_CHARS}; "
+            "reply with the JSON object only"
+        )
+    try:
+        # Before decoding: the decoder recurses, and a hostile depth would raise
+        # RecursionError far from here instead of failing this one reply.
+        scan_depth(body)
+    except JsonLimitError as exc:
+        raise ReplyValidationError(f"the reply is {exc}; reply with the JSON object only") from None
     try:
         data = json.loads(body)
     except json.JSONDecodeError as exc:

@@ -15,31 +15,13 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
+from ragproof_core.store import tables
+
 if TYPE_CHECKING:
     from ragproof_core.judge.labels import RunCalibration
 
-CALIBRATIONS_SCHEMA = pa.schema(
-    [
-        pa.field("run_id", pa.string(), nullable=False),
-        pa.field("calibration_id", pa.string(), nullable=False),
-        pa.field("created_at", pa.timestamp("us", tz="UTC"), nullable=False),
-        pa.field("labels_file", pa.string()),
-        pa.field("metric", pa.string(), nullable=False),
-        pa.field("n_judged", pa.int64(), nullable=False),
-        pa.field("n_labelled", pa.int64(), nullable=False),
-        pa.field("judge_mean", pa.float64()),
-        pa.field("judge_ci_low", pa.float64()),
-        pa.field("judge_ci_high", pa.float64()),
-        pa.field("human_mean", pa.float64()),
-        pa.field("human_ci_low", pa.float64()),
-        pa.field("human_ci_high", pa.float64()),
-        pa.field("ppi_mean", pa.float64()),
-        pa.field("ppi_ci_low", pa.float64()),
-        pa.field("ppi_ci_high", pa.float64()),
-        pa.field("unmatched_labels", pa.int64(), nullable=False),
-    ]
-)
-COLUMNS: tuple[str, ...] = tuple(CALIBRATIONS_SCHEMA.names)
+CALIBRATIONS_SCHEMA = tables.CALIBRATIONS.schema
+COLUMNS: tuple[str, ...] = tables.CALIBRATIONS.names
 
 
 def _bounds(interval: tuple[float, float] | None) -> tuple[float | None, float | None]:

@@ -1,9 +1,9 @@
 """The Parquet schema of each store table, and its encoding to and from the model.
 
-Every table starts with ``run_id`` so the DuckDB views can glob the files of
-all runs without parsing paths. Columns are only ever added, never renamed or
-retyped: the views read with ``union_by_name`` and the readers below fill a
-column an old file lacks with nulls, so old runs stay readable.
+The tables are declared in ``tables.py``; the schemas here are built from
+those declarations. Columns are only ever added, never renamed or retyped:
+the views read with ``union_by_name`` and the readers below fill a column an
+old file lacks with nulls, so old runs stay readable.
 
 Encoders build Arrow arrays column by column from the dataclasses (no pandas,
 no per-row dicts): a 100,000-case run has 1.3M result rows.
@@ -27,128 +27,20 @@ from typing import Any
 import pyarrow as pa
 
 from ragproof_core.model import Answer, Case, CaseKind, CaseOutput, Chunk, MetricResult, Status
+from ragproof_core.store import tables
 
-CHUNK_TYPE = pa.struct(
-    [
-        pa.field("id", pa.string(), nullable=False),
-        pa.field("text", pa.string(), nullable=False),
-        pa.field("score", pa.float64()),
-        pa.field("metadata_json", pa.string()),
-    ]
-)
-CHUNK_LIST_TYPE = pa.list_(pa.field("item", CHUNK_TYPE, nullable=False))
+DATASET_SCHEMA = tables.DATASET.schema
+OUTPUTS_SCHEMA = tables.OUTPUTS.schema
+CASE_RESULTS_SCHEMA = tables.CASE_RESULTS.schema
+METRIC_SUMMARIES_SCHEMA = tables.METRIC_SUMMARIES.schema
+RUN_SCHEMA = tables.RUN.schema
+CHUNK_TYPE = tables.CHUNK_TYPE
+CHUNK_LIST_TYPE = tables.CHUNK_LIST_TYPE
 
-DATASET_SCHEMA = pa.schema(
-    [
-        pa.field("run_id", pa.string(), nullable=False),
-        pa.field("id", pa.string(), nullable=False),
-        pa.field("question", pa.string(), nullable=False),
-        pa.field("kind", pa.string(), nullable=False),
-        pa.field("expected_source_ids", pa.list_(pa.string())),
-        pa.field("expected_answer", pa.string()),
-        pa.field("adversarial_payload", pa.string()),
-        pa.field("metadata_json", pa.string()),
-    ]
-)
+# A summary's fields: its table's columns after run_id.
+SUMMARY_FIELDS: tuple[str, ...] = tables.METRIC_SUMMARIES.names[1:]
 
-# answer_text is null exactly when the adapter produced no Answer (Answer.text
-# is a str), so it doubles as the "has answer" flag.
-OUTPUTS_SCHEMA = pa.schema(
-    [
-        pa.field("run_id", pa.string(), nullable=False),
-        pa.field("case_id", pa.string(), nullable=False),
-        pa.field("answer_text", pa.string()),
-        pa.field("citations", pa.list_(pa.string())),
-        pa.field("answer_chunks", CHUNK_LIST_TYPE),
-        pa.field("retrieved", CHUNK_LIST_TYPE),
-        pa.field("error", pa.string()),
-        pa.field("latency_s", pa.float64(), nullable=False),
-    ]
-)
-
-CASE_RESULTS_SCHEMA = pa.schema(
-    [
-        pa.field("run_id", pa.string(), nullable=False),
-        pa.field("case_id", pa.string(), nullable=False),
-        pa.field("metric", pa.string(), nullable=False),
-        pa.field("status", pa.string(), nullable=False),
-        pa.field("value", pa.float64()),
-        pa.field("reason", pa.string()),
-        pa.field("judge_raw_json", pa.string()),
-    ]
-)
-
-SUMMARY_FIELDS: tuple[str, ...] = (
-    "metric",
-    "mean",
-    "p50",
-    "p95",
-    "scored",
-    "skipped",
-    "errored",
-    "not_applicable",
-    "judge_errors",
-)
-_SUMMARY_COUNTS = ("scored", "skipped", "errored", "not_applicable", "judge_errors")
-
-METRIC_SUMMARIES_SCHEMA = pa.schema(
-    [
-        pa.field("run_id", pa.string(), nullable=False),
-        pa.field("metric", pa.string(), nullable=False),
-        pa.field("mean", pa.float64()),
-        pa.field("p50", pa.float64()),
-        pa.field("p95", pa.float64()),
-        *(pa.field(name, pa.int64(), nullable=False) for name in _SUMMARY_COUNTS),
-    ]
-)
-
-# Timestamps are UTC instants (Parquet isAdjustedToUTC); DuckDB reads them as
-# TIMESTAMP WITH TIME ZONE and displays them in the session's TimeZone.
-RUN_SCHEMA = pa.schema(
-    [
-        pa.field("run_id", pa.string(), nullable=False),
-        pa.field("dataset", pa.string(), nullable=False),
-        pa.field("adapter", pa.string(), nullable=False),
-        pa.field("status", pa.string(), nullable=False),
-        pa.field("started_at", pa.timestamp("us", tz="UTC"), nullable=False),
-        pa.field("finished_at", pa.timestamp("us", tz="UTC"), nullable=False),
-        pa.field("judge_model", pa.string()),
-        pa.field("prompt_hashes", pa.string(), nullable=False),
-        pa.field("config_json", pa.string(), nullable=False),
-        pa.field("cost_usd", pa.float64(), nullable=False),
-        pa.field("cases", pa.int64(), nullable=False),
-        pa.field("case_failures", pa.int64(), nullable=False),
-        pa.field("judge_requests", pa.int64(), nullable=False),
-        pa.field("cache_hits", pa.int64(), nullable=False),
-        pa.field("judge_mode", pa.string()),
-        pa.field("judge_repairs", pa.int64()),
-        pa.field("judge_errors", pa.int64()),
-        pa.field("judge_input_tokens", pa.int64()),
-        pa.field("judge_output_tokens", pa.int64()),
-        # CONTRACT section 15: judge usage per (metric, model) and the jury's agreement, as JSON.
-        pa.field("judge_usage_json", pa.string()),
-        pa.field("judge_agreement_json", pa.string()),
-    ]
-)
-# Counters of the run record that read as 0 in files written before they existed.
-_RUN_COUNTERS = (
-    "cases",
-    "case_failures",
-    "judge_requests",
-    "cache_hits",
-    "judge_repairs",
-    "judge_errors",
-    "judge_input_tokens",
-    "judge_output_tokens",
-)
-
-SCHEMAS: dict[str, pa.Schema] = {
-    "dataset": DATASET_SCHEMA,
-    "outputs": OUTPUTS_SCHEMA,
-    "case_results": CASE_RESULTS_SCHEMA,
-    "metric_summaries": METRIC_SUMMARIES_SCHEMA,
-    "run": RUN_SCHEMA,
-}
+SCHEMAS: dict[str, pa.Schema] = {name: table.schema for name, table in tables.TABLES.items()}
 
 _STATUS_BY_VALUE = {s.value: s for s in Status}
 
@@ -393,7 +285,7 @@ def encode_summaries(run_id: str, summaries: Sequence[Any]) -> pa.Table:
             row = {name: get(name) for name in SUMMARY_FIELDS}
         except (KeyError, AttributeError) as exc:
             raise ValueError(f"metric summary {summary!r} lacks field {exc}") from exc
-        for name in _SUMMARY_COUNTS:
+        for name in tables.SUMMARY_COUNTS:
             if not isinstance(row[name], int) or row[name] < 0:
                 raise ValueError(f"{row['metric']}: {name} must be a count, got {row[name]!r}")
         rows.append(row)
@@ -490,42 +382,27 @@ class RunRecord:
 
 
 def encode_run(record: RunRecord) -> pa.Table:
-    row = {
-        "run_id": record.run_id,
-        "dataset": record.dataset,
-        "adapter": record.adapter,
-        "status": record.status,
-        "started_at": record.started_at,
-        "finished_at": record.finished_at,
-        "judge_model": record.judge_model,
-        "prompt_hashes": json.dumps(record.prompt_hashes, sort_keys=True),
-        "config_json": record.config_json,
-        "cost_usd": float(record.cost_usd),
-        "cases": record.cases,
-        "case_failures": record.case_failures,
-        "judge_requests": record.judge_requests,
-        "cache_hits": record.cache_hits,
-        "judge_mode": record.judge_mode,
-        "judge_repairs": record.judge_repairs,
-        "judge_errors": record.judge_errors,
-        "judge_input_tokens": record.judge_input_tokens,
-        "judge_output_tokens": record.judge_output_tokens,
-        "judge_usage_json": json.dumps(record.judge_usage, sort_keys=True),
-        "judge_agreement_json": json.dumps(record.judge_agreement, sort_keys=True),
-    }
+    row = {}
+    for column in tables.RUN.columns:
+        value = getattr(record, column.attribute)
+        row[column.name] = value if column.json is None else json.dumps(value, sort_keys=True)
+    row["cost_usd"] = float(record.cost_usd)
     return pa.Table.from_pylist([row], schema=RUN_SCHEMA)
+
+
+# Counters of the run record that read as 0 in files written before their column existed.
+_RUN_COUNTERS = tuple(c.name for c in tables.RUN.columns if pa.types.is_integer(c.type))
+_RUN_JSON = tuple(c for c in tables.RUN.columns if c.json is not None)
 
 
 def decode_runs(table: pa.Table) -> list[RunRecord]:
     table = conform(table, RUN_SCHEMA)
     records = []
     for row in table.to_pylist():
-        row["prompt_hashes"] = json.loads(row["prompt_hashes"] or "{}")
-        # Counters added after a run was written read as zero, not None.
         row["cost_usd"] = row["cost_usd"] or 0.0
         for name in _RUN_COUNTERS:
             row[name] = row[name] or 0
-        row["judge_usage"] = json.loads(row.pop("judge_usage_json") or "[]")
-        row["judge_agreement"] = json.loads(row.pop("judge_agreement_json") or "{}")
+        for column in _RUN_JSON:
+            row[column.attribute] = json.loads(row.pop(column.name) or column.json)
         records.append(RunRecord(**row))
     return records

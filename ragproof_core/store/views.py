@@ -43,6 +43,7 @@ from typing import TypeVar
 import duckdb
 import pyarrow as pa
 
+from ragproof_core.store import tables
 from ragproof_core.store.calibrations import CALIBRATIONS_SCHEMA
 from ragproof_core.store.calibrations import COLUMNS as CALIBRATION_COLUMNS
 from ragproof_core.store.layout import StoreLayout
@@ -53,11 +54,11 @@ from ragproof_core.store.schema import SCHEMAS
 # show; any change to the DDL or the table schemas already triggers a rebuild.
 VIEW_VERSION = 1
 
-# The views' columns are the tables' columns, in schema order (CONTRACT's
+# The views' columns are the declared tables' columns, in order (CONTRACT's
 # columns first; later additions only ever go after them).
-RUNS_COLUMNS: tuple[str, ...] = tuple(SCHEMAS["run"].names)
-CASE_RESULTS_COLUMNS: tuple[str, ...] = tuple(SCHEMAS["case_results"].names)
-METRIC_SUMMARIES_COLUMNS: tuple[str, ...] = tuple(SCHEMAS["metric_summaries"].names)
+RUNS_COLUMNS: tuple[str, ...] = tables.RUN.names
+CASE_RESULTS_COLUMNS: tuple[str, ...] = tables.CASE_RESULTS.names
+METRIC_SUMMARIES_COLUMNS: tuple[str, ...] = tables.METRIC_SUMMARIES.names
 # Views with a row per run (and case, metric); ``metrics`` lists the metric registry.
 RUN_VIEWS: tuple[str, ...] = ("runs", "case_results", "metric_summaries")
 # ``calibrations`` has rows only for runs someone calibrated with human labels.
@@ -293,6 +294,41 @@ def connect(
     if layout.is_remote:
         return connect_remote(layout)
     return open_db(layout, read_only=read_only, timeout_s=timeout_s)
+
+
+def store_directory(layout: StoreLayout) -> str:
+    """The store's folder or prefix as DuckDB's ``allowed_directories`` takes it.
+
+    The trailing separator keeps a sibling such as ``store-other`` outside.
+    """
+    return layout.location.rstrip("/") + "/"
+
+
+def connect_confined(layout: StoreLayout) -> duckdb.DuckDBPyConnection:
+    """An in-memory connection with the views that can reach the store's files only.
+
+    File access is limited to the store's folder or prefix (on S3 through the
+    registered fsspec filesystem, which DuckDB checks against the same list),
+    extensions cannot be installed or loaded, and the configuration is locked
+    so no statement can lift the limits. Its database is a fresh in-memory one,
+    so locking it touches no other connection of the process.
+    """
+    ensure_views(layout)
+    con = duckdb.connect(":memory:")
+    try:
+        if layout.is_remote:
+            con.register_filesystem(layout.fs)
+        for statement in view_ddl(layout):
+            con.execute(statement)
+        con.execute("SET allowed_directories = ?", [[store_directory(layout)]])
+        con.execute("SET autoinstall_known_extensions = false")
+        con.execute("SET autoload_known_extensions = false")
+        con.execute("SET enable_external_access = false")
+        con.execute("SET lock_configuration = true")
+    except BaseException:
+        con.close()
+        raise
+    return con
 
 
 def connect_remote(layout: StoreLayout) -> duckdb.DuckDBPyConnection:

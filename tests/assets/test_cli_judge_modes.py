@@ -56,6 +56,14 @@ def test_mode_from_the_config_table_and_from_the_environment(server, judge_env, 
     refused = ragproof("compare", per_metric["run_id"], combined["run_id"], env=judge_env)
     assert refused.returncode == 1
     assert "prompt combined missing in A" in refused.stderr
+    # One sentence naming the mode before the hashes, then one saying how to go ahead.
+    assert refused.stderr.startswith(
+        f"ragproof: refusing to compare: runs {per_metric['run_id']} and {combined['run_id']} "
+        "were judged differently: judge mode differs: per_metric vs combined; prompt "
+    )
+    assert refused.stderr.endswith(
+        "Their judge scores are not comparable. Pass --allow-mixed-judges to compare anyway.\n"
+    )
 
 
 def test_a_cached_rerun_show_compare_sql_and_report_import_no_litellm(server, judge_env, tmp_path):

@@ -6,13 +6,21 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.browser import chromium
+from tests.support.browser import chromium, missing_reason
 from tests.support.judge_server import JudgeServer
 from tests.support.runs import Runs
 
 REPO = Path(__file__).resolve().parents[2]
 RECORDED = REPO / "tests" / "fixtures" / "recorded"
 HOSTILE = REPO / "tests" / "fixtures" / "report"
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    # Before any fixture: without a browser, neither the runs nor `dagster dev` are worth making.
+    if "browser" in item.fixturenames:
+        reason = missing_reason()
+        if reason is not None:
+            pytest.skip(reason)
 
 
 @pytest.fixture(scope="module")

@@ -25,7 +25,7 @@ from tests.faults.conftest import (
     query,
     summaries,
 )
-from tests.support.judge_server import Reply
+from tests.support.judge_server import Reply, default_content
 
 # LiteLLM builds some pydantic schemas lazily on its first call; their warnings are not ours.
 pytestmark = pytest.mark.filterwarnings("ignore:.*ReadOnly. qualifier:UserWarning")
@@ -253,3 +253,71 @@ def test_judge_raw_json_is_valid_json_on_every_row(instance, store_path, judge_s
         except json.JSONDecodeError:
             bad.append((case_id, metric, raw))
     assert bad == []
+
+
+def _nested_claims(depth: int) -> str:
+    return '{"claims": ' + "[" * depth + "]" * depth + "}"
+
+
+@pytest.mark.parametrize(
+    "hostile",
+    [_nested_claims(5_000), '{"claims": [], "padding": "' + "x" * 300_000 + '"}'],
+    ids=["nested-5000", "300kB"],
+)
+def test_a_hostile_reply_is_that_metrics_judge_error_only(
+    instance, store_path, judge_server, use_judge, hostile
+):
+    # Groundedness gets the hostile reply, to its question and to its repair; every
+    # other question a valid one.
+    judge_server.responder = lambda request: (
+        hostile if request.prompt == "groundedness" else default_content(request)
+    )
+    use_judge(judge_server.url)
+
+    run, rows = _run(instance, store_path, "hostile")
+
+    # One repair retry for each groundedness question, nothing else asked twice.
+    assert run == ("completed", JUDGE_MODEL, 2, 0, QUESTIONS + 2, 0, 0.0)
+    by_metric = {(case, metric): (status, reason) for case, metric, status, _, reason, _ in rows}
+    for case in CASES:
+        status, reason = by_metric[(case, "generation.groundedness")]
+        assert status == "judge_error"
+        assert reason.startswith("reply failed validation twice: the reply is ")
+        for metric in METRIC_NAMES:
+            if metric != "generation.groundedness":
+                assert by_metric[(case, metric)][0] != "error", (case, metric)
+    got = summaries(store_path, "hostile")
+    _assert_summaries(got, DETERMINISTIC)
+    assert got["generation.groundedness"]["judge_errors"] == 2
+    assert got["generation.answer_relevance"]["scored"] == 2
+
+
+def test_a_trickling_reply_is_cut_at_the_judge_timeout(
+    instance, store_path, judge_server, use_judge
+):
+    # Groundedness replies arrive 8 bytes every 0.5 s (a whole reply would take
+    # over 15 s); LiteLLM's per-read timeout never fires, the total deadline does.
+    def pick(request):
+        return Reply(trickle_s=0.5) if request.prompt == "groundedness" else Reply()
+
+    judge_server.script(*[pick] * QUESTIONS)
+    use_judge(judge_server.url, RAGPROOF_JUDGE_TIMEOUT_S="1.5", RAGPROOF_JUDGE_MAX_ATTEMPTS="1")
+
+    run, rows = _run(instance, store_path, "trickle")
+
+    assert run == ("completed", JUDGE_MODEL, 2, 0, QUESTIONS, 0, 0.0)
+    groundedness = [r for r in rows if r[1] == "generation.groundedness"]
+    for _case, _metric, status, _value, reason, _raw in groundedness:
+        assert status == "judge_error"
+        assert reason == (
+            "judge transport failed: Timeout (HTTP 408): litellm.Timeout: "
+            "no complete reply within 1.5s [gave up after 1 attempt(s)]"
+        )
+    assert len(judge_server.trickles) == 2
+    for sent, total, seconds in judge_server.trickles:
+        assert sent < total / 4
+        assert seconds < 1.5 + 1.0  # the client hung up at its deadline
+    got = summaries(store_path, "trickle")
+    _assert_summaries(got, DETERMINISTIC)
+    assert got["generation.groundedness"]["judge_errors"] == 2
+    assert got["generation.completeness"]["scored"] == 2

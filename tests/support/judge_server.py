@@ -68,6 +68,8 @@ class Reply:
     delay_s: float = 0.0
     usage: Any = _DEFAULT  # (prompt_tokens, completion_tokens), None to omit, or server default
     headers: dict[str, str] = field(default_factory=dict)
+    # Above 0: the response body is sent 8 bytes at a time, this many seconds apart.
+    trickle_s: float = 0.0
 
     @classmethod
     def error(cls, status: int, retry_after: float | None = None) -> Reply:
@@ -230,6 +232,8 @@ class JudgeServer:
         self.usage = usage
         self.responder = responder
         self.requests: list[ReceivedRequest] = []
+        # One (bytes sent, bytes in the body, seconds) per trickled reply, once it ended.
+        self.trickles: list[tuple[int, int, float]] = []
         self._script: deque[Any] = deque()
         self._lock = threading.Lock()
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -358,7 +362,30 @@ class JudgeServer:
                 "completion_tokens": completion_tokens,
                 "total_tokens": prompt_tokens + completion_tokens,
             }
+        if item.trickle_s > 0:
+            return await self._trickle(request, json.dumps(payload).encode(), item)
         return web.json_response(payload, headers=item.headers)
+
+    async def _trickle(self, request: web.Request, body: bytes, item: Reply) -> web.StreamResponse:
+        """Send ``body`` 8 bytes every ``item.trickle_s`` until done or the client hangs up."""
+        response = web.StreamResponse(headers={**item.headers, "Content-Type": "application/json"})
+        response.content_length = len(body)
+        started = time.monotonic()
+        sent = 0
+        try:
+            await response.prepare(request)
+            while sent < len(body):
+                await response.write(body[sent : sent + 8])
+                sent += min(8, len(body) - sent)
+                await asyncio.sleep(item.trickle_s)
+                if request.transport is None or request.transport.is_closing():
+                    break
+        except (ConnectionResetError, asyncio.CancelledError):
+            pass
+        finally:
+            with self._lock:
+                self.trickles.append((sent, len(body), time.monotonic() - started))
+        return response
 
 
 def main(argv: list[str] | None = None) -> None:

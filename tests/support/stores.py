@@ -11,6 +11,7 @@ from pathlib import Path
 import duckdb
 
 from ragproof_core.store.run_store import RunStore
+from tests.support.snapshot import tree_bytes
 
 
 @dataclass
@@ -26,6 +27,14 @@ class StoreUnderTest:
                 return con.execute(sql, params or []).fetchall()
         with RunStore(self.location).connect(read_only=True) as con:
             return con.execute(sql, params or []).fetchall()
+
+    def snapshot(self) -> dict[str, bytes]:
+        """Every file of the store (path -> bytes), to prove a command changed nothing."""
+        if self.kind == "local":
+            return tree_bytes(Path(self.location))
+        layout = RunStore(self.location).layout
+        layout.fs.invalidate_cache()
+        return {path: layout.fs.cat_file(path) for path in sorted(layout.fs.find(str(layout.root)))}
 
     def cache_rows(self) -> list[tuple[str, str, str]]:
         """Every stored (model, prompt hash, input hash) row of the judge cache. A local

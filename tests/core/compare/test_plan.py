@@ -48,3 +48,15 @@ def test_cases_needed_per_metric_in_metric_order() -> None:
 def test_delta_must_be_positive() -> None:
     with pytest.raises(ValueError, match="--delta must be positive"):
         plan_run("r1", results(), -0.1)
+
+
+def test_a_metric_without_variation_says_any_difference_is_detectable() -> None:
+    rows = [(case, "retrieval.mrr", "scored", 1.0) for case in "abc"]
+    plan = plan_run("r1", pd.DataFrame(rows, columns=["case_id", "metric", "status", "value"]), 0.1)
+    assert plan.metrics[0].to_dict()["cases_needed"] == 0
+    assert plan.render_table().splitlines()[4].split(maxsplit=3) == [
+        "retrieval.mrr",
+        "3",
+        "0.0000",
+        "no variation: any difference is detectable",
+    ]

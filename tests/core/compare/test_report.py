@@ -1,4 +1,5 @@
 import json
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -183,6 +184,15 @@ def test_mixed_judges_allowed_with_the_flag_and_flagged_in_the_report():
     assert metric(c, "retrieval.recall_at_k").delta == 0.5
     assert "WARNING: mixed judges allowed" in render_table(c)
     assert c.render_table() == render_table(c)
+
+
+def test_a_judge_mode_change_is_named_before_the_prompt_hashes():
+    combined = replace(record("run-b"), judge_mode="combined")
+    with pytest.raises(MixedJudgesError) as err:
+        compare_runs(
+            side("run-a", "results_a.csv"), RunSide(combined, results("run-b", "results_b.csv"))
+        )
+    assert err.value.differences[0] == "judge mode differs: per_metric vs combined"
 
 
 def test_two_runs_without_a_judge_compare():

@@ -1,0 +1,238 @@
+"""Each stored table declared once: its columns' names, Arrow types, nullability and
+descriptions (CONTRACT section 6).
+
+Everything else derives from these declarations: the Parquet schemas
+(``schema.SCHEMAS``), the DuckDB views' column lists (``views``), the column
+schemas the Dagster UI shows (``ragproof_assets``), and the run record's
+encoding (``schema.encode_run``/``decode_runs``, whose ``RunRecord`` fields a
+test ties to the ``run`` table's). Descriptions are not written into the
+Parquet files: the stored schemas stay exactly as they were.
+
+Every table starts with ``run_id`` so the views can glob the files of all runs
+without parsing paths. Columns are only ever added at the end, never renamed
+or retyped.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pyarrow as pa
+
+
+@dataclass(frozen=True, slots=True)
+class Column:
+    """One stored column. ``field`` names the ``RunRecord`` attribute a run column holds
+    when it differs from the column (``judge_usage`` is stored as ``judge_usage_json``);
+    ``json``, when set, says the attribute is stored as JSON text and is what a file
+    written before the column existed reads as."""
+
+    name: str
+    type: pa.DataType
+    description: str
+    nullable: bool = True
+    field: str | None = None
+    json: str | None = None
+
+    @property
+    def attribute(self) -> str:
+        return self.field or self.name
+
+    @property
+    def arrow(self) -> pa.Field:
+        return pa.field(self.name, self.type, nullable=self.nullable)
+
+
+@dataclass(frozen=True, slots=True)
+class Table:
+    name: str
+    description: str
+    columns: tuple[Column, ...]
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(c.name for c in self.columns)
+
+    @property
+    def schema(self) -> pa.Schema:
+        return pa.schema([c.arrow for c in self.columns])
+
+    def column(self, name: str) -> Column:
+        for column in self.columns:
+            if column.name == name:
+                return column
+        raise KeyError(f"{self.name} has no column {name!r}")
+
+
+def _run_id(what: str) -> Column:
+    return Column("run_id", pa.string(), f"{what} (= the Dagster partition key).", nullable=False)
+
+
+CHUNK_TYPE = pa.struct(
+    [
+        pa.field("id", pa.string(), nullable=False),
+        pa.field("text", pa.string(), nullable=False),
+        pa.field("score", pa.float64()),
+        pa.field("metadata_json", pa.string()),
+    ]
+)
+CHUNK_LIST_TYPE = pa.list_(pa.field("item", CHUNK_TYPE, nullable=False))
+_UTC = pa.timestamp("us", tz="UTC")
+
+DATASET = Table(
+    "dataset",
+    "The run's cases, as validated from the dataset file (CONTRACT section 1).",
+    (
+        _run_id("Evaluation run"),
+        Column("id", pa.string(), "Case id from the dataset.", nullable=False),
+        Column("question", pa.string(), "The question put to the pipeline.", nullable=False),
+        Column("kind", pa.string(), "answerable | unanswerable | adversarial.", nullable=False),
+        Column(
+            "expected_source_ids",
+            pa.list_(pa.string()),
+            "Chunk or document ids that answer the question; NULL if not given.",
+        ),
+        Column("expected_answer", pa.string(), "Reference answer; NULL if not given."),
+        Column("adversarial_payload", pa.string(), "The injected payload of an adversarial case."),
+        Column("metadata_json", pa.string(), "The case's metadata object, as JSON."),
+    ),
+)
+
+# answer_text is null exactly when the adapter produced no Answer (Answer.text
+# is a str), so it doubles as the "has answer" flag.
+OUTPUTS = Table(
+    "outputs",
+    "What the pipeline under test returned for each case.",
+    (
+        _run_id("Evaluation run"),
+        Column("case_id", pa.string(), "Case id from the dataset.", nullable=False),
+        Column("answer_text", pa.string(), "The answer; NULL when the adapter gave none."),
+        Column("citations", pa.list_(pa.string()), "Chunk ids the answer cites; NULL if none."),
+        Column("answer_chunks", CHUNK_LIST_TYPE, "Chunks the answer was generated from."),
+        Column("retrieved", CHUNK_LIST_TYPE, "Retrieved chunks, ranked; NULL if not exposed."),
+        Column("error", pa.string(), "The case failure, if the adapter raised."),
+        Column("latency_s", pa.float64(), "Seconds the adapter call took.", nullable=False),
+    ),
+)
+
+CASE_RESULTS = Table(
+    "case_results",
+    "One row per case and metric: status, value, reason, raw judge reply.",
+    (
+        _run_id("Evaluation run"),
+        Column("case_id", pa.string(), "Case id from the dataset.", nullable=False),
+        Column("metric", pa.string(), "Metric name, as in metrics.md.", nullable=False),
+        Column(
+            "status",
+            pa.string(),
+            "scored | skipped | not_applicable | judge_error | error",
+            nullable=False,
+        ),
+        Column("value", pa.float64(), "Score in [0, 1]; NULL unless scored."),
+        Column("reason", pa.string(), "Why it was not scored, or the error text."),
+        Column("judge_raw_json", pa.string(), "The judge's reply, verbatim."),
+    ),
+)
+
+# The per-metric counts of a summary, in column order.
+SUMMARY_COUNTS: tuple[str, ...] = ("scored", "skipped", "errored", "not_applicable", "judge_errors")
+
+METRIC_SUMMARIES = Table(
+    "metric_summaries",
+    "One row per run and metric: mean, nearest-rank p50 and p95, and the counts.",
+    (
+        _run_id("Evaluation run"),
+        Column("metric", pa.string(), "Metric name, as in metrics.md.", nullable=False),
+        Column("mean", pa.float64(), "Mean of scored cases; NULL if none."),
+        Column("p50", pa.float64(), "Nearest-rank median; NULL if none."),
+        Column("p95", pa.float64(), "Nearest-rank 95th percentile; NULL if none."),
+        Column("scored", pa.int64(), "Cases scored.", nullable=False),
+        Column("skipped", pa.int64(), "Cases the metric does not apply to.", nullable=False),
+        Column("errored", pa.int64(), "Case failures plus judge errors.", nullable=False),
+        Column("not_applicable", pa.int64(), "E.g. answers with no claims.", nullable=False),
+        Column("judge_errors", pa.int64(), "Judge errors alone.", nullable=False),
+    ),
+)
+
+# Timestamps are UTC instants (Parquet isAdjustedToUTC); DuckDB reads them as
+# TIMESTAMP WITH TIME ZONE and displays them in the session's TimeZone.
+RUN = Table(
+    "run",
+    "One row per finished run: the run record (the `runs` view).",
+    (
+        _run_id("Evaluation run"),
+        Column("dataset", pa.string(), "The dataset file, as given.", nullable=False),
+        Column("adapter", pa.string(), "Adapter as package.module:Name.", nullable=False),
+        Column("status", pa.string(), "completed | aborted:budget", nullable=False),
+        Column("started_at", _UTC, "When the run started (UTC).", nullable=False),
+        Column("finished_at", _UTC, "When the run record was written (UTC).", nullable=False),
+        Column("judge_model", pa.string(), "LiteLLM model(s), comma-separated; NULL if none."),
+        Column(
+            "prompt_hashes",
+            pa.string(),
+            "JSON object: judge prompt name -> sha256.",
+            nullable=False,
+            json="{}",
+        ),
+        Column(
+            "config_json",
+            pa.string(),
+            "The run manifest as JSON: settings, adapter, dataset hash.",
+            nullable=False,
+        ),
+        Column("cost_usd", pa.float64(), "Judge cost in USD.", nullable=False),
+        Column("cases", pa.int64(), "Cases evaluated.", nullable=False),
+        Column("case_failures", pa.int64(), "Cases whose adapter call failed.", nullable=False),
+        Column("judge_requests", pa.int64(), "Judge requests sent.", nullable=False),
+        Column("cache_hits", pa.int64(), "Judge verdicts read from the cache.", nullable=False),
+        Column("judge_mode", pa.string(), "per_metric | combined; NULL without a judge."),
+        Column("judge_repairs", pa.int64(), "Judge replies repaired by a retry."),
+        Column("judge_errors", pa.int64(), "Judge calls that gave no usable verdict."),
+        Column("judge_input_tokens", pa.int64(), "Judge input tokens."),
+        Column("judge_output_tokens", pa.int64(), "Judge output tokens."),
+        # CONTRACT section 15: judge usage per (metric, model) and the jury's agreement, as JSON.
+        Column(
+            "judge_usage_json",
+            pa.string(),
+            "JSON list: judge usage per (metric, model).",
+            field="judge_usage",
+            json="[]",
+        ),
+        Column(
+            "judge_agreement_json",
+            pa.string(),
+            "JSON object: a jury's agreement per metric.",
+            field="judge_agreement",
+            json="{}",
+        ),
+    ),
+)
+
+# One file per calibration of a run (store/calibrations.py); its own view, not in TABLES.
+CALIBRATIONS = Table(
+    "calibrations",
+    "One row per calibration and judge metric: judge, human and bias-corrected (PPI) means.",
+    (
+        _run_id("Calibrated run"),
+        Column("calibration_id", pa.string(), "Id of this calibration.", nullable=False),
+        Column("created_at", _UTC, "When the calibration was stored (UTC).", nullable=False),
+        Column("labels_file", pa.string(), "The human labels file, as given."),
+        Column("metric", pa.string(), "Judge metric name.", nullable=False),
+        Column("n_judged", pa.int64(), "Cases the judge scored.", nullable=False),
+        Column("n_labelled", pa.int64(), "Of those, cases with a human label.", nullable=False),
+        Column("judge_mean", pa.float64(), "Judge-only mean."),
+        Column("judge_ci_low", pa.float64(), "Judge-only interval, low bound."),
+        Column("judge_ci_high", pa.float64(), "Judge-only interval, high bound."),
+        Column("human_mean", pa.float64(), "Human-only mean."),
+        Column("human_ci_low", pa.float64(), "Human-only interval, low bound."),
+        Column("human_ci_high", pa.float64(), "Human-only interval, high bound."),
+        Column("ppi_mean", pa.float64(), "Bias-corrected (PPI) mean."),
+        Column("ppi_ci_low", pa.float64(), "PPI interval, low bound."),
+        Column("ppi_ci_high", pa.float64(), "PPI interval, high bound."),
+        Column("unmatched_labels", pa.int64(), "Labels matching no judged case.", nullable=False),
+    ),
+)
+
+TABLES: dict[str, Table] = {
+    t.name: t for t in (DATASET, OUTPUTS, CASE_RESULTS, METRIC_SUMMARIES, RUN)
+}
