@@ -58,9 +58,7 @@ def multiprocess_config(shards: int) -> dict[str, Any]:
         "config": {
             "multiprocess": {
                 "max_concurrent": shards,
-                "start_method": {
-                    "forkserver": {"preload_modules": ["ragproof_assets.definitions"]}
-                },
+                "start_method": {"forkserver": {"preload_modules": [DEFINITIONS_MODULE]}},
             }
         }
     }

@@ -102,7 +102,7 @@ def launch_requests(runs: Iterable[dg.DagsterRun]) -> list[dg.RunRequest]:
                 run_key=run.run_id,
                 partition_key=run_id,
                 run_config=evaluation_config(run.run_config),
-                # Both ways between the runs: the launch tags itself with the run id too.
+                # The launch carries the run id tag too: clicking it lists both runs.
                 tags={SOURCE_TAG: "ui", LAUNCHED_BY_TAG: run.run_id, RUN_ID_TAG: run_id},
             )
         )

@@ -26,8 +26,9 @@ from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 from ragproof_assets.dataset_scores import dataset_scores_key
 from ragproof_assets.execution import CODE_LOCATION
 from ragproof_assets.run_tags import EVALUATE_RUN_TAG, LAUNCHED_BY_TAG, RUN_ID_TAG
-from tests.support.cli import REPO, cli_env, ragproof
+from tests.support.cli import REPO, cli_env
 from tests.support.judge_server import JudgeServer
+from tests.support.runs import Runs
 
 DAGSTER = Path(sys.executable).parent / "dagster"
 CONFIG = """ops:
@@ -268,43 +269,23 @@ def _materialization(url: str, asset: str, partition: str) -> dict[str, tuple[st
     return _entries(event)
 
 
-def _cli_run(env: dict[str, str], folder: Path, config: str) -> dict:
-    done = ragproof(
-        "run",
-        "--dataset",
-        str(folder / "cases.jsonl"),
-        "--config",
-        str(folder / config),
-        "--json",
-        env=env,
-    )
-    assert done.returncode == 0, done.stderr
-    return json.loads(done.stdout)
-
-
 def _check_command_line_runs(url: str, store: Path, ui_run: tuple[str, str]) -> None:
     """`ragproof run` into the UI's Dagster home: the runs show on the Overview timeline
     and in the evaluate job's run history as UI runs do, with clean numbers, links to the
     results browser, and one plot series per dataset."""
-    env = cli_env(
-        DAGSTER_HOME=str(store.parent / "dagster_home"),
-        RAGPROOF_STORE=str(store),
-        RAGPROOF_SERVE_URL=SERVE_URL,
-    )
+    runs = Runs(store.parent)  # the same Dagster home and store as `dagster dev`
     with JudgeServer(usage=(100, 20)) as judge:
-        judged = _cli_run(
-            {
-                **env,
-                "RAGPROOF_JUDGE_MODEL": "openai/judge-test",
-                "RAGPROOF_JUDGE_API_BASE": judge.url,
-                "OPENAI_API_KEY": "sk-test",
-                "RAGPROOF_JUDGE_INPUT_COST_PER_MTOK": str(INPUT_PRICE),
-                "RAGPROOF_JUDGE_OUTPUT_COST_PER_MTOK": str(OUTPUT_PRICE),
-            },
+        judged = runs.run_json(
             RECORDED,
             "ragproof.toml",
+            RAGPROOF_SERVE_URL=SERVE_URL,
+            RAGPROOF_JUDGE_MODEL="openai/judge-test",
+            RAGPROOF_JUDGE_API_BASE=judge.url,
+            OPENAI_API_KEY="sk-test",
+            RAGPROOF_JUDGE_INPUT_COST_PER_MTOK=str(INPUT_PRICE),
+            RAGPROOF_JUDGE_OUTPUT_COST_PER_MTOK=str(OUTPUT_PRICE),
         )
-    other = _cli_run(env, REGRESSION, "ragproof_good.toml")
+    other = runs.run_json(REGRESSION, "ragproof_good.toml", RAGPROOF_SERVE_URL=SERVE_URL)
     cli_runs = {r["run_id"]: _dagster_run(url, r["run_id"]) for r in (judged, other)}
 
     # The Overview timeline (CompletedRunTimelineQuery) drops runs without a
@@ -316,7 +297,9 @@ def _check_command_line_runs(url: str, store: Path, ui_run: tuple[str, str]) -> 
         "} } } }",
         f={"statuses": sorted(FINISHED)},
     )
-    origins = {r["id"]: r["repositoryOrigin"] for r in data["runsOrError"]["results"]}
+    results = {r["id"]: r for r in data["runsOrError"]["results"]}
+    origins = {run_id: r["repositoryOrigin"] for run_id, r in results.items()}
+    assert all(results[d]["startTime"] and results[d]["endTime"] for d in cli_runs.values())
     expected = {"repositoryName": REPOSITORY, "repositoryLocationName": CODE_LOCATION}
     assert origins[ui_run[1]] == expected
     assert all(origins[d] == expected for d in cli_runs.values())
