@@ -23,9 +23,9 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 
-from ragproof_assets.dataset_scores import dataset_scores_key
-from ragproof_assets.execution import CODE_LOCATION
-from ragproof_assets.run_tags import EVALUATE_RUN_TAG, LAUNCHED_BY_TAG, RUN_ID_TAG
+from ragproof_assets.evaluation.dataset_scores import dataset_scores_key
+from ragproof_assets.evaluation.run_tags import EVALUATE_RUN_TAG, LAUNCHED_BY_TAG, RUN_ID_TAG
+from ragproof_cli.execution import CODE_LOCATION
 from tests.support.cli import REPO, cli_env
 from tests.support.judge_server import JudgeServer
 from tests.support.runs import Runs

@@ -9,7 +9,8 @@ prompt named by the ``ragproof-prompt: <name>`` marker in the system message:
   sentence contains the word UNSUPPORTED;
 - citation_support: every cited chunk supported;
 - answer_relevance: "relevant"; completeness: "complete";
-- refusal: refused when the answer matches a simple refusal pattern;
+- refusal: refused exactly when ragproof's own refusal heuristic says so
+  (``robustness.refusal.is_refusal``), so judged and heuristic runs agree;
 - test-set generation (``generation_content``): a question built from the
   first words of each chunk; critique_qa approves, answerable exactly when
   the proposed answer is non-empty (qa yes, unanswerable no);
@@ -44,6 +45,8 @@ from typing import Any
 
 from aiohttp import web
 
+from ragproof_core.metrics.heuristics.refusal import is_refusal
+
 _BLOCK = re.compile(
     r"<<<BEGIN (?P<fence>DATA-[0-9a-f]+) (?P<name>\w+)(?: id=(?P<id>\"(?:[^\"\\]|\\.)*\"))?>>>\n"
     r"(?P<text>.*?)\n<<<END (?P=fence)>>>",
@@ -51,11 +54,6 @@ _BLOCK = re.compile(
 )
 _MARKER = re.compile(r"^ragproof-prompt: (\w+)$", re.MULTILINE)
 _PARTS = re.compile(r"^ragproof-parts: ([\w ]+)$", re.MULTILINE)
-_REFUSAL = re.compile(
-    r"\b(i don't know|i do not know|i cannot answer|i can't answer|unable to answer"
-    r"|not (?:enough|sufficient) information|cannot find|i'm sorry|no information)\b",
-    re.IGNORECASE,
-)
 _DEFAULT = object()
 
 
@@ -66,7 +64,9 @@ class Reply:
     content: str | None = None
     status: int = 200
     delay_s: float = 0.0
-    usage: Any = _DEFAULT  # (prompt_tokens, completion_tokens), None to omit, or server default
+    # (prompt_tokens, completion_tokens), None to omit, the server default, or any other
+    # JSON value sent as the usage block as-is (a malformed one).
+    usage: Any = _DEFAULT
     headers: dict[str, str] = field(default_factory=dict)
     # Above 0: the response body is sent 8 bytes at a time, this many seconds apart.
     trickle_s: float = 0.0
@@ -191,7 +191,7 @@ def default_reply(
     if prompt == "completeness":
         return {"verdict": "complete"}
     if prompt == "refusal":
-        return {"refused": bool(_REFUSAL.search(answer))}
+        return {"refused": is_refusal(answer)}
     if prompt in ("generate_qa", "generate_unanswerable", "critique_qa"):
         return json.loads(generation_content(prompt, blocks, texts))
     if prompt == "context_relevance":
@@ -355,7 +355,9 @@ class JudgeServer:
                 }
             ],
         }
-        if usage is not None:
+        if usage is not None and not isinstance(usage, tuple):
+            payload["usage"] = usage
+        elif usage is not None:
             prompt_tokens, completion_tokens = usage
             payload["usage"] = {
                 "prompt_tokens": prompt_tokens,

@@ -1,0 +1,89 @@
+"""``ragproof runs``: one line per stored run, with what tells runs apart.
+
+The JSON object of a run (``runs --json``, and ``run`` in ``show --json``) and
+the terminal table carry the same facts: when, on what, with which settings
+and judge, how it ended and what it cost.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from ragproof_core.store.run_store import RunRecord, stored_run_settings
+from ragproof_core.text_table import text_table
+
+HEADERS = (
+    "run id",
+    "started (UTC)",
+    "dataset",
+    "adapter",
+    "k",
+    "source match",
+    "metrics",
+    "judge",
+    "judge mode",
+    "status",
+    "cases",
+    "cost",
+)
+# Figures read right-aligned: k, metrics, cases, cost.
+_RIGHT = {HEADERS.index(name) for name in ("k", "metrics", "cases", "cost")}
+
+
+def run_dict(record: RunRecord) -> dict[str, Any]:
+    """A run's object in ``runs --json`` and ``show --json``; keys absent from an
+    old run's stored settings are None."""
+    settings = stored_run_settings(record)
+    metrics = settings.get("metrics")
+    return {
+        "run_id": record.run_id,
+        "dataset": record.dataset,
+        "adapter": record.adapter,
+        "status": record.status,
+        "started_at": record.started_at.isoformat(),
+        "finished_at": record.finished_at.isoformat(),
+        "k": settings.get("k"),
+        "source_match": settings.get("source_match"),
+        "metric_count": len(metrics) if isinstance(metrics, list) else None,
+        "judge_model": record.judge_model,
+        "judge_mode": record.judge_mode,
+        "prompt_hashes": record.prompt_hashes,
+        "cost_usd": record.cost_usd,
+        "cases": record.cases,
+        "case_failures": record.case_failures,
+    }
+
+
+def _cell(value: Any) -> str:
+    return "-" if value is None else str(value)
+
+
+def cost_text(cost_usd: float | None) -> str:
+    """Money as the terminal shows it; None is a cost nobody could price."""
+    return "unknown" if cost_usd is None else f"${cost_usd:.4f}"
+
+
+def _row(run: dict[str, Any]) -> list[str]:
+    return [
+        run["run_id"],
+        run["started_at"][:19].replace("T", " "),
+        run["dataset"],
+        run["adapter"],
+        _cell(run["k"]),
+        _cell(run["source_match"]),
+        _cell(run["metric_count"]),
+        run["judge_model"] or "none",
+        _cell(run["judge_mode"]),
+        run["status"],
+        str(run["cases"]),
+        cost_text(run["cost_usd"]),
+    ]
+
+
+def runs_table(records: Sequence[RunRecord]) -> str:
+    """The terminal table of ``ragproof runs``, oldest first as the store lists them."""
+    if not records:
+        return "no runs stored yet"
+    rows = [_row(run_dict(record)) for record in records]
+    return "\n".join(text_table(HEADERS, rows, right=_RIGHT))
