@@ -136,6 +136,7 @@ def _ledger(judge, *, use_cache: bool) -> JudgeLedger:
         output_tokens=stats.output_tokens,
         cost_usd=stats.cost_usd,
         usage=judge.usage.rows(),
+        priced=judge.priced,
     )
 
 
@@ -220,7 +221,7 @@ def run_summary(
             },
             sort_keys=True,
         ),
-        cost_usd=judge_verdicts.cost_usd,
+        cost_usd=judge_verdicts.known_cost_usd,
         cases=evaluation["cases_evaluated"],
         case_failures=evaluation["case_failures"],
         judge_requests=judge_verdicts.requests,
@@ -230,7 +231,7 @@ def run_summary(
         judge_errors=judge_verdicts.judge_errors,
         judge_input_tokens=judge_verdicts.input_tokens,
         judge_output_tokens=judge_verdicts.output_tokens,
-        judge_usage=judge_verdicts.usage,
+        judge_usage=judge_verdicts.known_usage,
         # Only a jury stores per-model scores; a single judge has no agreement to measure.
         judge_agreement=(
             jury_agreement(run_store.iter_case_results(run_id))
@@ -249,7 +250,6 @@ def run_summary(
         "cases": record.cases,
         "case_failures": record.case_failures,
         "judge_model": record.judge_model or "none configured",
-        "cost_usd": dg.MetadataValue.float(record.cost_usd),
         "judge_requests": record.judge_requests,
         "judge_repairs": record.judge_repairs,
         "judge_cache_hits": record.cache_hits,
@@ -258,6 +258,9 @@ def run_summary(
         "metrics_selected": dg.MetadataValue.json(manifest["run"].get("metrics")),
         "store": run_store.layout.location,
     }
+    if record.cost_usd is not None:
+        # Left out when unknown: a plot of cost across runs must not show it as $0.
+        metadata["cost_usd"] = dg.MetadataValue.float(record.cost_usd)
     for summary in summaries:
         if summary.mean is not None:
             # One numeric entry per metric so Dagster plots each mean across runs.

@@ -25,9 +25,10 @@ from typing import Any
 import dagster as dg
 
 from ragproof_assets.resources import StoreResource
+from ragproof_core.judge.environment import judge_environment
 from ragproof_core.judge.ledger import JudgeLedger
 from ragproof_core.judge.session import LiteLLMJudge, make_judge
-from ragproof_core.settings import JudgeEnv, judge_settings_from_dict
+from ragproof_core.settings import judge_settings_from_dict
 from ragproof_core.shards import shard_budget
 from ragproof_core.store.handles import StoredTable
 
@@ -82,7 +83,7 @@ class JudgeIOManager(dg.ConfigurableIOManager):
         (RAGPROOF_JUDGE_MODE, ...) overrides it. One of ``shards`` shards gets that
         share of the run's budget (and of its rate limit where no slot file is shared).
         """
-        env = JudgeEnv.from_env().with_table(judge_settings_from_dict(table))
+        env = judge_environment(judge_settings_from_dict(table))
         if shards > 1 and env.max_cost_usd is not None:
             env = replace(env, max_cost_usd=shard_budget(env.max_cost_usd, shards))
         return make_judge(

@@ -28,6 +28,7 @@ from ragproof_assets.config import EvalRunConfig, evaluate_run_config
 from ragproof_assets.jobs import evaluate_job
 from ragproof_assets.partitions import evaluation_runs
 from ragproof_core.dataset import DatasetError, load_dataset
+from ragproof_core.judge.environment import judge_environment
 from ragproof_core.settings import ConfigError
 from ragproof_core.store.layout import new_run_id
 
@@ -57,7 +58,9 @@ class LaunchConfig(EvalRunConfig):
 )
 def launch_evaluation_op(context: dg.OpExecutionContext, config: LaunchConfig) -> str:
     try:
-        config.resolve()
+        # The judge's environment too: a budget nothing can price is refused here,
+        # before a partition exists, as `ragproof run` refuses it.
+        judge_environment(config.resolve().judge)
         cases = load_dataset(config.dataset)
     except (DatasetError, ConfigError, ValueError) as exc:
         raise dg.Failure(description=str(exc), allow_retries=False) from exc

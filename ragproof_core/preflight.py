@@ -17,6 +17,7 @@ from pathlib import Path
 from ragproof_core.adapters.loading import load_adapter
 from ragproof_core.adapters.runner import close_adapter
 from ragproof_core.dataset import load_dataset
+from ragproof_core.judge.environment import judge_environment
 from ragproof_core.model import Case
 from ragproof_core.settings import AdapterSpec, Config, JudgeEnv
 
@@ -39,7 +40,7 @@ def preflight(config: Config, dataset: str | Path, *, adapter_checked: bool = Fa
     (a million-line recording is validated once, not once per process).
     """
     cases = load_dataset(dataset)
-    judge_env = JudgeEnv.from_env().with_table(config.judge)
+    judge_env = judge_environment(config.judge)
     if not adapter_checked:
         check_adapter(config.adapter)
     return Checked(config, cases, judge_env)
