@@ -27,8 +27,10 @@ class JudgeLedger:
 
     @property
     def known_cost_usd(self) -> float | None:
-        """The run's judge cost; None when it is unknown."""
-        return self.cost_usd if self.priced or self.model is None else None
+        """The run's judge cost; None when it is unknown (requests were sent to a
+        model nothing prices: without a request, nothing was spent)."""
+        known = self.priced or self.model is None or self.requests == 0
+        return self.cost_usd if known else None
 
     @property
     def known_usage(self) -> list[dict[str, Any]]:
