@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import IO, Annotated, Any, Literal
@@ -29,6 +30,7 @@ from typing import IO, Annotated, Any, Literal
 from pydantic import AfterValidator, BaseModel, ConfigDict, ValidationError
 
 from ragproof_core.gc_pause import collector_paused
+from ragproof_core.json_limits import JsonLimitError, bounded_int, check_value, scan_depth
 from ragproof_core.model import Case, CaseKind
 from ragproof_core.schema_errors import describe
 
@@ -131,11 +133,34 @@ def parse_json_line(path_text: str, number: int, raw: bytes) -> Any:
     except UnicodeDecodeError:
         raise DatasetError(path_text, number, "not valid UTF-8") from None
     try:
-        return json.loads(text)
+        # The decoder recurses: a line nested thousands deep must fail here, not
+        # as a RecursionError wherever its value is next encoded.
+        scan_depth(text)
+        value = json.loads(text, parse_int=bounded_int)
+    except JsonLimitError as exc:
+        raise DatasetError(path_text, number, str(exc)) from None
     except json.JSONDecodeError as exc:
         raise DatasetError(
             path_text, number, f"not valid JSON ({exc.msg} at column {exc.colno})"
         ) from None
+    surrogate = _SURROGATE_ESCAPE.search(raw)
+    if surrogate is not None and not _is_text(value):
+        # JSON may escape half of a UTF-16 pair alone; no UTF-8 file or store can hold it.
+        escape = surrogate.group().decode()
+        raise DatasetError(path_text, number, f"{escape}: a lone surrogate is not valid text")
+    return value
+
+
+# A \uD800-\uDFFF escape: half of a UTF-16 surrogate pair (the decoder joins whole pairs).
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+
+
+def _is_text(value: Any) -> bool:
+    try:
+        json.dumps(value, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _parquet_rows(path: Path, path_text: str) -> Iterator[tuple[int, Any]]:
@@ -147,7 +172,18 @@ def _parquet_rows(path: Path, path_text: str) -> Iterator[tuple[int, Any]]:
         table = pq.read_table(path)
     except Exception as exc:  # pyarrow raises several unrelated types for bad files
         raise DatasetError(path_text, 0, f"not a readable Parquet file ({exc})") from None
-    return enumerate(table.to_pylist(), start=1)
+    return _json_rows(path_text, enumerate(table.to_pylist(), start=1))
+
+
+def _json_rows(path_text: str, rows: Iterator[tuple[int, Any]]) -> Iterator[tuple[int, Any]]:
+    """Parquet rows whose metadata JSON can hold: a timestamp, bytes or a Decimal there
+    would fail only when the run stores it."""
+    for line, row in rows:
+        try:
+            check_value(row.get("metadata"), "metadata", json_only=True)
+        except JsonLimitError as exc:
+            raise DatasetError(path_text, line, str(exc)) from None
+        yield line, row
 
 
 def _non_blank(value: str) -> str:

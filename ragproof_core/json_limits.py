@@ -13,6 +13,9 @@ brackets); ``check_value`` checks an already-decoded value without recursing.
 
 from __future__ import annotations
 
+import datetime
+import decimal
+import functools
 import re
 from collections.abc import Mapping
 from typing import Any
@@ -20,15 +23,24 @@ from typing import Any
 # Deeper than any real metadata or judge reply; far below the interpreter's
 # recursion limit (1,000), which the decoders and encoders downstream share.
 MAX_DEPTH = 64
-# Integers wider than int64 cannot be stored anyway; 20 digits covers them all.
-MAX_INT_DIGITS = 20
+# Python's own bound on converting an integer to and from text (sys.int_info
+# .default_max_str_digits): a wider one cannot even be written back as JSON.
+MAX_INT_DIGITS = 4300
+
+# How many levels of a too-deep value's path a message names.
+_NAMED_LEVELS = 3
 
 # Strings (with their escapes) and the brackets outside them.
 _TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}]', re.DOTALL)
 
 
 class JsonLimitError(ValueError):
-    """A value past one of the bounds; the message says which and where."""
+    """A value past one of the bounds; the message says which and where. ``offset``:
+    where in the scanned text the limit was passed (0 for a decoded value)."""
+
+    def __init__(self, message: str, offset: int = 0) -> None:
+        super().__init__(message)
+        self.offset = offset
 
 
 def scan_depth(text: str, max_depth: int = MAX_DEPTH) -> None:
@@ -37,27 +49,44 @@ def scan_depth(text: str, max_depth: int = MAX_DEPTH) -> None:
     Brackets inside strings do not count. Malformed text is left for the decoder
     to report; this only guarantees the decoder will not recurse too far.
     """
+    if text.count("[") + text.count("{") <= max_depth:
+        return  # the common case, decided at C speed: too few brackets to nest that deep
     depth = 0
     for match in _TOKEN.finditer(text):
         token = match.group()
         if token in "[{":
             depth += 1
             if depth > max_depth:
-                raise JsonLimitError(f"nested deeper than {max_depth} levels")
+                raise JsonLimitError(f"nested deeper than {max_depth} levels", match.start())
         elif token in "]}":
             depth -= 1
 
 
+def bounded_int(digits: str) -> int:
+    """``json.loads``'s ``parse_int``: an integer of more than ``MAX_INT_DIGITS`` digits is
+    refused before ``int()`` (which raises past 4,300 digits, or takes long to get there)."""
+    if len(digits.lstrip("-")) > MAX_INT_DIGITS:
+        raise JsonLimitError(f"an integer of more than {MAX_INT_DIGITS} digits")
+    return int(digits)
+
+
 def check_value(
-    value: Any, what: str = "value", max_depth: int = MAX_DEPTH, max_digits: int = MAX_INT_DIGITS
+    value: Any,
+    what: str = "value",
+    *,
+    json_only: bool = False,
+    max_depth: int = MAX_DEPTH,
+    max_digits: int = MAX_INT_DIGITS,
 ) -> None:
     """Raise ``JsonLimitError`` if ``value`` (dicts, lists, tuples, scalars) nests deeper
     than ``max_depth`` or holds an integer of more than ``max_digits`` digits. Iterative,
-    so it is safe on any depth; a value that contains itself is refused as too deep."""
+    so it is safe on any depth; a value that contains itself is refused as too deep.
+    ``json_only``: also refuse anything JSON cannot hold (a timestamp, bytes, a Decimal,
+    an arbitrary object, a key that is not a string), naming its type, never its text."""
     stack: list[tuple[Any, int, str]] = [(value, 0, what)]
     while stack:
         item, depth, path = stack.pop()
-        if isinstance(item, bool) or item is None:
+        if isinstance(item, bool | str | float) or item is None:
             continue
         if isinstance(item, int):
             if _too_wide(item, max_digits):
@@ -68,15 +97,43 @@ def check_value(
                 raise JsonLimitError(
                     f"{path}: nested deeper than {max_depth} levels (or contains itself)"
                 )
-            if isinstance(item, Mapping):
+            if depth >= _NAMED_LEVELS:  # a message naming 64 levels is no help
+                children = [
+                    (v, path) for v in (item.values() if isinstance(item, Mapping) else item)
+                ]
+            elif isinstance(item, Mapping):
                 children = [(v, f"{path}.{k}") for k, v in item.items()]
             else:
                 children = [(v, f"{path}[{i}]") for i, v in enumerate(item)]
+            if json_only and isinstance(item, Mapping):
+                bad_key = next((k for k in item if not isinstance(k, str)), None)
+                if bad_key is not None:
+                    raise JsonLimitError(
+                        f"{path}: a key of type {_kind(bad_key)} is not a JSON key"
+                    )
             stack.extend((child, depth + 1, child_path) for child, child_path in children)
+        elif json_only:
+            raise JsonLimitError(f"{path}: {_kind(item)} is not a JSON value")
 
 
 def _too_wide(number: int, max_digits: int) -> bool:
-    # bit_length first: converting a huge integer to decimal is what raises (and is slow).
-    if abs(number).bit_length() > max_digits * 4:
-        return True
-    return len(str(abs(number))) > max_digits
+    # Compared as numbers: converting a too-wide integer to text is what raises.
+    return abs(number) >= _power_of_ten(max_digits)
+
+
+@functools.cache
+def _power_of_ten(digits: int) -> int:
+    return 10**digits
+
+
+def _kind(value: Any) -> str:
+    # The type only: str() of an arbitrary object may raise, or leak what it holds.
+    if isinstance(value, datetime.datetime | datetime.date | datetime.time):
+        return "a timestamp"
+    if isinstance(value, bytes | bytearray | memoryview):
+        return "bytes"
+    if isinstance(value, decimal.Decimal):
+        return "a Decimal"
+    if isinstance(value, int):
+        return "an integer"
+    return f"a {type(value).__name__}"

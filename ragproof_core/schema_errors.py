@@ -133,6 +133,8 @@ def describe(
         reason = f"must be at least {_bound(ctx['ge'])}"
     elif kind == "greater_than":
         reason = f"must be greater than {_bound(ctx['gt'])}"
+    elif kind == "less_than_equal":
+        reason = f"must be at most {_bound(ctx['le'])}"
     elif kind == "string_too_short":
         reason = "must not be empty"
     else:

@@ -22,6 +22,7 @@ from typing import Annotated, Any, Literal, get_args, get_origin
 from pydantic import BeforeValidator, ConfigDict, Field, TypeAdapter, ValidationError
 from pydantic.dataclasses import dataclass
 
+from ragproof_core.json_limits import JsonLimitError, check_value
 from ragproof_core.schema_errors import describe, show_key, show_value, unknown_key_reason
 
 DEMO_ADAPTER = "ragproof_core.adapters.demo:DemoRAG"
@@ -67,6 +68,12 @@ def _config_errors(table: str):
     return decorate
 
 
+# Each unit of concurrency is a thread for a sync adapter and a slot for the judge;
+# each shard a Dagster step with its own process. Past these a run only thrashes.
+MAX_CONCURRENCY = 1024
+MAX_SHARDS = 256
+
+
 @_config_errors("run")
 @dataclass(frozen=True, slots=True, config=_SCHEMA)
 class RunSettings:
@@ -75,7 +82,9 @@ class RunSettings:
         default="chunk",
         description='what counts as an expected source in retrieval: "chunk" or "document"',
     )
-    concurrency: int = Field(default=16, ge=1, description="adapter and judge calls in flight")
+    concurrency: int = Field(
+        default=16, ge=1, le=MAX_CONCURRENCY, description="adapter and judge calls in flight"
+    )
     timeout_s: float = Field(default=60.0, gt=0, description="per adapter call, in seconds")
     # Metric names or shell-style patterns; empty selects every metric.
     metrics: _Names = Field(
@@ -83,7 +92,9 @@ class RunSettings:
         description="comma-separated metric names or shell-style patterns such as "
         "'retrieval.*' (default: every metric)",
     )
-    shards: int = Field(default=1, ge=1, description="split the cases into this many steps")
+    shards: int = Field(
+        default=1, ge=1, le=MAX_SHARDS, description="split the cases into this many steps"
+    )
 
     def __post_init__(self) -> None:
         if self.metrics:
@@ -139,6 +150,14 @@ class JudgeSettings:
 class AdapterSpec:
     target: str = Field(default=DEMO_ADAPTER, min_length=1)
     options: dict[str, Any] = Field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        # The options are stored as JSON and passed to the adapter: too deep a
+        # value would raise RecursionError when first encoded, after the run began.
+        try:
+            check_value(self.options, "adapter.options")
+        except JsonLimitError as exc:
+            raise ValueError(str(exc)) from None
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -221,6 +240,8 @@ def load_config(path: str | Path | None) -> Config:
         raise ConfigError(f"{path}: cannot read file ({exc.strerror or exc})") from exc
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: not valid TOML ({exc})") from exc
+    except RecursionError:  # tomllib recurses into nested arrays and inline tables
+        raise ConfigError(f"{path}: not valid TOML (nested too deeply)") from None
     tables: dict[str, Any] = {}
     for name, table in raw.items():
         if name not in _TABLES:

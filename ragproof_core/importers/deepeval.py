@@ -27,6 +27,7 @@ from typing import Any
 from ragproof_core.dataset import DatasetError
 from ragproof_core.importers.reading import json_type, optional_string, read_text, string_list
 from ragproof_core.importers.writer import Imported, case_row, collect, recorded_row, row_id
+from ragproof_core.json_limits import MAX_DEPTH, JsonLimitError, bounded_int, scan_depth
 
 # snake_case key -> the camelCase alias Confident AI's API uses.
 _ALIASES = {
@@ -90,8 +91,13 @@ def json_array_items(path: str | Path) -> Iterator[tuple[int, Any]]:
     """
     path_text = str(path)
     text = read_text(path)
-    decoder = json.JSONDecoder()
+    decoder = json.JSONDecoder(parse_int=bounded_int)
     lines = _LineCounter(text)
+    try:
+        # The decoder recurses; one level more for the array around the elements.
+        scan_depth(text, MAX_DEPTH + 1)
+    except JsonLimitError as exc:
+        raise DatasetError(path_text, lines.at(exc.offset), str(exc)) from None
 
     pos = _skip(text, 0)
     if pos == len(text):
@@ -107,6 +113,8 @@ def json_array_items(path: str | Path) -> Iterator[tuple[int, Any]]:
         while True:
             try:
                 value, end = decoder.raw_decode(text, pos)
+            except JsonLimitError as exc:
+                raise DatasetError(path_text, lines.at(pos), str(exc)) from None
             except json.JSONDecodeError as exc:
                 raise DatasetError(
                     path_text, exc.lineno, f"not valid JSON ({exc.msg} at column {exc.colno})"

@@ -81,7 +81,7 @@ def parse_list(value: Any, key: str) -> Any:
     text = value.strip()
     try:
         return json.loads(text)
-    except json.JSONDecodeError:
+    except (json.JSONDecodeError, RecursionError):  # tried as a Python literal below
         pass
     try:
         parsed = ast.literal_eval(text)

@@ -56,6 +56,15 @@ def import_litellm() -> ModuleType:
         category=UserWarning,
         module=r"pydantic\._internal\._generate_schema",
     )
+    # A reply with a malformed usage block (tokens as strings, lists...) makes
+    # LiteLLM's pydantic models print a multi-line serializer warning before it
+    # raises; the call already ends as a counted judge error, so the warning is noise.
+    warnings.filterwarnings(
+        "ignore",
+        message=r"Pydantic serializer warnings",
+        category=UserWarning,
+        module=r"pydantic\.main",
+    )
     import litellm
 
     litellm.telemetry = False
@@ -216,8 +225,18 @@ def _to_raw_reply(response: Any) -> RawReply:
     message = getattr(choices[0], "message", None) if choices else None
     text = getattr(message, "content", None) or ""
     usage = getattr(response, "usage", None)
-    # LiteLLM reports a missing usage block as zeros; no real reply has 0 tokens,
-    # so zero means "not reported" and the cost falls back to the 4-char estimate.
-    input_tokens = getattr(usage, "prompt_tokens", None) or None
-    output_tokens = getattr(usage, "completion_tokens", None) or None
+    input_tokens = token_count(getattr(usage, "prompt_tokens", None))
+    output_tokens = token_count(getattr(usage, "completion_tokens", None))
     return RawReply(text, input_tokens, output_tokens)
+
+
+def token_count(value: Any) -> int | None:
+    """A usage figure as reported, or None when it is not a positive whole number.
+
+    LiteLLM reports a missing usage block as zeros; no real reply has 0 tokens,
+    so zero means "not reported" and the cost falls back to the 4-char estimate.
+    A negative count, a float or a string from a malformed block is ignored the same way.
+    """
+    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+        return None
+    return value

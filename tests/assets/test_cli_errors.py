@@ -4,8 +4,12 @@ home) unchanged byte for byte. Each case is a mistake a new user made."""
 
 from __future__ import annotations
 
+from datetime import datetime
+from decimal import Decimal
 from pathlib import Path
 
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 
 from ragproof_assets.cli import build_parser
@@ -170,3 +174,152 @@ def test_debug_adds_the_traceback_before_the_line(homes, tmp_path):
         assert lines[0] == "Traceback (most recent call last):"
         assert "ragproof_core.settings.ConfigError" in done.stderr
         assert lines[-1] == f"ragproof: {config}: run.k: expected an integer, got 2.5"
+
+
+def _deep(levels: int) -> str:
+    return "[" * levels + "]" * levels
+
+
+def _parquet_with_metadata(path: Path, value, arrow_type) -> str:
+    metadata = pa.array([{"x": value}], pa.struct([("x", arrow_type)]))
+    pq.write_table(pa.table({"id": ["c1"], "question": ["q?"], "metadata": metadata}), path)
+    return str(path)
+
+
+def _write(path: Path, text: str) -> str:
+    path.write_text(text, encoding="utf-8")
+    return str(path)
+
+
+def _recording_config(tmp_path: Path, recording: str) -> str:
+    return _config(
+        tmp_path, f'[adapter]\ntarget = "{RECORDER}"\noptions = {{ path = "{recording}" }}\n'
+    )
+
+
+# name -> (tmp_path -> (arguments after "run", message)); docs/errors.md, "Limits".
+LIMIT_CASES = {
+    "surrogate_in_question": lambda tmp: (
+        ["--dataset", d := _write(tmp / "d.jsonl", '{"id": "c1", "question": "why \\ud800?"}\n')],
+        f"{d}:1: \\ud800: a lone surrogate is not valid text",
+    ),
+    "surrogate_in_id": lambda tmp: (
+        ["--dataset", d := _write(tmp / "d.jsonl", '\n{"id": "c\\uDC00", "question": "q?"}\n')],
+        f"{d}:2: \\uDC00: a lone surrogate is not valid text",
+    ),
+    "surrogate_in_recorded_answer": lambda tmp: (
+        [
+            "--dataset",
+            DATASET,
+            "--config",
+            _recording_config(
+                tmp, r := _write(tmp / "r.jsonl", '{"case_id": "c1", "answer": "\\ud800"}\n')
+            ),
+        ],
+        f"building adapter '{RECORDER}' failed: {r}:1: \\ud800: a lone surrogate is not valid text",
+    ),
+    "parquet_timestamp": lambda tmp: (
+        [
+            "--dataset",
+            d := _parquet_with_metadata(
+                tmp / "d.parquet", datetime(2026, 1, 2), pa.timestamp("us")
+            ),
+        ],
+        f"{d}:1: metadata.x: a timestamp is not a JSON value",
+    ),
+    "parquet_bytes": lambda tmp: (
+        ["--dataset", d := _parquet_with_metadata(tmp / "d.parquet", b"\x00", pa.binary())],
+        f"{d}:1: metadata.x: bytes is not a JSON value",
+    ),
+    "parquet_decimal": lambda tmp: (
+        [
+            "--dataset",
+            d := _parquet_with_metadata(tmp / "d.parquet", Decimal("1.5"), pa.decimal128(5, 2)),
+        ],
+        f"{d}:1: metadata.x: a Decimal is not a JSON value",
+    ),
+    "concurrency_100000000": lambda tmp: (
+        ["--dataset", DATASET, "--config", c := _config(tmp, "[run]\nconcurrency = 100000000\n")],
+        f"{c}: run.concurrency: must be at most 1024, got 100000000",
+    ),
+    "integer_of_5000_digits": lambda tmp: (
+        [
+            "--dataset",
+            d := _write(
+                tmp / "d.jsonl",
+                '{"id": "c1", "question": "q?", "metadata": {"n": ' + "7" * 5000 + "}}\n",
+            ),
+        ],
+        f"{d}:1: an integer of more than 4300 digits",
+    ),
+    "metadata_nested_100000": lambda tmp: (
+        [
+            "--dataset",
+            d := _write(
+                tmp / "d.jsonl",
+                '{"id": "c1", "question": "q?", "metadata": {"n": ' + _deep(100_000) + "}}\n",
+            ),
+        ],
+        f"{d}:1: nested deeper than 64 levels",
+    ),
+    "recording_nested_2000": lambda tmp: (
+        [
+            "--dataset",
+            DATASET,
+            "--config",
+            _recording_config(
+                tmp,
+                r := _write(tmp / "r.jsonl", '{"case_id": "c1", "answer": ' + _deep(2000) + "}\n"),
+            ),
+        ],
+        f"building adapter '{RECORDER}' failed: {r}:1: nested deeper than 64 levels",
+    ),
+    "options_nested_100": lambda tmp: (
+        [
+            "--dataset",
+            DATASET,
+            "--config",
+            c := _config(tmp, f"[adapter]\noptions = {{ a = {_deep(100)} }}\n"),
+        ],
+        f"{c}: adapter.options.a[0][0]: nested deeper than 64 levels (or contains itself)",
+    ),
+    "options_nested_2000": lambda tmp: (
+        [
+            "--dataset",
+            DATASET,
+            "--config",
+            c := _config(tmp, f"[adapter]\noptions = {{ a = {_deep(2000)} }}\n"),
+        ],
+        f"{c}: not valid TOML (nested too deeply)",
+    ),
+    "shards_100000": lambda tmp: (
+        ["--dataset", DATASET, "--config", c := _config(tmp, "[run]\nshards = 100000\n")],
+        f"{c}: run.shards: must be at most 256, got 100000",
+    ),
+    "shards_past_the_cases": lambda tmp: (
+        ["--dataset", DATASET, "--shards", "7"],
+        f"run.shards: 7 shards for 6 case(s) in {DATASET}; use at most one shard per case",
+    ),
+}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("case", list(LIMIT_CASES))
+def test_inputs_past_a_limit_are_refused_before_the_run(homes, tmp_path, case):
+    args, message = LIMIT_CASES[case](tmp_path)
+    _assert_rejected(homes, ["run", *args], message)
+
+
+@pytest.mark.slow
+def test_a_deepeval_import_nested_too_deep_writes_nothing(homes, tmp_path):
+    source = _write(
+        tmp_path / "goldens.json",
+        '[\n{"input": "q?", "additional_metadata": {"a": ' + _deep(5000) + "}}\n]\n",
+    )
+    out = tmp_path / "cases.jsonl"
+    _assert_rejected(
+        homes,
+        ["import", "deepeval", source, "--out", str(out)],
+        f"{source}:2: nested deeper than 65 levels",
+    )
+    assert not out.exists()

@@ -13,7 +13,7 @@ def test_scan_depth_counts_brackets_outside_strings_only():
 
 
 def test_check_value_refuses_depth_cycles_and_wide_integers_without_recursing():
-    check_value({"a": [1, 2, {"b": 10**19}]})
+    check_value({"a": [1, 2, {"b": 10**4299}]})
     deep: list = []
     for _ in range(100_000):
         deep = [deep]
@@ -23,7 +23,7 @@ def test_check_value_refuses_depth_cycles_and_wide_integers_without_recursing():
     cycle["self"] = cycle
     with pytest.raises(JsonLimitError, match="contains itself"):
         check_value(cycle)
-    with pytest.raises(JsonLimitError, match=r"m\.n: an integer of more than 20 digits"):
-        check_value({"n": 10**20}, "m")
-    with pytest.raises(JsonLimitError, match="an integer of more than 20 digits"):
+    with pytest.raises(JsonLimitError, match=r"m\.n: an integer of more than 4300 digits"):
+        check_value({"n": 10**4300}, "m")
+    with pytest.raises(JsonLimitError, match="an integer of more than 4300 digits"):
         check_value([-(10**5000)])

@@ -64,7 +64,9 @@ class Reply:
     content: str | None = None
     status: int = 200
     delay_s: float = 0.0
-    usage: Any = _DEFAULT  # (prompt_tokens, completion_tokens), None to omit, or server default
+    # (prompt_tokens, completion_tokens), None to omit, the server default, or any other
+    # JSON value sent as the usage block as-is (a malformed one).
+    usage: Any = _DEFAULT
     headers: dict[str, str] = field(default_factory=dict)
     # Above 0: the response body is sent 8 bytes at a time, this many seconds apart.
     trickle_s: float = 0.0
@@ -353,7 +355,9 @@ class JudgeServer:
                 }
             ],
         }
-        if usage is not None:
+        if usage is not None and not isinstance(usage, tuple):
+            payload["usage"] = usage
+        elif usage is not None:
             prompt_tokens, completion_tokens = usage
             payload["usage"] = {
                 "prompt_tokens": prompt_tokens,

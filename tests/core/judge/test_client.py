@@ -8,7 +8,13 @@ from typing import Any
 
 import pytest
 
-from ragproof_core.judge.client import LiteLLMClient, RawReply, TransportError, redact_secrets
+from ragproof_core.judge.client import (
+    LiteLLMClient,
+    RawReply,
+    TransportError,
+    redact_secrets,
+    token_count,
+)
 from tests.core.judge.conftest import API_KEY, MODEL, closed_port, run
 from tests.support.judge_server import JudgeServer, Reply
 
@@ -145,3 +151,55 @@ def test_litellm_is_imported_lazily_and_its_import_touches_no_network() -> None:
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "connects []"
+
+
+def test_usage_figures_that_are_not_positive_whole_numbers_are_not_reported() -> None:
+    assert [token_count(v) for v in (12, 0, -5, None, 1.5, "7", True, [3])] == [
+        12,
+        *[None] * 7,
+    ]
+
+
+def test_a_negative_or_null_usage_block_is_ignored(server: JudgeServer) -> None:
+    server.script(Reply(usage={"prompt_tokens": None, "completion_tokens": -5}))
+    reply = run(client(server.url).complete(MESSAGES))
+    assert (reply.text, reply.input_tokens, reply.output_tokens) == (
+        '{"refused": true}',
+        None,
+        None,
+    )
+
+
+MALFORMED_USAGE_CALL = """
+import asyncio, sys
+from ragproof_core.judge.client import LiteLLMClient, TransportError
+client = LiteLLMClient("openai/judge-test", sys.argv[1], max_attempts=2, backoff_base_s=0.001)
+try:
+    asyncio.run(client.complete([{"role": "user", "content": "ragproof-prompt: refusal"}]))
+except TransportError as exc:
+    print("judge error:", str(exc).split(":")[0])
+"""
+
+
+@pytest.mark.parametrize(
+    "usage",
+    [
+        {"prompt_tokens": "lots", "completion_tokens": [1], "total_tokens": {}},
+        {"prompt_tokens": 1.5, "completion_tokens": "2", "prompt_tokens_details": "bad"},
+        "garbage",
+    ],
+)
+def test_a_malformed_usage_block_is_a_judge_error_without_warnings(
+    server: JudgeServer, usage: Any
+) -> None:
+    server.usage = usage
+    done = subprocess.run(
+        [sys.executable, "-c", MALFORMED_USAGE_CALL, server.url],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "OPENAI_API_KEY": API_KEY},
+        timeout=120,
+    )
+    assert (done.returncode, done.stderr) == (0, "")
+    assert done.stdout == "judge error: InternalServerError (HTTP 500)\n"
+    assert server.request_count == 2
