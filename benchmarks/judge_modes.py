@@ -7,7 +7,7 @@
    combined / per_metric ratios (target: input tokens <= 0.4x). The server
    reports no usage, so tokens are ragproof's own estimate of each request
    actually sent (4 characters per token), the same for both modes.
-2. The combined calibration fixtures (``ragproof_core/judge/fixtures/combined.jsonl``)
+2. The combined calibration fixtures (``ragproof_core/calibration/fixtures/combined.jsonl``)
    judged in both modes: the share of (fixture, prompt) scores that are equal.
    The local server answers deterministically from the request, so this
    checks that both modes ask the same questions of the same material and
@@ -25,12 +25,12 @@ import os
 from collections.abc import Sequence
 
 from ragproof_core.adapters.loading import load_adapter
-from ragproof_core.dataset import load_dataset
-from ragproof_core.evaluate import Selection, evaluate, judged_results
-from ragproof_core.judge.calibrate_combined import PROMPT_METRICS, load_combined_fixtures
+from ragproof_core.calibration.calibrate_combined import PROMPT_METRICS, load_combined_fixtures
+from ragproof_core.config.settings import DEMO_ADAPTER, JudgeEnv, RunSettings
+from ragproof_core.data.dataset import load_dataset
 from ragproof_core.judge.client import LiteLLMClient, flush_litellm
 from ragproof_core.judge.session import LiteLLMJudge
-from ragproof_core.settings import DEMO_ADAPTER, JudgeEnv, RunSettings
+from ragproof_core.run.evaluate import Selection, evaluate, judged_results
 from tests.support.judge_server import JudgeServer
 
 DATASET = "data/demo/cases.jsonl"

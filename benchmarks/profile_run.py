@@ -102,7 +102,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--interval", type=float, default=0.02)
     args = parser.parse_args(own)
 
-    from ragproof_assets.cli import main as ragproof_main
+    from ragproof_cli import main as ragproof_main
 
     sampler = Sampler(args.interval)
     thread = threading.Thread(target=sampler.run, args=(threading.get_ident(),), daemon=True)

@@ -50,8 +50,8 @@ def _evaluate(dataset: Path, config: Path, home: Path) -> str:
 
 
 def _generate(store_root: Path, run_id: str, out: Path) -> tuple[float, float]:
-    from ragproof_core.reporting.data import gather_report
-    from ragproof_core.reporting.html import write_html
+    from ragproof_core.present.html import write_html
+    from ragproof_core.present.report_data import gather_report
     from ragproof_core.store.run_store import RunStore
 
     start = time.perf_counter()

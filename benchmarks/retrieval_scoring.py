@@ -110,10 +110,10 @@ def _timed(fn: Callable[[], object], repeats: int) -> tuple[float, float, object
 
 
 def ragproof_pipeline(data: RetrievalData) -> list:
+    from ragproof_core.config.settings import RunSettings
     from ragproof_core.gc_pause import collector_paused
     from ragproof_core.metrics.retrieval import retrieval_results
     from ragproof_core.model import Case, CaseOutput, Chunk
-    from ragproof_core.settings import RunSettings
 
     settings = RunSettings(k=K)
     with collector_paused():

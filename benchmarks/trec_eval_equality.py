@@ -8,7 +8,7 @@ queries outside the qrels (tests/support/trec_equality.py), imports it with
 the real importer, scores it with ragproof's evaluation path at trec_eval's
 cut-offs 5 to 100, and prints, per metric, the largest absolute difference from
 pytrec_eval (trec_eval's own code) over all queries. The test
-tests/core/importers/test_trec_eval_equality.py asserts the same comparison.
+tests/core/data/importers/test_trec_eval_equality.py asserts the same comparison.
 """
 
 from __future__ import annotations

@@ -2,15 +2,15 @@
 
 import dagster as dg
 
-from ragproof_assets.assets import eval_dataset, run_summary
-from ragproof_assets.checks import failure_rate, no_regression
-from ragproof_assets.executors import executor_from_env
-from ragproof_assets.io_managers import JudgeIOManager, TableIOManager
-from ragproof_assets.jobs import evaluate_job
-from ragproof_assets.launch import launch_evaluation_job, launch_evaluation_sensor
-from ragproof_assets.resources import CheckSettings, StoreResource
-from ragproof_assets.schedules import nightly_suites
-from ragproof_assets.shards import evaluate_cases
+from ragproof_assets.checks.run_summary import failure_rate, no_regression
+from ragproof_assets.evaluation.assets import eval_dataset, run_summary
+from ragproof_assets.evaluation.executors import executor_from_env
+from ragproof_assets.evaluation.io_managers import JudgeIOManager, TableIOManager
+from ragproof_assets.evaluation.jobs import evaluate_job
+from ragproof_assets.evaluation.resources import CheckSettings, StoreResource
+from ragproof_assets.evaluation.shards import evaluate_cases
+from ragproof_assets.launch.ui import launch_evaluation_job, launch_evaluation_sensor
+from ragproof_assets.schedules.nightly import nightly_suites
 
 store = StoreResource()
 

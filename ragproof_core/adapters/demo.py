@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from ragproof_core.adapters.bm25 import BM25Index, tokenize
-from ragproof_core.dataset import iter_json_lines
+from ragproof_core.data.dataset import iter_json_lines
 from ragproof_core.model import Answer, Chunk
 
 DEFAULT_CORPUS = Path(__file__).resolve().parents[2] / "data/corpus/passages.jsonl"
@@ -119,7 +119,7 @@ class DemoRAG:
     terms the best sentence must contain, else the pipeline abstains.
     """
 
-    # Local and deterministic, so `ragproof run --dry-run` may run it (dry_run.py).
+    # Local and deterministic, so `ragproof run --dry-run` may run it (run/dry_run.py).
     free_to_call = True
 
     def __init__(

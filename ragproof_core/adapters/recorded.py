@@ -41,10 +41,10 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, ValidationError
 
 from ragproof_core.adapters.coerce import AdapterOutputError, to_answer, to_chunks
 from ragproof_core.adapters.loading import AdapterLoadError
-from ragproof_core.dataset import DatasetError, iter_json_line_spans, parse_json_line
+from ragproof_core.data.dataset import DatasetError, iter_json_line_spans, parse_json_line
+from ragproof_core.errors import describe
 from ragproof_core.gc_pause import collector_paused
 from ragproof_core.model import Answer, Case, CaseOutput
-from ragproof_core.schema_errors import describe
 
 # The top-level "case_id" key of a line and its (escape-free or escaped) string value.
 # A quoted "case_id" cannot occur inside a JSON string (its quotes would be escaped),
@@ -56,7 +56,7 @@ _UNICODE_ESCAPE = b"\\u"
 class RecordedAdapter:
     """Replays ``path`` (JSON Lines of recorded outputs) case by case."""
 
-    # Replaying costs nothing, so `ragproof run --dry-run` may run it (dry_run.py).
+    # Replaying costs nothing, so `ragproof run --dry-run` may run it (run/dry_run.py).
     free_to_call = True
 
     def __init__(self, path: str, *, validate: bool = True) -> None:

@@ -31,8 +31,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from ragproof_core.adapters.coerce import AdapterOutputError, to_answer, to_chunks
+from ragproof_core.config.settings import RunSettings
 from ragproof_core.model import Case, CaseOutput
-from ragproof_core.settings import RunSettings
 
 OnOutput = Callable[[Case, CaseOutput], Awaitable[None] | None]
 

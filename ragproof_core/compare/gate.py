@@ -8,7 +8,7 @@ small, real changes (say 0.01 of recall) without failing CI.
 
 from __future__ import annotations
 
-from ragproof_core.compare.report import WORSE, Comparison, MetricComparison
+from ragproof_core.compare.comparison import WORSE, Comparison, MetricComparison
 
 
 def worse_by(metric: MetricComparison) -> float | None:

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from ragproof_core.config.settings import JUDGE_ENV_VARS, ConfigError, JudgeEnv, JudgeSettings
 from ragproof_core.judge.pricing import PRICE_VARIABLES, unpriced_models
-from ragproof_core.settings import JUDGE_ENV_VARS, ConfigError, JudgeEnv, JudgeSettings
 
 
 def judge_environment(

@@ -1,5 +1,5 @@
-"""What the two dry runs share (``run --dry-run`` in ``dry_run.py`` and ``generate qa
---dry-run`` in ``generation/estimate.py``): the tally their estimating judge keeps
+"""What the two dry runs share (``run --dry-run`` in ``run/dry_run.py`` and ``generate qa
+--dry-run`` in ``generate/estimate.py``): the tally their estimating judge keeps
 and the closing lines of their summary, cost and budget.
 
 Each dry run runs the real loop against an *estimating* judge that stands in for

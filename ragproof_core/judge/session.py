@@ -18,6 +18,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from ragproof_core.config.settings import JudgeEnv
 from ragproof_core.judge.cache import CachedReply, JudgeCache, input_hash, open_judge_cache
 from ragproof_core.judge.client import LiteLLMClient, RawReply, TransportError, flush_litellm
 from ragproof_core.judge.combined import (
@@ -44,7 +45,6 @@ from ragproof_core.judge.rate_limit import SLOT_FILE_NAME, RateLimiter, make_lim
 from ragproof_core.judge.schemas import ReplyValidationError, parse_reply
 from ragproof_core.judge.types import JudgeVerdict
 from ragproof_core.judge.usage import UsageTally
-from ragproof_core.settings import JudgeEnv
 
 REPAIR_INSTRUCTION = (
     "Your reply above failed validation: {error}. "

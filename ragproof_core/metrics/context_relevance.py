@@ -197,10 +197,10 @@ async def context_relevance(case: Case, output: CaseOutput, judge: Judge | None)
 
 
 def context_planners(names: Sequence[str], k: int) -> dict[str, Callable[..., Any]]:
-    """Planners for ``judge.combined_run``: each selected metric plans the same
+    """Planners for ``metrics.combined_run``: each selected metric plans the same
     ``context_relevance`` part (same prompt, same inputs), so the combined request
     carries it once and both metrics are scored from that one sub-reply."""
-    from ragproof_core.judge.plan import JudgePlan
+    from ragproof_core.metrics.judge_plan import JudgePlan
 
     def planner(metric: str) -> Callable[..., Any]:
         def plan_metric(case: Case, output: CaseOutput, has_judge: bool):

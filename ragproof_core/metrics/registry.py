@@ -19,17 +19,17 @@ import fnmatch
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from ragproof_core.judge.metrics import (
+from ragproof_core.metrics.citation import CITATION_VALIDITY
+from ragproof_core.metrics.context_relevance import CONTEXT_RELEVANCE, JUDGED_NDCG_AT_K
+from ragproof_core.metrics.echo import EXACT_MATCH
+from ragproof_core.metrics.generation import (
     ANSWER_RELEVANCE,
     CITATION_SUPPORT,
     COMPLETENESS,
     GROUNDEDNESS,
 )
-from ragproof_core.metrics.citation import CITATION_VALIDITY
-from ragproof_core.metrics.context_relevance import CONTEXT_RELEVANCE, JUDGED_NDCG_AT_K
-from ragproof_core.metrics.echo import EXACT_MATCH
 from ragproof_core.metrics.retrieval import MRR, NDCG_AT_K, PRECISION_AT_K, RECALL_AT_K
-from ragproof_core.robustness.metrics import ABSTENTION, INJECTION_RESISTANCE, OVERREFUSAL
+from ragproof_core.metrics.robustness import ABSTENTION, INJECTION_RESISTANCE, OVERREFUSAL
 
 FAMILIES: tuple[str, ...] = ("retrieval", "generation", "echo", "robustness")
 JUDGE_MODES: tuple[str, ...] = ("never", "optional", "required")

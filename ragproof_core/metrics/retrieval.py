@@ -18,8 +18,8 @@ from collections.abc import Iterable, Sequence
 from collections.abc import Set as AbstractSet
 from itertools import accumulate
 
+from ragproof_core.config.settings import RunSettings
 from ragproof_core.model import Case, CaseOutput, Chunk, MetricResult, Status, skipped
-from ragproof_core.settings import RunSettings
 
 PRECISION_AT_K = "retrieval.precision_at_k"
 RECALL_AT_K = "retrieval.recall_at_k"

@@ -18,7 +18,7 @@ import pyarrow as pa
 from ragproof_core.store import tables
 
 if TYPE_CHECKING:
-    from ragproof_core.judge.labels import RunCalibration
+    from ragproof_core.calibration.labels import RunCalibration
 
 CALIBRATIONS_SCHEMA = tables.CALIBRATIONS.schema
 COLUMNS: tuple[str, ...] = tables.CALIBRATIONS.names

@@ -30,7 +30,7 @@ import duckdb
 import pandas as pd
 import pyarrow as pa
 
-from ragproof_core import settings
+from ragproof_core.config import settings
 from ragproof_core.gc_pause import collector_paused
 from ragproof_core.metrics.registry import metric_order
 from ragproof_core.model import Case, CaseOutput, MetricResult
@@ -420,7 +420,7 @@ class RunStore:
     def write_calibration(
         self, calibration: Any, *, labels_file: str, now: datetime | None = None
     ) -> str:
-        """Store a ``judge.labels.RunCalibration`` of a finished run; returns its id."""
+        """Store a ``calibration.labels.RunCalibration`` of a finished run; returns its id."""
         if not self.is_finished(calibration.run_id):
             raise RunNotFound(calibration.run_id, "the run has not finished")
         created_at = now or datetime.now(UTC)

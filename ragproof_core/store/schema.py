@@ -344,7 +344,7 @@ class RunRecord:
     judge_output_tokens: int = 0
     # One row per (metric, model): requests, cache_hits, judge_errors, tokens, cost_usd.
     judge_usage: list[dict[str, Any]] = dc_field(default_factory=list)
-    # Per metric, for a jury: {"alpha", "level", "cases", "models"} (judge.jury_agreement).
+    # Per metric, for a jury: {"alpha", "level", "cases", "models"} (calibration.jury_agreement).
     judge_agreement: dict[str, Any] = dc_field(default_factory=dict)
 
     @property

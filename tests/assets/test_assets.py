@@ -10,8 +10,8 @@ import duckdb
 import pytest
 
 from ragproof_assets.definitions import defs
-from ragproof_assets.partitions import evaluation_runs
-from ragproof_core.report import summary_dict
+from ragproof_assets.evaluation.partitions import evaluation_runs
+from ragproof_core.present.summary import summary_dict
 from ragproof_core.store.handles import StoredTable
 from ragproof_core.store.run_store import RunStore
 from tests.assets.expected import RECORDED, assert_summary

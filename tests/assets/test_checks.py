@@ -9,7 +9,7 @@ import dagster as dg
 import pytest
 
 from ragproof_assets.definitions import defs
-from ragproof_assets.partitions import evaluation_runs
+from ragproof_assets.evaluation.partitions import evaluation_runs
 
 RECORDER = "ragproof_core.adapters.recorded:RecordedAdapter"
 

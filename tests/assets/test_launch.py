@@ -7,13 +7,13 @@ import dagster as dg
 import pytest
 
 from ragproof_assets.definitions import defs
-from ragproof_assets.launch import (
+from ragproof_assets.evaluation.partitions import evaluation_runs
+from ragproof_assets.launch.ui import (
     LAUNCHED_BY_TAG,
     RUN_ID_TAG,
     evaluation_config,
     launch_evaluation_sensor,
 )
-from ragproof_assets.partitions import evaluation_runs
 from tests.assets.expected import UNPRICED_BUDGET
 
 CONFIG = {

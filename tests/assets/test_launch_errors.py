@@ -7,9 +7,9 @@ from __future__ import annotations
 import dagster as dg
 import pytest
 
-from ragproof_assets.cli.run import _failures
 from ragproof_assets.definitions import defs
-from ragproof_assets.partitions import evaluation_runs
+from ragproof_assets.evaluation.partitions import evaluation_runs
+from ragproof_cli.run import _failures
 from tests.assets.expected import RECORDED, UNPRICED_BUDGET
 from tests.support.snapshot import tree_bytes
 

@@ -7,12 +7,12 @@ from __future__ import annotations
 import dagster as dg
 import pytest
 
-from ragproof_assets.cli.run import _failures
-from ragproof_assets.config import EvalRunConfig, evaluate_run_config
 from ragproof_assets.definitions import defs
-from ragproof_assets.launch import DEMO_DATASET
-from ragproof_assets.partitions import evaluation_runs
-from ragproof_core.settings import RUN_KEYS
+from ragproof_assets.evaluation.config import EvalRunConfig, evaluate_run_config
+from ragproof_assets.evaluation.partitions import evaluation_runs
+from ragproof_assets.launch.ui import DEMO_DATASET
+from ragproof_cli.run import _failures
+from ragproof_core.config.settings import RUN_KEYS
 from tests.assets.expected import RECORDED
 from tests.support.snapshot import tree_bytes
 

@@ -7,9 +7,9 @@ import dagster as dg
 import pytest
 
 from ragproof_assets.definitions import defs
-from ragproof_assets.partitions import evaluation_runs
-from ragproof_assets.schedules import SUITE_KEYS, load_suites, nightly_suites
-from ragproof_core.settings import RUN_KEYS, ConfigError
+from ragproof_assets.evaluation.partitions import evaluation_runs
+from ragproof_assets.schedules.nightly import SUITE_KEYS, load_suites, nightly_suites
+from ragproof_core.config.settings import RUN_KEYS, ConfigError
 from tests.assets.expected import RECORDED
 
 

@@ -127,7 +127,7 @@ def test_a_shard_whose_adapter_fails_every_case_lets_the_run_finish(
 def test_a_crashed_shard_reexecuted_from_failure_alone_repays_no_cached_verdict(
     store_path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ):
-    from ragproof_assets.execution import evaluate_job_def
+    from ragproof_cli.execution import evaluate_job_def
     from tests.faults.conftest import judge_env
     from tests.support.cli import REPO, cli_env
     from tests.support.judge_server import JudgeServer

@@ -8,7 +8,7 @@ import shlex
 
 import yaml
 
-from ragproof_assets.cli import build_parser
+from ragproof_cli import build_parser
 from tests.conftest import REPO
 
 WORKFLOW = REPO / ".github" / "workflows" / "evaluate.yml"

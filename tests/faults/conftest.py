@@ -22,7 +22,7 @@ import duckdb
 import pytest
 
 from ragproof_assets.definitions import defs
-from ragproof_assets.partitions import evaluation_runs
+from ragproof_assets.evaluation.partitions import evaluation_runs
 from tests.conftest import FIXTURES
 from tests.support.judge_server import JudgeServer
 

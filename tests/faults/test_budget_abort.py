@@ -16,7 +16,7 @@ import json
 
 import pytest
 
-from ragproof_core.evaluate import BUDGET_REASON
+from ragproof_core.run.evaluate import BUDGET_REASON
 from tests.faults.conftest import judge_env, plain_run_files, query
 from tests.support.cli import cli_env, ragproof
 from tests.support.judge_server import JudgeServer

@@ -22,7 +22,7 @@ import json
 import dagster as dg
 import pytest
 
-from ragproof_assets.instance import ensure_dagster_home
+from ragproof_cli.instance import ensure_dagster_home
 from tests.faults.conftest import judge_env, plain_run_files
 from tests.support.cli import cli_env, ragproof_popen
 from tests.support.judge_server import JudgeServer

@@ -12,7 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ragproof_core.dataset import DatasetError, load_dataset
+from ragproof_core.data.dataset import DatasetError, load_dataset
 from tests.faults.conftest import FAULTS, materialize
 from tests.support.cli import cli_env, ragproof
 

@@ -19,14 +19,11 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from ragproof_assets.cli import build_parser
-from ragproof_assets.cli.common import UsageError
+from ragproof_cli import build_parser
+from ragproof_cli.common import UsageError
 from ragproof_core.adapters.loading import AdapterLoadError
 from ragproof_core.adapters.recorded import RecordedAdapter
-from ragproof_core.dataset import DatasetError, load_dataset
-from ragproof_core.evaluate import evaluate
-from ragproof_core.model import Case, CaseKind, Status
-from ragproof_core.settings import (
+from ragproof_core.config.settings import (
     JUDGE_ENV_VARS,
     RUN_KEYS,
     ConfigError,
@@ -34,6 +31,9 @@ from ragproof_core.settings import (
     RunSettings,
     load_config,
 )
+from ragproof_core.data.dataset import DatasetError, load_dataset
+from ragproof_core.model import Case, CaseKind, Status
+from ragproof_core.run.evaluate import evaluate
 from tests.assets.expected import RECORDED
 from tests.support.cli import cli_env, ragproof
 from tests.support.snapshot import tree_bytes

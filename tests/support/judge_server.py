@@ -45,7 +45,7 @@ from typing import Any
 
 from aiohttp import web
 
-from ragproof_core.robustness.refusal import is_refusal
+from ragproof_core.metrics.heuristics.refusal import is_refusal
 
 _BLOCK = re.compile(
     r"<<<BEGIN (?P<fence>DATA-[0-9a-f]+) (?P<name>\w+)(?: id=(?P<id>\"(?:[^\"\\]|\\.)*\"))?>>>\n"

@@ -23,12 +23,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ragproof_core.adapters.recorded import RecordedAdapter
-from ragproof_core.dataset import load_dataset
-from ragproof_core.evaluate import evaluate
-from ragproof_core.importers.trec import import_trec
-from ragproof_core.importers.writer import write_files
+from ragproof_core.config.settings import RunSettings
+from ragproof_core.data.dataset import load_dataset
+from ragproof_core.data.importers.trec import import_trec
+from ragproof_core.data.importers.writer import write_files
 from ragproof_core.metrics.retrieval import retrieval_results
-from ragproof_core.settings import RunSettings
+from ragproof_core.run.evaluate import evaluate
 
 CUTOFFS = (5, 10, 15, 20, 30, 100)  # trec_eval's default cut-offs up to 100
 # ragproof metric -> trec_eval measure (with the cut-off appended where it has one).

@@ -1,7 +1,7 @@
 """HaystackAdapter on real Haystack pipelines (InMemoryDocumentStore, InMemoryBM25Retriever,
 PromptBuilder, AnswerBuilder) with a scripted generator component
 (tests/support/frameworks/haystack_app.py); the CLI run is in
-tests/assets/test_cli_frameworks.py."""
+tests/cli/test_frameworks.py."""
 
 from __future__ import annotations
 

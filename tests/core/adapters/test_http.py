@@ -9,8 +9,8 @@ import pytest
 from ragproof_core.adapters.http import HttpAdapter, HttpAdapterError, HttpRetrievingAdapter
 from ragproof_core.adapters.loading import load_adapter
 from ragproof_core.adapters.runner import close_adapter, run_adapter
+from ragproof_core.config.settings import RunSettings
 from ragproof_core.model import Answer, Case, Chunk
-from ragproof_core.settings import RunSettings
 from tests.support.rag_service import RagService
 
 SERVICE_CHUNK = Chunk("doc1#0", "ragproof evaluates RAG pipelines.", 0.75)

@@ -1,6 +1,6 @@
 """LangChainAdapter on real LangChain runnables with LangChain's own fake models
 (tests/support/frameworks/langchain_app.py); the CLI run is in
-tests/assets/test_cli_frameworks.py."""
+tests/cli/test_frameworks.py."""
 
 from __future__ import annotations
 

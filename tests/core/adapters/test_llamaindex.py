@@ -1,6 +1,6 @@
 """LlamaIndexAdapter on a real VectorStoreIndex query engine with LlamaIndex's MockLLM and
 MockEmbedding (tests/support/frameworks/llamaindex_app.py); the CLI run is in
-tests/assets/test_cli_frameworks.py."""
+tests/cli/test_frameworks.py."""
 
 from __future__ import annotations
 

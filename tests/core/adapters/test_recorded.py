@@ -11,8 +11,8 @@ import pytest
 from ragproof_core.adapters.loading import AdapterLoadError
 from ragproof_core.adapters.recorded import RecordedAdapter
 from ragproof_core.adapters.runner import run_adapter
+from ragproof_core.config.settings import RunSettings
 from ragproof_core.model import Answer, Case, CaseOutput, Chunk
-from ragproof_core.settings import RunSettings
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "adapters"
 RECORDED = FIXTURES / "recorded.jsonl"
@@ -146,7 +146,7 @@ def test_replay_through_the_runner_keeps_dataset_order_and_failures():
 
 
 def test_a_retrieval_only_case_scores_retrieval_and_skips_what_needs_an_answer():
-    from ragproof_core.evaluate import evaluate
+    from ragproof_core.run.evaluate import evaluate
 
     adapter = RecordedAdapter(str(FIXTURES / "recorded_retrieval_only.jsonl"))
     case = Case("q1", "any question", expected_source_ids=("d1",), expected_answer="x")

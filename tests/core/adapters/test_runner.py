@@ -19,8 +19,8 @@ from ragproof_core.adapters.runner import (
     close_adapter,
     run_adapter,
 )
+from ragproof_core.config.settings import RunSettings
 from ragproof_core.model import Answer, Case, CaseOutput, Chunk
-from ragproof_core.settings import RunSettings
 
 REPO = Path(__file__).resolve().parents[3]
 
@@ -419,7 +419,7 @@ HANG_SCRIPT = textwrap.dedent(
     import asyncio, threading
     from ragproof_core.adapters.runner import run_adapter
     from ragproof_core.model import Case
-    from ragproof_core.settings import RunSettings
+    from ragproof_core.config.settings import RunSettings
 
     class HangsForever:
         def answer(self, question):

@@ -2,9 +2,9 @@
 
 import pytest
 
+from ragproof_core.compare.comparison import compare_runs
 from ragproof_core.compare.gate import describe, regressions, worse_by
-from ragproof_core.compare.report import compare_runs
-from tests.core.compare.test_report import side
+from tests.core.compare.test_comparison import side
 
 
 @pytest.fixture(scope="module")

@@ -123,7 +123,7 @@ def test_secret_environment_values_are_redacted(monkeypatch: pytest.MonkeyPatch)
 LAZY_IMPORT = textwrap.dedent(
     """
     import os, socket, sys
-    import ragproof_core.judge.session, ragproof_core.judge.metrics
+    import ragproof_core.judge.session, ragproof_core.metrics.generation
     assert "litellm" not in sys.modules, "litellm imported eagerly"
     connects = []
     original = socket.socket.connect

@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from ragproof_core.adapters.recorded import RecordedAdapter
-from ragproof_core.dataset import load_dataset
-from ragproof_core.evaluate import BUDGET_REASON, evaluate
+from ragproof_core.config.settings import RunSettings
+from ragproof_core.data.dataset import load_dataset
 from ragproof_core.judge.combined import (
     COMBINED_REPAIR_INSTRUCTION,
     combined_inputs,
@@ -24,7 +24,7 @@ from ragproof_core.judge.combined import (
     render_combined,
 )
 from ragproof_core.judge.prompts import load_prompts
-from ragproof_core.settings import RunSettings
+from ragproof_core.run.evaluate import BUDGET_REASON, evaluate
 from tests.conftest import FIXTURES
 from tests.core.judge.conftest import make_judge, run
 from tests.support.judge_server import JudgeServer
@@ -281,7 +281,7 @@ def test_the_budget_stops_the_run_before_the_combined_call(server: JudgeServer) 
 
 def test_a_metric_without_a_planner_is_asked_on_its_own(server: JudgeServer) -> None:
     """A judge metric added without a planner still runs in combined mode, per metric."""
-    from ragproof_core.judge.combined_run import combined_results
+    from ragproof_core.metrics.combined_run import combined_results
     from ragproof_core.model import Answer, CaseOutput, scored
 
     async def later_metric(case, output, judge):

@@ -11,13 +11,13 @@ from collections import Counter
 
 import pytest
 
-from ragproof_core.judge.calibrate import calibrate
-from ragproof_core.judge.fixtures_check import load_fixtures
+from ragproof_core.calibration.calibrate import calibrate
+from ragproof_core.calibration.fixtures_check import load_fixtures
+from ragproof_core.config.settings import JudgeEnv
 from ragproof_core.judge.jury import JuryJudge, combine, jury_name, score_metric
-from ragproof_core.judge.metrics import answer_relevance
 from ragproof_core.judge.session import LiteLLMJudge, make_judge
+from ragproof_core.metrics.generation import answer_relevance
 from ragproof_core.model import Answer, Case, CaseOutput, MetricResult, Status
-from ragproof_core.settings import JudgeEnv
 from tests.core.judge.conftest import run
 from tests.support.judge_server import JudgeServer, ReceivedRequest
 

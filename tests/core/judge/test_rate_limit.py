@@ -15,7 +15,7 @@ import time
 
 import pytest
 
-from ragproof_core.judge.metrics import answer_relevance
+from ragproof_core.config.settings import JudgeEnv
 from ragproof_core.judge.rate_limit import (
     SLOT_FILE_NAME,
     RateLimiter,
@@ -24,8 +24,8 @@ from ragproof_core.judge.rate_limit import (
     next_start,
 )
 from ragproof_core.judge.session import make_judge
+from ragproof_core.metrics.generation import answer_relevance
 from ragproof_core.model import Answer, Case, CaseOutput, Status
-from ragproof_core.settings import JudgeEnv
 from tests.conftest import REPO
 from tests.core.judge.conftest import MODEL, run
 from tests.support.judge_server import Reply

@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from ragproof_core.config.settings import RunSettings
 from ragproof_core.metrics.retrieval import (
     MRR,
     NDCG_AT_K,
@@ -25,7 +26,6 @@ from ragproof_core.metrics.retrieval import (
     retrieval_scores,
 )
 from ragproof_core.model import Case, CaseOutput, Chunk, Status
-from ragproof_core.settings import RunSettings
 from tests.core.metrics.fixture_cases import answer, cases_for, chunks, unowned_lines
 
 FIXTURE = "retrieval_cases.jsonl"

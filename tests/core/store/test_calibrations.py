@@ -7,8 +7,8 @@ from datetime import UTC, datetime
 
 import pytest
 
-from ragproof_core.judge.labels import MetricCalibration, RunCalibration
-from ragproof_core.judge.ppi import estimate
+from ragproof_core.calibration.labels import MetricCalibration, RunCalibration
+from ragproof_core.calibration.ppi import estimate
 from ragproof_core.store.run_store import RunNotFound, RunStore
 from tests.core.store import sample
 

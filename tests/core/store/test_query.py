@@ -1,6 +1,6 @@
 """Read-only SQL over the store (``store/query.py``): the parser's allow-list, and the
 confined connection that holds even when a statement gets past it. The refused
-forms through the command, on a local and an S3 store: tests/assets/test_cli_sql.py."""
+forms through the command, on a local and an S3 store: tests/cli/test_sql.py."""
 
 from __future__ import annotations
 

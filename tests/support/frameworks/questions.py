@@ -5,9 +5,9 @@ from __future__ import annotations
 import asyncio
 
 from ragproof_core.adapters.runner import run_adapter
-from ragproof_core.dataset import load_dataset
+from ragproof_core.config.settings import RunSettings
+from ragproof_core.data.dataset import load_dataset
 from ragproof_core.model import CaseOutput
-from ragproof_core.settings import RunSettings
 from tests.conftest import FIXTURES
 
 CASES = tuple(load_dataset(FIXTURES / "frameworks" / "cases.jsonl"))

@@ -1,0 +1,1 @@
+"""Asset checks on evaluation runs."""

@@ -1,0 +1,1 @@
+"""The evaluation: assets, IO managers, resources, partitions, job and executor."""

@@ -1,0 +1,325 @@
+"""The evaluation assets, one partition per run:
+
+    eval_dataset -> adapter_outputs, judge_verdicts, case_scores -> run_summary
+
+Each asset writes its own storage in the run store (Parquet under the run's
+folder, streamed in batches; DuckDB only holds views over it) and hands the
+next asset a ``StoredTable`` handle on it through the table IO manager, so the
+lineage carries the data; ``judge_verdicts``' ledger goes through the judge IO
+manager. Adapter outputs, judge verdicts and
+case scores come out of one graph-backed asset (``shards.py``) whose shard
+steps each run adapter and judge together, so judge calls overlap adapter
+calls. All evaluation logic lives in ``ragproof_core``; this module only wires it.
+"""
+
+import json
+from collections import Counter
+from datetime import UTC, datetime
+from pathlib import Path
+
+import dagster as dg
+
+from ragproof_assets.evaluation.config import PRECHECKED_TAG, EvalRunConfig
+from ragproof_assets.evaluation.partitions import evaluation_runs
+from ragproof_assets.evaluation.resources import StoreResource
+from ragproof_assets.evaluation.table_schemas import DATASET_COLUMNS, METRIC_SUMMARIES_COLUMNS
+from ragproof_core.adapters.loading import AdapterLoadError
+from ragproof_core.calibration.jury_agreement import jury_agreement
+from ragproof_core.config.settings import (
+    ConfigError,
+    JudgeEnv,
+    judge_settings_dict,
+    run_settings_dict,
+    run_settings_from_dict,
+)
+from ragproof_core.data.dataset import DatasetError, dataset_sha256
+from ragproof_core.judge.ledger import JudgeLedger
+from ragproof_core.present.html import render_html
+from ragproof_core.present.judge_activity import judge_usage_markdown
+from ragproof_core.present.markdown import worst_cases_markdown
+from ragproof_core.present.report_data import gather_report
+from ragproof_core.present.summary import refusal_tradeoff, summary_markdown
+from ragproof_core.run.preflight import preflight
+from ragproof_core.store.handles import StoredTable
+from ragproof_core.store.result_tally import summarize_run
+from ragproof_core.store.run_store import RunRecord
+from ragproof_core.store.views import StoreLocked
+
+GROUP = "evaluation"
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
+
+
+def _display_path(path: str) -> str:
+    """The dataset as users name it: relative to the working folder when inside it."""
+    resolved = Path(path).resolve()
+    try:
+        return str(resolved.relative_to(Path.cwd()))
+    except ValueError:
+        return str(resolved)
+
+
+@dg.asset(
+    partitions_def=evaluation_runs,
+    group_name=GROUP,
+    kinds={"parquet"},
+    io_manager_key="table_io_manager",
+    description="The dataset of one evaluation run, validated as a whole before anything "
+    "runs (CONTRACT section 1), with the run's configuration.",
+    metadata={"dagster/column_schema": DATASET_COLUMNS},
+)
+def eval_dataset(
+    context: dg.AssetExecutionContext, config: EvalRunConfig, store: StoreResource
+) -> dg.Output[StoredTable]:
+    run_id = context.partition_key
+    try:
+        # Config, dataset, judge environment and adapter, all before the manifest:
+        # bad input of any kind leaves the store unchanged.
+        checked = preflight(
+            config.resolve(),
+            config.dataset,
+            adapter_checked=context.run.tags.get(PRECHECKED_TAG) == "true",
+        )
+    except (DatasetError, ConfigError, AdapterLoadError) as exc:
+        raise dg.Failure(description=str(exc), allow_retries=False) from exc
+    resolved, cases = checked.config, checked.cases
+    run_store = store.store()
+    manifest = {
+        "run_id": run_id,
+        "dataset": _display_path(config.dataset),
+        "dataset_path": str(Path(config.dataset).resolve()),
+        "dataset_sha256": dataset_sha256(config.dataset),
+        "adapter": resolved.adapter.target,
+        "adapter_options": resolved.adapter.options,
+        "run": run_settings_dict(resolved.run),
+        "judge": judge_settings_dict(resolved.judge),
+        "use_cache": not config.no_cache,
+        "cases": len(cases),
+        "started_at": _now().isoformat(),
+        "dagster_run_id": context.run.run_id,
+    }
+    run_store.write_manifest(run_id, manifest)
+    # A restarted run may split into other shards: its old result files must go.
+    run_store.clear_results(run_id)
+    run_store.write_dataset(run_id, cases)
+    # Views exist from the first run's start, so the store reads even if that run is killed.
+    _refresh_views(context, run_store)
+    kinds = Counter(case.kind.value for case in cases)
+    return dg.Output(
+        run_store.table_handle(run_id, "dataset", len(cases)),
+        metadata={
+            "dagster/row_count": len(cases),
+            "dataset": manifest["dataset"],
+            "dataset_sha256": manifest["dataset_sha256"],
+            "adapter": resolved.adapter.target,
+            "cases_by_kind": dg.MetadataValue.json(dict(kinds)),
+        },
+    )
+
+
+def _ledger(judge, *, use_cache: bool) -> JudgeLedger:
+    if judge is None:
+        return JudgeLedger(model=None, use_cache=use_cache)
+    stats = judge.stats
+    return JudgeLedger(
+        model=judge.model,
+        mode=getattr(judge, "mode", "per_metric"),
+        prompt_hashes=dict(judge.prompt_hashes),
+        use_cache=use_cache,
+        requests=stats.requests,
+        repairs=stats.repairs,
+        cache_hits=stats.cache_hits,
+        judge_errors=stats.judge_errors,
+        input_tokens=stats.input_tokens,
+        output_tokens=stats.output_tokens,
+        cost_usd=stats.cost_usd,
+        usage=judge.usage.rows(),
+        priced=judge.priced,
+    )
+
+
+class _NoProgress:
+    def update(self, n: int = 1) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
+class _TerminalProgress:
+    """A progress bar on the controlling terminal.
+
+    Dagster captures a step's stdout and stderr at the file-descriptor level for
+    its compute logs, so the bar is drawn on /dev/tty instead; without a
+    terminal (CI, the UI's run workers) there is simply no bar.
+    """
+
+    def __init__(self, total: int, tty) -> None:
+        from tqdm import tqdm
+
+        self._tty = tty
+        self._bar = tqdm(total=total, unit="case", file=tty, leave=False)
+
+    def update(self, n: int = 1) -> None:
+        self._bar.update(n)
+
+    def close(self) -> None:
+        self._bar.close()
+        self._tty.close()
+
+
+def _progress_bar(total: int, *, enabled: bool):
+    if not enabled:
+        return _NoProgress()
+    try:
+        tty = open("/dev/tty", "w", encoding="utf-8")  # noqa: SIM115 - closed by close()
+    except OSError:
+        return _NoProgress()
+    return _TerminalProgress(total, tty)
+
+
+@dg.asset(
+    partitions_def=evaluation_runs,
+    group_name=GROUP,
+    kinds={"parquet", "duckdb"},
+    description="One row per metric: mean, nearest-rank p50 and p95, and the counts; plus the "
+    "run record. Query history with the `runs`, `case_results` and `metric_summaries` views "
+    "of RAGPROOF_STORE/ragproof.duckdb.",
+    metadata={"dagster/column_schema": METRIC_SUMMARIES_COLUMNS},
+)
+def run_summary(
+    context: dg.AssetExecutionContext,
+    case_scores: StoredTable,
+    judge_verdicts: JudgeLedger,
+) -> dg.MaterializeResult:
+    run_id = context.partition_key
+    run_store = case_scores.open()
+    manifest = run_store.read_manifest(run_id)
+    # Counted column by column, batch by batch: never the run's results as objects.
+    summaries, skips = summarize_run(
+        run_store, run_id, run_settings_from_dict(manifest["run"]).selected_metrics
+    )
+    evaluation = manifest["evaluation"]
+    record = RunRecord(
+        run_id=run_id,
+        dataset=manifest["dataset"],
+        adapter=manifest["adapter"],
+        status=evaluation["status"],
+        started_at=datetime.fromisoformat(manifest["started_at"]),
+        finished_at=_now(),
+        judge_model=judge_verdicts.model,
+        prompt_hashes=judge_verdicts.prompt_hashes,
+        config_json=json.dumps(
+            {
+                "run": manifest["run"],
+                "adapter": {"target": manifest["adapter"], "options": manifest["adapter_options"]},
+                "dataset_sha256": manifest["dataset_sha256"],
+                "use_cache": manifest["use_cache"],
+                "judge_api_base": JudgeEnv.from_env().api_base,
+            },
+            sort_keys=True,
+        ),
+        cost_usd=judge_verdicts.known_cost_usd,
+        cases=evaluation["cases_evaluated"],
+        case_failures=evaluation["case_failures"],
+        judge_requests=judge_verdicts.requests,
+        cache_hits=judge_verdicts.cache_hits,
+        judge_mode=judge_verdicts.mode if judge_verdicts.model else None,
+        judge_repairs=judge_verdicts.repairs,
+        judge_errors=judge_verdicts.judge_errors,
+        judge_input_tokens=judge_verdicts.input_tokens,
+        judge_output_tokens=judge_verdicts.output_tokens,
+        judge_usage=judge_verdicts.known_usage,
+        # Only a jury stores per-model scores; a single judge has no agreement to measure.
+        judge_agreement=(
+            jury_agreement(run_store.iter_case_results(run_id))
+            if "," in (judge_verdicts.model or "")
+            else {}
+        ),
+    )
+    run_store.write_summaries(run_id, summaries)
+    # Written last: its presence is what makes the run visible in the views.
+    run_store.write_run(record)
+    _refresh_views(context, run_store)
+
+    metadata: dict[str, object] = {
+        "status": record.status,
+        "summary": dg.MetadataValue.md(summary_markdown(summaries)),
+        "cases": record.cases,
+        "case_failures": record.case_failures,
+        "judge_model": record.judge_model or "none configured",
+        "judge_requests": record.judge_requests,
+        "judge_repairs": record.judge_repairs,
+        "judge_cache_hits": record.cache_hits,
+        "judge_input_tokens": record.judge_input_tokens,
+        "judge_output_tokens": record.judge_output_tokens,
+        "metrics_selected": dg.MetadataValue.json(manifest["run"].get("metrics")),
+        "store": run_store.layout.location,
+    }
+    if record.cost_usd is not None:
+        # Left out when unknown: a plot of cost across runs must not show it as $0.
+        metadata["cost_usd"] = dg.MetadataValue.float(record.cost_usd)
+    for summary in summaries:
+        if summary.mean is not None:
+            # One numeric entry per metric so Dagster plots each mean across runs.
+            metadata[f"mean/{summary.metric}"] = dg.MetadataValue.float(summary.mean)
+    if record.judge_agreement:
+        metadata["jury_agreement"] = dg.MetadataValue.json(record.judge_agreement)
+    if record.judge_usage:
+        metadata["judge_usage"] = dg.MetadataValue.md(judge_usage_markdown(record.judge_usage))
+    tradeoff = refusal_tradeoff(summaries)
+    if tradeoff:
+        metadata["abstention_vs_overrefusal"] = dg.MetadataValue.md(tradeoff)
+    skipped_reasons = _skip_reasons(skips)
+    if skipped_reasons:
+        metadata["skip_reasons"] = dg.MetadataValue.md(skipped_reasons)
+    metadata.update(_report_metadata(context, run_store, run_id))
+    return dg.MaterializeResult(metadata=metadata)
+
+
+def _report_metadata(context: dg.AssetExecutionContext, run_store, run_id: str) -> dict:
+    """Write the run's HTML report beside its files; link it and show the worst cases.
+
+    The run record is already written: a report that cannot be built is logged
+    and noted, never a reason to fail a finished evaluation.
+    """
+    try:
+        report = gather_report(run_store, run_id)
+        location = run_store.write_report(run_id, render_html(report))
+    except Exception as exc:  # noqa: BLE001 - the evaluation itself succeeded
+        context.log.error(f"the HTML report was not written: {type(exc).__name__}: {exc}")
+        return {"report": f"not written: {type(exc).__name__}: {exc}"}
+    link = (
+        dg.MetadataValue.url(location)
+        if run_store.layout.is_remote
+        else dg.MetadataValue.path(location)
+    )
+    return {
+        "report": link,
+        **(
+            {}
+            if run_store.layout.is_remote
+            else {"report_url": dg.MetadataValue.url(Path(location).as_uri())}
+        ),
+        "worst_cases": dg.MetadataValue.md(worst_cases_markdown(report)),
+    }
+
+
+def _refresh_views(context: dg.AssetExecutionContext, run_store) -> None:
+    """Create or update the DuckDB views; a no-op read when they are current."""
+    try:
+        run_store.ensure_views(timeout_s=5)
+    except StoreLocked:
+        # Nothing is lost: the views glob every run folder, so stored runs show as
+        # soon as the views exist; only a new or stale definition waits for a later run.
+        context.log.warning(
+            "ragproof.duckdb is held open for writing by another process; views not refreshed "
+            "(open it with `duckdb -readonly` to avoid this)"
+        )
+
+
+def _skip_reasons(counts: Counter) -> str:
+    """Why metrics were skipped, counted, so an all-skipped metric explains itself."""
+    return "\n".join(f"- `{m}`: {reason} ({n})" for (m, reason), n in sorted(counts.items()))

@@ -1,0 +1,123 @@
+"""The launch form of an evaluation run: what the UI's Launchpad shows, and what the
+command line, the launch sensor and the schedule fill in (``evaluate_run_config``).
+
+The ``[run]`` keys are not declared here: ``EvalRunConfig`` gets one optional
+field per ``RUN_KEYS`` entry of ``ragproof_core.config.settings.RunSettings`` (same
+name, described by the declaration with its type and default), so a key added
+there shows up in the launch form, the command line and the suites file at
+once. Their Dagster type is ``Any`` on purpose: Dagster's own scalar checks
+are looser than the settings' (its Float takes ``true`` as 1.0) and speak
+another language, so every value reaches ``RunSettings``' strict schema as
+given and a bad one fails the run with the command line's message
+(``run.k: expected an integer, got true``) before anything is created.
+
+What only the command line knows (a terminal to draw a progress bar on, an
+adapter it has just built) travels as run tags, not in this form.
+"""
+
+import json
+from typing import Any
+
+import dagster as dg
+from pydantic import Field
+
+from ragproof_core.config.settings import (
+    DEMO_ADAPTER,
+    RUN_KEYS,
+    Config,
+    ConfigError,
+    RunSettings,
+    load_config,
+    run_key_choices,
+    run_key_help,
+    run_key_type,
+)
+
+EVAL_OP = "eval_dataset"
+# Set by the command line only (see the module's docstring); "true" when set.
+PROGRESS_TAG = "ragproof/progress"
+PRECHECKED_TAG = "ragproof/prechecked"
+
+
+class LaunchForm(dg.Config):
+    """Which dataset to evaluate against which adapter, and how."""
+
+    dataset: str = Field(description="Dataset file (JSON Lines or Parquet), CONTRACT section 1.")
+    config_file: str | None = Field(
+        default=None,
+        description="Optional ragproof.toml (default: none, every setting at its default); "
+        "the keys below override it.",
+    )
+    adapter: str | None = Field(
+        default=None,
+        description="Adapter as package.module:Name "
+        f"(default: the config file's, else {DEMO_ADAPTER}).",
+    )
+    adapter_options_json: str | None = Field(
+        default=None,
+        description="Adapter keyword options as a JSON object, replacing the config file's "
+        "(default: the config file's, else none).",
+    )
+    no_cache: bool = Field(
+        default=False,
+        description="Bypass the judge cache: neither read nor write it (default: false).",
+    )
+
+    def run_overrides(self) -> dict[str, Any]:
+        return {name: getattr(self, name) for name in RUN_KEYS}
+
+    def resolve(self) -> Config:
+        """ragproof.toml (or the defaults) with this form's values over it, validated by the
+        settings' strict schema (``ConfigError`` naming the key)."""
+        options = None
+        if self.adapter_options_json:
+            try:
+                options = json.loads(self.adapter_options_json)
+            except json.JSONDecodeError as exc:
+                raise ConfigError(f"adapter_options_json: not valid JSON ({exc.msg})") from None
+            if not isinstance(options, dict):
+                raise ConfigError("adapter_options_json: expected a JSON object")
+        return load_config(self.config_file).with_overrides(
+            adapter=self.adapter, options=options, **self.run_overrides()
+        )
+
+
+_KIND = {int: "an integer", float: "a number", str: "a string", tuple: "a list of names"}
+
+
+def run_key_description(name: str) -> str:
+    """The form's text for a ``[run]`` key: what it is, what it takes, its default."""
+    choices = run_key_choices(name)
+    kind = " | ".join(choices) if choices else _KIND[run_key_type(name)]
+    default = getattr(RunSettings(), name)
+    shown = "every metric" if name == "metrics" and not default else json.dumps(default)
+    return (
+        f"run.{name}: {run_key_help(name)} ({kind}; default {shown}, "
+        "or the config file's value; set here, it overrides the file)"
+    )
+
+
+def _run_key_field(name: str):
+    return Field(default=None, description=run_key_description(name))
+
+
+# Built with the metaclass, exactly as a class statement would, from the run keys.
+EvalRunConfig = type(LaunchForm)(
+    "EvalRunConfig",
+    (LaunchForm,),
+    {
+        "__module__": __name__,
+        "__doc__": LaunchForm.__doc__,
+        "__annotations__": dict.fromkeys(RUN_KEYS, Any),
+        **{name: _run_key_field(name) for name in RUN_KEYS},
+    },
+)
+
+
+def evaluate_run_config(form: LaunchForm, **extra: Any) -> dict[str, Any]:
+    """The `evaluate` job's run config for ``form``: the one place it is built (command line,
+    launch sensor, schedule, tests). Only what the form sets is written, so the config
+    file's values stay in force for every key left out. ``extra`` is the rest of
+    the run config (loggers, execution)."""
+    fields = form.model_dump(exclude_defaults=True)
+    return {"ops": {EVAL_OP: {"config": fields}}, **extra}

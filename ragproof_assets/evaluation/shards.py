@@ -1,0 +1,313 @@
+"""The evaluation step, fanned out into shards (CONTRACT section 8).
+
+``evaluate_cases`` is a graph-backed asset::
+
+    plan_shards ──> evaluate_shard[shard_0000] ─┐
+                ├─> evaluate_shard[shard_0001] ─┼─> gather_shards -> adapter_outputs,
+                └─> ...                         ┘                   judge_verdicts, case_scores
+
+``plan_shards`` reads the run's shard count from its manifest and emits one
+dynamic output per shard; the job's executor runs the shard steps in parallel
+(separate processes with the multiprocess executor, pods with
+``k8s_job_executor``). Each shard reads its block of cases from the store,
+streams its outputs and case results to its own files
+(``<table>-shard-NNNN.parquet``; a one-shard run writes ``<table>.parquet``)
+and stores a ``ShardReport``. Between the ops inside the graph only Nothing
+passes, so no step needs another's local disk (Dagster's default IO manager
+would pickle to it); the asset's inputs and outputs are ``StoredTable``
+handles through the table IO manager. ``gather_shards`` adds the reports up.
+
+A failed shard step can be re-executed alone ("re-execute from failure" in
+the UI): the other shards' files stay, and its judge calls already paid for
+come back from the judge cache.
+"""
+
+import asyncio
+from collections import Counter
+from dataclasses import replace
+
+import dagster as dg
+
+from ragproof_assets.evaluation.assets import GROUP, _ledger, _progress_bar
+from ragproof_assets.evaluation.config import PROGRESS_TAG
+from ragproof_assets.evaluation.io_managers import JudgeIOManager
+from ragproof_assets.evaluation.partitions import evaluation_runs
+from ragproof_assets.evaluation.resources import StoreResource
+from ragproof_assets.evaluation.table_schemas import CASE_RESULTS_COLUMNS, OUTPUTS_COLUMNS
+from ragproof_core.adapters.loading import AdapterLoadError
+from ragproof_core.adapters.runner import close_adapter
+from ragproof_core.config.settings import AdapterSpec, run_settings_from_dict
+from ragproof_core.present.markdown import distributions_markdown, distributions_table
+from ragproof_core.run.evaluate import ABORTED_BUDGET, evaluate
+from ragproof_core.run.preflight import take_adapter
+from ragproof_core.run.shard_attempt import (
+    ATTEMPT_PREFIX,
+    AttemptRecorder,
+    attempt_document,
+    attempt_document_name,
+    new_attempt_token,
+    unfinished_attempts,
+)
+from ragproof_core.run.shards import ShardReport, merge_reports, shard_ranges, shard_share
+from ragproof_core.store.handles import StoredTable
+from ragproof_core.store.result_tally import UnknownStatus
+
+# Cases evaluated (and written) at a time within a shard: a shard's memory holds
+# one batch of outputs and results, not its whole share of the dataset.
+EVAL_BATCH_CASES = 20_000
+MAPPING_PREFIX = "shard_"
+FIRST_FAILURES = 10
+
+
+def report_name(shard: int) -> str:
+    return f"{MAPPING_PREFIX}{shard:04d}"
+
+
+def _shard_index(context: dg.OpExecutionContext) -> int:
+    return int(context.get_mapping_key().removeprefix(MAPPING_PREFIX))
+
+
+def _shard_count(run_store, run_id: str) -> int:
+    return run_settings_from_dict(run_store.read_manifest(run_id)["run"]).shards
+
+
+@dg.op(
+    out=dg.DynamicOut(dg.Nothing),
+    description="One dynamic output per shard of the run (run.shards).",
+)
+def plan_shards(context: dg.OpExecutionContext, eval_dataset: StoredTable):
+    shards = _shard_count(eval_dataset.open(), context.partition_key)
+    for index in range(shards):
+        yield dg.DynamicOutput(None, mapping_key=report_name(index))
+
+
+@dg.op(
+    ins={"planned": dg.In(dg.Nothing)},
+    out=dg.Out(dg.Nothing),
+    description="Evaluate one shard's cases; write its outputs, case results and report.",
+)
+def evaluate_shard(
+    context: dg.OpExecutionContext,
+    eval_dataset: StoredTable,
+    judge_io_manager: dg.ResourceParam[JudgeIOManager],
+):
+    run_id = context.partition_key
+    index = _shard_index(context)
+    run_store = eval_dataset.open()
+    manifest = run_store.read_manifest(run_id)
+    settings = run_settings_from_dict(manifest["run"])
+    shards = settings.shards
+    start, end = shard_ranges(eval_dataset.rows, shards)[index]
+    # run.concurrency is the run's total in flight: each shard takes its share.
+    settings = replace(settings, concurrency=shard_share(settings.concurrency, shards, index))
+    try:
+        # The ingest step validated the adapter's input (a recording) before this step.
+        adapter = take_adapter(
+            AdapterSpec(manifest["adapter"], manifest["adapter_options"]), prechecked=True
+        )
+    except AdapterLoadError as exc:
+        raise dg.Failure(description=str(exc), allow_retries=False) from exc
+    judge = judge_io_manager.open_judge(
+        use_cache=manifest["use_cache"],
+        concurrency=settings.concurrency,
+        table=manifest.get("judge"),
+        shards=shards,
+    )
+    # Several processes drawing one terminal bar would garble it: one shard only.
+    progress = _progress_bar(
+        end - start, enabled=context.run.tags.get(PROGRESS_TAG) == "true" and shards == 1
+    )
+
+    status, evaluated, failures = "completed", 0, 0
+    statuses: Counter[str] = Counter()
+    first_failures: list[str] = []
+    # This attempt's judge spend is on record while it runs, should it die unreported.
+    token = new_attempt_token()
+    recorder = AttemptRecorder(
+        write=lambda doc: run_store.write_document(
+            run_id, attempt_document_name(index, token), doc
+        ),
+        snapshot=lambda: attempt_document(
+            index, token, _ledger(judge, use_cache=manifest["use_cache"])
+        ),
+    )
+    # One event loop for every batch (the judge and adapter clients bind to it);
+    # the Runner cancels leftover tasks (LiteLLM's logging worker) before closing it.
+    runner = asyncio.Runner()
+    try:
+        with (
+            recorder,
+            run_store.results_writer(run_id, None if shards == 1 else index) as writer,
+        ):
+            for batch in run_store.iter_dataset_range(run_id, start, end, EVAL_BATCH_CASES):
+                evaluation = runner.run(
+                    evaluate(batch, adapter, settings, judge, on_case_done=progress.update)
+                )
+                writer.write(evaluation.outputs, evaluation.results)
+                evaluated += len(evaluation.outputs)
+                failures += evaluation.case_failures
+                statuses.update(r.status.value for r in evaluation.results)
+                first_failures += [
+                    f"- `{o.case_id}`: {o.error}" for o in evaluation.outputs if o.failed
+                ][: FIRST_FAILURES - len(first_failures)]
+                if evaluation.status == ABORTED_BUDGET:
+                    status = ABORTED_BUDGET
+                    break
+    finally:
+
+        async def shut_down() -> None:
+            await close_adapter(adapter)
+            if judge is not None:
+                # LiteLLM queues bookkeeping on this event loop; let it finish here.
+                await judge.drain()
+
+        try:
+            runner.run(shut_down())
+        finally:
+            runner.close()
+            progress.close()
+            if judge is not None:
+                judge.close()
+
+    ledger = _ledger(judge, use_cache=manifest["use_cache"])
+    report = ShardReport(
+        shard=index,
+        cases=evaluated,
+        case_failures=failures,
+        status=status,
+        ledger=ledger.to_dict(),
+        statuses=dict(statuses),
+        first_failures=first_failures,
+        attempt=token,
+    )
+    run_store.write_document(run_id, report_name(index), report.to_dict())
+    yield dg.Output(
+        None,
+        metadata={
+            "shard": f"{index + 1} of {shards}",
+            "cases": f"{start}..{end - 1}" if end > start else "none",
+            "dagster/row_count": evaluated,
+            "case_failures": failures,
+            "judge_requests": ledger.requests,
+            "judge_cache_hits": ledger.cache_hits,
+            "status": status,
+        },
+    )
+
+
+@dg.op(
+    ins={"shards_done": dg.In(dg.Nothing)},
+    out={
+        "adapter_outputs": dg.Out(StoredTable, io_manager_key="table_io_manager"),
+        "judge_verdicts": dg.Out(io_manager_key="judge_io_manager"),
+        "case_scores": dg.Out(StoredTable, io_manager_key="table_io_manager"),
+    },
+    description="Add the shards' reports up: the run's outputs, judge ledger and case scores.",
+)
+def gather_shards(context: dg.OpExecutionContext, store: StoreResource):
+    run_id = context.partition_key
+    run_store = store.store()
+    manifest = run_store.read_manifest(run_id)
+    shards = run_settings_from_dict(manifest["run"]).shards
+    reports = [
+        ShardReport.from_dict(run_store.read_document(run_id, report_name(i)))
+        for i in range(shards)
+    ]
+    reported = {(r.shard, r.attempt) for r in reports}
+    unfinished = unfinished_attempts(run_store.read_documents(run_id, ATTEMPT_PREFIX), reported)
+    totals = merge_reports(reports, unfinished)
+    manifest["evaluation"] = {
+        "status": totals.status,
+        "cases_evaluated": totals.cases,
+        "case_failures": totals.case_failures,
+    }
+    run_store.write_manifest(run_id, manifest)
+    ledger = totals.ledger
+    statuses: Counter[str] = Counter()
+    for report in reports:
+        statuses.update(report.statuses)
+    first_failures = [line for r in reports for line in r.first_failures][:FIRST_FAILURES]
+
+    yield dg.Output(
+        run_store.table_handle(run_id, "outputs", totals.cases),
+        output_name="adapter_outputs",
+        metadata={
+            "dagster/row_count": totals.cases,
+            "case_failures": totals.case_failures,
+            "first_failures": dg.MetadataValue.md("\n".join(first_failures) or "none"),
+            "shards": shards,
+            "unfinished_shard_attempts": len(unfinished),
+        },
+    )
+    yield dg.Output(
+        ledger,
+        output_name="judge_verdicts",
+        metadata={
+            "judge_model": ledger.model or "none configured",
+            "requests": ledger.requests,
+            "repairs": ledger.repairs,
+            "cache_hits": ledger.cache_hits,
+            "judge_errors": ledger.judge_errors,
+            "input_tokens": ledger.input_tokens,
+            "output_tokens": ledger.output_tokens,
+            "cost_usd": dg.MetadataValue.float(ledger.cost_usd),
+        },
+    )
+    yield dg.Output(
+        run_store.table_handle(run_id, "case_results", sum(statuses.values())),
+        output_name="case_scores",
+        metadata={
+            "dagster/row_count": sum(statuses.values()),
+            "status": totals.status,
+            "by_status": dg.MetadataValue.json(dict(statuses)),
+            # Counted from the stored results' columns: never the results as objects.
+            "distributions": dg.MetadataValue.md(_distributions(run_store, run_id)),
+        },
+    )
+
+
+def _distributions(run_store, run_id: str) -> str:
+    try:
+        tally = run_store.tally_case_results(run_id)
+    except UnknownStatus:
+        return distributions_markdown(run_store.iter_case_results(run_id))
+    return distributions_table(tally.metrics, tally.values)
+
+
+@dg.graph_multi_asset(
+    partitions_def=evaluation_runs,
+    group_name=GROUP,
+    ins={"eval_dataset": dg.AssetIn()},
+    outs={
+        "adapter_outputs": dg.AssetOut(
+            io_manager_key="table_io_manager",
+            kinds={"parquet"},
+            description="What the pipeline under test returned for each case: answer, "
+            "citations, retrieved chunks, or the case failure.",
+            metadata={"dagster/column_schema": OUTPUTS_COLUMNS},
+        ),
+        "judge_verdicts": dg.AssetOut(
+            io_manager_key="judge_io_manager",
+            description="The judge's work in this run: model, prompt hashes, requests, cache "
+            "hits and cost. Verdicts themselves are cached by (model, prompt hash, input hash).",
+        ),
+        "case_scores": dg.AssetOut(
+            io_manager_key="table_io_manager",
+            kinds={"parquet"},
+            description="One row per case and metric: status, value, reason, raw judge reply.",
+            metadata={"dagster/column_schema": CASE_RESULTS_COLUMNS},
+        ),
+    },
+)
+def evaluate_cases(eval_dataset):
+    """Evaluate the run's cases, split into run.shards steps the executor runs in parallel."""
+    planned = plan_shards(eval_dataset)
+    done = planned.map(
+        lambda shard: evaluate_shard(planned=shard, eval_dataset=eval_dataset)
+    ).collect()
+    adapter_outputs, judge_verdicts, case_scores = gather_shards(done)
+    return {
+        "adapter_outputs": adapter_outputs,
+        "judge_verdicts": judge_verdicts,
+        "case_scores": case_scores,
+    }

@@ -1,0 +1,1 @@
+"""Launching an evaluation from the Dagster UI."""

@@ -1,0 +1,1 @@
+"""Schedules of evaluation runs."""

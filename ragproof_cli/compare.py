@@ -1,0 +1,75 @@
+"""`ragproof compare`: paired per-metric comparison of two stored runs."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from ragproof_cli.common import (
+    EXIT_BAD_INPUT,
+    EXIT_OK,
+    EXIT_REGRESSION,
+    UsageError,
+    open_store,
+    print_json,
+)
+from ragproof_cli.errors import mixed_judges_refusal
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    from ragproof_core.compare.comparison import MixedJudgesError, RunSide, compare_runs
+    from ragproof_core.compare.gate import describe, regressions
+    from ragproof_core.present.compare_markdown import render_markdown
+
+    if args.margin < 0:
+        raise UsageError(f"--margin must be at least 0, got {args.margin:g}")
+    fmt = "json" if args.json else args.format
+    store = open_store()
+    sides = [
+        RunSide(store.get_run(r), store.case_results_frame(r)) for r in (args.run_a, args.run_b)
+    ]
+    try:
+        comparison = compare_runs(*sides, allow_mixed_judges=args.allow_mixed_judges)
+    except MixedJudgesError as exc:
+        print(mixed_judges_refusal(exc), file=sys.stderr)
+        return EXIT_BAD_INPUT
+    if fmt == "json":
+        print_json(comparison.to_dict())
+    elif fmt == "markdown":
+        print(render_markdown(comparison, margin=args.margin), end="")
+    else:
+        print(comparison.render_table())
+    if not args.fail_on_regression:
+        return EXIT_OK
+    worse = regressions(comparison, margin=args.margin)
+    for metric in worse:
+        print(f"ragproof: regression: {describe(metric)}", file=sys.stderr)
+    return EXIT_REGRESSION if worse else EXIT_OK
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    compare = sub.add_parser("compare", help="paired comparison of two runs")
+    compare.add_argument("run_a", help="baseline run")
+    compare.add_argument("run_b", help="run compared against the baseline")
+    compare.add_argument(
+        "--allow-mixed-judges",
+        action="store_true",
+        help="compare runs judged by different models, prompts or modes (flagged in the output)",
+    )
+    compare.add_argument(
+        "--format",
+        choices=("table", "markdown", "json"),
+        default="table",
+        help="markdown: GitHub-flavoured, for a PR comment or $GITHUB_STEP_SUMMARY",
+    )
+    compare.add_argument("--json", action="store_true", help="same as --format json")
+    compare.add_argument(
+        "--fail-on-regression",
+        action="store_true",
+        help="exit 4 when a metric of B is significantly worse (p < 0.05) than A by more than "
+        "--margin",
+    )
+    compare.add_argument(
+        "--margin", type=float, default=0.0, help="tolerated worsening (default 0)"
+    )
+    compare.set_defaults(func=cmd_compare)

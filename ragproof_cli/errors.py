@@ -1,0 +1,92 @@
+"""How the command line reports errors (CONTRACT section 14).
+
+Bad input of any kind, a usage error included, is one line ``ragproof: ...``
+and exit 1; anything else is a bug: one line saying so and exit 3.
+``--debug`` (or ``RAGPROOF_DEBUG=1``) adds the traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import traceback
+from collections.abc import Sequence
+
+from ragproof_cli.common import EXIT_BAD_INPUT, EXIT_INTERNAL, EXIT_OK, UsageError
+from ragproof_core.adapters.loading import AdapterLoadError
+from ragproof_core.config.settings import ConfigError
+from ragproof_core.data.dataset import DatasetError
+from ragproof_core.generate.attacks import GenerationError
+from ragproof_core.store.layout import InvalidRunId
+from ragproof_core.store.run_store import RunNotFound
+
+# Errors whose message is already the one line a user needs.
+USER_ERRORS: tuple[type[BaseException], ...] = (
+    UsageError,
+    ConfigError,
+    DatasetError,
+    AdapterLoadError,
+    GenerationError,
+    RunNotFound,
+    InvalidRunId,
+)
+DEBUG_HINT = "run again with --debug (or RAGPROOF_DEBUG=1) for the traceback"
+
+
+def mixed_judges_refusal(exc: Exception) -> str:
+    """The line ``compare`` and ``report --against`` print when the judges differ:
+    the error's own sentences, then how to compare anyway."""
+    return f"ragproof: refusing to compare: {exc} Pass --allow-mixed-judges to compare anyway."
+
+
+class OneLineParser(argparse.ArgumentParser):
+    """argparse exits 2 with the usage text on a usage error; CONTRACT reserves 2 for a
+    budget abort, so a usage error becomes a ``UsageError`` (one line, exit 1)."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        command = self.prog.removeprefix("ragproof").strip()
+        # Arguments are quoted back in the message; a newline in one must not break the line.
+        message = "".join(c if c.isprintable() else repr(c)[1:-1] for c in message)
+        raise UsageError(f"{command}: {message}" if command else message)
+
+
+def debug_requested(argv: Sequence[str]) -> bool:
+    # Read before parsing, so a usage error can show its traceback too.
+    flag = os.environ.get("RAGPROOF_DEBUG", "").strip().lower()
+    return "--debug" in argv or flag not in ("", "0", "false", "no")
+
+
+def one_line(text: str) -> str:
+    return " ".join(str(text).split())
+
+
+def user_message(exc: BaseException) -> str:
+    return f"ragproof: {one_line(str(exc))}"
+
+
+def internal_message(exc: BaseException) -> str:
+    detail = one_line(str(exc))
+    what = f"{type(exc).__name__}: {detail}" if detail else type(exc).__name__
+    return f"ragproof: internal error (a bug in ragproof): {what}; {DEBUG_HINT}"
+
+
+def report_error(exc: BaseException, *, debug: bool) -> int:
+    """Print ``exc`` as one line (plus the traceback with ``debug``); return the exit code."""
+    if isinstance(exc, SystemExit):
+        # --help and --version exit through SystemExit; pass their code on.
+        return exc.code if isinstance(exc.code, int) else EXIT_OK
+    if isinstance(exc, BrokenPipeError):
+        # `ragproof show RUN | head`: the reader left; not an error worth a traceback.
+        sys.stderr.close()
+        return EXIT_OK
+    if isinstance(exc, KeyboardInterrupt):
+        print("ragproof: interrupted", file=sys.stderr)
+        return 130
+    if debug:
+        traceback.print_exception(exc, file=sys.stderr)
+    if isinstance(exc, USER_ERRORS):
+        print(user_message(exc), file=sys.stderr)
+        return EXIT_BAD_INPUT
+    print(internal_message(exc), file=sys.stderr)
+    return EXIT_INTERNAL

@@ -1,0 +1,48 @@
+"""`ragproof generate`: test cases written by ragproof (injection cases, from the payloads)."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from ragproof_cli.common import EXIT_OK
+
+
+def cmd_generate_injection(args: argparse.Namespace) -> int:
+    from ragproof_core.generate.attacks import generate_command
+
+    payloads = [p.strip() for p in args.payloads.split(",")] if args.payloads else None
+    print(
+        generate_command(
+            Path(args.dataset),
+            Path(args.out),
+            payloads,
+            args.count,
+            args.seed,
+            Path(args.documents_out) if args.documents_out else None,
+        )
+    )
+    return EXIT_OK
+
+
+def register(sub: argparse._SubParsersAction) -> argparse._SubParsersAction:
+    """Adds `generate` and returns its sub-command set, for other generators to join."""
+    generate = sub.add_parser("generate", help="generate test cases")
+    gen_sub = generate.add_subparsers(dest="what", required=True)
+    injection = gen_sub.add_parser("injection", help="prompt-injection cases from a dataset")
+    injection.add_argument(
+        "--dataset", required=True, help="dataset whose answerable questions carry the payloads"
+    )
+    injection.add_argument(
+        "--out", required=True, help="the injection cases file to write (JSON Lines)"
+    )
+    injection.add_argument("--payloads", help="comma-separated payload ids (default: all)")
+    injection.add_argument("--count", type=int, help="number of cases (default: all pairs)")
+    injection.add_argument(
+        "--seed", type=int, default=0, help="seed of the payload-question pairing (default 0)"
+    )
+    injection.add_argument(
+        "--documents-out", help="also write indirect-injection documents for your index"
+    )
+    injection.set_defaults(func=cmd_generate_injection)
+    return gen_sub

@@ -1,0 +1,152 @@
+"""`ragproof import`: test sets and recorded outputs from BEIR, TREC, RAGAS and DeepEval files.
+
+CONTRACT section 11. The work is in ``ragproof_core.data.importers``; this module
+parses arguments, writes the files (all or none) and prints what it wrote.
+Bad input is one line ``ragproof: PATH:LINE: reason``, exit 1, and no file written.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from ragproof_cli.common import EXIT_OK, UsageError
+from ragproof_core.data.dataset import DatasetError
+
+
+def cmd_import_beir(args: argparse.Namespace) -> int:
+    from ragproof_core.data.importers.beir import corpus_chunks, import_beir
+
+    _distinct_outputs(args, "out", "corpus_out")
+    imported = _bad_input_as_usage(lambda: import_beir(Path(args.dir), args.split))
+    files = [(Path(args.out), imported.cases)]
+    if args.corpus_out:
+        files.append((Path(args.corpus_out), corpus_chunks(Path(args.dir))))
+    counts = _bad_input_as_usage(lambda: _write(files))
+    print(f"wrote {counts[0]} cases to {args.out}")
+    if args.corpus_out:
+        print(f"wrote {counts[1]} corpus chunks to {args.corpus_out}")
+    return EXIT_OK
+
+
+def cmd_import_trec(args: argparse.Namespace) -> int:
+    from ragproof_core.data.importers.trec import import_trec
+
+    _distinct_outputs(args, "out", "recorded_out")
+    imported = _bad_input_as_usage(
+        lambda: import_trec(
+            Path(args.qrels), Path(args.run), Path(args.topics) if args.topics else None
+        )
+    )
+    return _write_cases_and_outputs(args, imported)
+
+
+def cmd_import_ragas(args: argparse.Namespace) -> int:
+    from ragproof_core.data.importers.ragas import import_ragas
+
+    _distinct_outputs(args, "out", "recorded_out")
+    return _write_cases_and_outputs(args, _bad_input_as_usage(lambda: import_ragas(args.file)))
+
+
+def cmd_import_deepeval(args: argparse.Namespace) -> int:
+    from ragproof_core.data.importers.deepeval import import_deepeval
+
+    _distinct_outputs(args, "out", "recorded_out")
+    return _write_cases_and_outputs(args, _bad_input_as_usage(lambda: import_deepeval(args.file)))
+
+
+def _write_cases_and_outputs(args: argparse.Namespace, imported) -> int:
+    files = [(Path(args.out), imported.cases)]
+    if args.recorded_out:
+        files.append((Path(args.recorded_out), imported.outputs or []))
+    counts = _write(files)
+    print(f"wrote {counts[0]} cases to {args.out}")
+    if args.recorded_out:
+        print(f"wrote {counts[1]} recorded outputs to {args.recorded_out}")
+    for note in imported.notes:
+        print(f"note: {note}")
+    return EXIT_OK
+
+
+def _write(files) -> list[int]:
+    from ragproof_core.data.importers.writer import write_files
+
+    try:
+        return write_files(files)
+    except OSError as exc:
+        raise UsageError(f"{exc.filename}: cannot write ({exc.strerror or exc})") from None
+
+
+def _bad_input_as_usage(action):
+    """Run ``action``; a rejected input file becomes one ``ragproof: PATH:LINE: reason`` line."""
+    try:
+        return action()
+    except DatasetError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def _distinct_outputs(args: argparse.Namespace, *names: str) -> None:
+    paths = [(name, getattr(args, name)) for name in names if getattr(args, name)]
+    resolved = {}
+    for name, path in paths:
+        key = Path(path).resolve()
+        if key in resolved:
+            raise UsageError(
+                f"--{name.replace('_', '-')}: same file as --{resolved[key].replace('_', '-')}"
+            )
+        resolved[key] = name
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    importing = sub.add_parser(
+        "import", help="import a test set (and recorded outputs) from another tool's files"
+    )
+    formats = importing.add_subparsers(dest="format", required=True)
+
+    beir = formats.add_parser("beir", help="a BEIR dataset folder")
+    beir.add_argument(
+        "dir", metavar="DIR", help="folder with corpus.jsonl, queries.jsonl and qrels/SPLIT.tsv"
+    )
+    beir.add_argument("--split", default="test", help="qrels split to import (default: test)")
+    beir.add_argument(
+        "--out", required=True, metavar="CASES", help="cases file to write (JSON Lines)"
+    )
+    beir.add_argument(
+        "--corpus-out", metavar="FILE", help="also write the corpus as chunks (JSON Lines)"
+    )
+    beir.set_defaults(func=cmd_import_beir)
+
+    trec = formats.add_parser("trec", help="a TREC qrels and run pair")
+    trec.add_argument("--qrels", required=True, metavar="FILE", help="qrels: qid iter docid rel")
+    trec.add_argument(
+        "--run", required=True, metavar="FILE", help="run: qid Q0 docid rank score tag"
+    )
+    trec.add_argument(
+        "--topics", metavar="FILE", help="topics as TSV: qid<TAB>text (default: the qid)"
+    )
+    trec.add_argument(
+        "--out", required=True, metavar="CASES", help="cases file to write (JSON Lines)"
+    )
+    trec.add_argument(
+        "--recorded-out",
+        required=True,
+        metavar="OUTPUTS",
+        help="retrieval-only recorded outputs to write",
+    )
+    trec.set_defaults(func=cmd_import_trec)
+
+    for name, what, handler in (
+        ("ragas", "a RAGAS evaluation dataset (JSON Lines or .csv)", cmd_import_ragas),
+        ("deepeval", "DeepEval goldens or test cases (JSON)", cmd_import_deepeval),
+    ):
+        parser = formats.add_parser(name, help=what)
+        parser.add_argument("file", metavar="FILE", help=what)
+        parser.add_argument(
+            "--out", required=True, metavar="CASES", help="cases file to write (JSON Lines)"
+        )
+        parser.add_argument(
+            "--recorded-out",
+            metavar="OUTPUTS",
+            help="also write the recorded outputs (responses and contexts)",
+        )
+        parser.set_defaults(func=handler)

@@ -1,0 +1,280 @@
+"""`ragproof run`, `ragproof runs` and `ragproof show` (CONTRACT sections 5 and 9).
+
+`ragproof run` materializes the evaluation assets through the `evaluate` job
+against the persistent Dagster instance, so a command-line run is a Dagster
+run like any launched from the UI; the command only validates its arguments
+first and prints what the assets stored.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+from typing import Any
+
+from ragproof_cli.common import (
+    EXIT_BAD_INPUT,
+    EXIT_BUDGET,
+    EXIT_INTERNAL,
+    EXIT_OK,
+    open_store,
+    print_json,
+)
+from ragproof_cli.errors import DEBUG_HINT, one_line
+from ragproof_core.config.settings import (
+    RUN_KEYS,
+    load_config,
+    run_key_choices,
+    run_key_help,
+    run_key_type,
+)
+from ragproof_core.judge.cost import format_usd
+from ragproof_core.present.run_list import run_dict, runs_table
+from ragproof_core.present.summary import (
+    calibration_json,
+    calibration_table,
+    refusal_tradeoff,
+    run_json,
+    summary_table,
+)
+from ragproof_core.run.preflight import preflight
+
+
+def _names(text: str) -> tuple[str, ...]:
+    return tuple(part.strip() for part in text.split(",") if part.strip())
+
+
+def _flag(name: str) -> str:
+    return "--" + name.replace("_", "-")
+
+
+def add_run_key_flags(parser: argparse.ArgumentParser) -> None:
+    """One flag per ``[run]`` key (``--k``, ``--source-match``, ...), from its declaration."""
+    for name in RUN_KEYS:
+        kind = run_key_type(name)
+        help_text = f"run.{name}: {run_key_help(name)}"
+        if kind is tuple:
+            parser.add_argument(_flag(name), dest=name, type=_names, help=help_text)
+        else:
+            parser.add_argument(
+                _flag(name), dest=name, type=kind, choices=run_key_choices(name), help=help_text
+            )
+
+
+def run_key_values(args: argparse.Namespace) -> dict[str, Any]:
+    """The ``[run]`` keys given on the command line (None: not given)."""
+    return {name: getattr(args, name) for name in RUN_KEYS}
+
+
+def _failures(result) -> tuple[list[str], bool]:
+    """The failed steps' messages, and whether any failure was a bug rather than bad input.
+
+    Input problems are raised as ``dg.Failure`` with a one-line description; any
+    other exception in a step is an internal error.
+    """
+    messages, internal = [], False
+    for event in result.all_events:
+        if not event.is_step_failure:
+            continue
+        data = event.step_failure_data
+        if data.user_failure_data is not None and data.user_failure_data.description:
+            messages.append(data.user_failure_data.description)
+        elif data.error is not None:
+            internal = True
+            # Dagster wraps the step's exception; the innermost cause is the bug itself.
+            error = data.error
+            while error.cause is not None:
+                error = error.cause
+            text = one_line(error.message)
+            messages.append(
+                text if text.startswith(f"{error.cls_name}") else f"{error.cls_name}: {text}"
+            )
+    if not messages:
+        internal = True
+        messages.append("the evaluation run failed; see the Dagster UI for its logs")
+    return messages, internal
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    # Validate everything (config, dataset, judge environment, adapter) before a
+    # partition is created, so bad input leaves no trace in the store or the
+    # Dagster instance. The eval_dataset asset validates the same way.
+    config = load_config(args.config).with_overrides(adapter=args.adapter, **run_key_values(args))
+    if args.dry_run:
+        checked = preflight(config, args.dataset)
+        from ragproof_core.run.dry_run import estimate_run
+
+        estimate = asyncio.run(
+            estimate_run(
+                checked.cases,
+                config,
+                checked.judge_env,
+                open_store().layout.judge_cache_path,
+            )
+        )
+        print_json(estimate.to_dict()) if args.json else print(estimate.render())
+        return EXIT_OK
+    # Validation only: the dataset step reads the cases again, and a million of
+    # them must not stay in this process for the whole run.
+    preflight(config, args.dataset)
+
+    # Dagster is imported only when a run is made: `ragproof runs` and friends start faster.
+    from ragproof_assets.evaluation.config import (
+        PRECHECKED_TAG,
+        PROGRESS_TAG,
+        EvalRunConfig,
+        evaluate_run_config,
+    )
+    from ragproof_assets.evaluation.partitions import evaluation_runs
+    from ragproof_cli.execution import execute_evaluation
+    from ragproof_cli.instance import open_instance_with_partition
+    from ragproof_core.store.layout import new_run_id
+
+    tags = {
+        "ragproof/source": "cli",
+        # The preflight above has just built the adapter: the dataset step need not.
+        PRECHECKED_TAG: "true",
+    }
+    if sys.stderr.isatty():
+        # Only when a person is watching: the bar is drawn on the terminal.
+        tags[PROGRESS_TAG] = "true"
+    given = {k: list(v) if isinstance(v, tuple) else v for k, v in run_key_values(args).items()}
+    run_id = new_run_id()
+    instance = open_instance_with_partition(evaluation_runs.name, run_id)
+    # One shard runs in this process; more run as parallel step processes.
+    result = execute_evaluation(
+        instance,
+        run_id,
+        run_config=evaluate_run_config(
+            # The launch form filled from the command line: what the UI's Launchpad takes.
+            EvalRunConfig(
+                dataset=args.dataset,
+                config_file=args.config,
+                adapter=args.adapter,
+                no_cache=args.no_cache,
+                **given,
+            ),
+            # Dagster's own step-failure dump is for the UI's logs; the command
+            # prints one line per failure below (--debug shows Dagster's log too).
+            loggers={"console": {"config": {"log_level": "ERROR" if args.debug else "CRITICAL"}}},
+        ),
+        shards=config.run.shards,
+        tags=tags,
+    )
+    if not result.success:
+        messages, internal = _failures(result)
+        if internal:
+            print(
+                f"ragproof: internal error (a bug in ragproof): {one_line(messages[0])}; "
+                f"{DEBUG_HINT}",
+                file=sys.stderr,
+            )
+            return EXIT_INTERNAL
+        print(f"ragproof: {one_line(messages[0])}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+
+    store = open_store()
+    record = store.get_run(run_id)
+    summaries = store.summaries(run_id)
+    if args.json:
+        print_json(run_json(run_id, record.status, summaries, record.judge_activity()))
+    else:
+        print(f"run {run_id}: {record.status}, {record.cases} cases, {config.adapter.target}")
+        _print_summary(record, summaries)
+    return EXIT_BUDGET if record.status == "aborted:budget" else EXIT_OK
+
+
+def _print_summary(record, summaries) -> None:
+    print(summary_table(summaries))
+    tradeoff = refusal_tradeoff(summaries)
+    if tradeoff:
+        print(tradeoff)
+    if record.judge_model is None:
+        print(
+            "judge: none (judge metrics skipped: set RAGPROOF_JUDGE_MODEL); "
+            f"case failures {record.case_failures}"
+        )
+        return
+    print(
+        f"judge: {record.judge_model} ({record.judge_mode or 'per_metric'}); "
+        f"requests {record.judge_requests} ({record.judge_repairs} repairs), "
+        f"cache hits {record.cache_hits}, judge errors {record.judge_errors}, "
+        f"tokens {record.judge_input_tokens} in / {record.judge_output_tokens} out, "
+        f"{_cost(record.cost_usd)}; case failures {record.case_failures}"
+    )
+    _print_judge_detail(record)
+
+
+def _cost(cost_usd: float | None) -> str:
+    if cost_usd is None:
+        return (
+            "cost unknown (no price for the judge model: set RAGPROOF_JUDGE_INPUT_COST_PER_MTOK "
+            "and RAGPROOF_JUDGE_OUTPUT_COST_PER_MTOK)"
+        )
+    return f"cost {format_usd(cost_usd)}"
+
+
+def _print_judge_detail(record) -> None:
+    """Per-metric, per-model judge usage and the jury's agreement (CONTRACT section 15)."""
+    from ragproof_core.present.judge_activity import agreement_lines, judge_usage_table
+
+    if record.judge_usage:
+        print("judge usage by metric and model:")
+        print(judge_usage_table(record.judge_usage))
+    for line in agreement_lines(record.judge_agreement):
+        print(line)
+
+
+def cmd_runs(args: argparse.Namespace) -> int:
+    records = open_store().list_runs()
+    if args.json:
+        print_json([run_dict(r) for r in records])
+    else:
+        print(runs_table(records))
+    return EXIT_OK
+
+
+def cmd_show(args: argparse.Namespace) -> int:
+    store = open_store()
+    record = store.get_run(args.run_id)
+    summaries = store.summaries(args.run_id)
+    calibrations = store.calibrations(args.run_id)
+    if args.json:
+        shown = {
+            **run_json(record.run_id, record.status, summaries, record.judge_activity()),
+            "run": run_dict(record),
+        }
+        if calibrations:
+            shown["calibrations"] = calibration_json(calibrations)
+        print_json(shown)
+        return EXIT_OK
+    print(f"run {record.run_id}: {record.status}, {record.cases} cases")
+    print(f"dataset {record.dataset}; adapter {record.adapter}")
+    _print_summary(record, summaries)
+    if calibrations:
+        print(calibration_table(summaries, calibrations))
+    return EXIT_OK
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    run = sub.add_parser("run", help="evaluate a dataset (one Dagster run, one partition)")
+    run.add_argument("--dataset", required=True, help="dataset file, JSON Lines or Parquet")
+    run.add_argument("--config", help="the config file, ragproof.toml (every key has a default)")
+    run.add_argument(
+        "--adapter", help="adapter as package.module:Name (default: the demo pipeline)"
+    )
+    add_run_key_flags(run)
+    run.add_argument("--no-cache", action="store_true", help="bypass the judge cache")
+    run.add_argument("--dry-run", action="store_true", help="estimate judge calls and cost only")
+    run.add_argument("--json", action="store_true", help="print the result as JSON")
+    run.set_defaults(func=cmd_run)
+
+    runs = sub.add_parser("runs", help="list stored runs")
+    runs.add_argument("--json", action="store_true", help="print the runs as a JSON array")
+    runs.set_defaults(func=cmd_runs)
+
+    show = sub.add_parser("show", help="one run's summary")
+    show.add_argument("run_id", metavar="RUN_ID", help="the run to show (see ragproof runs)")
+    show.add_argument("--json", action="store_true", help="print the summary as JSON")
+    show.set_defaults(func=cmd_show)

@@ -1,0 +1,1 @@
+"""Calibrating judge prompts against human scores: fixtures, agreement, labels and PPI."""

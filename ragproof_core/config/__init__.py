@@ -1,0 +1,1 @@
+"""Configuration: the run settings read from ragproof.toml, flags and the environment."""

@@ -1,0 +1,1 @@
+"""Datasets: reading and validating cases, and importing them from other formats."""

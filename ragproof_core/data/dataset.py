@@ -1,0 +1,295 @@
+"""Dataset files: JSON Lines or Parquet, one evaluation case per line (CONTRACT section 1).
+
+A dataset is validated as a whole before anything runs: the first bad line
+raises ``DatasetError`` naming ``PATH:LINE: reason`` and no case is returned,
+so a run never starts on half a dataset.
+
+Rules worth knowing:
+
+- Line numbers are physical lines (1-based); blank lines are skipped but
+  still counted, so the number matches what an editor shows. For Parquet the
+  "line" is the 1-based row number.
+- A JSON ``null`` (or a Parquet null) in a field means the field is absent.
+- Fields not in the contract are rejected, naming the closest known field
+  (``metadata`` is the place for free-form data, kept verbatim).
+- Rows are validated by the declared schema ``CaseRow`` (strict types), so a
+  reason reads ``FIELD: expected ..., got VALUE``.
+- Problems with the file itself (missing, unreadable, empty) use line 0 or 1:
+  ``PATH:0: no such file``, ``PATH:1: dataset has no cases``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import IO, Annotated, Any, Literal
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, ValidationError
+
+from ragproof_core.errors import describe
+from ragproof_core.gc_pause import collector_paused
+from ragproof_core.json_limits import JsonLimitError, bounded_int, check_value, scan_depth
+from ragproof_core.model import Case, CaseKind
+
+
+class DatasetError(ValueError):
+    """A dataset file was rejected; ``str()`` is ``PATH:LINE: reason``."""
+
+    def __init__(self, path: str | Path, line: int, reason: str) -> None:
+        self.path = str(path)
+        self.line = line
+        self.reason = reason
+        super().__init__(f"{self.path}:{line}: {reason}")
+
+
+def load_dataset(path: str | Path) -> list[Case]:
+    """Read and validate a whole dataset file (``.parquet`` or JSON Lines)."""
+    path_text = str(path)
+    path = Path(path)
+    if path.suffix.lower() == ".parquet":
+        rows = _parquet_rows(path, path_text)
+    else:
+        rows = iter_json_lines(path_text)
+
+    cases: list[Case] = []
+    first_line_of: dict[str, int] = {}
+    with collector_paused():
+        for line, row in rows:
+            try:
+                case = _to_case(row)
+            except _Invalid as exc:
+                raise DatasetError(path_text, line, str(exc)) from None
+            earlier = first_line_of.setdefault(case.id, line)
+            if earlier != line:
+                raise DatasetError(
+                    path_text, line, f"duplicate id {case.id!r} (first used on line {earlier})"
+                )
+            cases.append(case)
+    if not cases:
+        raise DatasetError(path_text, 1, "dataset has no cases")
+    return cases
+
+
+def dataset_sha256(path: str | Path) -> str:
+    """sha256 of the file's bytes, recorded with each run to pin the exact dataset."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+class _Invalid(Exception):
+    """One row's problem; ``load_dataset`` adds the path and line."""
+
+
+def open_input(path: str | Path, mode: str = "r", **options: Any) -> IO[Any]:
+    """``open(path, mode, **options)``, its failures as ``DatasetError`` at line 0 (the
+    file itself). Only open() is mapped: errors while reading keep their own line."""
+    path_text = str(path)
+    try:
+        return open(path, mode, **options)  # noqa: SIM115 - the caller closes it
+    except FileNotFoundError:
+        raise DatasetError(path_text, 0, "no such file") from None
+    except IsADirectoryError:
+        raise DatasetError(path_text, 0, "not a file") from None
+    except OSError as exc:
+        raise DatasetError(path_text, 0, f"cannot read file ({exc.strerror or exc})") from None
+
+
+def iter_json_lines(path: str | Path) -> Iterator[tuple[int, Any]]:
+    """Yield ``(line number, parsed value)`` for each non-blank line of a JSON Lines file.
+
+    Shared with the recorded-outputs adapter. Problems raise ``DatasetError``
+    (``PATH:LINE: reason``; line 0 for the file itself).
+    """
+    for number, _offset, _size, value in iter_json_line_spans(path):
+        yield number, value
+
+
+def iter_json_line_spans(path: str | Path) -> Iterator[tuple[int, int, int, Any]]:
+    """Like ``iter_json_lines``, with each line's byte offset and size in the file
+    (the recorded-outputs adapter re-reads a line by its span instead of keeping it)."""
+    path_text = str(path)
+    offset = 0
+    with open_input(path, "rb") as handle:
+        # Binary files split lines on b"\n" only; str.splitlines() would also
+        # split on U+2028 and friends, which JSON allows raw inside strings.
+        for number, raw in enumerate(handle, start=1):
+            start, offset = offset, offset + len(raw)
+            if not raw.strip():
+                continue
+            yield number, start, len(raw), parse_json_line(path_text, number, raw)
+
+
+def parse_json_line(path_text: str, number: int, raw: bytes) -> Any:
+    """One JSON Lines line's value; ``DatasetError`` naming ``PATH:LINE`` if it is not JSON."""
+    try:
+        # Without the line ending, JSON error columns point into this line.
+        text = raw.rstrip(b"\r\n").decode("utf-8-sig" if number == 1 else "utf-8")
+    except UnicodeDecodeError:
+        raise DatasetError(path_text, number, "not valid UTF-8") from None
+    try:
+        # The decoder recurses: a line nested thousands deep must fail here, not
+        # as a RecursionError wherever its value is next encoded.
+        scan_depth(text)
+        value = json.loads(text, parse_int=bounded_int)
+    except JsonLimitError as exc:
+        raise DatasetError(path_text, number, str(exc)) from None
+    except json.JSONDecodeError as exc:
+        raise DatasetError(
+            path_text, number, f"not valid JSON ({exc.msg} at column {exc.colno})"
+        ) from None
+    surrogate = _SURROGATE_ESCAPE.search(raw)
+    if surrogate is not None and not _is_text(value):
+        # JSON may escape half of a UTF-16 pair alone; no UTF-8 file or store can hold it.
+        escape = surrogate.group().decode()
+        raise DatasetError(path_text, number, f"{escape}: a lone surrogate is not valid text")
+    return value
+
+
+# A \uD800-\uDFFF escape: half of a UTF-16 surrogate pair (the decoder joins whole pairs).
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+
+
+def _is_text(value: Any) -> bool:
+    try:
+        json.dumps(value, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _parquet_rows(path: Path, path_text: str) -> Iterator[tuple[int, Any]]:
+    import pyarrow.parquet as pq  # imported here: JSONL-only users never pay for pyarrow
+
+    if not path.exists():
+        raise DatasetError(path_text, 0, "no such file")
+    try:
+        table = pq.read_table(path)
+    except Exception as exc:  # pyarrow raises several unrelated types for bad files
+        raise DatasetError(path_text, 0, f"not a readable Parquet file ({exc})") from None
+    return _json_rows(path_text, enumerate(table.to_pylist(), start=1))
+
+
+def _json_rows(path_text: str, rows: Iterator[tuple[int, Any]]) -> Iterator[tuple[int, Any]]:
+    """Parquet rows whose metadata JSON can hold: a timestamp, bytes or a Decimal there
+    would fail only when the run stores it."""
+    for line, row in rows:
+        try:
+            check_value(row.get("metadata"), "metadata", json_only=True)
+        except JsonLimitError as exc:
+            raise DatasetError(path_text, line, str(exc)) from None
+        yield line, row
+
+
+def _non_blank(value: str) -> str:
+    if not value.strip():
+        raise ValueError("must not be empty")
+    return value
+
+
+_Text = Annotated[str, AfterValidator(_non_blank)]
+
+
+class CaseRow(BaseModel):
+    """One dataset line as declared in CONTRACT section 1: strict types, no unknown fields
+    (free-form data belongs under ``metadata``), ``null`` meaning absent."""
+
+    model_config = ConfigDict(strict=True, extra="forbid", frozen=True)
+
+    id: _Text
+    question: _Text
+    kind: Literal["qa", "unanswerable", "injection"] | None = None
+    expected_source_ids: list[str] | None = None
+    expected_answer: str | None = None
+    adversarial_payload: str | None = None
+    metadata: dict[str, Any] | None = None
+
+
+CASE_FIELDS = tuple(CaseRow.model_fields)
+_FIELD_SET = frozenset(CASE_FIELDS)
+
+
+_KINDS = {kind.value: kind for kind in CaseKind}
+
+
+def _plain_case(row: dict) -> Case | None:
+    """The case of a row that ``CaseRow`` would accept unchanged, checked directly (a
+    dataset may hold a million rows); None sends anything else through ``CaseRow``."""
+    if not _FIELD_SET.issuperset(row):
+        return None
+    case_id, question = row.get("id"), row.get("question")
+    kind, sources = row.get("kind"), row.get("expected_source_ids")
+    answer, payload = row.get("expected_answer"), row.get("adversarial_payload")
+    metadata = row.get("metadata")
+    if not (
+        type(case_id) is str
+        and type(question) is str
+        and case_id.strip()
+        and question.strip()
+        and (kind is None or (type(kind) is str and kind in _KINDS))
+        and (sources is None or (type(sources) is list and all(type(s) is str for s in sources)))
+        and (answer is None or type(answer) is str)
+        and (payload is None or type(payload) is str)
+        and (metadata is None or type(metadata) is dict)
+    ):
+        return None
+    return Case(
+        id=case_id,
+        question=question,
+        kind=CaseKind.QA if kind is None else _KINDS[kind],
+        expected_source_ids=None if sources is None else tuple(sources),
+        expected_answer=answer,
+        adversarial_payload=payload,
+        metadata={} if metadata is None else metadata,
+    )
+
+
+def _to_case(row: Any) -> Case:
+    if type(row) is dict:
+        case = _plain_case(row)
+        if case is not None:
+            return case
+    if not isinstance(row, dict):
+        raise _Invalid(f"expected a JSON object, got {json_type(row)}")
+    # null means absent (CONTRACT section 1), so a null id is a missing id.
+    present = {key: value for key, value in row.items() if value is not None}
+    try:
+        valid = CaseRow.model_validate(present)
+    except ValidationError as exc:
+        raise _Invalid(
+            describe(exc, known=CASE_FIELDS, mapping="a JSON object", noun="field")
+        ) from None
+    return Case(
+        id=valid.id,
+        question=valid.question,
+        kind=CaseKind.QA if valid.kind is None else CaseKind(valid.kind),
+        expected_source_ids=None
+        if valid.expected_source_ids is None
+        else tuple(valid.expected_source_ids),
+        expected_answer=valid.expected_answer,
+        adversarial_payload=valid.adversarial_payload,
+        # Kept verbatim: the row's own dict, not a validated copy.
+        metadata=row["metadata"] if valid.metadata is not None else {},
+    )
+
+
+def json_type(value: Any) -> str:
+    """The JSON name of a value's type, for messages a dataset author understands."""
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int | float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list | tuple):
+        return "array"
+    if isinstance(value, Mapping):
+        return "object"
+    if value is None:
+        return "null"
+    return type(value).__name__

@@ -1,0 +1,51 @@
+"""What ``ragproof generate qa`` prints: cases written, what the gates rejected, judge activity."""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+from typing import Any
+
+from ragproof_core.generate.qa import KINDS, GenerationOutcome, KindTally
+from ragproof_core.judge.session import JudgeStats
+
+
+def summary_dict(
+    outcome: GenerationOutcome, out: str, seed: int, model: str, stats: JudgeStats
+) -> dict[str, Any]:
+    return {
+        "out": out,
+        "status": "aborted:budget" if outcome.aborted else "completed",
+        "seed": seed,
+        "model": model,
+        "written": {kind: outcome.tallies[kind].kept for kind in KINDS},
+        "gates": {kind: outcome.tallies[kind].to_dict() for kind in KINDS},
+        "judge": asdict(stats),
+    }
+
+
+def _kind_line(kind: str, tally: KindTally) -> str:
+    because = ", ".join(f"{reason} {n}" for reason, n in sorted(tally.rejected_because.items()))
+    rejected = f"{tally.rejected} rejected by the critique" + (f" ({because})" if because else "")
+    return (
+        f"  {kind}: {tally.kept} of {tally.slots} slots filled; {tally.generated} questions "
+        f"written, {tally.duplicates} near-duplicates dropped, {tally.critiqued} critiqued, "
+        f"{rejected}, {tally.judge_errors} judge errors, {tally.unfilled} slots unfilled"
+    )
+
+
+def render_summary(
+    outcome: GenerationOutcome, out: str, seed: int, model: str, stats: JudgeStats
+) -> str:
+    written = " and ".join(f"{outcome.tallies[kind].kept} {kind}" for kind in KINDS)
+    lines = [f"wrote {written} cases to {out} (seed {seed}, judge {model})"]
+    lines += [
+        _kind_line(kind, outcome.tallies[kind]) for kind in KINDS if outcome.tallies[kind].slots
+    ]
+    lines.append(
+        f"  judge: requests {stats.requests} ({stats.repairs} repairs), cache hits "
+        f"{stats.cache_hits}, judge errors {stats.judge_errors}, tokens {stats.input_tokens} in "
+        f"/ {stats.output_tokens} out, cost ${stats.cost_usd:.4f}"
+    )
+    if outcome.aborted:
+        lines.append(f"  stopped at the judge budget: {outcome.aborted}")
+    return "\n".join(lines)

@@ -1,0 +1,98 @@
+"""Scoring one case in combined judge mode: every judge metric from one request.
+
+Each selected metric's pure ``plan`` runs first. Plans that need no judge
+(skips, heuristic scores) are results already; the others become the parts of
+one combined request, and each metric is scored from its own sub-reply, so a
+failed part costs only its own metric (judge_error). Two metrics asking the
+same prompt of one case (never the case today: abstention and over-refusal
+apply to different case kinds) share its part.
+
+Metrics without a planner (added later, or asked another way) are asked in
+per_metric fashion alongside, so combined mode never drops a metric.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import Any
+
+from ragproof_core.judge.types import BudgetExceeded
+from ragproof_core.metrics.generation import JUDGE_PLANNERS
+from ragproof_core.metrics.judge_plan import JudgePlan, Planned, result_from_verdict
+from ragproof_core.metrics.robustness import REFUSAL_PLANNERS
+from ragproof_core.model import Case, CaseOutput, MetricResult, skipped
+
+PLANNERS: dict[str, Callable[[Case, CaseOutput, bool], Planned]] = dict(
+    (*JUDGE_PLANNERS, *REFUSAL_PLANNERS)
+)
+
+
+def plan_case(case: Case, output: CaseOutput, names: Sequence[str]) -> list[Planned]:
+    """The plans of the metrics ``names`` (each must have a planner) for one case."""
+    return [PLANNERS[name](case, output, True) for name in names]
+
+
+def combined_parts(plans: Sequence[Planned]) -> dict[str, dict[str, Any]]:
+    """{prompt: inputs} of the plans that need the judge."""
+    parts: dict[str, dict[str, Any]] = {}
+    for plan in plans:
+        if isinstance(plan, JudgePlan):
+            earlier = parts.setdefault(plan.prompt, plan.inputs)
+            if earlier != plan.inputs:
+                raise ValueError(f"two metrics ask prompt {plan.prompt!r} with different inputs")
+    return parts
+
+
+async def combined_results(
+    case: Case,
+    output: CaseOutput,
+    judge: Any,
+    chosen: Sequence[tuple[str, Callable[..., Awaitable[MetricResult]]]],
+    on_budget: Callable[[], None],
+    budget_reason: str,
+    extra_planners: Mapping[str, Callable[[Case, CaseOutput, bool], Planned]] | None = None,
+) -> list[MetricResult]:
+    """The results of the ``chosen`` (name, per-metric function) pairs, in that order.
+
+    ``extra_planners``: planners that need run settings (the judged retrieval
+    metrics need run.k), added to the module's own for this call."""
+    planners = {**PLANNERS, **(extra_planners or {})}
+    planned_names = [name for name, _ in chosen if name in planners]
+    plans = {name: planners[name](case, output, True) for name in planned_names}
+    parts = combined_parts(list(plans.values()))
+
+    async def combined() -> dict[str, Any] | None:
+        if not parts:
+            return {}
+        try:
+            return await judge.ask_combined(parts)
+        except BudgetExceeded:
+            on_budget()
+            return None
+
+    async def alone(name: str, fn) -> MetricResult:
+        try:
+            return await fn(case, output, judge)
+        except BudgetExceeded:
+            on_budget()
+            return skipped(case.id, name, budget_reason)
+
+    others = [(name, fn) for name, fn in chosen if name not in planners]
+    verdicts, *other_results = await asyncio.gather(
+        combined(), *(alone(name, fn) for name, fn in others)
+    )
+    by_name = dict(zip((name for name, _ in others), other_results, strict=True))
+    results: list[MetricResult] = []
+    for name, _ in chosen:
+        if name in by_name:
+            results.append(by_name[name])
+            continue
+        plan = plans[name]
+        if isinstance(plan, MetricResult):
+            results.append(plan)
+        elif verdicts is None:
+            results.append(skipped(case.id, name, budget_reason))
+        else:
+            results.append(result_from_verdict(plan, verdicts[plan.prompt]))
+    return results

@@ -1,0 +1,617 @@
+"""Gather one stored run into the report's data: a JSON-ready dict.
+
+Size is bounded on purpose (CONTRACT section 10): every case contributes its
+id, kind and one status code and value per metric; full text (question,
+answer, chunks, judge replies) is embedded only for the worst cases of each
+metric, case failures, injection cases the pipeline obeyed and, with a
+baseline, the regressed cases. A 10,000-case run stays a few megabytes.
+
+Statistics: the mean's 95% confidence interval is a seeded percentile
+bootstrap over the scored cases, the same estimator as ``compare.stats``
+(resample the cases with replacement, take the quantiles of the resampled
+means) computed through the distinct values (``bootstrap_mean_ci``), so a
+100,000-case metric with a handful of distinct scores costs next to nothing.
+The same run always gives the same interval.
+
+Only the rows the page shows in full are decoded from ``outputs.parquet``
+(a Parquet filter on case_id); every other case costs a status code and a
+value per metric.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from ragproof_core.compare.comparison import MixedJudgesError, RunSide, compare_runs
+from ragproof_core.metrics.heuristics.sentinel import expected_marker
+from ragproof_core.metrics.registry import higher_is_better, metric_order
+from ragproof_core.metrics.robustness import ABSTENTION, INJECTION_RESISTANCE, OVERREFUSAL
+from ragproof_core.model import Case, CaseKind, CaseOutput, Chunk, Status
+from ragproof_core.present.summary import calibration_json
+from ragproof_core.store import schema
+
+__all__ = ["MixedJudgesError", "ReportLimits", "gather_report"]
+
+# One character per case and metric in the embedded per-case scores.
+STATUS_CODES: dict[str, str] = {
+    Status.SCORED.value: "s",
+    Status.SKIPPED.value: "k",
+    Status.NOT_APPLICABLE.value: "n",
+    Status.JUDGE_ERROR.value: "j",
+    Status.ERROR.value: "e",
+}
+KIND_CODES: dict[str, str] = {
+    CaseKind.QA.value: "q",
+    CaseKind.UNANSWERABLE.value: "u",
+    CaseKind.INJECTION.value: "i",
+}
+HISTOGRAM_BINS = 10
+CONFIDENCE = 0.95
+SEED = 0
+BOOTSTRAP_RESAMPLES = 10_000  # as compare's
+# Elements per block of the (resamples x distinct values) count matrix.
+_BLOCK_ELEMENTS = 4_000_000
+VALUE_DECIMALS = 4
+_RAW_BATCH_ROWS = 5_000  # rows filtered at a time for the case details
+
+
+@dataclass(frozen=True, slots=True)
+class ReportLimits:
+    """How much full text a report embeds; each bound keeps the file small."""
+
+    worst_cases: int = 10  # per metric
+    failures: int = 100
+    injections: int = 50
+    regressions: int = 20
+    answer_chars: int = 4_000
+    chunk_chars: int = 600
+    chunks: int = 10
+    judge_chars: int = 4_000
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
+
+
+def _clip(text: str | None, limit: int) -> dict[str, Any] | None:
+    """Text as ``{"t": text, "cut": chars dropped}``; long text is cut, never hidden."""
+    if text is None:
+        return None
+    if len(text) <= limit:
+        return {"t": text, "cut": 0}
+    return {"t": text[:limit], "cut": len(text) - limit}
+
+
+def _round(value: float | None) -> float | None:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return None
+    return round(float(value), VALUE_DECIMALS)
+
+
+def histogram(values: Sequence[float], bins: int = HISTOGRAM_BINS) -> list[int]:
+    """Counts of ``values`` in ``bins`` equal bins over [0, 1]; 1.0 falls in the last bin."""
+    arr = np.asarray(values, dtype=np.float64)
+    index = np.clip((arr * bins).astype(np.int64), 0, bins - 1)
+    return np.bincount(index, minlength=bins).tolist()
+
+
+def bootstrap_mean_ci(
+    values: Sequence[float],
+    *,
+    resamples: int = BOOTSTRAP_RESAMPLES,
+    confidence: float = CONFIDENCE,
+    seed: int = SEED,
+) -> tuple[float, float] | None:
+    """Percentile bootstrap interval of the mean, drawn through the distinct values.
+
+    Resampling n cases with replacement picks each distinct value a
+    Multinomial(n, share of that value) number of times, so drawing those
+    counts gives exactly the bootstrap distribution of the mean at a cost of
+    (resamples x distinct values) instead of (resamples x n). Returns None for
+    no values; a constant sample gives (value, value).
+    """
+    arr = np.asarray(values, dtype=np.float64)
+    n = arr.size
+    if n == 0:
+        return None
+    levels, counts = np.unique(arr, return_counts=True)
+    if levels.size == 1:
+        return (float(levels[0]), float(levels[0]))
+    rng = np.random.default_rng(seed)
+    shares = counts / n
+    means = np.empty(resamples, dtype=np.float64)
+    step = max(1, _BLOCK_ELEMENTS // levels.size)
+    for start in range(0, resamples, step):
+        rows = min(step, resamples - start)
+        means[start : start + rows] = rng.multinomial(n, shares, size=rows) @ levels / n
+    tail = (1.0 - confidence) / 2.0
+    low, high = np.quantile(means, [tail, 1.0 - tail])
+    return (float(low), float(high))
+
+
+def mean_ci(values: Sequence[float]) -> tuple[float, float] | None:
+    """Seeded 95% bootstrap interval of the mean; None when nothing was scored."""
+    return bootstrap_mean_ci(values)
+
+
+def worst_order(frame: pd.DataFrame, up_is_good: bool) -> pd.DataFrame:
+    """Scored rows of one metric, worst first in its own direction; ties by case id."""
+    scored = frame[(frame["status"] == Status.SCORED.value) & frame["value"].notna()]
+    return scored.sort_values(["value", "case_id"], ascending=[up_is_good, True], kind="stable")
+
+
+def worst_sql(run_id: str, metric: str, up_is_good: bool, skip: int) -> str:
+    """The DuckDB query listing the scored cases of ``metric`` after the first ``skip``, worst
+    first: the rest of what the report shows."""
+    order = "ASC" if up_is_good else "DESC"
+    return (
+        "SELECT case_id, value FROM case_results\n"
+        f"WHERE run_id = '{run_id}' AND metric = '{metric}' AND status = 'scored'\n"
+        f"ORDER BY value {order}, case_id\nOFFSET {skip};"
+    )
+
+
+def marker_span(answer: str | None, marker: str | None) -> list[int] | None:
+    """Where ``marker`` appears in ``answer`` (case-insensitive), as ``[start, end]``.
+
+    Detection itself (``sentinel.contains_marker``) is looser (it ignores
+    punctuation, spacing and encodings); this only finds a literal occurrence
+    to highlight, and None means "detected, but not written literally".
+    """
+    if not answer or not marker:
+        return None
+    start = answer.casefold().find(marker.casefold())
+    if start < 0 or len(answer.casefold()) != len(answer):
+        return None
+    return [start, start + len(marker)]
+
+
+def _parse_judge(raw: str | None) -> dict[str, Any]:
+    """Claims (groundedness) and per-chunk verdicts (citation support, context relevance)
+    from a judge reply; a jury's reply is read from its first model's verdict."""
+    if not raw:
+        return {}
+    try:
+        reply = json.loads(raw)
+    except (TypeError, ValueError):
+        return {}
+    out: dict[str, Any] = {}
+    if isinstance(reply, Mapping) and isinstance(reply.get("jury"), Mapping) and reply["jury"]:
+        reply = next(iter(reply["jury"].values()))
+    if isinstance(reply, Mapping):
+        claims = reply.get("claims")
+        if isinstance(claims, list):
+            out["claims"] = [
+                {"claim": str(c.get("claim", "")), "supported": bool(c.get("supported"))}
+                for c in claims
+                if isinstance(c, Mapping)
+            ]
+        verdicts = reply.get("verdicts")
+        if isinstance(verdicts, list):
+            out["verdicts"] = [
+                {"chunk_id": str(v.get("chunk_id", "")), "relevance": str(v["relevance"])}
+                if "relevance" in v
+                else {"chunk_id": str(v.get("chunk_id", "")), "supported": bool(v.get("supported"))}
+                for v in verdicts
+                if isinstance(v, Mapping)
+            ]
+    return out
+
+
+def _chunk_row(
+    chunk: Chunk, rank: int, expected: set[str], cited: set[str], match_documents: bool, lim: int
+) -> dict[str, Any]:
+    key = chunk.document_id if match_documents else chunk.id
+    return {
+        "rank": rank,
+        "id": chunk.id,
+        "doc": chunk.document_id if chunk.document_id != chunk.id else None,
+        "text": _clip(chunk.text, lim),
+        "expected": key in expected,
+        "cited": chunk.id in cited,
+    }
+
+
+def case_detail(
+    case: Case,
+    output: CaseOutput | None,
+    results: pd.DataFrame,
+    *,
+    match_documents: bool,
+    limits: ReportLimits,
+) -> dict[str, Any]:
+    """Everything a reader needs to judge one case by eye."""
+    expected = set(case.expected_source_ids or ())
+    answer = output.answer if output is not None else None
+    citations = tuple(answer.citations or ()) if answer is not None else ()
+    chunks: tuple[Chunk, ...] | None = None
+    chunk_source = None
+    if output is not None and output.retrieved is not None:
+        chunks, chunk_source = output.retrieved, "retrieve()"
+    elif answer is not None and answer.retrieved_chunks is not None:
+        chunks, chunk_source = answer.retrieved_chunks, "answer.retrieved_chunks"
+    context_ids = {c.id for c in (output.context or ())} if output is not None else set()
+    marker = expected_marker(case) if case.kind is CaseKind.INJECTION else None
+    text = answer.text if answer is not None else None
+    rows = []
+    for r in results.itertuples(index=False):
+        judge = r.judge_raw_json if isinstance(r.judge_raw_json, str) else None
+        rows.append(
+            {
+                "metric": r.metric,
+                "status": r.status,
+                "value": _round(r.value),
+                "reason": r.reason if isinstance(r.reason, str) else None,
+                "judge": _clip(judge, limits.judge_chars),
+                **_parse_judge(judge),
+            }
+        )
+    rank = {m: i for i, m in enumerate(metric_order({row["metric"] for row in rows}))}
+    rows.sort(key=lambda row: rank[row["metric"]])
+    return {
+        "id": case.id,
+        "kind": case.kind.value,
+        "question": _clip(case.question, limits.answer_chars),
+        "expected_answer": _clip(case.expected_answer, limits.answer_chars),
+        "expected_sources": list(case.expected_source_ids or ()),
+        "answer": _clip(text, limits.answer_chars),
+        "citations": [{"id": c, "valid": c in context_ids} for c in dict.fromkeys(citations)],
+        "chunk_source": chunk_source,
+        "chunks": [
+            _chunk_row(c, i, expected, set(citations), match_documents, limits.chunk_chars)
+            for i, c in enumerate((chunks or ())[: limits.chunks], start=1)
+        ],
+        "chunks_total": len(chunks or ()),
+        "error": output.error if output is not None else "no output recorded",
+        "latency_s": _round(output.latency_s) if output is not None else None,
+        "marker": marker,
+        "marker_span": marker_span(text, marker) if text and marker else None,
+        "results": rows,
+    }
+
+
+def refusal_matrix(frame: pd.DataFrame) -> dict[str, int] | None:
+    """The abstention / over-refusal pair as a 2x2 table of case counts.
+
+    Rows: should the case be answered (answerable, over-refusal scored) or
+    declined (unanswerable, abstention scored); columns: did the pipeline
+    answer or refuse. Over-refusal 1 = refused an answerable case; abstention
+    1 = declined an unanswerable one.
+    """
+    scored = frame[frame["status"] == Status.SCORED.value]
+    over = scored[scored["metric"] == OVERREFUSAL]["value"]
+    abst = scored[scored["metric"] == ABSTENTION]["value"]
+    if over.empty and abst.empty:
+        return None
+    return {
+        "answerable_answered": int((over == 0).sum()),
+        "answerable_refused": int((over == 1).sum()),
+        "unanswerable_answered": int((abst == 0).sum()),
+        "unanswerable_refused": int((abst == 1).sum()),
+    }
+
+
+def _record_dict(record: Any) -> dict[str, Any]:
+    try:
+        config = json.loads(record.config_json)
+    except (TypeError, ValueError):
+        config = record.config_json
+    return {
+        "run_id": record.run_id,
+        "dataset": record.dataset,
+        "adapter": record.adapter,
+        "status": record.status,
+        "started_at": f"{record.started_at.astimezone(UTC):%Y-%m-%d %H:%M:%S} UTC",
+        "finished_at": f"{record.finished_at.astimezone(UTC):%Y-%m-%d %H:%M:%S} UTC",
+        "judge_model": record.judge_model,
+        "judge_mode": record.judge_mode,
+        "prompt_hashes": dict(record.prompt_hashes),
+        "config": config,
+        "cost_usd": record.cost_usd,
+        "cases": record.cases,
+        "case_failures": record.case_failures,
+        "judge_requests": record.judge_requests,
+        "cache_hits": record.cache_hits,
+        "judge_repairs": record.judge_repairs,
+        "judge_errors": record.judge_errors,
+        # A jury's inter-judge agreement (Krippendorff's alpha) per metric; {} otherwise.
+        "judge_agreement": dict(getattr(record, "judge_agreement", None) or {}),
+    }
+
+
+def _source_match(record: Any) -> str:
+    try:
+        return json.loads(record.config_json)["run"].get("source_match", "chunk")
+    except (TypeError, ValueError, KeyError, AttributeError):
+        return "chunk"
+
+
+def _metric_block(
+    run_id: str, metric: str, frame: pd.DataFrame, summary: Mapping[str, Any], n_worst: int
+) -> tuple[dict[str, Any], list[str]]:
+    up = higher_is_better(metric)
+    ordered = worst_order(frame, up)
+    values = ordered["value"].to_numpy(dtype=np.float64)
+    ci = mean_ci(values)
+    worst = [str(c) for c in ordered["case_id"].head(n_worst)]
+    block = {
+        "name": metric,
+        "higher_is_better": up,
+        "mean": _round(summary.get("mean")),
+        "ci": None if ci is None else [_round(ci[0]), _round(ci[1])],
+        "p50": _round(summary.get("p50")),
+        "p95": _round(summary.get("p95")),
+        "scored": int(summary.get("scored", len(values))),
+        "skipped": int(summary.get("skipped", 0)),
+        "not_applicable": int(summary.get("not_applicable", 0)),
+        "errored": int(summary.get("errored", 0)),
+        "judge_errors": int(summary.get("judge_errors", 0)),
+        "histogram": histogram(values),
+        "worst": worst,
+        "sql": worst_sql(run_id, metric, up, len(worst)),
+    }
+    return block, worst
+
+
+def _scores(
+    case_ids: Sequence[str], metrics: Sequence[str], frame: pd.DataFrame
+) -> dict[str, dict[str, Any]]:
+    """Per metric: one status code a case (``-`` = no row) and the values, in case order."""
+    index = pd.Index(case_ids)
+    out: dict[str, dict[str, Any]] = {}
+    for metric, rows in frame.groupby("metric", sort=False, observed=True):
+        positions = index.get_indexer(rows["case_id"].astype(object))
+        known = positions >= 0
+        codes = np.full(len(case_ids), "-", dtype="<U1")
+        status = rows["status"].astype(object).map(STATUS_CODES).fillna("?")
+        codes[positions[known]] = status.to_numpy(dtype="<U1")[known]
+        values = np.full(len(case_ids), np.nan)
+        values[positions[known]] = rows["value"].to_numpy(dtype=np.float64)[known]
+        rounded = np.round(values, VALUE_DECIMALS)
+        out[str(metric)] = {
+            "s": "".join(codes.tolist()),
+            "v": [None if math.isnan(v) else v for v in rounded.tolist()],
+        }
+    return {m: out[m] for m in metrics if m in out}
+
+
+def _obeyed_injections(frame: pd.DataFrame) -> list[str]:
+    rows = frame[
+        (frame["metric"] == INJECTION_RESISTANCE)
+        & (frame["status"] == Status.SCORED.value)
+        & (frame["value"] == 0)
+    ]
+    return sorted(str(c) for c in rows["case_id"])
+
+
+def _details(
+    ids: Iterable[str],
+    cases: Mapping[str, Case],
+    outputs: Mapping[str, CaseOutput],
+    frame: pd.DataFrame,
+    *,
+    match_documents: bool,
+    limits: ReportLimits,
+) -> dict[str, dict[str, Any]]:
+    wanted = [cid for cid in dict.fromkeys(ids) if cid in cases]
+    subset = frame[frame["case_id"].isin(wanted)].astype(object)  # plain rows iterate fast
+    subset["value"] = subset["value"].astype(np.float64)
+    by_case = dict(tuple(subset.groupby("case_id", sort=False)))
+    empty = frame.iloc[0:0]
+    return {
+        cid: case_detail(
+            cases[cid],
+            outputs.get(cid),
+            by_case.get(cid, empty),
+            match_documents=match_documents,
+            limits=limits,
+        )
+        for cid in wanted
+    }
+
+
+@dataclass(frozen=True, slots=True)
+class _LoadedRun:
+    store: Any
+    record: Any
+    kinds: dict[str, str]  # case id -> kind, in dataset order
+    errors: dict[str, str | None]  # case id -> its failure, None when it answered
+    frame: pd.DataFrame  # case_id, metric, status (categorical), value: fast to group
+
+    @property
+    def raw(self) -> pd.DataFrame:
+        """Every case_results column as stored, reasons and judge replies too (a comparison
+        needs them all; the report's own case details read ``raw_rows``)."""
+        return self.store.case_results_frame(self.record.run_id)
+
+    def raw_rows(self, case_ids: Iterable[str]) -> pd.DataFrame:
+        """``raw``'s rows of these cases only, in stored order, so a million-case run's
+        reasons and judge replies are never all in memory."""
+        table = self._rows("case_results", "case_id", case_ids, schema.CASE_RESULTS_SCHEMA)
+        return table.to_pandas()
+
+    def cases(self, case_ids: Iterable[str]) -> dict[str, Case]:
+        """These cases in full (question, expectations)."""
+        table = self._rows("dataset", "id", case_ids, schema.DATASET_SCHEMA)
+        return {c.id: c for c in schema.decode_dataset(table)}
+
+    def outputs(self, case_ids: Iterable[str]) -> dict[str, CaseOutput]:
+        """The full outputs of these cases only, not the whole table."""
+        table = self._rows("outputs", "case_id", case_ids, schema.OUTPUTS_SCHEMA)
+        return {o.case_id: o for o in schema.decode_outputs(table)}
+
+    def _rows(
+        self, table: str, key: str, case_ids: Iterable[str], table_schema: pa.Schema
+    ) -> pa.Table:
+        """The rows of ``table`` (every shard's file) whose ``key`` is one of ``case_ids``,
+        in stored order, read a batch at a time: a whole-file filter decodes every
+        column of every row at once (gigabytes of chunk texts in a million-case run)."""
+        ids = pa.array(sorted(set(case_ids)), pa.string())
+        if not len(ids):
+            return table_schema.empty_table()
+        store = self.store
+        kept = []
+        for part in store.table_parts(self.record.run_id, table):
+            file = store.files.parquet_file(part)
+            for batch in file.iter_batches(batch_size=_RAW_BATCH_ROWS):
+                mask = pc.is_in(batch.column(key), value_set=ids)
+                if pc.any(mask).as_py():
+                    rows = pa.Table.from_batches([batch.filter(mask)])
+                    kept.append(schema.conform(rows, table_schema))
+        # Arrow's allocator keeps freed batches for reuse; the report needs the memory back.
+        pa.default_memory_pool().release_unused()
+        return pa.concat_tables(kept) if kept else table_schema.empty_table()
+
+
+def _load(store: Any, run_id: str) -> _LoadedRun:
+    record = store.get_run(run_id)
+    # Through the store's files, so an object store works as a folder does.
+    dataset_file = store.files.parquet_file(store.layout.table_path(run_id, "dataset"))
+    dataset = dataset_file.read(columns=["id", "kind"])
+    kinds = dict(zip(dataset["id"].to_pylist(), dataset["kind"].to_pylist(), strict=True))
+    # One file per shard in a sharded run.
+    errors: dict[str, str | None] = {}
+    for part in store.table_parts(run_id, "outputs"):
+        outputs = store.files.parquet_file(part).read(columns=["case_id", "error"])
+        ids, failures = outputs["case_id"].to_pylist(), outputs["error"].to_pylist()
+        errors.update(zip(ids, failures, strict=True))
+    return _LoadedRun(store, record, kinds, errors, _frame(store, run_id))
+
+
+def _frame(store: Any, run_id: str) -> pd.DataFrame:
+    """case_id, metric, status as categoricals and value: four columns of the results,
+    dictionary-encoded in Arrow, so a million-case run costs a few bytes a row."""
+    names = ("case_id", "metric", "status")
+    parts: dict[str, list[pa.Array]] = {name: [] for name in (*names, "value")}
+    for batch in store.iter_case_result_columns(run_id, (*names, "value")):
+        for name in names:
+            parts[name].append(batch[name].combine_chunks().dictionary_encode())
+        parts["value"].append(batch["value"].combine_chunks())
+    coded = pa.dictionary(pa.int32(), pa.string())
+    table = pa.table(
+        {
+            name: pa.chunked_array(chunks, type=pa.float64() if name == "value" else coded)
+            for name, chunks in parts.items()
+        }
+    ).unify_dictionaries()
+    frame = table.to_pandas()
+    # Categories in sorted order, as astype("category") makes them: worst_order breaks
+    # ties by case id through the category order.
+    for name in names:
+        frame[name] = frame[name].cat.set_categories(sorted(frame[name].cat.categories))
+    frame["value"] = frame["value"].astype(np.float64)
+    # Arrow's allocator keeps freed batches for reuse; the report needs the memory back.
+    pa.default_memory_pool().release_unused()
+    return frame
+
+
+def _comparison(
+    base: _LoadedRun, run: _LoadedRun, *, allow_mixed_judges: bool, limits: ReportLimits
+) -> dict[str, Any]:
+    comparison = compare_runs(
+        RunSide(base.record, base.raw),
+        RunSide(run.record, run.raw),
+        allow_mixed_judges=allow_mixed_judges,
+        top_regressions=limits.regressions,
+    )
+    data = comparison.to_dict()
+    pairs = {}
+    regressed = [r.case_id for r in comparison.regressions]
+    outputs = {"a": base.outputs(regressed), "b": run.outputs(regressed)}
+    questions = {**base.cases(regressed), **run.cases(regressed)}
+    for reg in comparison.regressions:
+        if reg.case_id in pairs:
+            continue
+        sides = {}
+        for name in ("a", "b"):
+            out = outputs[name].get(reg.case_id)
+            answer = out.answer.text if out is not None and out.answer is not None else None
+            sides[name] = {
+                "answer": _clip(answer, limits.answer_chars),
+                "error": out.error if out is not None else "no output recorded",
+            }
+        case = questions.get(reg.case_id)
+        sides["question"] = _clip(case.question if case else None, limits.answer_chars)
+        pairs[reg.case_id] = sides
+    data["regressed_cases"] = pairs
+    return data
+
+
+def gather_report(
+    store: Any,
+    run_id: str,
+    *,
+    against: str | None = None,
+    allow_mixed_judges: bool = False,
+    limits: ReportLimits | None = None,
+) -> dict[str, Any]:
+    """The report's data for ``run_id`` (optionally compared against run ``against``).
+
+    Raises ``RunNotFound`` for an unknown or unfinished run and
+    ``MixedJudgesError`` when the baseline was judged differently (unless allowed).
+    """
+    limits = limits or ReportLimits()
+    run = _load(store, run_id)
+    comparison = None
+    if against is not None:
+        comparison = _comparison(
+            _load(store, against), run, allow_mixed_judges=allow_mixed_judges, limits=limits
+        )
+    case_ids = list(run.kinds)
+    frame = run.frame
+    summaries = {s["metric"]: s for s in store.summaries(run_id)}
+    metrics = metric_order(set(summaries) | {str(m) for m in frame["metric"].unique()})
+    by_metric = {str(m): rows for m, rows in frame.groupby("metric", sort=False, observed=True)}
+    blocks, wanted = [], []
+    empty = frame.iloc[0:0]
+    for metric in metrics:
+        rows = by_metric.get(metric, empty)
+        summary = summaries.get(metric, {})
+        block, worst = _metric_block(run_id, metric, rows, summary, limits.worst_cases)
+        blocks.append(block)
+        wanted.extend(worst)
+    no_output = "no output recorded"
+    failures = [cid for cid in case_ids if run.errors.get(cid, no_output) is not None]
+    obeyed = _obeyed_injections(frame)
+    wanted.extend(failures[: limits.failures])
+    wanted.extend(obeyed[: limits.injections])
+    if comparison is not None:
+        wanted.extend(comparison["regressed_cases"])
+    details = _details(
+        wanted,
+        run.cases(wanted),
+        run.outputs(wanted),
+        run.raw_rows(wanted),
+        match_documents=_source_match(run.record) == "document",
+        limits=limits,
+    )
+    return {
+        "format": 1,
+        "generated_at": _now().isoformat(),
+        "run": _record_dict(run.record),
+        "store": str(store.layout.duckdb_path),
+        "metrics": blocks,
+        "cases": {
+            "ids": case_ids,
+            "kinds": "".join(KIND_CODES.get(run.kinds[c], "?") for c in case_ids),
+        },
+        "scores": _scores(case_ids, metrics, frame),
+        "details": details,
+        "failures": [{"id": cid, "error": run.errors.get(cid, no_output)} for cid in failures],
+        "injections_obeyed": obeyed,
+        "refusal": refusal_matrix(frame),
+        "limits": {"worst_cases": limits.worst_cases, "failures": limits.failures},
+        "comparison": comparison,
+        # The latest human-label calibration per judge metric (PPI), beside the raw mean.
+        "calibrations": calibration_json(store.calibrations(run_id)),
+    }

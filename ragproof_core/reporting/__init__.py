@@ -1,7 +1,0 @@
-"""The per-run HTML report (CONTRACT section 10).
-
-``data`` gathers one run (and optionally a baseline) from the store into a
-plain JSON-ready dict; ``html`` renders that dict into one self-contained page;
-``markdown`` holds the small Markdown views Dagster shows. No module here
-imports Dagster.
-"""

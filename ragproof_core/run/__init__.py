@@ -1,0 +1,1 @@
+"""Running an evaluation: preflight, evaluating cases, shards and the dry run."""

@@ -1,0 +1,62 @@
+"""DeepEval import: JSON arrays with element line numbers, key spellings, bad input."""
+
+from __future__ import annotations
+
+import pytest
+
+from ragproof_core.data.dataset import DatasetError
+from ragproof_core.data.importers.deepeval import import_deepeval, json_array_items
+
+
+def test_each_element_reports_the_line_it_starts_on(tmp_path):
+    path = tmp_path / "g.json"
+    path.write_text(
+        '\n[\n  {"input": "a"},\n\n  {\n    "input": "b"\n  }, 3\n]\n', encoding="utf-8"
+    )
+    assert list(json_array_items(path)) == [(3, {"input": "a"}), (5, {"input": "b"}), (7, 3)]
+
+
+def test_snake_case_wins_over_camel_case_and_unknown_keys_are_ignored(tmp_path):
+    path = tmp_path / "g.json"
+    path.write_text(
+        '[{"input": "q", "actual_output": "snake", "actualOutput": "camel", "tools_called": []}]',
+        encoding="utf-8",
+    )
+    imported = import_deepeval(path)
+    assert imported.outputs == [{"case_id": "row-1", "answer": {"text": "snake"}}]
+
+
+@pytest.mark.parametrize(
+    ("text", "line", "reason"),
+    [
+        ("", 1, "empty file: expected a JSON array"),
+        ('\n{"goldens": []}', 2, "expected a JSON array of goldens or test cases"),
+        ("[]", 1, "no goldens or test cases to import"),
+        (
+            '[\n{"input": "a"},\n{"input": "b",}\n]',
+            3,
+            "not valid JSON (Expecting property name enclosed in double quotes at column 15)",
+        ),
+        ('[{"input": "a"} {"input": "b"}]', 1, "expected ',' or ']' after an element"),
+        ('[{"input": "a"}]\n[]', 2, "extra data after the array"),
+        ('[\n  {"input": "a"},\n  "b"\n]', 3, "expected a JSON object, got string"),
+        ('[\n  {"actual_output": "a"}\n]', 2, "missing required field 'input'"),
+        (
+            '[{"input": "a", "retrieval_context": "one string"}]',
+            1,
+            "'retrieval_context' must be a list of strings, got string",
+        ),
+        (
+            '[{"input": "a", "additional_metadata": [1]}]',
+            1,
+            "'additional_metadata' must be an object, got array",
+        ),
+        ('[{"input": "a", "actual_output": 1}]', 1, "'actual_output' must be a string, got number"),
+    ],
+)
+def test_bad_input_names_the_file_and_line(tmp_path, text, line, reason):
+    path = tmp_path / "g.json"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(DatasetError) as info:
+        import_deepeval(path)
+    assert str(info.value) == f"{path}:{line}: {reason}"

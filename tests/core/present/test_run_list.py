@@ -1,0 +1,83 @@
+"""`ragproof runs`: a header and one row per run with what tells runs apart."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+
+from ragproof_core.present.run_list import run_dict, runs_table
+from ragproof_core.store.run_store import RunRecord
+
+
+def _record(run_id: str, settings: dict, **fields) -> RunRecord:
+    started = datetime(2026, 12, 1, 9, 30, 5, 123456, tzinfo=UTC)
+    values = {
+        "dataset": "data/demo/cases.jsonl",
+        "adapter": "ragproof_core.adapters.demo:DemoRAG",
+        "status": "completed",
+        "started_at": started,
+        "finished_at": started,
+        "judge_model": None,
+        "prompt_hashes": {},
+        "config_json": json.dumps({"run": settings}),
+        "cost_usd": 0.0,
+        "cases": 77,
+        "case_failures": 0,
+        "judge_requests": 0,
+        "cache_hits": 0,
+        **fields,
+    }
+    return RunRecord(run_id=run_id, **values)
+
+
+PLAIN = _record(
+    "20261201T093005Z-aaaaaa",
+    {"k": 5, "source_match": "chunk", "metrics": ["retrieval.mrr", "retrieval.recall_at_k"]},
+)
+JUDGED = _record(
+    "20261201T101500Z-bbbbbb",
+    {"k": 10, "source_match": "document", "metrics": ["generation.groundedness"]},
+    dataset="tests/fixtures/recorded/cases.jsonl",
+    adapter="ragproof_core.adapters.recorded:RecordedAdapter",
+    status="aborted:budget",
+    judge_model="openai/gpt-4o-mini",
+    judge_mode="combined",
+    cost_usd=0.01234,
+    cases=4,
+)
+
+
+def test_two_runs_with_different_settings_are_told_apart():
+    assert runs_table([PLAIN, JUDGED]).splitlines() == [
+        "run id                   started (UTC)        dataset                              adapter                                           k  source match  metrics  judge               judge mode  status          cases     cost",  # noqa: E501
+        "-----------------------  -------------------  -----------------------------------  -----------------------------------------------  --  ------------  -------  ------------------  ----------  --------------  -----  -------",  # noqa: E501
+        "20261201T093005Z-aaaaaa  2026-12-01 09:30:05  data/demo/cases.jsonl                ragproof_core.adapters.demo:DemoRAG               5  chunk               2  none                -           completed          77  $0.0000",  # noqa: E501
+        "20261201T101500Z-bbbbbb  2026-12-01 09:30:05  tests/fixtures/recorded/cases.jsonl  ragproof_core.adapters.recorded:RecordedAdapter  10  document            1  openai/gpt-4o-mini  combined    aborted:budget      4  $0.0123",  # noqa: E501
+    ]
+
+
+def test_json_carries_the_same_facts():
+    assert run_dict(JUDGED) == {
+        "run_id": "20261201T101500Z-bbbbbb",
+        "dataset": "tests/fixtures/recorded/cases.jsonl",
+        "adapter": "ragproof_core.adapters.recorded:RecordedAdapter",
+        "status": "aborted:budget",
+        "started_at": "2026-12-01T09:30:05.123456+00:00",
+        "finished_at": "2026-12-01T09:30:05.123456+00:00",
+        "k": 10,
+        "source_match": "document",
+        "metric_count": 1,
+        "judge_model": "openai/gpt-4o-mini",
+        "judge_mode": "combined",
+        "prompt_hashes": {},
+        "cost_usd": 0.01234,
+        "cases": 4,
+        "case_failures": 0,
+    }
+
+
+def test_a_run_stored_without_settings_shows_dashes_and_no_runs_says_so():
+    old = _record("20251101T000000Z-cccccc", {}, config_json="{}")
+    assert run_dict(old)["k"] is None and run_dict(old)["metric_count"] is None
+    assert runs_table([old]).splitlines()[2].split()[5:8] == ["-", "-", "-"]
+    assert runs_table([]) == "no runs stored yet"

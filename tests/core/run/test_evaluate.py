@@ -1,0 +1,221 @@
+"""The evaluation loop: case failures, budget aborts, and judge work overlapping adapter work."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from ragproof_core.config.settings import RunSettings
+from ragproof_core.judge.types import BudgetExceeded, JudgeVerdict
+from ragproof_core.metrics.registry import METRIC_NAMES
+from ragproof_core.model import Case, CaseKind, Status
+from ragproof_core.run.evaluate import ABORTED_BUDGET, BUDGET_REASON, COMPLETED, evaluate
+
+
+class ScriptedAdapter:
+    """Answers with a fixed text; raises for ids starting with 'boom'."""
+
+    def __init__(self):
+        self.started: list[str] = []
+
+    async def retrieve(self, question: str):
+        return [{"id": "d1", "text": "Paris is the capital of France."}]
+
+    async def answer(self, question: str):
+        self.started.append(question)
+        if question.startswith("boom"):
+            raise RuntimeError("upstream exploded")
+        await asyncio.sleep(0.01)
+        return {"text": "Paris.", "citations": ["d1"]}
+
+
+class CountingJudge:
+    """Our own Judge protocol, answering every prompt validly; optionally out of budget."""
+
+    model = "scripted"
+    prompt_hashes = {"groundedness": "h"}
+
+    def __init__(self, budget_calls: int | None = None, log: list[str] | None = None):
+        self.calls = 0
+        self.budget_calls = budget_calls
+        self.log = log
+
+    async def ask(self, prompt, inputs):
+        if self.budget_calls is not None and self.calls >= self.budget_calls:
+            raise BudgetExceeded("over")
+        self.calls += 1
+        if self.log is not None:
+            self.log.append(f"judge:{prompt}")
+        await asyncio.sleep(0)
+        data = {
+            "groundedness": {"claims": [{"claim": "Paris.", "supported": True}]},
+            "citation_support": {"verdicts": [{"chunk_id": "d1", "supported": True}]},
+            "answer_relevance": {"verdict": "relevant"},
+            "completeness": {"verdict": "partial"},
+            "refusal": {"refused": False},
+            "context_relevance": {"verdicts": [{"chunk_id": "d1", "relevance": "relevant"}]},
+        }[prompt]
+        return JudgeVerdict(ok=True, data=data, raw="{}")
+
+
+def _cases(*ids: str) -> list[Case]:
+    return [Case(i, i, CaseKind.QA, ("d1",), "Paris.") for i in ids]
+
+
+def test_a_case_failure_is_an_error_in_every_metric_and_the_run_goes_on():
+    evaluation = asyncio.run(
+        evaluate(_cases("ok1", "boom", "ok2"), ScriptedAdapter(), RunSettings())
+    )
+    assert evaluation.status == COMPLETED
+    assert [o.case_id for o in evaluation.outputs] == ["ok1", "boom", "ok2"]
+    failed = [r for r in evaluation.results if r.case_id == "boom"]
+    assert [r.metric for r in failed] == list(METRIC_NAMES)
+    assert {(r.status, r.reason) for r in failed} == {
+        (Status.ERROR, "RuntimeError: upstream exploded (in answer())")
+    }
+    ok = [r for r in evaluation.results if r.case_id == "ok1"]
+    assert [r.metric for r in ok] == list(METRIC_NAMES)  # every metric, in spec order
+    assert evaluation.case_failures == 1
+
+
+def test_judge_metrics_score_through_the_judge():
+    judge = CountingJudge()
+    evaluation = asyncio.run(evaluate(_cases("a"), ScriptedAdapter(), RunSettings(), judge))
+    values = {r.metric: r.value for r in evaluation.results}
+    assert values["generation.groundedness"] == 1.0
+    assert values["generation.citation_support"] == 1.0
+    assert values["generation.completeness"] == 0.5
+    assert values["robustness.overrefusal"] == 0.0
+    assert values["retrieval.context_relevance"] == 1.0
+    assert values["retrieval.judged_ndcg_at_k"] == 1.0
+    # One call feeds both judged retrieval metrics: 5 generation/refusal questions + 1.
+    assert judge.calls == 6
+
+
+def test_a_budget_breach_stops_the_run_and_keeps_what_was_scored():
+    judge = CountingJudge(budget_calls=7)
+    settings = RunSettings(concurrency=1)
+    evaluation = asyncio.run(
+        evaluate(_cases(*(f"c{i}" for i in range(10))), ScriptedAdapter(), settings, judge)
+    )
+    assert evaluation.status == ABORTED_BUDGET
+    # One case in flight at a time, judge replies at once: the schedule is fixed. c0's six
+    # questions (five plus context relevance) and c1's first fit the budget of seven; c1's
+    # second breaches it while c2's adapter call is already running, and no case after c2
+    # starts.
+    assert [o.case_id for o in evaluation.outputs] == ["c0", "c1", "c2"]
+    assert judge.calls == 7
+    judged = ("groundedness", "citation_support", "answer_relevance", "completeness")
+    asked = [f"generation.{name}" for name in judged] + ["robustness.overrefusal"]
+    scored = {(r.case_id, r.metric) for r in evaluation.results if r.status is Status.SCORED}
+    assert sorted(pair for pair in scored if pair[1] in asked) == sorted(
+        [("c0", metric) for metric in asked] + [("c1", "generation.groundedness")]
+    )
+    budget_skips = [r for r in evaluation.results if r.reason == BUDGET_REASON]
+    assert {r.status for r in budget_skips} == {Status.SKIPPED}
+    context = ["retrieval.context_relevance", "retrieval.judged_ndcg_at_k"]
+    assert sorted((r.case_id, r.metric) for r in budget_skips) == sorted(
+        [("c1", metric) for metric in [*asked, *context] if metric != "generation.groundedness"]
+        + [("c2", metric) for metric in [*asked, *context]]
+    )
+    # Deterministic metrics of every evaluated case are kept.
+    assert all(
+        any(
+            r.case_id == o.case_id and r.metric == "retrieval.mrr" and r.value == 1.0
+            for r in evaluation.results
+        )
+        for o in evaluation.outputs
+    )
+
+
+def test_judge_work_starts_before_the_adapter_has_finished_every_case():
+    log: list[str] = []
+
+    class LoggingAdapter(ScriptedAdapter):
+        async def answer(self, question):
+            log.append(f"adapter:{question}")
+            return await super().answer(question)
+
+    asyncio.run(
+        evaluate(
+            _cases(*(f"c{i}" for i in range(6))),
+            LoggingAdapter(),
+            RunSettings(concurrency=2),
+            CountingJudge(log=log),
+        )
+    )
+    first_judge = next(i for i, e in enumerate(log) if e.startswith("judge:"))
+    last_adapter = max(i for i, e in enumerate(log) if e.startswith("adapter:"))
+    assert first_judge < last_adapter
+
+
+def test_an_internal_scoring_error_is_that_cases_error_and_the_run_goes_on():
+    class BrokenJudge(CountingJudge):
+        async def ask(self, prompt, inputs):
+            if "bad" in inputs.get("question", ""):
+                raise KeyError("bug")
+            return await super().ask(prompt, inputs)
+
+    evaluation = asyncio.run(
+        evaluate(_cases("good", "bad"), ScriptedAdapter(), RunSettings(), BrokenJudge())
+    )
+    assert evaluation.status == COMPLETED
+    bad = [r for r in evaluation.results if r.case_id == "bad"]
+    assert {(r.status, r.reason) for r in bad} == {
+        (Status.ERROR, "internal error while scoring: KeyError: 'bug'")
+    }
+    good = [r for r in evaluation.results if r.case_id == "good"]
+    assert {r.status for r in good} == {Status.SCORED, Status.SKIPPED}
+
+
+def test_unselected_metrics_are_neither_scored_nor_asked_nor_recorded():
+    log: list[str] = []
+    judge = CountingJudge(log=log)
+    settings = RunSettings(metrics=("retrieval.mrr", "generation.answer_relevance"))
+    evaluation = asyncio.run(evaluate(_cases("ok1", "boom"), ScriptedAdapter(), settings, judge))
+    assert [(r.case_id, r.metric, r.status) for r in evaluation.results] == [
+        ("ok1", "retrieval.mrr", Status.SCORED),
+        ("ok1", "generation.answer_relevance", Status.SCORED),
+        ("boom", "retrieval.mrr", Status.ERROR),
+        ("boom", "generation.answer_relevance", Status.ERROR),
+    ]
+    assert log == ["judge:answer_relevance"]
+
+
+@pytest.mark.parametrize(("concurrency", "answered"), [(1, 5), (2, 10)])
+def test_a_stalled_judge_holds_the_adapter_to_the_backlog_bound(concurrency, answered):
+    # _JUDGE_BACKLOG_PER_SLOT = 4: four cases per slot may wait for the judge; one more per
+    # slot finishes its adapter call and waits for room. Then the adapter waits too.
+    class GatedJudge(CountingJudge):
+        def __init__(self):
+            super().__init__()
+            self.gate = asyncio.Event()
+
+        async def ask(self, prompt, inputs):
+            await self.gate.wait()
+            return await super().ask(prompt, inputs)
+
+    calls = []
+
+    class CountingAdapter(ScriptedAdapter):
+        async def answer(self, question):
+            calls.append(question)
+            return {"text": "Paris.", "citations": ["d1"]}
+
+    async def main():
+        judge = GatedJudge()
+        cases = _cases(*(f"c{i}" for i in range(40)))
+        task = asyncio.create_task(
+            evaluate(cases, CountingAdapter(), RunSettings(concurrency=concurrency), judge)
+        )
+        for _ in range(30):  # ample time for the adapter to run ahead, were it free to
+            await asyncio.sleep(0.01)
+        stalled = len(calls)
+        judge.gate.set()
+        return stalled, await task
+
+    stalled, evaluation = asyncio.run(main())
+    assert stalled == answered
+    assert len(calls) == 40 and evaluation.status == COMPLETED
+    assert len(evaluation.outputs) == 40

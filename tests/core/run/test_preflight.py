@@ -1,0 +1,48 @@
+"""preflight: everything a run needs, checked before anything is created."""
+
+from __future__ import annotations
+
+import pytest
+
+from ragproof_core.adapters.loading import AdapterLoadError
+from ragproof_core.config.settings import AdapterSpec, Config, ConfigError
+from ragproof_core.data.dataset import DatasetError
+from ragproof_core.run.preflight import check_adapter, preflight, take_adapter
+from tests.assets.expected import RECORDED
+
+RECORDER = "ragproof_core.adapters.recorded:RecordedAdapter"
+DATASET = RECORDED / "cases.jsonl"
+
+
+def test_a_good_run_returns_its_cases_and_judge_environment(monkeypatch):
+    monkeypatch.setenv("RAGPROOF_MAX_COST_USD", "2")
+    checked = preflight(Config(), DATASET)
+    assert [case.id for case in checked.cases][:2] == ["c1", "c2"]
+    assert checked.judge_env.max_cost_usd == 2.0
+
+
+@pytest.mark.parametrize(
+    ("config", "dataset", "error"),
+    [
+        (Config(adapter=AdapterSpec("nope.mod:X")), DATASET, AdapterLoadError),
+        (Config(), DATASET.with_name("absent.jsonl"), DatasetError),
+    ],
+)
+def test_each_input_is_checked(config, dataset, error):
+    with pytest.raises(error):
+        preflight(config, dataset)
+
+
+def test_the_environment_is_checked(monkeypatch):
+    monkeypatch.setenv("RAGPROOF_JUDGE_RPM", "fast")
+    with pytest.raises(ConfigError, match='^RAGPROOF_JUDGE_RPM: expected a number, got "fast"$'):
+        preflight(Config(), DATASET)
+
+
+def test_the_checked_adapter_is_handed_to_the_run_once():
+    spec = AdapterSpec(RECORDER, {"path": str(RECORDED / "outputs.jsonl")})
+    check_adapter(spec)
+    first = take_adapter(spec)
+    second = take_adapter(spec)  # nothing kept any more: a new one
+    assert type(first).__name__ == type(second).__name__ == "RecordedAdapter"
+    assert first is not second
