@@ -106,8 +106,8 @@ def launched_adapter(context: dg.OpExecutionContext, manifest: RunManifest) -> A
     stored = manifest.adapter
     if (spec.target, redact(dict(spec.options))) != (stored.target, dict(stored.options)):
         raise ConfigError(
-            "the adapter's config changed since this run started; start a new run "
-            f"(was {stored.target}, now {spec.target})"
+            f"the adapter's config ({stored.target} and its options) changed since "
+            "this run started; start a new run"
         )
     return spec
 

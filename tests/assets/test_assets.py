@@ -148,3 +148,25 @@ def test_rejected_dataset_fails_the_run_and_leaves_the_store_unchanged(
     failure = next(e for e in result.all_events if e.is_step_failure)
     assert f"{bad}:2:" in failure.step_failure_data.user_failure_data.description
     assert sorted(p.relative_to(store_path) for p in store_path.rglob("*")) == before
+
+
+def test_an_adapter_config_edited_mid_run_fails_the_shard_step(instance, store_path, tmp_path):
+    # The shard step rebuilds the adapter from the launch form (the manifest's options
+    # have their secrets masked); a config file changed since the run started is refused.
+    config = tmp_path / "ragproof.toml"
+    config.write_text(
+        '[adapter]\ntarget = "tests.support.fault_adapters:ConfigEditingAdapter"\n'
+        f'options = {{ config = "{config}", version = 1 }}\n'
+    )
+    result = _materialize(
+        instance, "run-edited", dataset=str(RECORDED / "cases.jsonl"), config_file=str(config)
+    )
+    assert not result.success
+    failure = next(e for e in result.all_events if e.is_step_failure)
+    assert failure.step_key.startswith("evaluate_cases.evaluate_shard")
+    assert failure.step_failure_data.user_failure_data.description == (
+        "the adapter's config (tests.support.fault_adapters:ConfigEditingAdapter and its "
+        "options) changed since this run started; start a new run"
+    )
+    manifest = RunStore(store_path).read_manifest("run-edited")
+    assert manifest["adapter"]["options"]["version"] == 1
