@@ -141,12 +141,15 @@ def _execute_run(args: argparse.Namespace) -> tuple[int, Callable[[], None] | No
         evaluate_run_config,
     )
     from ragproof_assets.evaluation.partitions import evaluation_runs
+    from ragproof_assets.evaluation.run_tags import RUN_ID_TAG, SOURCE_TAG
     from ragproof_cli.execution import execute_evaluation
     from ragproof_cli.instance import open_instance_with_partition
     from ragproof_core.store.layout import new_run_id
 
+    run_id = new_run_id()
     tags = {
-        "ragproof/source": "cli",
+        SOURCE_TAG: "cli",
+        RUN_ID_TAG: run_id,
         # The preflight above has just built the adapter: the dataset step need not.
         PRECHECKED_TAG: "true",
     }
@@ -154,7 +157,6 @@ def _execute_run(args: argparse.Namespace) -> tuple[int, Callable[[], None] | No
         # Only when a person is watching: the bar is drawn on the terminal.
         tags[PROGRESS_TAG] = "true"
     given = {k: list(v) if isinstance(v, tuple) else v for k, v in run_key_values(args).items()}
-    run_id = new_run_id()
     instance = open_instance_with_partition(evaluation_runs.name, run_id)
     # One shard runs in this process; more run as parallel step processes.
     result = execute_evaluation(

@@ -245,7 +245,8 @@ def gather_shards(context: dg.OpExecutionContext, store: StoreResource):
     unfinished = unfinished_attempts(run_store.read_documents(run_id, ATTEMPT_PREFIX), reported)
     totals = merge_reports(reports, unfinished)
     run_store.write_document(run_id, EVALUATION_DOCUMENT, totals.evaluation.to_dict())
-    ledger = totals.ledger
+    # Summed over calls and shards: rounded once here, for the run record and every display.
+    ledger = totals.ledger.with_rounded_cost()
     statuses: Counter[str] = Counter()
     for report in reports:
         statuses.update(report.statuses)
