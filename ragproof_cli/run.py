@@ -32,6 +32,7 @@ from ragproof_core.config.settings import (
     run_key_help,
     run_key_type,
 )
+from ragproof_core.judge.cost import format_usd
 from ragproof_core.present.run_list import run_dict, runs_table
 from ragproof_core.present.summary import (
     calibration_json,
@@ -223,9 +224,18 @@ def _print_summary(record, summaries) -> None:
         f"requests {record.judge_requests} ({record.judge_repairs} repairs), "
         f"cache hits {record.cache_hits}, judge errors {record.judge_errors}, "
         f"tokens {record.judge_input_tokens} in / {record.judge_output_tokens} out, "
-        f"cost ${record.cost_usd:.4f}; case failures {record.case_failures}"
+        f"{_cost(record.cost_usd)}; case failures {record.case_failures}"
     )
     _print_judge_detail(record)
+
+
+def _cost(cost_usd: float | None) -> str:
+    if cost_usd is None:
+        return (
+            "cost unknown (no price for the judge model: set RAGPROOF_JUDGE_INPUT_COST_PER_MTOK "
+            "and RAGPROOF_JUDGE_OUTPUT_COST_PER_MTOK)"
+        )
+    return f"cost {format_usd(cost_usd)}"
 
 
 def _print_judge_detail(record) -> None:

@@ -140,6 +140,7 @@ def _ledger(judge, *, use_cache: bool) -> JudgeLedger:
         output_tokens=stats.output_tokens,
         cost_usd=stats.cost_usd,
         usage=judge.usage.rows(),
+        priced=judge.priced,
     )
 
 
@@ -213,7 +214,7 @@ def run_summary(
         judge_model=judge_verdicts.model,
         prompt_hashes=judge_verdicts.prompt_hashes,
         config_json=manifest.to_json(),
-        cost_usd=judge_verdicts.cost_usd,
+        cost_usd=judge_verdicts.known_cost_usd,
         cases=totals.cases,
         case_failures=totals.case_failures,
         judge_requests=judge_verdicts.requests,
@@ -223,7 +224,7 @@ def run_summary(
         judge_errors=judge_verdicts.judge_errors,
         judge_input_tokens=judge_verdicts.input_tokens,
         judge_output_tokens=judge_verdicts.output_tokens,
-        judge_usage=judge_verdicts.usage,
+        judge_usage=judge_verdicts.known_usage,
         # Only a jury stores per-model scores; a single judge has no agreement to measure.
         judge_agreement=(
             jury_agreement(run_store.iter_case_results(run_id))
@@ -242,7 +243,6 @@ def run_summary(
         "cases": record.cases,
         "case_failures": record.case_failures,
         "judge_model": record.judge_model or "none configured",
-        "cost_usd": dg.MetadataValue.float(record.cost_usd),
         "judge_requests": record.judge_requests,
         "judge_repairs": record.judge_repairs,
         "judge_cache_hits": record.cache_hits,
@@ -251,6 +251,9 @@ def run_summary(
         "metrics_selected": dg.MetadataValue.json(list(manifest.run.metrics)),
         "store": run_store.layout.location,
     }
+    if record.cost_usd is not None:
+        # Left out when unknown: a plot of cost across runs must not show it as $0.
+        metadata["cost_usd"] = dg.MetadataValue.float(record.cost_usd)
     metadata.update(mean_metadata(summaries))
     if record.judge_agreement:
         metadata["jury_agreement"] = dg.MetadataValue.json(record.judge_agreement)

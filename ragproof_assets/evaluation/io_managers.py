@@ -23,7 +23,8 @@ from dataclasses import replace
 import dagster as dg
 
 from ragproof_assets.evaluation.resources import StoreResource
-from ragproof_core.config.settings import JudgeEnv, JudgeSettings
+from ragproof_core.config.settings import JudgeSettings
+from ragproof_core.judge.environment import judge_environment
 from ragproof_core.judge.ledger import JudgeLedger
 from ragproof_core.judge.session import LiteLLMJudge, make_judge
 from ragproof_core.run.shards import shard_budget
@@ -82,7 +83,7 @@ class JudgeIOManager(dg.ConfigurableIOManager):
         (RAGPROOF_JUDGE_MODE, ...) overrides it. One of ``shards`` shards gets that
         share of the run's budget (and of its rate limit where no slot file is shared).
         """
-        env = JudgeEnv.from_env().with_table(table or JudgeSettings())
+        env = judge_environment(table or JudgeSettings())
         if shards > 1 and env.max_cost_usd is not None:
             env = replace(env, max_cost_usd=shard_budget(env.max_cost_usd, shards))
         return make_judge(

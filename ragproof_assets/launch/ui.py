@@ -32,6 +32,7 @@ from ragproof_assets.evaluation.partitions import evaluation_runs
 from ragproof_assets.evaluation.run_tags import LAUNCHED_BY_TAG, RUN_ID_TAG, SOURCE_TAG
 from ragproof_core.config.settings import ConfigError
 from ragproof_core.data.dataset import DatasetError, load_dataset
+from ragproof_core.judge.environment import judge_environment
 from ragproof_core.store.layout import new_run_id
 
 LAUNCH_JOB = "launch_evaluation"
@@ -58,7 +59,9 @@ class LaunchConfig(EvalRunConfig):
 )
 def launch_evaluation_op(context: dg.OpExecutionContext, config: LaunchConfig) -> str:
     try:
-        config.resolve()
+        # The judge's environment too: a budget nothing can price is refused here,
+        # before a partition exists, as `ragproof run` refuses it.
+        judge_environment(config.resolve().judge)
         cases = load_dataset(config.dataset)
     except (DatasetError, ConfigError, ValueError) as exc:
         raise dg.Failure(description=str(exc), allow_retries=False) from exc

@@ -37,6 +37,11 @@ def estimate_input_tokens(messages: Iterable[dict[str, str]]) -> int:
     return math.ceil(messages_chars(messages) / CHARS_PER_TOKEN)
 
 
+def format_usd(cost_usd: float | None) -> str:
+    """Money as the terminal shows it; None is a cost nothing could price (judge/pricing.py)."""
+    return "unknown" if cost_usd is None else f"${cost_usd:.4f}"
+
+
 def rounded_usd(amount: float) -> float:
     return round(amount, USD_DECIMALS)
 

@@ -78,6 +78,11 @@ class JuryJudge:
         return self.members[0].prompt_hashes
 
     @property
+    def priced(self) -> bool:
+        """The jury's cost is known only when every model's is."""
+        return all(member.priced for member in self.members)
+
+    @property
     def stats(self) -> JudgeStats:
         """Totals over the models; ``judge_errors`` counts questions that every model failed."""
         total = JudgeStats()

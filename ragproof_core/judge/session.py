@@ -33,6 +33,7 @@ from ragproof_core.judge.cost import (
     estimate_input_tokens,
     estimate_tokens,
 )
+from ragproof_core.judge.pricing import Prices, model_prices
 from ragproof_core.judge.prompts import (
     GENERATION_PROMPT_NAMES,
     Prompt,
@@ -107,6 +108,9 @@ class LiteLLMJudge:
         if env.mode == "combined" and "combined" not in self.prompts:
             raise PromptError("combined judge mode needs the prompt template combined.txt")
         self.budget = Budget(env.max_cost_usd) if budget is None else budget
+        # None: nothing prices this model, so its cost is unknown (counted as 0 here,
+        # reported as unknown, and judge_environment refuses a budget over it).
+        self.prices: Prices | None = model_prices(env.model, env)
         self._stats = JudgeStats()
         # Checked before every request: once the store cannot keep a verdict, none is bought.
         self.health = StoreHealth() if health is None else health
@@ -184,13 +188,19 @@ class LiteLLMJudge:
             return None
         return self.cache.get(self.model, prompt.sha256, key)
 
-    def _estimate_usd(self, messages: list[dict[str, str]]) -> float:
+    @property
+    def priced(self) -> bool:
+        return self.prices is not None
+
+    def _call_cost(self, input_tokens: int, output_tokens: int) -> float:
+        if self.prices is None:
+            return 0.0
         return call_cost(
-            estimate_input_tokens(messages),
-            ASSUMED_OUTPUT_TOKENS,
-            self.env.input_cost_per_mtok,
-            self.env.output_cost_per_mtok,
+            input_tokens, output_tokens, self.prices.input_per_mtok, self.prices.output_per_mtok
         )
+
+    def _estimate_usd(self, messages: list[dict[str, str]]) -> float:
+        return self._call_cost(estimate_input_tokens(messages), ASSUMED_OUTPUT_TOKENS)
 
     def _actual_usd(self, prompt: str, messages: list[dict[str, str]], reply: RawReply) -> float:
         # Provider usage when reported, else 4 characters per token (metrics.md).
@@ -202,12 +212,7 @@ class LiteLLMJudge:
             output_tokens = estimate_tokens(reply.text)
         self._stats.input_tokens += input_tokens
         self._stats.output_tokens += output_tokens
-        cost = call_cost(
-            input_tokens,
-            output_tokens,
-            self.env.input_cost_per_mtok,
-            self.env.output_cost_per_mtok,
-        )
+        cost = self._call_cost(input_tokens, output_tokens)
         self.usage.add(
             prompt,
             self.model,

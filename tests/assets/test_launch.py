@@ -15,6 +15,7 @@ from ragproof_assets.launch.ui import (
     evaluation_config,
     launch_evaluation_sensor,
 )
+from tests.assets.expected import UNPRICED_BUDGET
 
 CONFIG = {
     "dataset": "tests/fixtures/recorded/cases.jsonl",
@@ -86,3 +87,14 @@ def test_a_bad_dataset_fails_the_launch_and_creates_nothing(tmp_path):
 )
 def test_evaluation_config_defaults_to_the_demo_and_drops_the_terminal_bar(launch, expected):
     assert evaluation_config(launch) == {"ops": {"eval_dataset": {"config": expected}}}
+
+
+def test_a_budget_nothing_can_price_fails_the_launch_and_creates_nothing(monkeypatch):
+    monkeypatch.setenv("RAGPROOF_JUDGE_MODEL", "openai/judge-test")
+    monkeypatch.setenv("RAGPROOF_MAX_COST_USD", "1")
+    with dg.instance_for_test() as instance:
+        launched = _launch(instance, CONFIG)
+        assert not launched.success
+        failure = launched.get_step_failure_events()[0].step_failure_data.user_failure_data
+        assert failure.description == UNPRICED_BUDGET
+        assert instance.get_dynamic_partitions(evaluation_runs.name) == []
