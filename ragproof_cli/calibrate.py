@@ -21,7 +21,8 @@ from ragproof_cli.common import (
     open_store,
     print_json,
 )
-from ragproof_core.config.settings import JUDGE_MODES, JudgeEnv
+from ragproof_core.config.settings import JUDGE_MODES
+from ragproof_core.judge.environment import judge_environment
 
 
 def cmd_calibrate(args: argparse.Namespace) -> int:
@@ -37,7 +38,7 @@ def _fixtures(args: argparse.Namespace) -> int:
     from ragproof_core.judge.session import make_judge
     from ragproof_core.judge.types import BudgetExceeded
 
-    env = JudgeEnv.from_env()
+    env = judge_environment()
     if args.mode is not None:
         env = replace(env, mode=args.mode, mode_from_env=args.mode)
     judge = make_judge(env, open_store().layout.judge_cache_path, use_cache=not args.no_cache)

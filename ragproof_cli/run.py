@@ -19,6 +19,7 @@ from ragproof_cli.common import (
     EXIT_BUDGET,
     EXIT_INTERNAL,
     EXIT_OK,
+    EXIT_STORE_FAULT,
     open_store,
     print_json,
     stdout_to_stderr,
@@ -30,6 +31,7 @@ from ragproof_core.config.settings import (
     run_key_help,
     run_key_type,
 )
+from ragproof_core.judge.cost import format_usd
 from ragproof_core.present.run_list import run_dict, runs_table
 from ragproof_core.present.summary import (
     calibration_json,
@@ -39,6 +41,7 @@ from ragproof_core.present.summary import (
     summary_table,
 )
 from ragproof_core.run.preflight import preflight
+from ragproof_core.store_health import STORE_FAULT
 
 if TYPE_CHECKING:
     from ragproof_assets.evaluation.config import EvalRunConfig
@@ -152,19 +155,21 @@ def _execute_run(args: argparse.Namespace) -> tuple[int, Callable[[], None] | No
 
     from ragproof_assets.evaluation.config import PRECHECKED_TAG, PROGRESS_TAG, evaluate_run_config
     from ragproof_assets.evaluation.partitions import evaluation_runs
+    from ragproof_assets.evaluation.run_tags import RUN_ID_TAG, SOURCE_TAG
     from ragproof_cli.execution import execute_evaluation
     from ragproof_cli.instance import open_instance_with_partition
     from ragproof_core.store.layout import new_run_id
 
+    run_id = new_run_id()
     tags = {
-        "ragproof/source": "cli",
+        SOURCE_TAG: "cli",
+        RUN_ID_TAG: run_id,
         # The preflight above has just built the adapter: the dataset step need not.
         PRECHECKED_TAG: "true",
     }
     if sys.stderr.isatty():
         # Only when a person is watching: the bar is drawn on the terminal.
         tags[PROGRESS_TAG] = "true"
-    run_id = new_run_id()
     instance = open_instance_with_partition(evaluation_runs.name, run_id)
     # One shard runs in this process; more run as parallel step processes.
     result = execute_evaluation(
@@ -189,6 +194,8 @@ def _execute_run(args: argparse.Namespace) -> tuple[int, Callable[[], None] | No
             )
             return EXIT_INTERNAL, None
         print(f"ragproof: {one_line(messages[0])}", file=sys.stderr)
+        if messages[0].startswith(STORE_FAULT):
+            return EXIT_STORE_FAULT, None
         return EXIT_BAD_INPUT, None
 
     store = open_store()
@@ -221,9 +228,18 @@ def _print_summary(record, summaries) -> None:
         f"requests {record.judge_requests} ({record.judge_repairs} repairs), "
         f"cache hits {record.cache_hits}, judge errors {record.judge_errors}, "
         f"tokens {record.judge_input_tokens} in / {record.judge_output_tokens} out, "
-        f"cost ${record.cost_usd:.4f}; case failures {record.case_failures}"
+        f"{_cost(record.cost_usd)}; case failures {record.case_failures}"
     )
     _print_judge_detail(record)
+
+
+def _cost(cost_usd: float | None) -> str:
+    if cost_usd is None:
+        return (
+            "cost unknown (no price for the judge model: set RAGPROOF_JUDGE_INPUT_COST_PER_MTOK "
+            "and RAGPROOF_JUDGE_OUTPUT_COST_PER_MTOK)"
+        )
+    return f"cost {format_usd(cost_usd)}"
 
 
 def _print_judge_detail(record) -> None:

@@ -29,13 +29,16 @@ from dataclasses import replace
 import dagster as dg
 
 from ragproof_assets.evaluation.assets import GROUP, _ledger, _progress_bar
-from ragproof_assets.evaluation.config import PROGRESS_TAG
+from ragproof_assets.evaluation.config import EVAL_OP, PROGRESS_TAG, EvalRunConfig
 from ragproof_assets.evaluation.io_managers import JudgeIOManager
 from ragproof_assets.evaluation.partitions import evaluation_runs
 from ragproof_assets.evaluation.resources import StoreResource
 from ragproof_assets.evaluation.table_schemas import CASE_RESULTS_COLUMNS, OUTPUTS_COLUMNS
 from ragproof_core.adapters.loading import AdapterLoadError
 from ragproof_core.adapters.runner import close_adapter
+from ragproof_core.config.manifest import RunManifest
+from ragproof_core.config.redaction import redact
+from ragproof_core.config.settings import AdapterSpec, ConfigError
 from ragproof_core.present.markdown import distributions_markdown, distributions_table
 from ragproof_core.run.evaluate import ABORTED_BUDGET, evaluate
 from ragproof_core.run.preflight import take_adapter
@@ -56,6 +59,7 @@ from ragproof_core.run.shards import (
 )
 from ragproof_core.store.handles import StoredTable
 from ragproof_core.store.result_tally import UnknownStatus
+from ragproof_core.store_health import STORE_FAULT, StoreHealth, StoreWriteError
 
 # Cases evaluated (and written) at a time within a shard: a shard's memory holds
 # one batch of outputs and results, not its whole share of the dataset.
@@ -86,6 +90,29 @@ def plan_shards(context: dg.OpExecutionContext, eval_dataset: StoredTable):
         yield dg.DynamicOutput(None, mapping_key=report_name(index))
 
 
+def launched_adapter(context: dg.OpExecutionContext, manifest: RunManifest) -> AdapterSpec:
+    """The run's adapter with its real options, from the run's launch form.
+
+    The manifest's copy has its secrets masked (``ragproof_core/config/redaction.py``),
+    so an adapter built from it would send ``***`` as its key. The form is resolved
+    again and must still match the manifest: a config file edited since the run
+    started fails the step instead of evaluating with another adapter.
+    """
+    launched = context.run.run_config.get("ops", {}).get(EVAL_OP, {}).get("config")
+    if launched is None:
+        # A step launched alone (no eval_dataset in this Dagster run) has only the
+        # manifest: right for adapters without secrets, as before.
+        return manifest.adapter
+    spec = EvalRunConfig(**launched).resolve().adapter
+    stored = manifest.adapter
+    if (spec.target, redact(dict(spec.options))) != (stored.target, dict(stored.options)):
+        raise ConfigError(
+            f"the adapter's config ({stored.target} and its options) changed since "
+            "this run started; start a new run"
+        )
+    return spec
+
+
 @dg.op(
     ins={"planned": dg.In(dg.Nothing)},
     out=dg.Out(dg.Nothing),
@@ -107,14 +134,18 @@ def evaluate_shard(
     settings = replace(settings, concurrency=shard_share(settings.concurrency, shards, index))
     try:
         # The ingest step validated the adapter's input (a recording) before this step.
-        adapter = take_adapter(manifest.adapter, prechecked=True)
-    except AdapterLoadError as exc:
+        adapter = take_adapter(launched_adapter(context, manifest), prechecked=True)
+    except (AdapterLoadError, ConfigError) as exc:
         raise dg.Failure(description=str(exc), allow_retries=False) from exc
+    # Shared by the judge cache, the ledger recorder and the result writes below: once
+    # one of them cannot write, the judge sends no further request.
+    health = StoreHealth()
     judge = judge_io_manager.open_judge(
         use_cache=manifest.use_cache,
         concurrency=settings.concurrency,
         table=manifest.judge,
         shards=shards,
+        health=health,
     )
     # Several processes drawing one terminal bar would garble it: one shard only.
     progress = _progress_bar(
@@ -133,6 +164,7 @@ def evaluate_shard(
         snapshot=lambda: attempt_document(
             index, token, _ledger(judge, use_cache=manifest.use_cache)
         ),
+        health=health,
     )
     # One event loop for every batch (the judge and adapter clients bind to it);
     # the Runner cancels leftover tasks (LiteLLM's logging worker) before closing it.
@@ -146,7 +178,10 @@ def evaluate_shard(
                 evaluation = runner.run(
                     evaluate(batch, adapter, settings, judge, on_case_done=progress.update)
                 )
-                writer.write(evaluation.outputs, evaluation.results)
+                try:
+                    writer.write(evaluation.outputs, evaluation.results)
+                except Exception as exc:  # noqa: BLE001 - any failure of the store's writes
+                    raise health.record("case results write", exc) from exc
                 evaluated += len(evaluation.outputs)
                 failures += evaluation.case_failures
                 statuses.update(r.status.value for r in evaluation.results)
@@ -156,6 +191,8 @@ def evaluate_shard(
                 if evaluation.status == ABORTED_BUDGET:
                     status = ABORTED_BUDGET
                     break
+    except StoreWriteError as exc:
+        raise _store_fault(exc) from exc
     finally:
 
         async def shut_down() -> None:
@@ -170,7 +207,10 @@ def evaluate_shard(
             runner.close()
             progress.close()
             if judge is not None:
-                judge.close()
+                try:
+                    judge.close()
+                except StoreWriteError as exc:  # the cache's last flush
+                    raise _store_fault(exc) from exc
 
     ledger = _ledger(judge, use_cache=manifest.use_cache)
     report = ShardReport(
@@ -198,6 +238,14 @@ def evaluate_shard(
     )
 
 
+def _store_fault(exc: StoreWriteError) -> dg.Failure:
+    # The first fault of the step (StoreHealth keeps it), whichever write reports it.
+    return dg.Failure(
+        description=f"{STORE_FAULT}: {exc}; the run sent no judge request after it",
+        allow_retries=False,
+    )
+
+
 @dg.op(
     ins={"shards_done": dg.In(dg.Nothing)},
     out={
@@ -219,7 +267,8 @@ def gather_shards(context: dg.OpExecutionContext, store: StoreResource):
     unfinished = unfinished_attempts(run_store.read_documents(run_id, ATTEMPT_PREFIX), reported)
     totals = merge_reports(reports, unfinished)
     run_store.write_document(run_id, EVALUATION_DOCUMENT, totals.evaluation.to_dict())
-    ledger = totals.ledger
+    # Summed over calls and shards: rounded once here, for the run record and every display.
+    ledger = totals.ledger.with_rounded_cost()
     statuses: Counter[str] = Counter()
     for report in reports:
         statuses.update(report.statuses)

@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
+from ragproof_core.config.redaction import config_sha256
 from ragproof_core.config.settings import (
     AdapterSpec,
     Config,
@@ -47,6 +48,10 @@ class RunManifest:
     # RAGPROOF_JUDGE_API_BASE when the run started (its password redacted in the store).
     judge_api_base: str | None = None
     dagster_run_id: str | None = None
+    # The hash of the settings with their real values (``settings_sha256``), set before
+    # the manifest is stored: the stored copy has its secrets masked, this hash
+    # still tells apart two runs whose configs differ only in a secret.
+    config_sha256: str | None = None
 
     def __post_init__(self) -> None:
         selected = self.run.selected_metrics
@@ -74,7 +79,15 @@ class RunManifest:
             "use_cache": self.use_cache,
             "judge_api_base": self.judge_api_base,
             "dagster_run_id": self.dagster_run_id,
+            "config_sha256": self.config_sha256,
         }
+
+    def settings_sha256(self) -> str:
+        """sha256 of the run, adapter and judge settings as they are in this object."""
+        data = self.to_dict()
+        return config_sha256(
+            {key: data[key] for key in ("run", "adapter", "judge", "use_cache", "judge_api_base")}
+        )
 
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), sort_keys=True, ensure_ascii=False)
@@ -95,6 +108,7 @@ class RunManifest:
             use_cache=data["use_cache"],
             judge_api_base=data.get("judge_api_base"),
             dagster_run_id=data.get("dagster_run_id"),
+            config_sha256=data.get("config_sha256"),
         )
 
     @classmethod

@@ -30,10 +30,11 @@ from ragproof_core.metrics.context_relevance import (
     context_planners,
     context_relevance_results,
 )
+from ragproof_core.metrics.cutoff import split_cutoff
 from ragproof_core.metrics.echo import exact_match
 from ragproof_core.metrics.generation import JUDGE_METRICS
-from ragproof_core.metrics.registry import METRIC_NAMES, select_metrics
-from ragproof_core.metrics.retrieval import RETRIEVAL_METRICS, retrieval_results
+from ragproof_core.metrics.registry import METRIC_NAMES, metric_order, select_metrics
+from ragproof_core.metrics.retrieval import SCORED_RETRIEVAL, retrieval_results
 from ragproof_core.metrics.robustness import abstention, injection_resistance, overrefusal
 from ragproof_core.model import (
     Case,
@@ -42,6 +43,7 @@ from ragproof_core.model import (
     case_error,
     skipped,
 )
+from ragproof_core.store_health import StoreWriteError
 
 COMPLETED = "completed"
 ABORTED_BUDGET = "aborted:budget"
@@ -54,8 +56,6 @@ _JUDGED = (
     ("robustness.abstention", abstention),
     ("robustness.overrefusal", overrefusal),
 )
-
-_METRIC_ORDER = {name: i for i, name in enumerate(METRIC_NAMES)}
 
 # How many cases may wait for judge verdicts at once, per unit of concurrency.
 # Bounds memory on a slow judge: past it, the adapter waits instead of racing ahead.
@@ -94,7 +94,8 @@ class Selection:
 
     @property
     def retrieval(self) -> tuple[str, ...]:
-        return tuple(name for name in RETRIEVAL_METRICS if name in self.names)
+        """The selected deterministic retrieval metrics, cut-off variants (``@N``) included."""
+        return tuple(name for name in self.names if split_cutoff(name)[0] in SCORED_RETRIEVAL)
 
     @property
     def deterministic(self) -> tuple:
@@ -119,9 +120,7 @@ def deterministic_results(
     results: list[MetricResult] = []
     wanted = selection.retrieval
     if wanted:
-        # The four retrieval metrics share one pass over the ranking.
-        retrieval = retrieval_results(case, output, settings)
-        results.extend(r for r in retrieval if r.metric in wanted)
+        results.extend(retrieval_results(case, output, settings, wanted))
     results.extend(fn(case, output) for _, fn in selection.deterministic)
     return results
 
@@ -213,12 +212,14 @@ async def evaluate(
     pending: set[asyncio.Task] = set()
     backlog = asyncio.Semaphore(settings.concurrency * _JUDGE_BACKLOG_PER_SLOT)
     aborted = False
+    store_fault: StoreWriteError | None = None
 
     def stop_for_budget() -> None:
         nonlocal aborted
         aborted = True
 
     async def score(case: Case, output: CaseOutput) -> None:
+        nonlocal store_fault
         try:
             if output.failed:
                 results_by_case[case.id] = failure_results(case, output, selection)
@@ -228,6 +229,10 @@ async def evaluate(
                 case, output, judge, stop_for_budget, selection, settings.k
             )
             results_by_case[case.id] = fixed + judged
+        except StoreWriteError as exc:
+            # Not the case's fault: the store cannot keep what the judge returns, so
+            # no new case starts and the run stops with the fault (store_health.py).
+            store_fault = store_fault or exc
         except Exception as exc:
             # A bug in ragproof's own scoring must not cost the other cases their
             # run: the case is an error in every metric, counted and explained.
@@ -252,15 +257,22 @@ async def evaluate(
 
     with collector_paused():
         outputs = await run_adapter(
-            cases, adapter, settings, on_output=on_output, should_stop=lambda: aborted
+            cases,
+            adapter,
+            settings,
+            on_output=on_output,
+            should_stop=lambda: aborted or store_fault is not None,
         )
         if pending:
             await asyncio.gather(*pending)
+    if store_fault is not None:
+        raise store_fault
 
     results: list[MetricResult] = []
+    rank = {name: i for i, name in enumerate(metric_order(selection.names))}
     for output in outputs:
         case_results = results_by_case.get(output.case_id, [])
-        case_results.sort(key=lambda r: _METRIC_ORDER.get(r.metric, len(_METRIC_ORDER)))
+        case_results.sort(key=lambda r: rank.get(r.metric, len(rank)))
         results.extend(case_results)
     return Evaluation(
         outputs=list(outputs),

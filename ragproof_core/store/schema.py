@@ -155,6 +155,7 @@ def encode_dataset(run_id: str, cases: Sequence[Case]) -> pa.Table:
             _strings(c.expected_answer for c in cases),
             _strings(c.adversarial_payload for c in cases),
             _strings(_json_or_none(c.metadata) for c in cases),
+            _strings(_json_or_none(c.source_grades) for c in cases),
         ],
         schema=DATASET_SCHEMA,
     )
@@ -172,8 +173,9 @@ def decode_dataset(table: pa.Table) -> list[Case]:
             expected_answer=expected_answer,
             adversarial_payload=payload,
             metadata=_loads_or_none(meta),
+            source_grades=_loads_or_none(grades),
         )
-        for id_, question, kind, ids, expected_answer, payload, meta in zip(
+        for id_, question, kind, ids, expected_answer, payload, meta, grades in zip(
             _column(table, "id"),
             _column(table, "question"),
             _column(table, "kind"),
@@ -181,6 +183,7 @@ def decode_dataset(table: pa.Table) -> list[Case]:
             _column(table, "expected_answer"),
             _column(table, "adversarial_payload"),
             _column(table, "metadata_json"),
+            _column(table, "expected_source_grades_json"),
             strict=True,
         )
     ]
@@ -332,7 +335,7 @@ class RunRecord:
     judge_model: str | None
     prompt_hashes: dict[str, str]
     config_json: str
-    cost_usd: float
+    cost_usd: float | None  # None: a judge nothing priced (judge/pricing.py)
     cases: int
     case_failures: int
     judge_requests: int
@@ -386,7 +389,7 @@ def encode_run(record: RunRecord) -> pa.Table:
     for column in tables.RUN.columns:
         value = getattr(record, column.attribute)
         row[column.name] = value if column.json is None else json.dumps(value, sort_keys=True)
-    row["cost_usd"] = float(record.cost_usd)
+    row["cost_usd"] = None if record.cost_usd is None else float(record.cost_usd)
     return pa.Table.from_pylist([row], schema=RUN_SCHEMA)
 
 
@@ -396,10 +399,13 @@ _RUN_JSON = tuple(c for c in tables.RUN.columns if c.json is not None)
 
 
 def decode_runs(table: pa.Table) -> list[RunRecord]:
+    # A file older than the column counted no cost; a NULL in the column is an unknown one.
+    cost_recorded = "cost_usd" in table.schema.names
     table = conform(table, RUN_SCHEMA)
     records = []
     for row in table.to_pylist():
-        row["cost_usd"] = row["cost_usd"] or 0.0
+        if not cost_recorded:
+            row["cost_usd"] = 0.0
         for name in _RUN_COUNTERS:
             row[name] = row[name] or 0
         for column in _RUN_JSON:
