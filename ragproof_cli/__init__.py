@@ -6,7 +6,8 @@ stderr and an exit code (``errors.py``).
 
 Exit codes: 0 success; 1 bad input (including a usage error), failed
 calibration or a refused comparison; 2 a run aborted on its budget; 3 an
-internal error; 4 a regression found by ``compare --fail-on-regression``.
+internal error; 4 a regression found by ``compare --fail-on-regression``; 5 the
+store could not be written during a run, which stopped its judge requests.
 """
 
 from __future__ import annotations

@@ -22,7 +22,8 @@ from ragproof_cli.common import (
     open_store,
     print_json,
 )
-from ragproof_core.config.settings import JUDGE_MODES, JudgeEnv, load_config
+from ragproof_core.config.settings import JUDGE_MODES, load_config
+from ragproof_core.judge.environment import judge_environment
 
 
 def cmd_calibrate(args: argparse.Namespace) -> int:
@@ -39,7 +40,7 @@ def _fixtures(args: argparse.Namespace) -> int:
     from ragproof_core.judge.types import BudgetExceeded
     from ragproof_core.metrics.custom import custom_metric, give_rubrics
 
-    env = JudgeEnv.from_env()
+    env = judge_environment()
     if args.mode is not None:
         env = replace(env, mode=args.mode, mode_from_env=args.mode)
     extra = _rubric_fixtures(args.config)

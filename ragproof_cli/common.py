@@ -15,6 +15,7 @@ from ragproof_core.store.run_store import RunStore
 EXIT_OK, EXIT_BAD_INPUT, EXIT_BUDGET = 0, 1, 2
 EXIT_INTERNAL = 3
 EXIT_REGRESSION = 4
+EXIT_STORE_FAULT = 5
 
 
 class UsageError(Exception):

@@ -12,10 +12,11 @@ from pathlib import Path
 
 from ragproof_cli.common import EXIT_BUDGET, EXIT_OK, UsageError, open_store, print_json
 from ragproof_core.config.settings import JudgeEnv, load_config
+from ragproof_core.judge.environment import judge_environment
 
 
 def _judge_env(config_path: str | None) -> JudgeEnv:
-    env = JudgeEnv.from_env().with_table(load_config(config_path).judge)
+    env = judge_environment(load_config(config_path).judge)
     if not env.models:
         raise UsageError("generate qa needs a judge model: set RAGPROOF_JUDGE_MODEL")
     # A jury judges; one model writes. The first model of a jury writes and critiques.

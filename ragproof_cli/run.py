@@ -12,13 +12,14 @@ import argparse
 import asyncio
 import sys
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ragproof_cli.common import (
     EXIT_BAD_INPUT,
     EXIT_BUDGET,
     EXIT_INTERNAL,
     EXIT_OK,
+    EXIT_STORE_FAULT,
     open_store,
     print_json,
     stdout_to_stderr,
@@ -26,11 +27,11 @@ from ragproof_cli.common import (
 from ragproof_cli.errors import DEBUG_HINT, one_line
 from ragproof_core.config.settings import (
     RUN_KEYS,
-    load_config,
     run_key_choices,
     run_key_help,
     run_key_type,
 )
+from ragproof_core.judge.cost import format_usd
 from ragproof_core.present.run_list import run_dict, runs_table
 from ragproof_core.present.summary import (
     calibration_json,
@@ -40,6 +41,10 @@ from ragproof_core.present.summary import (
     summary_table,
 )
 from ragproof_core.run.preflight import preflight
+from ragproof_core.store_health import STORE_FAULT
+
+if TYPE_CHECKING:
+    from ragproof_assets.evaluation.config import EvalRunConfig
 
 
 def _names(text: str) -> tuple[str, ...]:
@@ -63,9 +68,24 @@ def add_run_key_flags(parser: argparse.ArgumentParser) -> None:
             )
 
 
-def run_key_values(args: argparse.Namespace) -> dict[str, Any]:
-    """The ``[run]`` keys given on the command line (None: not given)."""
-    return {name: getattr(args, name) for name in RUN_KEYS}
+def launch_form(args: argparse.Namespace) -> EvalRunConfig:
+    """The evaluation's launch form filled from the command line: the form the UI's
+    Launchpad and the schedule fill, resolved into settings the same way."""
+    # Imported here, as it imports Dagster: the commands that run nothing start faster.
+    from ragproof_assets.evaluation.config import EvalRunConfig
+
+    return EvalRunConfig(
+        dataset=args.dataset,
+        config_file=args.config,
+        adapter=args.adapter,
+        no_cache=args.no_cache,
+        # Lists, as the form's run config is stored as JSON; None is "not given".
+        **{name: _listed(getattr(args, name)) for name in RUN_KEYS},
+    )
+
+
+def _listed(value: Any) -> Any:
+    return list(value) if isinstance(value, tuple) else value
 
 
 def _failures(result) -> tuple[list[str], bool]:
@@ -112,7 +132,8 @@ def _execute_run(args: argparse.Namespace) -> tuple[int, Callable[[], None] | No
     # Validate everything (config, dataset, judge environment, adapter) before a
     # partition is created, so bad input leaves no trace in the store or the
     # Dagster instance. The eval_dataset asset validates the same way.
-    config = load_config(args.config).with_overrides(adapter=args.adapter, **run_key_values(args))
+    form = launch_form(args)
+    config = form.resolve()
     if args.dry_run:
         checked = preflight(config, args.dataset)
         from ragproof_core.run.dry_run import estimate_run
@@ -132,42 +153,30 @@ def _execute_run(args: argparse.Namespace) -> tuple[int, Callable[[], None] | No
     # them must not stay in this process for the whole run.
     preflight(config, args.dataset)
 
-    # Dagster is imported only when a run is made: `ragproof runs` and friends start faster.
-    from ragproof_assets.evaluation.config import (
-        PRECHECKED_TAG,
-        PROGRESS_TAG,
-        EvalRunConfig,
-        evaluate_run_config,
-    )
+    from ragproof_assets.evaluation.config import PRECHECKED_TAG, PROGRESS_TAG, evaluate_run_config
     from ragproof_assets.evaluation.partitions import evaluation_runs
+    from ragproof_assets.evaluation.run_tags import RUN_ID_TAG, SOURCE_TAG
     from ragproof_cli.execution import execute_evaluation
     from ragproof_cli.instance import open_instance_with_partition
     from ragproof_core.store.layout import new_run_id
 
+    run_id = new_run_id()
     tags = {
-        "ragproof/source": "cli",
+        SOURCE_TAG: "cli",
+        RUN_ID_TAG: run_id,
         # The preflight above has just built the adapter: the dataset step need not.
         PRECHECKED_TAG: "true",
     }
     if sys.stderr.isatty():
         # Only when a person is watching: the bar is drawn on the terminal.
         tags[PROGRESS_TAG] = "true"
-    given = {k: list(v) if isinstance(v, tuple) else v for k, v in run_key_values(args).items()}
-    run_id = new_run_id()
     instance = open_instance_with_partition(evaluation_runs.name, run_id)
     # One shard runs in this process; more run as parallel step processes.
     result = execute_evaluation(
         instance,
         run_id,
         run_config=evaluate_run_config(
-            # The launch form filled from the command line: what the UI's Launchpad takes.
-            EvalRunConfig(
-                dataset=args.dataset,
-                config_file=args.config,
-                adapter=args.adapter,
-                no_cache=args.no_cache,
-                **given,
-            ),
+            form,
             # Dagster's own step-failure dump is for the UI's logs; the command
             # prints one line per failure below (--debug shows Dagster's log too).
             loggers={"console": {"config": {"log_level": "ERROR" if args.debug else "CRITICAL"}}},
@@ -185,6 +194,8 @@ def _execute_run(args: argparse.Namespace) -> tuple[int, Callable[[], None] | No
             )
             return EXIT_INTERNAL, None
         print(f"ragproof: {one_line(messages[0])}", file=sys.stderr)
+        if messages[0].startswith(STORE_FAULT):
+            return EXIT_STORE_FAULT, None
         return EXIT_BAD_INPUT, None
 
     store = open_store()
@@ -217,9 +228,18 @@ def _print_summary(record, summaries) -> None:
         f"requests {record.judge_requests} ({record.judge_repairs} repairs), "
         f"cache hits {record.cache_hits}, judge errors {record.judge_errors}, "
         f"tokens {record.judge_input_tokens} in / {record.judge_output_tokens} out, "
-        f"cost ${record.cost_usd:.4f}; case failures {record.case_failures}"
+        f"{_cost(record.cost_usd)}; case failures {record.case_failures}"
     )
     _print_judge_detail(record)
+
+
+def _cost(cost_usd: float | None) -> str:
+    if cost_usd is None:
+        return (
+            "cost unknown (no price for the judge model: set RAGPROOF_JUDGE_INPUT_COST_PER_MTOK "
+            "and RAGPROOF_JUDGE_OUTPUT_COST_PER_MTOK)"
+        )
+    return f"cost {format_usd(cost_usd)}"
 
 
 def _print_judge_detail(record) -> None:

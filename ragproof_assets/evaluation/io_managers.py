@@ -23,11 +23,13 @@ from dataclasses import replace
 import dagster as dg
 
 from ragproof_assets.evaluation.resources import StoreResource
-from ragproof_core.config.settings import JudgeEnv, JudgeSettings
+from ragproof_core.config.settings import JudgeSettings
+from ragproof_core.judge.environment import judge_environment
 from ragproof_core.judge.ledger import JudgeLedger
 from ragproof_core.judge.session import LiteLLMJudge, make_judge
 from ragproof_core.run.shards import shard_budget
 from ragproof_core.store.handles import StoredTable
+from ragproof_core.store_health import StoreHealth
 
 LEDGER = "judge"
 
@@ -73,6 +75,7 @@ class JudgeIOManager(dg.ConfigurableIOManager):
         concurrency: int,
         table: JudgeSettings | None = None,
         shards: int = 1,
+        health: StoreHealth | None = None,
     ) -> LiteLLMJudge | None:
         """A judge over this store's cache, or None when no judge model is configured.
 
@@ -80,7 +83,7 @@ class JudgeIOManager(dg.ConfigurableIOManager):
         (RAGPROOF_JUDGE_MODE, ...) overrides it. One of ``shards`` shards gets that
         share of the run's budget (and of its rate limit where no slot file is shared).
         """
-        env = JudgeEnv.from_env().with_table(table or JudgeSettings())
+        env = judge_environment(table or JudgeSettings())
         if shards > 1 and env.max_cost_usd is not None:
             env = replace(env, max_cost_usd=shard_budget(env.max_cost_usd, shards))
         return make_judge(
@@ -89,6 +92,7 @@ class JudgeIOManager(dg.ConfigurableIOManager):
             use_cache=use_cache,
             concurrency=concurrency,
             shards=shards,
+            health=health,
         )
 
     def handle_output(self, context: dg.OutputContext, obj: JudgeLedger) -> None:

@@ -60,6 +60,7 @@ from ragproof_core.run.shards import (
 )
 from ragproof_core.store.handles import StoredTable
 from ragproof_core.store.result_tally import UnknownStatus
+from ragproof_core.store_health import STORE_FAULT, StoreHealth, StoreWriteError
 
 # Cases evaluated (and written) at a time within a shard: a shard's memory holds
 # one batch of outputs and results, not its whole share of the dataset.
@@ -137,11 +138,15 @@ def evaluate_shard(
         adapter = take_adapter(launched_adapter(context, manifest), prechecked=True)
     except (AdapterLoadError, ConfigError) as exc:
         raise dg.Failure(description=str(exc), allow_retries=False) from exc
+    # Shared by the judge cache, the ledger recorder and the result writes below: once
+    # one of them cannot write, the judge sends no further request.
+    health = StoreHealth()
     judge = judge_io_manager.open_judge(
         use_cache=manifest.use_cache,
         concurrency=settings.concurrency,
         table=manifest.judge,
         shards=shards,
+        health=health,
     )
     # The run's own metrics ([[metric]] tables); a rubric metric's prompt joins the judge's.
     registry = run_registry(manifest.metrics)
@@ -163,6 +168,7 @@ def evaluate_shard(
         snapshot=lambda: attempt_document(
             index, token, _ledger(judge, use_cache=manifest.use_cache)
         ),
+        health=health,
     )
     # One event loop for every batch (the judge and adapter clients bind to it);
     # the Runner cancels leftover tasks (LiteLLM's logging worker) before closing it.
@@ -183,7 +189,10 @@ def evaluate_shard(
                         registry=registry,
                     )
                 )
-                writer.write(evaluation.outputs, evaluation.results)
+                try:
+                    writer.write(evaluation.outputs, evaluation.results)
+                except Exception as exc:  # noqa: BLE001 - any failure of the store's writes
+                    raise health.record("case results write", exc) from exc
                 evaluated += len(evaluation.outputs)
                 failures += evaluation.case_failures
                 statuses.update(r.status.value for r in evaluation.results)
@@ -193,6 +202,8 @@ def evaluate_shard(
                 if evaluation.status == ABORTED_BUDGET:
                     status = ABORTED_BUDGET
                     break
+    except StoreWriteError as exc:
+        raise _store_fault(exc) from exc
     finally:
 
         async def shut_down() -> None:
@@ -207,7 +218,10 @@ def evaluate_shard(
             runner.close()
             progress.close()
             if judge is not None:
-                judge.close()
+                try:
+                    judge.close()
+                except StoreWriteError as exc:  # the cache's last flush
+                    raise _store_fault(exc) from exc
 
     ledger = _ledger(judge, use_cache=manifest.use_cache)
     report = ShardReport(
@@ -235,6 +249,14 @@ def evaluate_shard(
     )
 
 
+def _store_fault(exc: StoreWriteError) -> dg.Failure:
+    # The first fault of the step (StoreHealth keeps it), whichever write reports it.
+    return dg.Failure(
+        description=f"{STORE_FAULT}: {exc}; the run sent no judge request after it",
+        allow_retries=False,
+    )
+
+
 @dg.op(
     ins={"shards_done": dg.In(dg.Nothing)},
     out={
@@ -256,7 +278,8 @@ def gather_shards(context: dg.OpExecutionContext, store: StoreResource):
     unfinished = unfinished_attempts(run_store.read_documents(run_id, ATTEMPT_PREFIX), reported)
     totals = merge_reports(reports, unfinished)
     run_store.write_document(run_id, EVALUATION_DOCUMENT, totals.evaluation.to_dict())
-    ledger = totals.ledger
+    # Summed over calls and shards: rounded once here, for the run record and every display.
+    ledger = totals.ledger.with_rounded_cost()
     statuses: Counter[str] = Counter()
     for report in reports:
         statuses.update(report.statuses)

@@ -340,8 +340,10 @@ class JudgeEnv:
 
     model: str | None = None
     api_base: str | None = None
-    input_cost_per_mtok: float = Field(default=0.0, ge=0)
-    output_cost_per_mtok: float = Field(default=0.0, ge=0)
+    # None: not set; the judge is then priced by LiteLLM's price map, or not at all
+    # (judge/pricing.py). Either one set prices the judge (the other counts as 0).
+    input_cost_per_mtok: float | None = Field(default=None, ge=0)
+    output_cost_per_mtok: float | None = Field(default=None, ge=0)
     max_cost_usd: float | None = Field(default=None, ge=0)
     # Transport: per-call timeout, attempts per call (429, 5xx, timeouts, refused
     # connections) and the first backoff delay, doubled per attempt up to 8 s.

@@ -22,6 +22,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Self, TypeVar
 
+from ragproof_core.store_health import StoreHealth
+
 BUSY_TIMEOUT_MS = 10_000
 # Beyond busy_timeout, "database is locked" can still surface (e.g. a WAL
 # checkpoint racing a writer); these retries bound the extra wait to ~6 s.
@@ -98,8 +100,9 @@ class ReplyCache:
 
 
 class JudgeCache(ReplyCache):
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, health: StoreHealth | None = None) -> None:
         self.path = Path(path)
+        self.health = StoreHealth() if health is None else health
         self.path.parent.mkdir(parents=True, exist_ok=True)
         # Autocommit (isolation_level=None): every put is its own committed write.
         self._conn = sqlite3.connect(
@@ -161,7 +164,10 @@ class JudgeCache(ReplyCache):
                 "INSERT OR REPLACE INTO judge_replies VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", row
             )
 
-        self._retry_locked(write)
+        try:
+            self._retry_locked(write)
+        except sqlite3.Error as exc:  # a full disk, a read-only store: the verdict is lost
+            raise self.health.record("judge cache write", exc) from exc
 
     def count(self) -> int:
         return self._retry_locked(
@@ -173,11 +179,12 @@ class JudgeCache(ReplyCache):
             self._conn.close()
 
 
-def open_judge_cache(where: Any):
+def open_judge_cache(where: Any, health: StoreHealth | None = None):
     """The cache at ``where``: a SQLite file path (local store) or a remote store's
-    segment folder (``layout.SegmentCacheLocation``; ``segment_cache.py``)."""
+    segment folder (``layout.SegmentCacheLocation``; ``segment_cache.py``). A write
+    that fails is recorded in ``health``."""
     if isinstance(where, str | Path):
-        return JudgeCache(Path(where))
+        return JudgeCache(Path(where), health)
     from ragproof_core.judge.segment_cache import SegmentJudgeCache
 
-    return SegmentJudgeCache(where)
+    return SegmentJudgeCache(where, health=health)

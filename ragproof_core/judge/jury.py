@@ -43,6 +43,7 @@ from ragproof_core.judge.session import JudgeStats, LiteLLMJudge
 from ragproof_core.judge.types import Judge, JudgeVerdict
 from ragproof_core.judge.usage import UsageTally
 from ragproof_core.model import MetricResult, Status
+from ragproof_core.store_health import StoreHealth
 
 JURY_KEY = "jury"
 SCORES_KEY = "scores"
@@ -75,6 +76,11 @@ class JuryJudge:
     @property
     def prompt_hashes(self) -> dict[str, str]:
         return self.members[0].prompt_hashes
+
+    @property
+    def priced(self) -> bool:
+        """The jury's cost is known only when every model's is."""
+        return all(member.priced for member in self.members)
 
     @property
     def stats(self) -> JudgeStats:
@@ -125,6 +131,7 @@ def make_jury(
     use_cache: bool,
     concurrency: int,
     limiter: RateLimiter | None,
+    health: StoreHealth | None = None,
 ) -> JuryJudge:
     budget = Budget(env.max_cost_usd)
     usage = UsageTally()
@@ -140,6 +147,7 @@ def make_jury(
                 limiter=limiter,
                 usage=usage,
                 share_from=members[0] if members else None,
+                health=health,
             )
         )
     return JuryJudge(members, owns_cache=cache is not None)

@@ -3,8 +3,10 @@ the run summary reads (model, prompt hashes, requests, cache hits, cost)."""
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
+
+from ragproof_core.judge.cost import rounded_usd
 
 
 @dataclass(frozen=True, slots=True)
@@ -22,6 +24,22 @@ class JudgeLedger:
     cost_usd: float = 0.0
     # One row per (metric, model): requests, cache_hits, judge_errors, tokens, cost_usd.
     usage: list[dict[str, Any]] = field(default_factory=list)
+    # False when a judge model had no price (judge/pricing.py): the cost is unknown, not 0.
+    priced: bool = True
+
+    @property
+    def known_cost_usd(self) -> float | None:
+        """The run's judge cost; None when it is unknown (requests were sent to a
+        model nothing prices: without a request, nothing was spent)."""
+        known = self.priced or self.model is None or self.requests == 0
+        return self.cost_usd if known else None
+
+    @property
+    def known_usage(self) -> list[dict[str, Any]]:
+        """``usage`` with each row's cost None when the cost is unknown."""
+        if self.known_cost_usd is not None:
+            return [dict(row) for row in self.usage]
+        return [{**row, "cost_usd": None} for row in self.usage]
 
     def activity(self) -> dict[str, Any]:
         """The ``judge`` object of ``run --json`` and ``show --json`` (CONTRACT section 9)."""
@@ -34,9 +52,21 @@ class JudgeLedger:
             "judge_errors": self.judge_errors,
             "input_tokens": self.input_tokens,
             "output_tokens": self.output_tokens,
-            "cost_usd": self.cost_usd,
-            "usage": [dict(row) for row in self.usage],
+            "cost_usd": self.known_cost_usd,
+            "usage": self.known_usage,
         }
+
+    def with_rounded_cost(self) -> JudgeLedger:
+        """The ledger with its dollar figures rounded (``cost.USD_DECIMALS``): the
+        run's totals are sums of per-call and per-shard costs."""
+        return replace(
+            self,
+            cost_usd=rounded_usd(self.cost_usd),
+            usage=[
+                {**row, "cost_usd": rounded_usd(row["cost_usd"])} if "cost_usd" in row else row
+                for row in self.usage
+            ],
+        )
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -27,6 +27,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from ragproof_core.judge.cache import CachedReply, Key, ReplyCache
+from ragproof_core.store_health import StoreHealth
 
 FLUSH_INTERVAL_S = 2.0
 SEGMENT_SUFFIX = ".jsonl"
@@ -77,7 +78,14 @@ def _row(key: Key, reply: CachedReply) -> str:
 class SegmentJudgeCache(ReplyCache):
     """``location``: a ``layout.SegmentCacheLocation`` (fsspec filesystem + folder)."""
 
-    def __init__(self, location: Any, *, flush_interval_s: float = FLUSH_INTERVAL_S) -> None:
+    def __init__(
+        self,
+        location: Any,
+        *,
+        flush_interval_s: float = FLUSH_INTERVAL_S,
+        health: StoreHealth | None = None,
+    ) -> None:
+        self.health = StoreHealth() if health is None else health
         self._fs = location.fs
         self._root = location.root.rstrip("/")
         # Unique per writer: a timestamp keeps listings chronological, the token apart.
@@ -143,8 +151,9 @@ class SegmentJudgeCache(ReplyCache):
         while not self._stop.wait(interval_s):
             try:
                 self.flush()
-            except Exception:  # noqa: BLE001 - retried at the next tick and at close
-                continue
+            except Exception as exc:  # noqa: BLE001 - kept for the next tick and close
+                # The judge stops buying verdicts this store cannot keep.
+                self.health.record("judge cache flush", exc)
 
     def count(self) -> int:
         with self._lock:
@@ -153,4 +162,7 @@ class SegmentJudgeCache(ReplyCache):
     def close(self) -> None:
         self._stop.set()
         self._flusher.join()
-        self.flush()
+        try:
+            self.flush()
+        except Exception as exc:  # noqa: BLE001 - any failure of the store's filesystem
+            raise self.health.record("judge cache flush", exc) from exc

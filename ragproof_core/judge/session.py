@@ -33,6 +33,7 @@ from ragproof_core.judge.cost import (
     estimate_input_tokens,
     estimate_tokens,
 )
+from ragproof_core.judge.pricing import Prices, model_prices
 from ragproof_core.judge.prompts import (
     GENERATION_PROMPT_NAMES,
     Prompt,
@@ -44,6 +45,7 @@ from ragproof_core.judge.rate_limit import SLOT_FILE_NAME, RateLimiter, make_lim
 from ragproof_core.judge.schemas import ReplyValidationError, parse_reply
 from ragproof_core.judge.types import JudgeVerdict
 from ragproof_core.judge.usage import UsageTally
+from ragproof_core.store_health import StoreHealth
 
 REPAIR_INSTRUCTION = (
     "Your reply above failed validation: {error}. "
@@ -82,6 +84,7 @@ class LiteLLMJudge:
         limiter: RateLimiter | None = None,
         usage: UsageTally | None = None,
         share_from: LiteLLMJudge | None = None,
+        health: StoreHealth | None = None,
     ) -> None:
         if env.model is None:
             raise ValueError("LiteLLMJudge needs a model (RAGPROOF_JUDGE_MODEL)")
@@ -105,7 +108,12 @@ class LiteLLMJudge:
         if env.mode == "combined" and "combined" not in self.prompts:
             raise PromptError("combined judge mode needs the prompt template combined.txt")
         self.budget = Budget(env.max_cost_usd) if budget is None else budget
+        # None: nothing prices this model, so its cost is unknown (counted as 0 here,
+        # reported as unknown, and judge_environment refuses a budget over it).
+        self.prices: Prices | None = model_prices(env.model, env)
         self._stats = JudgeStats()
+        # Checked before every request: once the store cannot keep a verdict, none is bought.
+        self.health = StoreHealth() if health is None else health
         self._owns_cache = owns_cache
         # Per (metric, model) counts; a jury's models share one tally.
         self.usage = UsageTally() if usage is None else usage
@@ -147,6 +155,7 @@ class LiteLLMJudge:
 
     async def _send(self, messages: list[dict[str, str]], *, repair: bool) -> RawReply:
         """One budgeted, counted request (combined mode); ``TransportError`` propagates."""
+        self.health.check()
         reservation = self.budget.reserve(self._estimate_usd(messages))
         self._stats.requests += 1
         self._stats.repairs += int(repair)
@@ -185,13 +194,19 @@ class LiteLLMJudge:
             return None
         return self.cache.get(self.model, prompt.sha256, key)
 
-    def _estimate_usd(self, messages: list[dict[str, str]]) -> float:
+    @property
+    def priced(self) -> bool:
+        return self.prices is not None
+
+    def _call_cost(self, input_tokens: int, output_tokens: int) -> float:
+        if self.prices is None:
+            return 0.0
         return call_cost(
-            estimate_input_tokens(messages),
-            ASSUMED_OUTPUT_TOKENS,
-            self.env.input_cost_per_mtok,
-            self.env.output_cost_per_mtok,
+            input_tokens, output_tokens, self.prices.input_per_mtok, self.prices.output_per_mtok
         )
+
+    def _estimate_usd(self, messages: list[dict[str, str]]) -> float:
+        return self._call_cost(estimate_input_tokens(messages), ASSUMED_OUTPUT_TOKENS)
 
     def _actual_usd(self, prompt: str, messages: list[dict[str, str]], reply: RawReply) -> float:
         # Provider usage when reported, else 4 characters per token (metrics.md).
@@ -203,12 +218,7 @@ class LiteLLMJudge:
             output_tokens = estimate_tokens(reply.text)
         self._stats.input_tokens += input_tokens
         self._stats.output_tokens += output_tokens
-        cost = call_cost(
-            input_tokens,
-            output_tokens,
-            self.env.input_cost_per_mtok,
-            self.env.output_cost_per_mtok,
-        )
+        cost = self._call_cost(input_tokens, output_tokens)
         self.usage.add(
             prompt,
             self.model,
@@ -254,6 +264,7 @@ class LiteLLMJudge:
         raw: str | None = None
         error = ""
         for attempt in (1, 2):
+            self.health.check()
             reservation = self.budget.reserve(self._estimate_usd(messages))
             requests += 1
             self._stats.requests += 1
@@ -319,6 +330,7 @@ def make_judge(
     use_cache: bool = True,
     concurrency: int = 16,
     shards: int = 1,
+    health: StoreHealth | None = None,
 ):
     """The configured judge (a ``JuryJudge`` when several models are named), or None
     when RAGPROOF_JUDGE_MODEL is unset. ``cache_path``: the store's
@@ -331,13 +343,14 @@ def make_judge(
     models = tuple(dict.fromkeys(env.models))  # a model named twice is one juror
     if not models:
         return None
-    cache = open_judge_cache(cache_path) if cache_path is not None and use_cache else None
+    health = StoreHealth() if health is None else health
+    cache = open_judge_cache(cache_path, health) if cache_path is not None and use_cache else None
     slot_path = cache_path.with_name(SLOT_FILE_NAME) if isinstance(cache_path, Path) else None
     limiter = make_limiter(env.rpm, slot_path, shares=shards)
     if len(models) > 1:
         from ragproof_core.judge.jury import make_jury
 
-        return make_jury(env, models, cache, use_cache, concurrency, limiter)
+        return make_jury(env, models, cache, use_cache, concurrency, limiter, health)
     return LiteLLMJudge(
         replace(env, model=models[0]),
         cache,
@@ -345,4 +358,5 @@ def make_judge(
         concurrency=concurrency,
         owns_cache=cache is not None,
         limiter=limiter,
+        health=health,
     )

@@ -6,6 +6,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ragproof_core.judge.cost import format_usd
+
 _HEADERS = ("metric", "model", "requests", "cache hits", "judge errors", "tokens in", "tokens out")
 
 
@@ -18,7 +20,7 @@ def _cells(row: Mapping[str, Any]) -> tuple[str, ...]:
         str(row["judge_errors"]),
         str(row["input_tokens"]),
         str(row["output_tokens"]),
-        f"${row['cost_usd']:.4f}",
+        format_usd(row["cost_usd"]),
     )
 
 

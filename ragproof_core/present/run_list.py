@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from ragproof_core.judge.cost import format_usd
 from ragproof_core.store.run_store import RunRecord, stored_run_settings
 from ragproof_core.text_table import text_table
 
@@ -59,11 +60,6 @@ def _cell(value: Any) -> str:
     return "-" if value is None else str(value)
 
 
-def cost_text(cost_usd: float | None) -> str:
-    """Money as the terminal shows it; None is a cost nobody could price."""
-    return "unknown" if cost_usd is None else f"${cost_usd:.4f}"
-
-
 def _row(run: dict[str, Any]) -> list[str]:
     return [
         run["run_id"],
@@ -77,7 +73,7 @@ def _row(run: dict[str, Any]) -> list[str]:
         _cell(run["judge_mode"]),
         run["status"],
         str(run["cases"]),
-        cost_text(run["cost_usd"]),
+        format_usd(run["cost_usd"]),
     ]
 
 

@@ -33,6 +33,7 @@ from ragproof_core.model import (
     case_error,
     skipped,
 )
+from ragproof_core.store_health import StoreWriteError
 
 COMPLETED = "completed"
 ABORTED_BUDGET = "aborted:budget"
@@ -243,12 +244,14 @@ async def evaluate(
     pending: set[asyncio.Task] = set()
     backlog = asyncio.Semaphore(settings.concurrency * _JUDGE_BACKLOG_PER_SLOT)
     aborted = False
+    store_fault: StoreWriteError | None = None
 
     def stop_for_budget() -> None:
         nonlocal aborted
         aborted = True
 
     async def score(case: Case, output: CaseOutput) -> None:
+        nonlocal store_fault
         try:
             if output.failed:
                 results_by_case[case.id] = failure_results(case, output, selection)
@@ -258,6 +261,10 @@ async def evaluate(
                 case, output, judge, stop_for_budget, selection, settings.k, settings
             )
             results_by_case[case.id] = fixed + judged
+        except StoreWriteError as exc:
+            # Not the case's fault: the store cannot keep what the judge returns, so
+            # no new case starts and the run stops with the fault (store_health.py).
+            store_fault = store_fault or exc
         except Exception as exc:
             # A bug in ragproof's own scoring must not cost the other cases their
             # run: the case is an error in every metric, counted and explained.
@@ -282,10 +289,16 @@ async def evaluate(
 
     with collector_paused():
         outputs = await run_adapter(
-            cases, adapter, settings, on_output=on_output, should_stop=lambda: aborted
+            cases,
+            adapter,
+            settings,
+            on_output=on_output,
+            should_stop=lambda: aborted or store_fault is not None,
         )
         if pending:
             await asyncio.gather(*pending)
+    if store_fault is not None:
+        raise store_fault
 
     results: list[MetricResult] = []
     order = selection.order

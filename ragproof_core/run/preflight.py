@@ -18,6 +18,7 @@ from ragproof_core.adapters.loading import load_adapter
 from ragproof_core.adapters.runner import close_adapter
 from ragproof_core.config.settings import AdapterSpec, Config, ConfigError, JudgeEnv
 from ragproof_core.data.dataset import load_dataset
+from ragproof_core.judge.environment import judge_environment
 from ragproof_core.model import Case
 
 
@@ -45,7 +46,7 @@ def preflight(config: Config, dataset: str | Path, *, adapter_checked: bool = Fa
             f"run.shards: {config.run.shards} shards for {len(cases)} case(s) in {dataset}; "
             "use at most one shard per case"
         )
-    judge_env = JudgeEnv.from_env().with_table(config.judge)
+    judge_env = judge_environment(config.judge)
     if not adapter_checked:
         check_adapter(config.adapter)
     return Checked(config, cases, judge_env)

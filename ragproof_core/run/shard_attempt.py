@@ -21,6 +21,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from ragproof_core.judge.ledger import JudgeLedger
+from ragproof_core.store_health import StoreHealth
 
 ATTEMPT_PREFIX = "attempt_"
 WRITE_INTERVAL_S = 2.0
@@ -65,7 +66,9 @@ class AttemptRecorder:
         write: Callable[[dict[str, Any]], None],
         snapshot: Callable[[], dict[str, Any]],
         interval_s: float = WRITE_INTERVAL_S,
+        health: StoreHealth | None = None,
     ) -> None:
+        self.health = StoreHealth() if health is None else health
         self._write = write
         self._snapshot = snapshot
         self._interval_s = interval_s
@@ -87,9 +90,10 @@ class AttemptRecorder:
         while not self._stop.wait(self._interval_s):
             try:
                 self._record()
-            except OSError:
-                # A store hiccup must not kill the shard: the next tick retries.
-                continue
+            except Exception as exc:  # noqa: BLE001 - any failure of the store's writes
+                # Spend the store cannot record must stop: the judge checks ``health``.
+                # The next tick retries, should the store come back.
+                self.health.record("judge ledger write", exc)
 
     def __enter__(self) -> AttemptRecorder:
         self._record()  # the attempt is on record from its start
@@ -99,4 +103,7 @@ class AttemptRecorder:
     def __exit__(self, *exc: object) -> None:
         self._stop.set()
         self._thread.join()
-        self._record()
+        try:
+            self._record()
+        except Exception as error:  # noqa: BLE001 - any failure of the store's writes
+            raise self.health.record("judge ledger write", error) from error

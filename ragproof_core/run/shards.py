@@ -87,6 +87,7 @@ def merge_ledgers(ledgers: Sequence[JudgeLedger]) -> JudgeLedger:
         use_cache=first.use_cache,
         mode=first.mode,
         cost_usd=sum(ledger.cost_usd for ledger in ledgers),
+        priced=all(ledger.priced for ledger in ledgers),
         usage=merge_usage([row for ledger in ledgers for row in ledger.usage]),
         **totals,
     )

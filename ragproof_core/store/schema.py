@@ -335,7 +335,7 @@ class RunRecord:
     judge_model: str | None
     prompt_hashes: dict[str, str]
     config_json: str
-    cost_usd: float
+    cost_usd: float | None  # None: a judge nothing priced (judge/pricing.py)
     cases: int
     case_failures: int
     judge_requests: int
@@ -389,7 +389,7 @@ def encode_run(record: RunRecord) -> pa.Table:
     for column in tables.RUN.columns:
         value = getattr(record, column.attribute)
         row[column.name] = value if column.json is None else json.dumps(value, sort_keys=True)
-    row["cost_usd"] = float(record.cost_usd)
+    row["cost_usd"] = None if record.cost_usd is None else float(record.cost_usd)
     return pa.Table.from_pylist([row], schema=RUN_SCHEMA)
 
 
@@ -399,10 +399,13 @@ _RUN_JSON = tuple(c for c in tables.RUN.columns if c.json is not None)
 
 
 def decode_runs(table: pa.Table) -> list[RunRecord]:
+    # A file older than the column counted no cost; a NULL in the column is an unknown one.
+    cost_recorded = "cost_usd" in table.schema.names
     table = conform(table, RUN_SCHEMA)
     records = []
     for row in table.to_pylist():
-        row["cost_usd"] = row["cost_usd"] or 0.0
+        if not cost_recorded:
+            row["cost_usd"] = 0.0
         for name in _RUN_COUNTERS:
             row[name] = row[name] or 0
         for column in _RUN_JSON:

@@ -186,7 +186,7 @@ RUN = Table(
             "The run manifest as JSON: settings, adapter, dataset hash.",
             nullable=False,
         ),
-        Column("cost_usd", pa.float64(), "Judge cost in USD.", nullable=False),
+        Column("cost_usd", pa.float64(), "Judge cost in USD; NULL when nothing priced the judge."),
         Column("cases", pa.int64(), "Cases evaluated.", nullable=False),
         Column("case_failures", pa.int64(), "Cases whose adapter call failed.", nullable=False),
         Column("judge_requests", pa.int64(), "Judge requests sent.", nullable=False),

@@ -26,6 +26,8 @@ def judge_env(server, store_path):
         RAGPROOF_JUDGE_MODEL="openai/judge-test",
         RAGPROOF_JUDGE_API_BASE=server.url,
         OPENAI_API_KEY="sk-test",
+        # The local judge is free, and says so: an unpriced judge's cost is unknown, not $0.
+        RAGPROOF_JUDGE_INPUT_COST_PER_MTOK="0",
     )
 
 

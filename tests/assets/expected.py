@@ -53,3 +53,12 @@ def assert_summary(metrics: dict) -> None:
             n_errored,
         ), name
         assert got["not_applicable"] == 0 and got["judge_errors"] == 0, name
+
+
+# The one line every judge-using entry point refuses a budget with when nothing
+# prices the judge model (ragproof_core/judge/environment.py).
+UNPRICED_BUDGET = (
+    "RAGPROOF_MAX_COST_USD is set, but nothing prices the judge model openai/judge-test "
+    "(LiteLLM has no price for it), so the budget could never stop a run: set "
+    "RAGPROOF_JUDGE_INPUT_COST_PER_MTOK and RAGPROOF_JUDGE_OUTPUT_COST_PER_MTOK"
+)

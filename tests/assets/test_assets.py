@@ -11,6 +11,7 @@ import pytest
 
 from ragproof_assets.definitions import defs
 from ragproof_assets.evaluation.config import EvalRunConfig, evaluate_run_config
+from ragproof_assets.evaluation.dataset_scores import dataset_scores_key
 from ragproof_assets.evaluation.partitions import evaluation_runs
 from ragproof_core.present.summary import summary_dict
 from ragproof_core.store.handles import StoredTable
@@ -87,6 +88,17 @@ def test_recorded_run_materializes_every_asset(instance, store_path):
         "abstention 1.0000 (higher is better) | over-refusal 0.0000 (lower is better)"
     )
     assert "mean/generation.groundedness" not in metadata  # nothing scored: no point to plot
+    # The dataset's own series: its runs alone under a key naming it (dataset_scores.py).
+    (observed,) = [
+        e.asset_observation_data.asset_observation
+        for e in result.all_events
+        if e.event_type == dg.DagsterEventType.ASSET_OBSERVATION
+    ]
+    assert observed.asset_key == dataset_scores_key(record.dataset)
+    assert observed.asset_key.path[0] == "scores_by_dataset"
+    assert observed.metadata["run_id"].value == "run-a"
+    assert observed.metadata["mean/retrieval.recall_at_k"].value == 0.75
+    assert observed.metadata["cases"] == dg.MetadataValue.int(6)
 
     checks = {c.check_name: c.passed for c in result.get_asset_check_evaluations()}
     assert checks == {"no_regression": True, "failure_rate": False}  # 2 of 6 cases failed

@@ -8,12 +8,14 @@ import pytest
 
 from ragproof_assets.definitions import defs
 from ragproof_assets.evaluation.partitions import evaluation_runs
+from ragproof_assets.evaluation.run_tags import EVALUATE_RUN_TAG
 from ragproof_assets.launch.ui import (
     LAUNCHED_BY_TAG,
     RUN_ID_TAG,
     evaluation_config,
     launch_evaluation_sensor,
 )
+from tests.assets.expected import UNPRICED_BUDGET
 
 CONFIG = {
     "dataset": "tests/fixtures/recorded/cases.jsonl",
@@ -45,9 +47,18 @@ def test_a_launch_creates_the_partition_and_the_sensor_requests_its_run(store_pa
         assert request.tags[LAUNCHED_BY_TAG] == launched.run_id
 
         evaluated = defs.resolve_job_def("evaluate").execute_in_process(
-            run_config=request.run_config, instance=instance, partition_key=run_id
+            run_config=request.run_config,
+            instance=instance,
+            partition_key=run_id,
+            tags=request.tags,
         )
         assert evaluated.success
+        # Each run leads to the other, and the run id tag lists both.
+        assert request.tags[RUN_ID_TAG] == run_id
+        launcher = instance.get_run_by_id(launched.run_id)
+        assert launcher.tags[EVALUATE_RUN_TAG] == evaluated.run_id
+        tagged = instance.get_runs(filters=dg.RunsFilter(tags={RUN_ID_TAG: run_id}))
+        assert {r.run_id for r in tagged} == {launched.run_id, evaluated.run_id}
     assert (store_path / "runs" / run_id / "report.html").is_file()
 
 
@@ -76,3 +87,14 @@ def test_a_bad_dataset_fails_the_launch_and_creates_nothing(tmp_path):
 )
 def test_evaluation_config_defaults_to_the_demo_and_drops_the_terminal_bar(launch, expected):
     assert evaluation_config(launch) == {"ops": {"eval_dataset": {"config": expected}}}
+
+
+def test_a_budget_nothing_can_price_fails_the_launch_and_creates_nothing(monkeypatch):
+    monkeypatch.setenv("RAGPROOF_JUDGE_MODEL", "openai/judge-test")
+    monkeypatch.setenv("RAGPROOF_MAX_COST_USD", "1")
+    with dg.instance_for_test() as instance:
+        launched = _launch(instance, CONFIG)
+        assert not launched.success
+        failure = launched.get_step_failure_events()[0].step_failure_data.user_failure_data
+        assert failure.description == UNPRICED_BUDGET
+        assert instance.get_dynamic_partitions(evaluation_runs.name) == []

@@ -11,7 +11,7 @@ from ragproof_assets.definitions import defs
 from ragproof_assets.evaluation.config import EvalRunConfig, evaluate_run_config
 from ragproof_assets.evaluation.partitions import evaluation_runs
 from ragproof_cli.run import _failures
-from tests.assets.expected import RECORDED
+from tests.assets.expected import RECORDED, UNPRICED_BUDGET
 from tests.support.snapshot import tree_bytes
 
 DATASET = str(RECORDED / "cases.jsonl")
@@ -53,8 +53,13 @@ def _launch(config: dict):
             {"RAGPROOF_MAX_COST_USD": "abc"},
             'RAGPROOF_MAX_COST_USD: expected a number, got "abc"',
         ),
+        (
+            {"dataset": DATASET},
+            {"RAGPROOF_MAX_COST_USD": "1", "RAGPROOF_JUDGE_MODEL": "openai/judge-test"},
+            UNPRICED_BUDGET,
+        ),
     ],
-    ids=["no_module", "no_recording", "options_not_object", "k_zero", "bad_budget"],
+    ids=["no_module", "no_recording", "options_not_object", "k_zero", "bad_budget", "unpriced"],
 )
 def test_bad_input_fails_the_first_step_and_writes_nothing(
     store_path, monkeypatch, config, env, message

@@ -47,6 +47,8 @@ def hostile_run(runs: Runs) -> str:
             RAGPROOF_JUDGE_MODEL="openai/judge-test",
             RAGPROOF_JUDGE_API_BASE=server.url,
             OPENAI_API_KEY="sk-test-dummy",
+            # A free judge, declared: an unpriced one's cost is shown as unknown.
+            RAGPROOF_JUDGE_INPUT_COST_PER_MTOK="0",
         )
 
 

@@ -115,6 +115,8 @@ def judge_env(api_base: str, **extra: str) -> dict[str, str]:
         "RAGPROOF_JUDGE_MODEL": JUDGE_MODEL,
         "RAGPROOF_JUDGE_API_BASE": api_base,
         "OPENAI_API_KEY": API_KEY,
+        # The local judge is free, and says so: an unpriced judge's cost is unknown, not $0.
+        "RAGPROOF_JUDGE_INPUT_COST_PER_MTOK": "0",
         **extra,
     }
 

@@ -101,7 +101,7 @@
       ["Cases", r.cases], ["Case failures", r.case_failures, r.case_failures > 0],
       ["Judge model", judge], ["Judge requests", r.judge_requests + " (" + r.judge_repairs + " repairs)"],
       ["Cache hits", r.cache_hits], ["Judge errors", r.judge_errors, r.judge_errors > 0],
-      ["Cost", "$" + Number(r.cost_usd).toFixed(4)], ["Started", r.started_at], ["Finished", r.finished_at]
+      ["Cost", r.cost_usd == null ? "unknown (no price for the judge model)" : "$" + Number(r.cost_usd).toFixed(4)], ["Started", r.started_at], ["Finished", r.finished_at]
     ];
     var agreement = r.judge_agreement || {};
     Object.keys(agreement).forEach(function (metric) {

@@ -1,0 +1,115 @@
+"""A failing store stops judge spending (issue 27, item 5), through the installed
+`ragproof run` with a judge: the S3 server killed mid-run, and a local store on a
+small tmpfs filled mid-run. Once the store cannot be written, the judge sends no
+further request beyond those already in the cache's flush window, and the command
+exits 5 with one line naming the store fault."""
+
+from __future__ import annotations
+
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from ragproof_core.judge.segment_cache import FLUSH_INTERVAL_S
+from tests.faults.conftest import judge_env, plain_run_files
+from tests.support.cli import cli_env, ragproof_popen
+from tests.support.judge_server import JudgeServer
+from tests.support.s3_server import MotoServer
+from tests.support.stores import StoreUnderTest
+
+CASES = 300  # two judge questions each
+CONCURRENCY = 4
+LATENCY_S = 0.1  # per judge reply: CONCURRENCY / LATENCY_S = 40 requests a second at most
+# Requests the judge may still send once the store fails: those of one flush window,
+# plus the time the failing write takes to fail (connection retries), plus those in flight.
+WINDOW_REQUESTS = int((FLUSH_INTERVAL_S + 3.0) * CONCURRENCY / LATENCY_S) + CONCURRENCY
+STOP_AFTER = 40  # judge requests before the fault
+
+
+def _run_until_fault(env: dict[str, str], tmp_path: Path, fault) -> tuple[int, str, str, int, int]:
+    """Start the run, call ``fault()`` after STOP_AFTER judge requests, wait for the end.
+    Returns (exit code, stdout, stderr, requests at the fault, requests in all)."""
+    dataset, config = plain_run_files(tmp_path, CASES, CONCURRENCY)
+    with JudgeServer(latency_s=LATENCY_S) as judge:
+        proc = ragproof_popen(
+            "run",
+            "--dataset",
+            str(dataset),
+            "--config",
+            str(config),
+            "--json",
+            env={**env, **judge_env(judge.url)},
+        )
+        try:
+            deadline = time.monotonic() + 120
+            while judge.request_count < STOP_AFTER:
+                assert proc.poll() is None, proc.stderr.read()
+                assert time.monotonic() < deadline, "the run never reached the judge"
+                time.sleep(0.02)
+            at_fault = judge.request_count
+            fault()
+            stdout, stderr = proc.communicate(timeout=180)
+        except BaseException:
+            proc.kill()
+            raise
+        return proc.returncode, stdout, stderr, at_fault, judge.request_count
+
+
+@pytest.mark.slow
+def test_the_s3_server_killed_mid_run_stops_judge_requests(tmp_path):
+    server = MotoServer().start()
+    try:
+        env = cli_env(
+            **server.env(),
+            RAGPROOF_STORE=f"s3://{server.new_bucket()}/store",
+            DAGSTER_HOME=str(tmp_path / "dagster_home"),
+        )
+        code, stdout, stderr, at_fault, total = _run_until_fault(env, tmp_path, server.stop)
+    finally:
+        server.stop()
+    print(f"requests at the kill {at_fault}, in all {total}, bound {WINDOW_REQUESTS}")
+    assert (code, stdout) == (5, ""), stderr
+    (line,) = stderr.splitlines()
+    # Whichever write failed first: the cache's flush or the attempt's ledger.
+    assert line.startswith("ragproof: the store could not be written: judge ")
+    assert line.endswith("; the run sent no judge request after it")
+    assert total - at_fault <= WINDOW_REQUESTS < 2 * CASES - at_fault
+
+
+def _fill(folder: Path) -> None:
+    """Write zeros into ``folder`` until its filesystem is full."""
+    with open(folder / "filler", "wb") as handle:
+        try:
+            while True:
+                handle.write(b"\0" * (1 << 16))
+                handle.flush()
+        except OSError:
+            pass
+
+
+@pytest.mark.slow
+def test_a_local_store_on_a_full_disk_stops_judge_requests(tmp_path):
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    mounted = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=8m", "tmpfs", str(disk)], capture_output=True
+    )
+    if mounted.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {mounted.stderr.decode().strip()}")
+    try:
+        env = cli_env(
+            RAGPROOF_STORE=str(disk / "store"), DAGSTER_HOME=str(tmp_path / "dagster_home")
+        )
+        code, stdout, stderr, at_fault, total = _run_until_fault(env, tmp_path, lambda: _fill(disk))
+        cached = len(StoreUnderTest("local", str(disk / "store")).cache_rows())
+    finally:
+        subprocess.run(["umount", "-l", str(disk)], check=False)
+    print(f"requests at the fill {at_fault}, in all {total}, cached {cached}: {stderr}")
+    assert (code, stdout) == (5, ""), stderr
+    (line,) = stderr.splitlines()
+    assert line.startswith("ragproof: the store could not be written: judge ")
+    assert total - at_fault <= WINDOW_REQUESTS < 2 * CASES - at_fault
+    # A local cache write fails at once: only the requests in flight were paid and lost.
+    assert total - cached <= CONCURRENCY
