@@ -25,8 +25,9 @@ import dagster as dg
 from ragproof_assets.evaluation.resources import StoreResource
 from ragproof_core.config.settings import JudgeSettings
 from ragproof_core.judge.environment import judge_environment
+from ragproof_core.judge.factory import make_judge
 from ragproof_core.judge.ledger import JudgeLedger
-from ragproof_core.judge.session import LiteLLMJudge, make_judge
+from ragproof_core.judge.session import LiteLLMJudge
 from ragproof_core.run.shards import shard_budget
 from ragproof_core.store.handles import StoredTable
 from ragproof_core.store_health import StoreHealth
