@@ -60,6 +60,7 @@ from ragproof_core.run.shards import (
 )
 from ragproof_core.store.handles import StoredTable
 from ragproof_core.store.result_tally import UnknownStatus
+from ragproof_core.store.run_store import RunStore
 from ragproof_core.store_health import STORE_FAULT, StoreHealth, StoreWriteError
 
 # Cases evaluated (and written) at a time within a shard: a shard's memory holds
@@ -86,7 +87,7 @@ def _shard_count(run_store, run_id: str) -> int:
     description="One dynamic output per shard of the run (run.shards).",
 )
 def plan_shards(context: dg.OpExecutionContext, eval_dataset: StoredTable):
-    shards = _shard_count(eval_dataset.open(), context.partition_key)
+    shards = _shard_count(RunStore.holding(eval_dataset), context.partition_key)
     for index in range(shards):
         yield dg.DynamicOutput(None, mapping_key=report_name(index))
 
@@ -126,7 +127,7 @@ def evaluate_shard(
 ):
     run_id = context.partition_key
     index = _shard_index(context)
-    run_store = eval_dataset.open()
+    run_store = RunStore.holding(eval_dataset)
     manifest = run_store.run_manifest(run_id)
     settings = manifest.run
     shards = settings.shards
