@@ -75,9 +75,9 @@ def _finish(args: argparse.Namespace, outcome, judge) -> int:
         write_rows(Path(args.out), rows)
     stats = judge.stats
     if args.json:
-        print_json(summary_dict(outcome, args.out, args.seed, judge.model, stats))
+        print_json(summary_dict(outcome, args.out, args.seed, judge.model, stats, judge.priced))
     else:
-        print(render_summary(outcome, args.out, args.seed, judge.model, stats))
+        print(render_summary(outcome, args.out, args.seed, judge.model, stats, judge.priced))
     if outcome.aborted:
         kept = (
             f"kept the {len(rows)} cases written so far in {args.out}"

@@ -36,7 +36,7 @@ class GenerationEstimate:
     cached: int
     calls: int
     max_requests: int
-    estimated_cost_usd: float
+    estimated_cost_usd: float | None  # None: nothing prices the judge
     max_cost_usd: float | None
 
     def to_dict(self) -> dict[str, Any]:
@@ -96,6 +96,6 @@ async def estimate_generation(
         calls=estimator.calls,
         # Per slot and attempt: a question and its critique, each with one repair retry.
         max_requests=slots * plan.max_attempts * 2 * 2,
-        estimated_cost_usd=estimator.cost_usd,
+        estimated_cost_usd=estimator.cost_usd if judge.priced else None,
         max_cost_usd=judge.budget.max_usd,
     )

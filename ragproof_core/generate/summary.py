@@ -6,12 +6,21 @@ from dataclasses import asdict
 from typing import Any
 
 from ragproof_core.generate.qa import KINDS, GenerationOutcome, KindTally
+from ragproof_core.judge.pricing import UNKNOWN_COST
 from ragproof_core.judge.session import JudgeStats
 
 
 def summary_dict(
-    outcome: GenerationOutcome, out: str, seed: int, model: str, stats: JudgeStats
+    outcome: GenerationOutcome,
+    out: str,
+    seed: int,
+    model: str,
+    stats: JudgeStats,
+    priced: bool = True,
 ) -> dict[str, Any]:
+    judge = asdict(stats)
+    if not priced:
+        judge["cost_usd"] = None  # unknown, never a made-up $0
     return {
         "out": out,
         "status": "aborted:budget" if outcome.aborted else "completed",
@@ -19,7 +28,7 @@ def summary_dict(
         "model": model,
         "written": {kind: outcome.tallies[kind].kept for kind in KINDS},
         "gates": {kind: outcome.tallies[kind].to_dict() for kind in KINDS},
-        "judge": asdict(stats),
+        "judge": judge,
     }
 
 
@@ -34,17 +43,23 @@ def _kind_line(kind: str, tally: KindTally) -> str:
 
 
 def render_summary(
-    outcome: GenerationOutcome, out: str, seed: int, model: str, stats: JudgeStats
+    outcome: GenerationOutcome,
+    out: str,
+    seed: int,
+    model: str,
+    stats: JudgeStats,
+    priced: bool = True,
 ) -> str:
     written = " and ".join(f"{outcome.tallies[kind].kept} {kind}" for kind in KINDS)
     lines = [f"wrote {written} cases to {out} (seed {seed}, judge {model})"]
     lines += [
         _kind_line(kind, outcome.tallies[kind]) for kind in KINDS if outcome.tallies[kind].slots
     ]
+    cost = f"cost ${stats.cost_usd:.4f}" if priced else UNKNOWN_COST
     lines.append(
         f"  judge: requests {stats.requests} ({stats.repairs} repairs), cache hits "
         f"{stats.cache_hits}, judge errors {stats.judge_errors}, tokens {stats.input_tokens} in "
-        f"/ {stats.output_tokens} out, cost ${stats.cost_usd:.4f}"
+        f"/ {stats.output_tokens} out, {cost}"
     )
     if outcome.aborted:
         lines.append(f"  stopped at the judge budget: {outcome.aborted}")

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from ragproof_core.judge.pricing import UNKNOWN_COST
+
 
 class EstimatingJudge:
     """Base of the estimating judges: the wrapped judge and the running tally.
@@ -36,8 +38,13 @@ class EstimatingJudge:
         return self.questions - self.cached
 
 
-def cost_lines(estimated_cost_usd: float, max_cost_usd: float | None) -> list[str]:
-    """The estimate's cost line and, with a budget set, whether the estimate fits it."""
+def cost_lines(estimated_cost_usd: float | None, max_cost_usd: float | None) -> list[str]:
+    """The estimate's cost line and, with a budget set, whether the estimate fits it.
+
+    ``None`` is a judge nothing prices; a budget is refused before that can happen.
+    """
+    if estimated_cost_usd is None:
+        return [f"  estimated {UNKNOWN_COST}"]
     lines = [f"  estimated cost ${estimated_cost_usd:.4f}"]
     if max_cost_usd is not None:
         within = "within" if estimated_cost_usd <= max_cost_usd else "OVER"

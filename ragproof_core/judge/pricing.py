@@ -25,6 +25,8 @@ PRICE_VARIABLES = (
     JUDGE_ENV_VARS["input_cost_per_mtok"],
     JUDGE_ENV_VARS["output_cost_per_mtok"],
 )
+# Printed wherever a cost would be shown for a judge nothing prices: unknown, never $0.
+UNKNOWN_COST = f"cost unknown (no price for the judge model: set {' and '.join(PRICE_VARIABLES)})"
 
 
 @dataclass(frozen=True, slots=True)

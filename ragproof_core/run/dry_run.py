@@ -46,7 +46,7 @@ class DryRunEstimate:
     questions: int
     cached: int
     calls: int
-    estimated_cost_usd: float
+    estimated_cost_usd: float | None  # None: nothing prices the judge
     max_cost_usd: float | None
 
     def to_dict(self) -> dict[str, Any]:
@@ -131,6 +131,6 @@ async def estimate_run(
         questions=estimator.questions,
         cached=estimator.cached,
         calls=estimator.calls,
-        estimated_cost_usd=estimator.cost_usd,
+        estimated_cost_usd=estimator.cost_usd if judge.priced else None,
         max_cost_usd=env.max_cost_usd,
     )
