@@ -19,8 +19,8 @@ from typing import Any
 
 from ragproof_core.generate.corpus import CorpusChunk
 from ragproof_core.generate.qa import GenerationPlan, generate_questions
-from ragproof_core.judge.cache import input_hash
 from ragproof_core.judge.estimating import EstimatingJudge, cost_lines
+from ragproof_core.judge.reply_cache import input_hash
 from ragproof_core.judge.session import LiteLLMJudge
 from ragproof_core.judge.types import JudgeVerdict
 

@@ -11,16 +11,16 @@ counts: never request headers, API keys or the prompts' rendered text.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import sqlite3
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
-from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Self, TypeVar
+from typing import Any, TypeVar
+
+from ragproof_core.judge.reply_cache import CachedReply, Key, ReplyCache
+from ragproof_core.judge.segment_cache import SegmentJudgeCache
 
 BUSY_TIMEOUT_MS = 10_000
 # Beyond busy_timeout, "database is locked" can still surface (e.g. a WAL
@@ -44,57 +44,6 @@ CREATE TABLE IF NOT EXISTS judge_replies (
 """
 
 T = TypeVar("T")
-
-
-def input_hash(inputs: dict[str, Any]) -> str:
-    """sha256 of the inputs' canonical JSON: the same inputs always give the same key."""
-    canonical = json.dumps(inputs, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
-
-
-@dataclass(frozen=True)
-class CachedReply:
-    data: dict[str, Any]
-    raw: str
-    input_tokens: int | None
-    output_tokens: int | None
-    cost_usd: float
-    created_at: str
-
-
-Key = tuple[str, str, str]  # (model, prompt hash, input hash)
-
-
-class ReplyCache:
-    """What both caches share: ``put`` stamps the reply and hands it to ``_store``;
-    ``with`` closes. Subclasses implement ``_store``, ``get``, ``count`` and ``close``."""
-
-    def put(
-        self,
-        model: str,
-        prompt_hash: str,
-        input_hash: str,
-        data: dict[str, Any],
-        raw: str,
-        input_tokens: int | None,
-        output_tokens: int | None,
-        cost_usd: float,
-    ) -> None:
-        created_at = datetime.now(UTC).isoformat(timespec="seconds")
-        reply = CachedReply(data, raw, input_tokens, output_tokens, cost_usd, created_at)
-        self._store((model, prompt_hash, input_hash), reply)
-
-    def _store(self, key: Key, reply: CachedReply) -> None:
-        raise NotImplementedError
-
-    def close(self) -> None:
-        raise NotImplementedError
-
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
 
 class JudgeCache(ReplyCache):
@@ -178,6 +127,4 @@ def open_judge_cache(where: Any):
     segment folder (``layout.SegmentCacheLocation``; ``segment_cache.py``)."""
     if isinstance(where, str | Path):
         return JudgeCache(Path(where))
-    from ragproof_core.judge.segment_cache import SegmentJudgeCache
-
     return SegmentJudgeCache(where)

@@ -27,7 +27,6 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from ragproof_core.judge.cache import input_hash
 from ragproof_core.judge.client import TransportError
 from ragproof_core.judge.prompts import (
     MARKER_PREFIX,
@@ -39,6 +38,7 @@ from ragproof_core.judge.prompts import (
     fenced_block,
     fenced_chunks,
 )
+from ragproof_core.judge.reply_cache import input_hash
 from ragproof_core.judge.schemas import (
     ReplyValidationError,
     parse_object,

@@ -26,7 +26,7 @@ import threading
 from datetime import UTC, datetime
 from typing import Any
 
-from ragproof_core.judge.cache import CachedReply, Key, ReplyCache
+from ragproof_core.judge.reply_cache import CachedReply, Key, ReplyCache
 
 FLUSH_INTERVAL_S = 2.0
 SEGMENT_SUFFIX = ".jsonl"

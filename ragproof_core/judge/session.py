@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from ragproof_core.config.settings import JudgeEnv
-from ragproof_core.judge.cache import CachedReply, JudgeCache, input_hash, open_judge_cache
+from ragproof_core.judge.cache import JudgeCache, open_judge_cache
 from ragproof_core.judge.client import LiteLLMClient, RawReply, TransportError, flush_litellm
 from ragproof_core.judge.combined import (
     ask_combined,
@@ -41,6 +41,7 @@ from ragproof_core.judge.prompts import (
     render,
 )
 from ragproof_core.judge.rate_limit import SLOT_FILE_NAME, RateLimiter, make_limiter
+from ragproof_core.judge.reply_cache import CachedReply, input_hash
 from ragproof_core.judge.schemas import ReplyValidationError, parse_reply
 from ragproof_core.judge.types import JudgeVerdict
 from ragproof_core.judge.usage import UsageTally

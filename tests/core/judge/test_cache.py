@@ -5,7 +5,8 @@ import sys
 import textwrap
 from pathlib import Path
 
-from ragproof_core.judge.cache import JudgeCache, input_hash
+from ragproof_core.judge.cache import JudgeCache
+from ragproof_core.judge.reply_cache import input_hash
 
 
 def test_put_then_get_round_trips_a_reply(tmp_path: Path) -> None:
