@@ -33,14 +33,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ragproof_core.calibration.calibrate import (
-    EXACT_THRESHOLD,
-    SCORERS,
-    WITHIN_THRESHOLD,
-    CalibrationReport,
-    _agreement,
-    _outcome,
-)
 from ragproof_core.calibration.fixtures_check import (
     DEFAULT_DIRECTORY,
     MIN_PER_PROMPT,
@@ -48,6 +40,14 @@ from ragproof_core.calibration.fixtures_check import (
     FixtureError,
     _parse,
     json_lines,
+)
+from ragproof_core.calibration.report import (
+    EXACT_THRESHOLD,
+    SCORERS,
+    WITHIN_THRESHOLD,
+    CalibrationReport,
+    fixture_outcome,
+    prompt_agreement,
 )
 from ragproof_core.judge.prompts import PROMPT_NAMES
 from ragproof_core.judge.types import BudgetExceeded
@@ -196,10 +196,13 @@ async def calibrate_combined(
         raise BudgetExceeded("calibration stopped at the judge budget")
     singles = [s for f in fixtures for s in f.parts()]
     outcomes = [
-        _outcome(s, r) for s, r in zip(singles, (r for rs in results for r in rs), strict=True)
+        fixture_outcome(s, r)
+        for s, r in zip(singles, (r for rs in results for r in rs), strict=True)
     ]
     prompts = tuple(
-        _agreement(p, [o for o in outcomes if o.prompt == p], exact_threshold, within_threshold)
+        prompt_agreement(
+            p, [o for o in outcomes if o.prompt == p], exact_threshold, within_threshold
+        )
         for p in CALIBRATED
         if any(o.prompt == p for o in outcomes)
     )

@@ -13,9 +13,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ragproof_core.calibration.calibrate import CalibrationReport, build_report, score_fixtures
 from ragproof_core.calibration.fixtures_check import Fixture
-from ragproof_core.judge.jury import JuryJudge, _gather_all, combine
+from ragproof_core.calibration.report import CalibrationReport, build_report, score_fixtures
+from ragproof_core.judge.jury import JuryJudge, combine, gather_all
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,7 +45,7 @@ async def calibrate_jury(
     exact_threshold: float,
     within_threshold: float,
 ) -> JuryCalibration:
-    per_model = await _gather_all(score_fixtures(member, fixtures) for member in jury.members)
+    per_model = await gather_all(score_fixtures(member, fixtures) for member in jury.members)
     combined = [
         combine([results[i] for results in per_model], jury.models) for i in range(len(fixtures))
     ]
