@@ -29,7 +29,7 @@ from ragproof_core.config.settings import JudgeEnv
 from ragproof_core.generate.corpus import load_corpus
 from ragproof_core.generate.qa import GenerationPlan, generate_questions
 from ragproof_core.judge.client import flush_litellm
-from ragproof_core.judge.session import make_judge
+from ragproof_core.judge.factory import make_judge
 from tests.support.generation import request_fields
 from tests.support.judge_server import JudgeServer, ReceivedRequest, default_content
 

@@ -34,7 +34,7 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
 
 def _fixtures(args: argparse.Namespace) -> int:
     from ragproof_core.calibration.calibrate import calibrate
-    from ragproof_core.judge.session import make_judge
+    from ragproof_core.judge.factory import make_judge
     from ragproof_core.judge.types import BudgetExceeded
 
     env = JudgeEnv.from_env()

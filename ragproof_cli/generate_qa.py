@@ -40,7 +40,7 @@ def cmd_generate_qa(args: argparse.Namespace) -> int:
     except GenerationInputError as exc:
         raise UsageError(str(exc)) from None
 
-    from ragproof_core.judge.session import make_judge
+    from ragproof_core.judge.factory import make_judge
 
     cache_path = open_store().layout.judge_cache_path
     if args.dry_run:
@@ -90,7 +90,7 @@ def _finish(args: argparse.Namespace, outcome, judge) -> int:
 
 def _dry_run(args, chunks, plan, env, cache_path) -> int:
     from ragproof_core.generate.estimate import estimate_generation
-    from ragproof_core.judge.session import make_judge
+    from ragproof_core.judge.factory import make_judge
 
     # An estimate must not create the store's cache file: open it only if it exists.
     judge = make_judge(env, cache_path if cache_path.exists() else None, not args.no_cache)

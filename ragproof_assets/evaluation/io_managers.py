@@ -26,8 +26,9 @@ import dagster as dg
 
 from ragproof_assets.evaluation.resources import StoreResource
 from ragproof_core.config.settings import JudgeEnv, judge_settings_from_dict
+from ragproof_core.judge.factory import make_judge
 from ragproof_core.judge.ledger import JudgeLedger
-from ragproof_core.judge.session import LiteLLMJudge, make_judge
+from ragproof_core.judge.session import LiteLLMJudge
 from ragproof_core.run.shards import shard_budget
 from ragproof_core.store.handles import StoredTable
 

@@ -15,11 +15,10 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass, replace
-from pathlib import Path
 from typing import Any
 
 from ragproof_core.config.settings import JudgeEnv
-from ragproof_core.judge.cache import JudgeCache, open_judge_cache
+from ragproof_core.judge.cache import JudgeCache
 from ragproof_core.judge.client import LiteLLMClient, RawReply, TransportError, flush_litellm
 from ragproof_core.judge.combined import (
     ask_combined,
@@ -40,7 +39,7 @@ from ragproof_core.judge.prompts import (
     load_prompts,
     render,
 )
-from ragproof_core.judge.rate_limit import SLOT_FILE_NAME, RateLimiter, make_limiter
+from ragproof_core.judge.rate_limit import RateLimiter
 from ragproof_core.judge.reply_cache import CachedReply, input_hash
 from ragproof_core.judge.schemas import ReplyValidationError, parse_reply
 from ragproof_core.judge.types import JudgeVerdict
@@ -306,38 +305,3 @@ class LiteLLMJudge:
         return JudgeVerdict(
             ok=False, data=None, raw=raw, error=error, cost_usd=cost, requests=requests
         )
-
-
-def make_judge(
-    env: JudgeEnv,
-    cache_path: Path | Any | None,
-    use_cache: bool = True,
-    concurrency: int = 16,
-    shards: int = 1,
-):
-    """The configured judge (a ``JuryJudge`` when several models are named), or None
-    when RAGPROOF_JUDGE_MODEL is unset. ``cache_path``: the store's
-    ``layout.judge_cache_path`` (a SQLite file, or a remote segment folder).
-
-    With ``rpm`` set, requests are spaced through a slot file beside a local cache
-    (shared by every process using this store), or in-process otherwise, where
-    this process, one of ``shards``, keeps its share of the rate.
-    """
-    models = tuple(dict.fromkeys(env.models))  # a model named twice is one juror
-    if not models:
-        return None
-    cache = open_judge_cache(cache_path) if cache_path is not None and use_cache else None
-    slot_path = cache_path.with_name(SLOT_FILE_NAME) if isinstance(cache_path, Path) else None
-    limiter = make_limiter(env.rpm, slot_path, shares=shards)
-    if len(models) > 1:
-        from ragproof_core.judge.jury import make_jury
-
-        return make_jury(env, models, cache, use_cache, concurrency, limiter)
-    return LiteLLMJudge(
-        replace(env, model=models[0]),
-        cache,
-        use_cache=use_cache,
-        concurrency=concurrency,
-        owns_cache=cache is not None,
-        limiter=limiter,
-    )

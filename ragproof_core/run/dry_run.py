@@ -25,7 +25,7 @@ from ragproof_core.adapters.loading import load_adapter
 from ragproof_core.adapters.runner import close_adapter
 from ragproof_core.config.settings import Config, JudgeEnv
 from ragproof_core.judge.estimating import EstimatingJudge, cost_lines
-from ragproof_core.judge.session import make_judge
+from ragproof_core.judge.factory import make_judge
 from ragproof_core.judge.types import JudgeVerdict
 from ragproof_core.model import Answer, Case, CaseOutput, Chunk
 from ragproof_core.run.evaluate import evaluate

@@ -16,6 +16,7 @@ import time
 import pytest
 
 from ragproof_core.config.settings import JudgeEnv
+from ragproof_core.judge.factory import make_judge
 from ragproof_core.judge.rate_limit import (
     SLOT_FILE_NAME,
     RateLimiter,
@@ -23,7 +24,6 @@ from ragproof_core.judge.rate_limit import (
     make_limiter,
     next_start,
 )
-from ragproof_core.judge.session import make_judge
 from ragproof_core.metrics.generation import answer_relevance
 from ragproof_core.model import Answer, Case, CaseOutput, Status
 from tests.conftest import REPO
