@@ -42,7 +42,7 @@ from ragproof_core.present.summary import refusal_tradeoff, summary_markdown
 from ragproof_core.run.preflight import preflight
 from ragproof_core.store.handles import StoredTable
 from ragproof_core.store.result_tally import summarize_run
-from ragproof_core.store.run_store import RunRecord
+from ragproof_core.store.run_store import RunRecord, RunStore
 from ragproof_core.store.views import StoreLocked
 
 GROUP = "evaluation"
@@ -194,7 +194,7 @@ def run_summary(
     judge_verdicts: JudgeLedger,
 ) -> dg.MaterializeResult:
     run_id = context.partition_key
-    run_store = case_scores.open()
+    run_store = RunStore.holding(case_scores)
     manifest = run_store.read_manifest(run_id)
     # Counted column by column, batch by batch: never the run's results as objects.
     summaries, skips = summarize_run(

@@ -51,6 +51,7 @@ from ragproof_core.run.shard_attempt import (
 from ragproof_core.run.shards import ShardReport, merge_reports, shard_ranges, shard_share
 from ragproof_core.store.handles import StoredTable
 from ragproof_core.store.result_tally import UnknownStatus
+from ragproof_core.store.run_store import RunStore
 
 # Cases evaluated (and written) at a time within a shard: a shard's memory holds
 # one batch of outputs and results, not its whole share of the dataset.
@@ -76,7 +77,7 @@ def _shard_count(run_store, run_id: str) -> int:
     description="One dynamic output per shard of the run (run.shards).",
 )
 def plan_shards(context: dg.OpExecutionContext, eval_dataset: StoredTable):
-    shards = _shard_count(eval_dataset.open(), context.partition_key)
+    shards = _shard_count(RunStore.holding(eval_dataset), context.partition_key)
     for index in range(shards):
         yield dg.DynamicOutput(None, mapping_key=report_name(index))
 
@@ -93,7 +94,7 @@ def evaluate_shard(
 ):
     run_id = context.partition_key
     index = _shard_index(context)
-    run_store = eval_dataset.open()
+    run_store = RunStore.holding(eval_dataset)
     manifest = run_store.read_manifest(run_id)
     settings = run_settings_from_dict(manifest["run"])
     shards = settings.shards

@@ -29,12 +29,6 @@ class StoredTable:
         if self.table not in TABLES:
             raise ValueError(f"unknown table {self.table!r}; known: {', '.join(TABLES)}")
 
-    def open(self):
-        """The run store holding this table (on this machine's view of it)."""
-        from ragproof_core.store.run_store import RunStore
-
-        return RunStore(self.location)
-
     def to_dict(self) -> dict[str, Any]:
         return {
             "location": self.location,

@@ -165,6 +165,11 @@ class RunStore:
         self.layout = StoreLayout.at(root if root is not None else settings.store_root())
         self.files = files_for(self.layout)
 
+    @classmethod
+    def holding(cls, table: StoredTable) -> RunStore:
+        """The run store holding a handed-over table (on this machine's view of it)."""
+        return cls(table.location)
+
     def __repr__(self) -> str:
         return f"RunStore({self.layout.location!r})"
 
