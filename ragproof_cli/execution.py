@@ -14,13 +14,13 @@ from typing import Any
 
 import dagster as dg
 
+from ragproof_assets.definitions import defs
+
 JOB_NAME = "evaluate"
 
 
 def evaluate_job_def() -> dg.JobDefinition:
     """The job, built where ``dg.reconstructable`` can find it again in a step process."""
-    from ragproof_assets.definitions import defs
-
     return defs.resolve_job_def(JOB_NAME)
 
 

@@ -13,6 +13,13 @@ import asyncio
 import sys
 from typing import Any
 
+from ragproof_assets.evaluation.config import (
+    PRECHECKED_TAG,
+    PROGRESS_TAG,
+    EvalRunConfig,
+    evaluate_run_config,
+)
+from ragproof_assets.evaluation.partitions import evaluation_runs
 from ragproof_cli.common import (
     EXIT_BAD_INPUT,
     EXIT_BUDGET,
@@ -22,6 +29,8 @@ from ragproof_cli.common import (
     print_json,
 )
 from ragproof_cli.errors import DEBUG_HINT, one_line
+from ragproof_cli.execution import execute_evaluation
+from ragproof_cli.instance import open_instance_with_partition
 from ragproof_core.config.settings import (
     RUN_KEYS,
     load_config,
@@ -29,6 +38,7 @@ from ragproof_core.config.settings import (
     run_key_help,
     run_key_type,
 )
+from ragproof_core.present.judge_activity import agreement_lines, judge_usage_table
 from ragproof_core.present.run_list import run_dict, runs_table
 from ragproof_core.present.summary import (
     calibration_json,
@@ -37,7 +47,9 @@ from ragproof_core.present.summary import (
     run_json,
     summary_table,
 )
+from ragproof_core.run.dry_run import estimate_run
 from ragproof_core.run.preflight import preflight
+from ragproof_core.store.layout import new_run_id
 
 
 def _names(text: str) -> tuple[str, ...]:
@@ -102,8 +114,6 @@ def cmd_run(args: argparse.Namespace) -> int:
     config = load_config(args.config).with_overrides(adapter=args.adapter, **run_key_values(args))
     if args.dry_run:
         checked = preflight(config, args.dataset)
-        from ragproof_core.run.dry_run import estimate_run
-
         estimate = asyncio.run(
             estimate_run(
                 checked.cases,
@@ -117,18 +127,6 @@ def cmd_run(args: argparse.Namespace) -> int:
     # Validation only: the dataset step reads the cases again, and a million of
     # them must not stay in this process for the whole run.
     preflight(config, args.dataset)
-
-    # Dagster is imported only when a run is made: `ragproof runs` and friends start faster.
-    from ragproof_assets.evaluation.config import (
-        PRECHECKED_TAG,
-        PROGRESS_TAG,
-        EvalRunConfig,
-        evaluate_run_config,
-    )
-    from ragproof_assets.evaluation.partitions import evaluation_runs
-    from ragproof_cli.execution import execute_evaluation
-    from ragproof_cli.instance import open_instance_with_partition
-    from ragproof_core.store.layout import new_run_id
 
     tags = {
         "ragproof/source": "cli",
@@ -207,8 +205,6 @@ def _print_summary(record, summaries) -> None:
 
 def _print_judge_detail(record) -> None:
     """Per-metric, per-model judge usage and the jury's agreement (CONTRACT section 15)."""
-    from ragproof_core.present.judge_activity import agreement_lines, judge_usage_table
-
     if record.judge_usage:
         print("judge usage by metric and model:")
         print(judge_usage_table(record.judge_usage))

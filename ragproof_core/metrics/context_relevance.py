@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ragproof_core.judge.types import Judge, JudgeVerdict
+from ragproof_core.metrics.judge_plan import JudgePlan
 from ragproof_core.model import (
     Case,
     CaseOutput,
@@ -200,7 +201,6 @@ def context_planners(names: Sequence[str], k: int) -> dict[str, Callable[..., An
     """Planners for ``metrics.combined_run``: each selected metric plans the same
     ``context_relevance`` part (same prompt, same inputs), so the combined request
     carries it once and both metrics are scored from that one sub-reply."""
-    from ragproof_core.metrics.judge_plan import JudgePlan
 
     def planner(metric: str) -> Callable[..., Any]:
         def plan_metric(case: Case, output: CaseOutput, has_judge: bool):

@@ -23,7 +23,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from ragproof_core.store.files import ROW_GROUP_SIZE
+from ragproof_core.store.files import ROW_GROUP_SIZE, LocalFiles
 
 # Upload part size: fewer round trips for big tables, still bounded memory.
 BLOCK_SIZE = 16 * 2**20
@@ -129,6 +129,4 @@ def _abort(handle) -> None:
 
 def files_for(layout) -> Any:
     """``LocalFiles`` or ``ObjectFiles`` for the store of ``layout``."""
-    from ragproof_core.store.files import LocalFiles
-
     return ObjectFiles(layout.fs) if layout.is_remote else LocalFiles()
