@@ -28,11 +28,12 @@ def executor_from_env(env: dict[str, str] | None = None):
     if choice in ("", "multiprocess"):
         return None
     if choice == "k8s":
+        # Optional extras, imported lazily: installed only where that executor is chosen.
         from dagster_k8s import k8s_job_executor
 
         return k8s_job_executor
     if choice == "celery":
-        from dagster_celery import celery_executor
+        from dagster_celery import celery_executor  # optional extra, as above
 
         return celery_executor
     raise ExecutorChoiceError(

@@ -28,15 +28,17 @@ from dataclasses import replace
 
 import dagster as dg
 
-from ragproof_assets.evaluation.assets import GROUP, _ledger, _progress_bar
+from ragproof_assets.evaluation.assets import GROUP
 from ragproof_assets.evaluation.config import PROGRESS_TAG
 from ragproof_assets.evaluation.io_managers import JudgeIOManager
 from ragproof_assets.evaluation.partitions import evaluation_runs
+from ragproof_assets.evaluation.progress import progress_bar
 from ragproof_assets.evaluation.resources import StoreResource
 from ragproof_assets.evaluation.table_schemas import CASE_RESULTS_COLUMNS, OUTPUTS_COLUMNS
 from ragproof_core.adapters.loading import AdapterLoadError
 from ragproof_core.adapters.runner import close_adapter
 from ragproof_core.config.settings import AdapterSpec, run_settings_from_dict
+from ragproof_core.judge.ledger import judge_ledger
 from ragproof_core.present.markdown import distributions_markdown, distributions_table
 from ragproof_core.run.evaluate import ABORTED_BUDGET, evaluate
 from ragproof_core.run.preflight import take_adapter
@@ -115,7 +117,7 @@ def evaluate_shard(
         shards=shards,
     )
     # Several processes drawing one terminal bar would garble it: one shard only.
-    progress = _progress_bar(
+    progress = progress_bar(
         end - start, enabled=context.run.tags.get(PROGRESS_TAG) == "true" and shards == 1
     )
 
@@ -129,7 +131,7 @@ def evaluate_shard(
             run_id, attempt_document_name(index, token), doc
         ),
         snapshot=lambda: attempt_document(
-            index, token, _ledger(judge, use_cache=manifest["use_cache"])
+            index, token, judge_ledger(judge, use_cache=manifest["use_cache"])
         ),
     )
     # One event loop for every batch (the judge and adapter clients bind to it);
@@ -170,7 +172,7 @@ def evaluate_shard(
             if judge is not None:
                 judge.close()
 
-    ledger = _ledger(judge, use_cache=manifest["use_cache"])
+    ledger = judge_ledger(judge, use_cache=manifest["use_cache"])
     report = ShardReport(
         shard=index,
         cases=evaluated,

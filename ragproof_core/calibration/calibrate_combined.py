@@ -28,6 +28,7 @@ request per prompt, to measure how well the two modes agree
 
 from __future__ import annotations
 
+import asyncio
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
@@ -38,8 +39,8 @@ from ragproof_core.calibration.fixtures_check import (
     MIN_PER_PROMPT,
     Fixture,
     FixtureError,
-    _parse,
     json_lines,
+    parse_fixture,
 )
 from ragproof_core.calibration.report import (
     EXACT_THRESHOLD,
@@ -135,7 +136,7 @@ def _parse_combined(obj: Any, where: str) -> tuple[CombinedFixture | None, list[
     for prompt in (p for p in CALIBRATED if p in scores):
         single = {**obj, "output": output, "prompt": prompt, "human_score": scores[prompt]}
         single.pop("human_scores")
-        fixture, found = _parse(single, where, prompt)
+        fixture, found = parse_fixture(single, where, prompt)
         problems.extend(f"{message} [{prompt}]" for message in found)
         if fixture is not None:
             parsed[prompt] = fixture
@@ -170,8 +171,6 @@ async def calibrate_combined(
     within_threshold: float = WITHIN_THRESHOLD,
 ) -> CalibrationReport:
     """Judge every combined fixture in one combined request each and report agreement."""
-    import asyncio
-
     if fixtures is None or isinstance(fixtures, Path | str):
         fixtures = load_combined_fixtures(fixtures)
     stopped: list[bool] = []

@@ -99,7 +99,7 @@ def _chunks(
     return tuple(chunks)
 
 
-def _parse(obj: Any, where: str, file_prompt: str) -> tuple[Fixture | None, list[str]]:
+def parse_fixture(obj: Any, where: str, file_prompt: str) -> tuple[Fixture | None, list[str]]:
     """One fixture from one decoded line, or None with the problems found."""
     if not isinstance(obj, dict):
         return None, [f"{where}: a fixture must be a JSON object"]
@@ -237,7 +237,7 @@ def _scan(directory: Path | None) -> tuple[list[Fixture], list[str]]:
                 if earlier != where:
                     problems.append(f"{where}: duplicate id {obj['id']!r} (first at {earlier})")
                     continue
-            fixture, found = _parse(obj, where, path.stem)
+            fixture, found = parse_fixture(obj, where, path.stem)
             problems.extend(found)
             if fixture is not None:
                 fixtures.append(fixture)

@@ -65,7 +65,7 @@ def import_litellm() -> ModuleType:
         category=UserWarning,
         module=r"pydantic\.main",
     )
-    import litellm
+    import litellm  # third-party, imported lazily: seconds of CPU (module docstring)
 
     litellm.telemetry = False
     litellm.suppress_debug_info = True
@@ -90,6 +90,7 @@ async def flush_litellm(timeout_s: float = 5.0) -> None:
     """
     if "litellm" not in sys.modules:
         return
+    # Lazily, like litellm itself: only when litellm was imported at all.
     from litellm.litellm_core_utils.logging_worker import GLOBAL_LOGGING_WORKER
 
     with contextlib.suppress(TimeoutError):

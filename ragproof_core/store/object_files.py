@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager, suppress
-from pathlib import PurePath
+from pathlib import PurePath, PurePosixPath
 from typing import Any
 
 import pyarrow as pa
@@ -101,8 +101,6 @@ class ObjectFiles:
 
     def glob(self, pattern: str) -> list[PurePath]:
         """Objects matching ``pattern`` (a path inside the bucket, no protocol), sorted."""
-        from pathlib import PurePosixPath
-
         return sorted(PurePosixPath(p) for p in self.fs.glob(pattern))
 
     def write_bytes(self, path: PurePath, data: bytes) -> None:

@@ -74,7 +74,7 @@ def _filesystem_options(protocol: str, env: dict[str, str]) -> dict[str, Any]:
 
 def open_filesystem(protocol: str, env: dict[str, str] | None = None):
     """A fresh fsspec filesystem for ``protocol``, configured from the environment only."""
-    import fsspec
+    import fsspec  # third-party, imported lazily: only a remote store needs it
 
     environ = dict(os.environ if env is None else env)
     try:
