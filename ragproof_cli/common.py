@@ -3,7 +3,11 @@ and JSON printing."""
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
+import sys
+from collections.abc import Iterator
 
 from ragproof_core.config.settings import store_root
 from ragproof_core.store.run_store import RunStore
@@ -23,3 +27,24 @@ def open_store() -> RunStore:
 
 def print_json(obj) -> None:
     print(json.dumps(obj, indent=2, sort_keys=False, default=str))
+
+
+@contextlib.contextmanager
+def stdout_to_stderr() -> Iterator[None]:
+    """Send whatever is written to standard output meanwhile to standard error.
+
+    An adapter that prints (or a library it calls, or a step process it starts)
+    must not corrupt the command's own output, ``--json`` above all. File
+    descriptor 1 is redirected as well as ``sys.stdout``, so C code and child
+    processes are caught too.
+    """
+    sys.stdout.flush()
+    saved = os.dup(1)
+    os.dup2(2, 1)
+    try:
+        with contextlib.redirect_stdout(sys.stderr):
+            yield
+    finally:
+        sys.stderr.flush()
+        os.dup2(saved, 1)
+        os.close(saved)

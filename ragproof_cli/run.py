@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import sys
+from collections.abc import Callable
 from typing import Any
 
 from ragproof_assets.evaluation.config import (
@@ -27,6 +28,7 @@ from ragproof_cli.common import (
     EXIT_OK,
     open_store,
     print_json,
+    stdout_to_stderr,
 )
 from ragproof_cli.errors import DEBUG_HINT, one_line
 from ragproof_cli.execution import execute_evaluation
@@ -108,6 +110,17 @@ def _failures(result) -> tuple[list[str], bool]:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
+    # The adapter runs in this process (and in step processes it starts): what it
+    # prints goes to stderr, and stdout carries only the command's own output.
+    with stdout_to_stderr():
+        code, show = _execute_run(args)
+    if show is not None:
+        show()
+    return code
+
+
+def _execute_run(args: argparse.Namespace) -> tuple[int, Callable[[], None] | None]:
+    """The run's exit code, and what to print on stdout (None: nothing)."""
     # Validate everything (config, dataset, judge environment, adapter) before a
     # partition is created, so bad input leaves no trace in the store or the
     # Dagster instance. The eval_dataset asset validates the same way.
@@ -122,8 +135,9 @@ def cmd_run(args: argparse.Namespace) -> int:
                 open_store().layout.judge_cache_path,
             )
         )
-        print_json(estimate.to_dict()) if args.json else print(estimate.render())
-        return EXIT_OK
+        if args.json:
+            return EXIT_OK, lambda: print_json(estimate.to_dict())
+        return EXIT_OK, lambda: print(estimate.render())
     # Validation only: the dataset step reads the cases again, and a million of
     # them must not stay in this process for the whole run.
     preflight(config, args.dataset)
@@ -167,19 +181,22 @@ def cmd_run(args: argparse.Namespace) -> int:
                 f"{DEBUG_HINT}",
                 file=sys.stderr,
             )
-            return EXIT_INTERNAL
+            return EXIT_INTERNAL, None
         print(f"ragproof: {one_line(messages[0])}", file=sys.stderr)
-        return EXIT_BAD_INPUT
+        return EXIT_BAD_INPUT, None
 
     store = open_store()
     record = store.get_run(run_id)
     summaries = store.summaries(run_id)
-    if args.json:
-        print_json(run_json(run_id, record.status, summaries, record.judge_activity()))
-    else:
-        print(f"run {run_id}: {record.status}, {record.cases} cases, {config.adapter.target}")
-        _print_summary(record, summaries)
-    return EXIT_BUDGET if record.status == "aborted:budget" else EXIT_OK
+
+    def show() -> None:
+        if args.json:
+            print_json(run_json(run_id, record.status, summaries, record.judge_activity()))
+        else:
+            print(f"run {run_id}: {record.status}, {record.cases} cases, {config.adapter.target}")
+            _print_summary(record, summaries)
+
+    return (EXIT_BUDGET if record.status == "aborted:budget" else EXIT_OK), show
 
 
 def _print_summary(record, summaries) -> None:

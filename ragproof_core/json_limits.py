@@ -30,6 +30,9 @@ MAX_INT_DIGITS = 4300
 # How many levels of a too-deep value's path a message names.
 _NAMED_LEVELS = 3
 
+# Half of a UTF-16 surrogate pair: a Python string may hold one, UTF-8 cannot.
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
 # Strings (with their escapes) and the brackets outside them.
 _TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}]', re.DOTALL)
 
@@ -62,6 +65,10 @@ def scan_depth(text: str, max_depth: int = MAX_DEPTH) -> None:
             depth -= 1
 
 
+def has_surrogate(text: str) -> bool:
+    return _SURROGATE.search(text) is not None
+
+
 def bounded_int(digits: str) -> int:
     """``json.loads``'s ``parse_int``: an integer of more than ``MAX_INT_DIGITS`` digits is
     refused before ``int()`` (which raises past 4,300 digits, or takes long to get there)."""
@@ -86,7 +93,11 @@ def check_value(
     stack: list[tuple[Any, int, str]] = [(value, 0, what)]
     while stack:
         item, depth, path = stack.pop()
-        if isinstance(item, bool | str | float) or item is None:
+        if isinstance(item, str):
+            if json_only and not item.isascii() and has_surrogate(item):
+                raise JsonLimitError(f"{path}: a lone surrogate is not valid text")
+            continue
+        if isinstance(item, bool | float) or item is None:
             continue
         if isinstance(item, int):
             if _too_wide(item, max_digits):
@@ -136,4 +147,5 @@ def _kind(value: Any) -> str:
         return "a Decimal"
     if isinstance(value, int):
         return "an integer"
-    return f"a {type(value).__name__}"
+    name = type(value).__name__
+    return f"an {name}" if name[0].lower() in "aeiou" else f"a {name}"

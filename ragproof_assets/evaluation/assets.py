@@ -12,8 +12,8 @@ steps each run adapter and judge together, so judge calls overlap adapter
 calls. All evaluation logic lives in ``ragproof_core``; this module only wires it.
 """
 
-import json
 from collections import Counter
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -25,13 +25,8 @@ from ragproof_assets.evaluation.resources import StoreResource
 from ragproof_assets.evaluation.table_schemas import DATASET_COLUMNS, METRIC_SUMMARIES_COLUMNS
 from ragproof_core.adapters.loading import AdapterLoadError
 from ragproof_core.calibration.jury_agreement import jury_agreement
-from ragproof_core.config.settings import (
-    ConfigError,
-    JudgeEnv,
-    judge_settings_dict,
-    run_settings_dict,
-    run_settings_from_dict,
-)
+from ragproof_core.config.manifest import RunManifest
+from ragproof_core.config.settings import ConfigError
 from ragproof_core.data.dataset import DatasetError, dataset_sha256
 from ragproof_core.judge.ledger import JudgeLedger
 from ragproof_core.present.html import render_html
@@ -40,6 +35,7 @@ from ragproof_core.present.markdown import worst_cases_markdown
 from ragproof_core.present.report_data import gather_report
 from ragproof_core.present.summary import refusal_tradeoff, summary_markdown
 from ragproof_core.run.preflight import preflight
+from ragproof_core.run.shards import EVALUATION_DOCUMENT, EvaluationTotals
 from ragproof_core.store.handles import StoredTable
 from ragproof_core.store.result_tally import summarize_run
 from ragproof_core.store.run_store import RunRecord, RunStore
@@ -86,21 +82,23 @@ def eval_dataset(
         raise dg.Failure(description=str(exc), allow_retries=False) from exc
     resolved, cases = checked.config, checked.cases
     run_store = store.store()
-    manifest = {
-        "run_id": run_id,
-        "dataset": _display_path(config.dataset),
-        "dataset_path": str(Path(config.dataset).resolve()),
-        "dataset_sha256": dataset_sha256(config.dataset),
-        "adapter": resolved.adapter.target,
-        "adapter_options": resolved.adapter.options,
-        "run": run_settings_dict(resolved.run),
-        "judge": judge_settings_dict(resolved.judge),
-        "use_cache": not config.no_cache,
-        "cases": len(cases),
-        "started_at": _now().isoformat(),
-        "dagster_run_id": context.run.run_id,
-    }
-    run_store.write_manifest(run_id, manifest)
+    manifest = RunManifest(
+        run_id=run_id,
+        dataset=_display_path(config.dataset),
+        dataset_path=str(Path(config.dataset).resolve()),
+        dataset_sha256=dataset_sha256(config.dataset),
+        cases=len(cases),
+        started_at=_now(),
+        run=resolved.run,
+        adapter=resolved.adapter,
+        judge=resolved.judge,
+        use_cache=not config.no_cache,
+        judge_api_base=checked.judge_env.api_base,
+        dagster_run_id=context.run.run_id,
+    )
+    # Hashed here, from the real values: the stored manifest has its secrets masked.
+    manifest = replace(manifest, config_sha256=manifest.settings_sha256())
+    run_store.write_manifest(run_id, manifest.to_dict())
     # A restarted run may split into other shards: its old result files must go.
     run_store.clear_results(run_id)
     run_store.write_dataset(run_id, cases)
@@ -111,8 +109,8 @@ def eval_dataset(
         run_store.table_handle(run_id, "dataset", len(cases)),
         metadata={
             "dagster/row_count": len(cases),
-            "dataset": manifest["dataset"],
-            "dataset_sha256": manifest["dataset_sha256"],
+            "dataset": manifest.dataset,
+            "dataset_sha256": manifest.dataset_sha256,
             "adapter": resolved.adapter.target,
             "cases_by_kind": dg.MetadataValue.json(dict(kinds)),
         },
@@ -135,34 +133,23 @@ def run_summary(
 ) -> dg.MaterializeResult:
     run_id = context.partition_key
     run_store = RunStore.holding(case_scores)
-    manifest = run_store.read_manifest(run_id)
+    manifest = run_store.run_manifest(run_id)
     # Counted column by column, batch by batch: never the run's results as objects.
-    summaries, skips = summarize_run(
-        run_store, run_id, run_settings_from_dict(manifest["run"]).selected_metrics
-    )
-    evaluation = manifest["evaluation"]
+    summaries, skips = summarize_run(run_store, run_id, manifest.run.metrics)
+    totals = EvaluationTotals.from_dict(run_store.read_document(run_id, EVALUATION_DOCUMENT))
     record = RunRecord(
         run_id=run_id,
-        dataset=manifest["dataset"],
-        adapter=manifest["adapter"],
-        status=evaluation["status"],
-        started_at=datetime.fromisoformat(manifest["started_at"]),
+        dataset=manifest.dataset,
+        adapter=manifest.adapter.target,
+        status=totals.status,
+        started_at=manifest.started_at,
         finished_at=_now(),
         judge_model=judge_verdicts.model,
         prompt_hashes=judge_verdicts.prompt_hashes,
-        config_json=json.dumps(
-            {
-                "run": manifest["run"],
-                "adapter": {"target": manifest["adapter"], "options": manifest["adapter_options"]},
-                "dataset_sha256": manifest["dataset_sha256"],
-                "use_cache": manifest["use_cache"],
-                "judge_api_base": JudgeEnv.from_env().api_base,
-            },
-            sort_keys=True,
-        ),
+        config_json=manifest.to_json(),
         cost_usd=judge_verdicts.cost_usd,
-        cases=evaluation["cases_evaluated"],
-        case_failures=evaluation["case_failures"],
+        cases=totals.cases,
+        case_failures=totals.case_failures,
         judge_requests=judge_verdicts.requests,
         cache_hits=judge_verdicts.cache_hits,
         judge_mode=judge_verdicts.mode if judge_verdicts.model else None,
@@ -195,7 +182,7 @@ def run_summary(
         "judge_cache_hits": record.cache_hits,
         "judge_input_tokens": record.judge_input_tokens,
         "judge_output_tokens": record.judge_output_tokens,
-        "metrics_selected": dg.MetadataValue.json(manifest["run"].get("metrics")),
+        "metrics_selected": dg.MetadataValue.json(list(manifest.run.metrics)),
         "store": run_store.layout.location,
     }
     for summary in summaries:

@@ -18,14 +18,12 @@ prompt hashes, requests, cache hits, cost), which ``load_input`` gives back
 to the run summary.
 """
 
-from collections.abc import Mapping
 from dataclasses import replace
-from typing import Any
 
 import dagster as dg
 
 from ragproof_assets.evaluation.resources import StoreResource
-from ragproof_core.config.settings import JudgeEnv, judge_settings_from_dict
+from ragproof_core.config.settings import JudgeEnv, JudgeSettings
 from ragproof_core.judge.factory import make_judge
 from ragproof_core.judge.ledger import JudgeLedger
 from ragproof_core.judge.session import LiteLLMJudge
@@ -74,7 +72,7 @@ class JudgeIOManager(dg.ConfigurableIOManager):
         *,
         use_cache: bool,
         concurrency: int,
-        table: Mapping[str, Any] | None = None,
+        table: JudgeSettings | None = None,
         shards: int = 1,
     ) -> LiteLLMJudge | None:
         """A judge over this store's cache, or None when no judge model is configured.
@@ -83,7 +81,7 @@ class JudgeIOManager(dg.ConfigurableIOManager):
         (RAGPROOF_JUDGE_MODE, ...) overrides it. One of ``shards`` shards gets that
         share of the run's budget (and of its rate limit where no slot file is shared).
         """
-        env = JudgeEnv.from_env().with_table(judge_settings_from_dict(table))
+        env = JudgeEnv.from_env().with_table(table or JudgeSettings())
         if shards > 1 and env.max_cost_usd is not None:
             env = replace(env, max_cost_usd=shard_budget(env.max_cost_usd, shards))
         return make_judge(

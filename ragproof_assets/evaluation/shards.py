@@ -29,7 +29,7 @@ from dataclasses import replace
 import dagster as dg
 
 from ragproof_assets.evaluation.assets import GROUP
-from ragproof_assets.evaluation.config import PROGRESS_TAG
+from ragproof_assets.evaluation.config import EVAL_OP, PROGRESS_TAG, EvalRunConfig
 from ragproof_assets.evaluation.io_managers import JudgeIOManager
 from ragproof_assets.evaluation.partitions import evaluation_runs
 from ragproof_assets.evaluation.progress import progress_bar
@@ -37,7 +37,9 @@ from ragproof_assets.evaluation.resources import StoreResource
 from ragproof_assets.evaluation.table_schemas import CASE_RESULTS_COLUMNS, OUTPUTS_COLUMNS
 from ragproof_core.adapters.loading import AdapterLoadError
 from ragproof_core.adapters.runner import close_adapter
-from ragproof_core.config.settings import AdapterSpec, run_settings_from_dict
+from ragproof_core.config.manifest import RunManifest
+from ragproof_core.config.redaction import redact
+from ragproof_core.config.settings import AdapterSpec, ConfigError
 from ragproof_core.judge.ledger import judge_ledger
 from ragproof_core.present.markdown import distributions_markdown, distributions_table
 from ragproof_core.run.evaluate import ABORTED_BUDGET, evaluate
@@ -50,7 +52,13 @@ from ragproof_core.run.shard_attempt import (
     new_attempt_token,
     unfinished_attempts,
 )
-from ragproof_core.run.shards import ShardReport, merge_reports, shard_ranges, shard_share
+from ragproof_core.run.shards import (
+    EVALUATION_DOCUMENT,
+    ShardReport,
+    merge_reports,
+    shard_ranges,
+    shard_share,
+)
 from ragproof_core.store.handles import StoredTable
 from ragproof_core.store.result_tally import UnknownStatus
 from ragproof_core.store.run_store import RunStore
@@ -71,7 +79,7 @@ def _shard_index(context: dg.OpExecutionContext) -> int:
 
 
 def _shard_count(run_store, run_id: str) -> int:
-    return run_settings_from_dict(run_store.read_manifest(run_id)["run"]).shards
+    return run_store.run_manifest(run_id).run.shards
 
 
 @dg.op(
@@ -82,6 +90,29 @@ def plan_shards(context: dg.OpExecutionContext, eval_dataset: StoredTable):
     shards = _shard_count(RunStore.holding(eval_dataset), context.partition_key)
     for index in range(shards):
         yield dg.DynamicOutput(None, mapping_key=report_name(index))
+
+
+def launched_adapter(context: dg.OpExecutionContext, manifest: RunManifest) -> AdapterSpec:
+    """The run's adapter with its real options, from the run's launch form.
+
+    The manifest's copy has its secrets masked (``ragproof_core/config/redaction.py``),
+    so an adapter built from it would send ``***`` as its key. The form is resolved
+    again and must still match the manifest: a config file edited since the run
+    started fails the step instead of evaluating with another adapter.
+    """
+    launched = context.run.run_config.get("ops", {}).get(EVAL_OP, {}).get("config")
+    if launched is None:
+        # A step launched alone (no eval_dataset in this Dagster run) has only the
+        # manifest: right for adapters without secrets, as before.
+        return manifest.adapter
+    spec = EvalRunConfig(**launched).resolve().adapter
+    stored = manifest.adapter
+    if (spec.target, redact(dict(spec.options))) != (stored.target, dict(stored.options)):
+        raise ConfigError(
+            "the adapter's config changed since this run started; start a new run "
+            f"(was {stored.target}, now {spec.target})"
+        )
+    return spec
 
 
 @dg.op(
@@ -97,23 +128,21 @@ def evaluate_shard(
     run_id = context.partition_key
     index = _shard_index(context)
     run_store = RunStore.holding(eval_dataset)
-    manifest = run_store.read_manifest(run_id)
-    settings = run_settings_from_dict(manifest["run"])
+    manifest = run_store.run_manifest(run_id)
+    settings = manifest.run
     shards = settings.shards
     start, end = shard_ranges(eval_dataset.rows, shards)[index]
     # run.concurrency is the run's total in flight: each shard takes its share.
     settings = replace(settings, concurrency=shard_share(settings.concurrency, shards, index))
     try:
         # The ingest step validated the adapter's input (a recording) before this step.
-        adapter = take_adapter(
-            AdapterSpec(manifest["adapter"], manifest["adapter_options"]), prechecked=True
-        )
-    except AdapterLoadError as exc:
+        adapter = take_adapter(launched_adapter(context, manifest), prechecked=True)
+    except (AdapterLoadError, ConfigError) as exc:
         raise dg.Failure(description=str(exc), allow_retries=False) from exc
     judge = judge_io_manager.open_judge(
-        use_cache=manifest["use_cache"],
+        use_cache=manifest.use_cache,
         concurrency=settings.concurrency,
-        table=manifest.get("judge"),
+        table=manifest.judge,
         shards=shards,
     )
     # Several processes drawing one terminal bar would garble it: one shard only.
@@ -131,7 +160,7 @@ def evaluate_shard(
             run_id, attempt_document_name(index, token), doc
         ),
         snapshot=lambda: attempt_document(
-            index, token, judge_ledger(judge, use_cache=manifest["use_cache"])
+            index, token, judge_ledger(judge, use_cache=manifest.use_cache)
         ),
     )
     # One event loop for every batch (the judge and adapter clients bind to it);
@@ -172,7 +201,7 @@ def evaluate_shard(
             if judge is not None:
                 judge.close()
 
-    ledger = judge_ledger(judge, use_cache=manifest["use_cache"])
+    ledger = judge_ledger(judge, use_cache=manifest.use_cache)
     report = ShardReport(
         shard=index,
         cases=evaluated,
@@ -210,8 +239,7 @@ def evaluate_shard(
 def gather_shards(context: dg.OpExecutionContext, store: StoreResource):
     run_id = context.partition_key
     run_store = store.store()
-    manifest = run_store.read_manifest(run_id)
-    shards = run_settings_from_dict(manifest["run"]).shards
+    shards = run_store.run_manifest(run_id).run.shards
     reports = [
         ShardReport.from_dict(run_store.read_document(run_id, report_name(i)))
         for i in range(shards)
@@ -219,12 +247,7 @@ def gather_shards(context: dg.OpExecutionContext, store: StoreResource):
     reported = {(r.shard, r.attempt) for r in reports}
     unfinished = unfinished_attempts(run_store.read_documents(run_id, ATTEMPT_PREFIX), reported)
     totals = merge_reports(reports, unfinished)
-    manifest["evaluation"] = {
-        "status": totals.status,
-        "cases_evaluated": totals.cases,
-        "case_failures": totals.case_failures,
-    }
-    run_store.write_manifest(run_id, manifest)
+    run_store.write_document(run_id, EVALUATION_DOCUMENT, totals.evaluation.to_dict())
     ledger = totals.ledger
     statuses: Counter[str] = Counter()
     for report in reports:

@@ -13,9 +13,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from ragproof_core.json_limits import JsonLimitError, check_value, has_surrogate
 from ragproof_core.model import Answer, Chunk
 
 _MISSING = object()
+# Metadata values stored without a closer look (an int only within 64 bits).
+_PLAIN = (str, float, bool, type(None))
+_INT64 = range(-(2**63), 2**63)
 
 
 class AdapterOutputError(ValueError):
@@ -34,6 +38,9 @@ def to_chunk(obj: Any) -> Chunk:
             and type(text) is str
             and (score is None or type(score) is float)
             and (metadata is None or type(metadata) is dict)
+            and _is_text(chunk_id)
+            and _is_text(text)
+            and (metadata is None or _plain_metadata(metadata))
         ):
             return Chunk(chunk_id, text, score, {} if metadata is None else metadata)
     if isinstance(obj, Chunk):
@@ -72,6 +79,8 @@ def to_answer(obj: Any) -> Answer:
         raise AdapterOutputError("answer is missing 'text'")
     if not isinstance(text, str):
         raise AdapterOutputError(f"answer 'text' must be a string, got {_type_name(text)}")
+    if not _is_text(text):
+        raise AdapterOutputError("answer 'text' holds a lone surrogate, which is not valid text")
     if chunks is _MISSING or chunks is None:
         chunks = None
     else:
@@ -117,9 +126,39 @@ def _build_chunk(chunk_id: Any, text: Any, score: Any, metadata: Any, obj: Any) 
         )
     elif not isinstance(metadata, dict):
         metadata = dict(metadata)
+    _check_storable(chunk_id, text, metadata)
     if isinstance(obj, Chunk) and score is obj.score and metadata is obj.metadata:
         return obj  # already valid: no copy (recorded replays build many of these)
     return Chunk(id=chunk_id, text=text, score=score, metadata=metadata)
+
+
+def _is_text(value: str) -> bool:
+    return value.isascii() or not has_surrogate(value)
+
+
+def _plain_metadata(metadata: dict) -> bool:
+    return all(
+        type(key) is str and (type(value) in _PLAIN or (type(value) is int and value in _INT64))
+        for key, value in metadata.items()
+    )
+
+
+def _check_storable(chunk_id: str, text: str, metadata: dict) -> None:
+    """The chunk can be written as JSON and UTF-8 (CONTRACT: an adapter output that
+    cannot is that case's failure, not the run's). Names a type, never calls ``str()``
+    on what the adapter returned."""
+    if not _is_text(chunk_id):
+        raise AdapterOutputError(
+            f"chunk {chunk_id!r} 'id' holds a lone surrogate, which is not valid text"
+        )
+    if not _is_text(text):
+        raise AdapterOutputError(
+            f"chunk {chunk_id!r} 'text' holds a lone surrogate, which is not valid text"
+        )
+    try:
+        check_value(metadata, "metadata", json_only=True)
+    except JsonLimitError as exc:
+        raise AdapterOutputError(f"chunk {chunk_id!r} {exc}") from None
 
 
 def _getter(obj: Any, what: str):

@@ -38,6 +38,9 @@ class HttpAdapterError(RuntimeError):
 class HttpAdapter:
     """Calls a RAG service's answer endpoint; see the module docstring."""
 
+    # Pure asyncio HTTP, never blocking: no loop thread of its own (adapters/isolation.py).
+    shares_event_loop = True
+
     def __new__(cls, *args: Any, **kwargs: Any) -> HttpAdapter:
         retrieve_url = kwargs.get("retrieve_url", args[3] if len(args) > 3 else None)
         if cls is HttpAdapter and retrieve_url is not None:

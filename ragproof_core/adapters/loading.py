@@ -12,6 +12,9 @@ import importlib
 from collections.abc import Mapping
 from typing import Any
 
+from ragproof_core.adapters.escapes import exception_text, must_propagate
+from ragproof_core.adapters.isolation import IsolatedAdapter, needs_isolation
+
 
 class AdapterLoadError(ValueError):
     """The adapter could not be built; the message says which step failed and why."""
@@ -38,9 +41,11 @@ def resolve_target(target: str, label: str = "adapter target") -> Any:
         raise AdapterLoadError(
             f"{label} {target!r}: importing {module_name!r} failed: ModuleNotFoundError: {exc}"
         ) from exc
-    except Exception as exc:
+    except BaseException as exc:  # noqa: BLE001 - a module calling sys.exit() is bad input too
+        if must_propagate(exc):
+            raise
         raise AdapterLoadError(
-            f"{label} {target!r}: importing {module_name!r} failed: {type(exc).__name__}: {exc}"
+            f"{label} {target!r}: importing {module_name!r} failed: {exception_text(exc)}"
         ) from exc
 
     factory: Any = module
@@ -74,12 +79,14 @@ def load_adapter(target: str, options: Mapping[str, Any], *, prechecked: bool = 
     except AdapterLoadError as exc:
         # Shipped adapters (e.g. RecordedAdapter) already phrase PATH:LINE: reason.
         raise AdapterLoadError(f"building adapter {target!r} failed: {exc}") from exc
-    except Exception as exc:
+    except BaseException as exc:  # noqa: BLE001 - a constructor's sys.exit() is bad input
+        if must_propagate(exc):
+            raise
         raise AdapterLoadError(
-            f"building adapter {target!r} failed: {type(exc).__name__}: {exc}"
+            f"building adapter {target!r} failed: {exception_text(exc)}"
         ) from exc
     if not callable(getattr(adapter, "answer", None)):
         raise AdapterLoadError(
             f"adapter {target!r} built a {type(adapter).__name__} without an answer() method"
         )
-    return adapter
+    return IsolatedAdapter(adapter) if needs_isolation(adapter) else adapter

@@ -58,6 +58,8 @@ class RecordedAdapter:
 
     # Replaying costs nothing, so `ragproof run --dry-run` may run it (run/dry_run.py).
     free_to_call = True
+    # Its run_case never blocks: no loop thread of its own (adapters/isolation.py).
+    shares_event_loop = True
 
     def __init__(self, path: str, *, validate: bool = True) -> None:
         self.path = str(path)

@@ -31,14 +31,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from ragproof_core.adapters.coerce import AdapterOutputError, to_answer, to_chunks
+from ragproof_core.adapters.escapes import AdapterEscape, exception_text, must_propagate
+from ragproof_core.adapters.isolation import is_async_method
 from ragproof_core.config.settings import RunSettings
 from ragproof_core.model import Case, CaseOutput
 
 OnOutput = Callable[[Case, CaseOutput], Awaitable[None] | None]
-
-# Error texts end up in the store and the terminal; a 50 kB traceback-in-a-
-# message from some library should not.
-_MAX_ERROR_CHARS = 1000
 
 
 class DaemonThreadPool:
@@ -93,9 +91,9 @@ def _work(jobs: queue.SimpleQueue[Any]) -> None:
             result = fn(*args)
         except Exception as exc:
             error = exc
-        except BaseException as exc:
+        except BaseException as exc:  # noqa: BLE001 - SystemExit would end this thread
             # SystemExit and friends cannot travel through an asyncio future.
-            error = RuntimeError(f"{type(exc).__name__}: {exc}")
+            error = AdapterEscape(exc)
         # A closed loop raises RuntimeError: nobody is waiting for this result any more.
         with contextlib.suppress(RuntimeError):
             loop.call_soon_threadsafe(_settle, future, result, error)
@@ -137,10 +135,7 @@ def _plan(adapter: object) -> _Plan:
         fn = getattr(adapter, name, None)
         if not callable(fn):
             return None
-        is_async = inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(
-            getattr(fn, "__call__", None)  # noqa: B004 - async callable objects
-        )
-        return _Method(name, fn, is_async)
+        return _Method(name, fn, is_async_method(fn))
 
     return _Plan(method("run_case"), method("retrieve"), method("answer"))
 
@@ -286,7 +281,9 @@ async def _invoke(method: _Method, arg: Any, timeout_s: float, pool: Any) -> Any
         if scope.expired():
             raise _CallFailed(f"timeout after {float(timeout_s)}s in {method.name}()") from None
         raise _CallFailed(_describe(exc, method.name)) from None
-    except Exception as exc:
+    except BaseException as exc:  # noqa: BLE001 - an adapter's sys.exit() fails its case only
+        if must_propagate(exc):
+            raise
         raise _CallFailed(_describe(exc, method.name)) from None
 
 
@@ -298,8 +295,4 @@ def _coerce(convert: Callable[[Any], Any], raw: Any, name: str) -> Any:
 
 
 def _describe(exc: BaseException, name: str) -> str:
-    text = str(exc)
-    if len(text) > _MAX_ERROR_CHARS:
-        text = text[:_MAX_ERROR_CHARS] + "..."
-    kind = type(exc).__name__
-    return f"{kind}: {text} (in {name}())" if text else f"{kind} (in {name}())"
+    return f"{exception_text(exc)} (in {name}())"

@@ -104,12 +104,37 @@ def merge_usage(rows: Sequence[dict]) -> list[dict]:
     return [merged[key] for key in sorted(merged)]
 
 
+# The run document holding its ``EvaluationTotals``.
+EVALUATION_DOCUMENT = "evaluation"
+
+
+@dataclass(frozen=True, slots=True)
+class EvaluationTotals:
+    """What the run record needs of the gathered shards, stored beside the run
+    (the manifest says what the run was asked to do, and never changes)."""
+
+    status: str
+    cases: int
+    case_failures: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> EvaluationTotals:
+        return cls(data["status"], data["cases"], data["case_failures"])
+
+
 @dataclass(frozen=True, slots=True)
 class RunTotals:
     status: str
     cases: int
     case_failures: int
     ledger: JudgeLedger
+
+    @property
+    def evaluation(self) -> EvaluationTotals:
+        return EvaluationTotals(self.status, self.cases, self.case_failures)
 
 
 def merge_reports(

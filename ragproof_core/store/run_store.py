@@ -7,18 +7,16 @@ directly and work on unfinished runs too, which the pipeline needs between
 steps. ``list_runs``, ``get_run`` and ``last_completed_run`` see finished runs
 only, like the DuckDB views.
 
-Secrets never reach the store: before a manifest or run record is written,
-the value of every key that looks like a secret (``api_key``, ``token``,
-``password``, ``authorization``, ``secret``, ... in any case or separator
-style) is replaced by ``"***"``, and passwords in URLs (``https://u:pw@host``)
-are masked. Redaction rather than rejection, so a config carrying a header
-such as ``Authorization`` still records every other setting.
+Secrets never reach the store: before a manifest, a document or a run record
+is written, the rule of ``ragproof_core/config/redaction.py`` is applied (keys whose
+name holds a secret word, URL user info and query values, to any depth).
+Redaction rather than rejection, so a config carrying a header such as
+``Authorization`` still records every other setting.
 """
 
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
@@ -31,6 +29,9 @@ import pandas as pd
 import pyarrow as pa
 
 from ragproof_core.config import settings
+from ragproof_core.config.manifest import RunManifest
+from ragproof_core.config.redaction import REDACTED, is_secret_key
+from ragproof_core.config.redaction import redact as redact_secrets
 from ragproof_core.gc_pause import collector_paused
 from ragproof_core.metrics.registry import metric_order
 from ragproof_core.model import Case, CaseOutput, MetricResult
@@ -47,9 +48,15 @@ from ragproof_core.store.layout import (
 from ragproof_core.store.object_files import files_for
 from ragproof_core.store.schema import RunRecord
 
-__all__ = ["REDACTED", "RunNotFound", "RunRecord", "RunStore", "new_run_id", "redact_secrets"]
-
-REDACTED = "***"
+__all__ = [
+    "REDACTED",
+    "RunNotFound",
+    "RunRecord",
+    "RunStore",
+    "is_secret_key",
+    "new_run_id",
+    "redact_secrets",
+]
 
 # Rows encoded at a time when writing outputs and case results: large enough for
 # good Parquet row groups, small enough that a 100,000-case run's Arrow copy
@@ -57,13 +64,6 @@ REDACTED = "***"
 WRITE_BATCH_ROWS = 50_000
 # Rows counted at a time by the columnar summaries: a few columns of them in Arrow.
 TALLY_BATCH_ROWS = 250_000
-
-_SECRET_WORDS = frozenset(
-    {"token", "password", "passwd", "secret", "authorization", "auth", "apikey", "cookie"}
-    | {"credential", "credentials"}
-)
-_SECRET_PAIRS = frozenset({("api", "key"), ("private", "key"), ("access", "key")})
-_URL_PASSWORD = re.compile(r"(?<=://)([^/@\s:]*):[^/@\s]+@")
 
 
 class RunNotFound(KeyError):
@@ -76,34 +76,6 @@ class RunNotFound(KeyError):
 
     def __str__(self) -> str:
         return self.message
-
-
-def is_secret_key(key: str) -> bool:
-    """True for ``api_key``, ``X-Api-Key``, ``apiKey``, ``Authorization``, ``access_token``...
-
-    Whole words only, so ``max_tokens`` or ``tokenizer`` are kept.
-    """
-    spaced = re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", key).lower()
-    words = re.findall(r"[a-z0-9]+", spaced)
-    return bool(_SECRET_WORDS.intersection(words)) or any(
-        pair in _SECRET_PAIRS for pair in zip(words, words[1:], strict=False)
-    )
-
-
-def redact_secrets(value: Any) -> Any:
-    """A copy of a JSON-like value with secret-looking keys' values set to ``REDACTED``."""
-    if isinstance(value, Mapping):
-        return {
-            key: REDACTED
-            if is_secret_key(str(key)) and value[key] is not None
-            else redact_secrets(value[key])
-            for key in value
-        }
-    if isinstance(value, list | tuple):
-        return [redact_secrets(item) for item in value]
-    if isinstance(value, str):
-        return _URL_PASSWORD.sub(rf"\1:{REDACTED}@", value)
-    return value
 
 
 def _redact_config_json(config_json: str) -> str:
@@ -212,6 +184,10 @@ class RunStore:
         except FileNotFoundError:
             raise RunNotFound(run_id) from None
         return json.loads(text)
+
+    def run_manifest(self, run_id: str) -> RunManifest:
+        """The run's manifest as the dataset step wrote it, typed."""
+        return RunManifest.from_dict(self.read_manifest(run_id))
 
     def write_document(self, run_id: str, name: str, document: Mapping[str, Any]) -> None:
         """Store a small JSON document beside the run's tables, secrets redacted."""

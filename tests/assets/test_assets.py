@@ -10,6 +10,7 @@ import duckdb
 import pytest
 
 from ragproof_assets.definitions import defs
+from ragproof_assets.evaluation.config import EvalRunConfig, evaluate_run_config
 from ragproof_assets.evaluation.partitions import evaluation_runs
 from ragproof_core.present.summary import summary_dict
 from ragproof_core.store.handles import StoredTable
@@ -26,7 +27,7 @@ def instance():
 def _materialize(instance, run_id: str, **config):
     instance.add_dynamic_partitions(evaluation_runs.name, [run_id])
     return defs.resolve_job_def("evaluate").execute_in_process(
-        run_config={"ops": {"eval_dataset": {"config": config}}},
+        run_config=evaluate_run_config(EvalRunConfig(**config)),
         instance=instance,
         partition_key=run_id,
         raise_on_error=False,

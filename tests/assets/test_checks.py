@@ -9,6 +9,7 @@ import dagster as dg
 import pytest
 
 from ragproof_assets.definitions import defs
+from ragproof_assets.evaluation.config import EvalRunConfig, evaluate_run_config
 from ragproof_assets.evaluation.partitions import evaluation_runs
 
 RECORDER = "ragproof_core.adapters.recorded:RecordedAdapter"
@@ -24,7 +25,7 @@ def _evaluate(instance, tmp_path, run_id: str, outputs: str, k: int):
         "metrics": ["retrieval.*"],
     }
     result = defs.resolve_job_def("evaluate").execute_in_process(
-        run_config={"ops": {"eval_dataset": {"config": config}}},
+        run_config=evaluate_run_config(EvalRunConfig(**config)),
         instance=instance,
         partition_key=run_id,
     )

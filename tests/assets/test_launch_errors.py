@@ -8,6 +8,7 @@ import dagster as dg
 import pytest
 
 from ragproof_assets.definitions import defs
+from ragproof_assets.evaluation.config import EvalRunConfig, evaluate_run_config
 from ragproof_assets.evaluation.partitions import evaluation_runs
 from ragproof_cli.run import _failures
 from tests.assets.expected import RECORDED
@@ -21,7 +22,7 @@ def _launch(config: dict):
     with dg.instance_for_test() as instance:
         instance.add_dynamic_partitions(evaluation_runs.name, ["bad-run"])
         return defs.resolve_job_def("evaluate").execute_in_process(
-            run_config={"ops": {"eval_dataset": {"config": config}}},
+            run_config=evaluate_run_config(EvalRunConfig(**config)),
             instance=instance,
             partition_key="bad-run",
             raise_on_error=False,

@@ -8,6 +8,7 @@ import json
 import dagster as dg
 
 from ragproof_assets.definitions import defs
+from ragproof_assets.evaluation.config import EvalRunConfig, evaluate_run_config
 from ragproof_assets.evaluation.partitions import evaluation_runs
 from ragproof_core.data.dataset import load_dataset
 from tests.assets.expected import RECORDED
@@ -81,19 +82,15 @@ def test_regression_check_fails_when_a_run_gets_significantly_worse(regression_f
         for run_id, outputs in (("r1-good", "good"), ("r2-bad", "bad")):
             instance.add_dynamic_partitions(evaluation_runs.name, [run_id])
             result = defs.resolve_job_def("evaluate").execute_in_process(
-                run_config={
-                    "ops": {
-                        "eval_dataset": {
-                            "config": {
-                                "dataset": str(dataset),
-                                "adapter": "ragproof_core.adapters.recorded:RecordedAdapter",
-                                "adapter_options_json": json.dumps(
-                                    {"path": str(tmp_path / f"{outputs}.jsonl")}
-                                ),
-                            }
-                        }
-                    }
-                },
+                run_config=evaluate_run_config(
+                    EvalRunConfig(
+                        dataset=str(dataset),
+                        adapter="ragproof_core.adapters.recorded:RecordedAdapter",
+                        adapter_options_json=json.dumps(
+                            {"path": str(tmp_path / f"{outputs}.jsonl")}
+                        ),
+                    )
+                ),
                 instance=instance,
                 partition_key=run_id,
             )

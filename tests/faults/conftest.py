@@ -22,6 +22,7 @@ import duckdb
 import pytest
 
 from ragproof_assets.definitions import defs
+from ragproof_assets.evaluation.config import EvalRunConfig, evaluate_run_config
 from ragproof_assets.evaluation.partitions import evaluation_runs
 from tests.conftest import FIXTURES
 from tests.support.judge_server import JudgeServer
@@ -49,7 +50,7 @@ def materialize(instance: dg.DagsterInstance, run_id: str, **config):
     """One real materialization of every evaluation asset for partition ``run_id``."""
     instance.add_dynamic_partitions(evaluation_runs.name, [run_id])
     return defs.resolve_job_def("evaluate").execute_in_process(
-        run_config={"ops": {"eval_dataset": {"config": config}}},
+        run_config=evaluate_run_config(EvalRunConfig(**config)),
         instance=instance,
         partition_key=run_id,
         raise_on_error=False,

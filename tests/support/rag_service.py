@@ -44,7 +44,7 @@ class RagService:
                     self._reply(503, b"service overloaded:\n  try again later", "text/plain")
                 elif question == "not-json":
                     self._reply(200, b"<html>oops</html>", "text/html")
-                elif self.path == "/answer":
+                elif self.path.partition("?")[0] == "/answer":
                     self._json(
                         {
                             "text": f"echo: {question}",
@@ -52,7 +52,7 @@ class RagService:
                             "citations": [CHUNK["id"]],
                         }
                     )
-                elif self.path == "/retrieve":
+                elif self.path.partition("?")[0] == "/retrieve":
                     self._json({"chunks": [CHUNK]} if question == "wrapped" else [CHUNK])
                 else:
                     self._reply(404, b"no such endpoint", "text/plain")

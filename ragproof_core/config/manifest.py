@@ -1,0 +1,116 @@
+"""The run manifest: what one evaluation run was asked to do, fixed when it starts.
+
+The dataset step writes it (``manifest.json`` in the run's folder); every
+later step and shard reads it back as this typed object, never as a dict;
+and the run record's ``config_json`` is exactly its JSON (``to_json``), so
+what a stored run says about its settings is what the run used. The
+``[run]`` settings are kept with the metric selection resolved to names
+(patterns such as ``retrieval.*`` expanded), as compare and the checks read
+them from ``config_json``'s ``run`` object.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Mapping
+from datetime import datetime
+from typing import Any
+
+from ragproof_core.config.redaction import config_sha256
+from ragproof_core.config.settings import (
+    AdapterSpec,
+    Config,
+    JudgeSettings,
+    RunSettings,
+    judge_settings_dict,
+    judge_settings_from_dict,
+    run_settings_dict,
+    run_settings_from_dict,
+)
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class RunManifest:
+    run_id: str
+    # The dataset as the user named it (relative to the working folder when inside it),
+    # its absolute path and the sha256 of its bytes.
+    dataset: str
+    dataset_path: str
+    dataset_sha256: str
+    cases: int
+    started_at: datetime
+    run: RunSettings
+    adapter: AdapterSpec
+    judge: JudgeSettings
+    # False when the run bypasses the judge cache (--no-cache).
+    use_cache: bool = True
+    # RAGPROOF_JUDGE_API_BASE when the run started (its password redacted in the store).
+    judge_api_base: str | None = None
+    dagster_run_id: str | None = None
+    # The hash of the settings with their real values (``settings_sha256``), set before
+    # the manifest is stored: the stored copy has its secrets masked, this hash
+    # still tells apart two runs whose configs differ only in a secret.
+    config_sha256: str | None = None
+
+    def __post_init__(self) -> None:
+        selected = self.run.selected_metrics
+        if self.run.metrics != selected:
+            # Stored as names, so the manifest reads back equal to itself.
+            object.__setattr__(self, "run", dataclasses.replace(self.run, metrics=selected))
+        if self.started_at.utcoffset() is None:
+            raise ValueError(f"run {self.run_id}: started_at must be a timezone-aware datetime")
+
+    @property
+    def config(self) -> Config:
+        return Config(self.run, self.adapter, self.judge)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "run_id": self.run_id,
+            "dataset": self.dataset,
+            "dataset_path": self.dataset_path,
+            "dataset_sha256": self.dataset_sha256,
+            "cases": self.cases,
+            "started_at": self.started_at.isoformat(),
+            "run": run_settings_dict(self.run),
+            "adapter": {"target": self.adapter.target, "options": dict(self.adapter.options)},
+            "judge": judge_settings_dict(self.judge),
+            "use_cache": self.use_cache,
+            "judge_api_base": self.judge_api_base,
+            "dagster_run_id": self.dagster_run_id,
+            "config_sha256": self.config_sha256,
+        }
+
+    def settings_sha256(self) -> str:
+        """sha256 of the run, adapter and judge settings as they are in this object."""
+        data = self.to_dict()
+        return config_sha256(
+            {key: data[key] for key in ("run", "adapter", "judge", "use_cache", "judge_api_base")}
+        )
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), sort_keys=True, ensure_ascii=False)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> RunManifest:
+        adapter = data["adapter"]
+        return cls(
+            run_id=data["run_id"],
+            dataset=data["dataset"],
+            dataset_path=data["dataset_path"],
+            dataset_sha256=data["dataset_sha256"],
+            cases=data["cases"],
+            started_at=datetime.fromisoformat(data["started_at"]),
+            run=run_settings_from_dict(data["run"]),
+            adapter=AdapterSpec(adapter["target"], dict(adapter["options"])),
+            judge=judge_settings_from_dict(data.get("judge")),
+            use_cache=data["use_cache"],
+            judge_api_base=data.get("judge_api_base"),
+            dagster_run_id=data.get("dagster_run_id"),
+            config_sha256=data.get("config_sha256"),
+        )
+
+    @classmethod
+    def from_json(cls, text: str) -> RunManifest:
+        return cls.from_dict(json.loads(text))

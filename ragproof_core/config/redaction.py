@@ -1,0 +1,122 @@
+"""Secrets out of everything a run writes: the config as stored and shown.
+
+A rule, not a list of header names (docs/errors.md, "Secrets in the config"):
+
+- a key whose name holds a secret word is stored as ``REDACTED`` whatever its
+  value (a string, a list, a table). The name is split into words at
+  separators and camelCase humps and compared case-insensitively; a word is a
+  secret word when it is one of ``SECRET_WORDS`` or ends with one of
+  ``SECRET_ENDINGS`` (``apikey``, ``accesstoken``, ``clientsecret``). So
+  ``openai_key``, ``Ocp-Apim-Subscription-Key``, ``X-Auth-Token``, ``creds`` and
+  ``pwd`` are redacted; ``max_tokens``, ``tokenizer``, ``keys`` and ``author`` are kept;
+- in every string, each URL loses its user info (``https://TOKEN@host`` ->
+  ``https://***@host``; ``https://user:pw@host`` -> ``https://user:***@host``)
+  and every query-string value (``?api_key=X&v=2`` -> ``?api_key=***&v=***``);
+- lists and tables are walked to any depth.
+
+The run's ``config_sha256`` is taken from the unredacted values (``config_sha256``),
+so two runs that differ only in a secret still have different configs.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Mapping
+from typing import Any
+
+REDACTED = "***"
+
+SECRET_WORDS = frozenset(
+    {
+        "key",
+        "token",
+        "secret",
+        "secrets",
+        "password",
+        "passwd",
+        "passphrase",
+        "pwd",
+        "bearer",
+        "auth",
+        "authorization",
+        "authentication",
+        "credential",
+        "credentials",
+        "cred",
+        "creds",
+        "cookie",
+        "cookies",
+        "signature",
+        "sig",
+    }
+)
+# A word made of several run together (``apikey``, ``authtoken``, ``oauth``).
+SECRET_ENDINGS = ("key", "token", "secret", "password", "passwd", "pwd", "auth", "cookie")
+
+_HUMP = re.compile(r"([a-z0-9])([A-Z])")
+_WORD = re.compile(r"[a-z0-9]+")
+_URL = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*://[^\s\"'<>]+")
+
+
+def name_words(name: str) -> list[str]:
+    """``X-Auth-Token`` -> ``["x", "auth", "token"]``; ``openaiKey`` -> ``["openai", "key"]``."""
+    return _WORD.findall(_HUMP.sub(r"\1_\2", name).lower())
+
+
+def is_secret_key(name: str) -> bool:
+    """True when a key of this name holds a secret (see the module's rule)."""
+    return any(word in SECRET_WORDS or word.endswith(SECRET_ENDINGS) for word in name_words(name))
+
+
+def _redact_query_part(part: str) -> str:
+    name, equals, value = part.partition("=")
+    if equals:
+        return f"{name}={REDACTED}" if value else part
+    return REDACTED if name else part
+
+
+def redact_url(url: str) -> str:
+    """``url`` without its user info's secret part and with every query value masked."""
+    scheme, _, rest = url.partition("://")
+    ends = [i for i in (rest.find(c) for c in "/?#") if i >= 0]
+    cut = min(ends, default=len(rest))
+    authority, tail = rest[:cut], rest[cut:]
+    if "@" in authority:
+        userinfo, host = authority.rsplit("@", 1)
+        user, colon, _ = userinfo.partition(":")
+        authority = f"{user}:{REDACTED}@{host}" if colon else f"{REDACTED}@{host}"
+    path, question, query = tail.partition("?")
+    if question:
+        query, hash_, fragment = query.partition("#")
+        masked = "&".join(_redact_query_part(part) for part in query.split("&"))
+        tail = f"{path}?{masked}{hash_}{fragment}"
+    return f"{scheme}://{authority}{tail}"
+
+
+def redact_text(text: str) -> str:
+    """Every URL in ``text`` redacted (``redact_url``); the rest kept."""
+    return _URL.sub(lambda match: redact_url(match.group()), text)
+
+
+def redact(value: Any) -> Any:
+    """A copy of a JSON-like value with the rule applied; the input is left untouched."""
+    if isinstance(value, Mapping):
+        return {
+            key: REDACTED
+            if is_secret_key(str(key)) and value[key] is not None
+            else redact(value[key])
+            for key in value
+        }
+    if isinstance(value, list | tuple):
+        return [redact(item) for item in value]
+    if isinstance(value, str):
+        return redact_text(value)
+    return value
+
+
+def config_sha256(config: Any) -> str:
+    """The hash of a config's unredacted values, keys sorted: equal configs, equal hashes."""
+    text = json.dumps(config, sort_keys=True, ensure_ascii=False, default=str)
+    return hashlib.sha256(text.encode()).hexdigest()
