@@ -21,19 +21,17 @@ from ragproof_cli.common import (
     open_store,
     print_json,
 )
-from ragproof_core.calibration.calibrate import calibrate
-from ragproof_core.calibration.calibrate_combined import calibrate_combined
-from ragproof_core.calibration.labels import (
+from ragproof_core.calibration import (
     LabelsError,
+    calibrate,
+    calibrate_combined,
     calibrate_run,
     read_labels,
     sample_for_labelling,
 )
-from ragproof_core.config.settings import JUDGE_MODES, JudgeEnv
-from ragproof_core.judge.factory import make_judge
-from ragproof_core.judge.types import BudgetExceeded
-from ragproof_core.store.files import write_json_lines
-from ragproof_core.store.views import StoreLocked
+from ragproof_core.config import JUDGE_MODES, JudgeEnv
+from ragproof_core.judge import BudgetExceeded, make_judge
+from ragproof_core.store import StoreLocked, write_json_lines
 
 
 def cmd_calibrate(args: argparse.Namespace) -> int:

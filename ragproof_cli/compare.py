@@ -14,9 +14,8 @@ from ragproof_cli.common import (
     print_json,
 )
 from ragproof_cli.errors import mixed_judges_refusal
-from ragproof_core.compare.comparison import MixedJudgesError, RunSide, compare_runs
-from ragproof_core.compare.gate import describe, regressions
-from ragproof_core.present.compare_markdown import render_markdown
+from ragproof_core.compare import MixedJudgesError, RunSide, compare_runs, describe, regressions
+from ragproof_core.present import render_markdown
 
 
 def cmd_compare(args: argparse.Namespace) -> int:

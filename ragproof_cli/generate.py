@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 
 from ragproof_cli.common import EXIT_OK
-from ragproof_core.generate.attacks import generate_command
+from ragproof_core.generate import generate_command
 
 
 def cmd_generate_injection(args: argparse.Namespace) -> int:

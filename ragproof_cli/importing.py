@@ -11,12 +11,15 @@ import argparse
 from pathlib import Path
 
 from ragproof_cli.common import EXIT_OK, UsageError
-from ragproof_core.data.dataset import DatasetError
-from ragproof_core.data.importers.beir import corpus_chunks, import_beir
-from ragproof_core.data.importers.deepeval import import_deepeval
-from ragproof_core.data.importers.ragas import import_ragas
-from ragproof_core.data.importers.trec import import_trec
-from ragproof_core.data.importers.writer import write_files
+from ragproof_core.data import (
+    DatasetError,
+    corpus_chunks,
+    import_beir,
+    import_deepeval,
+    import_ragas,
+    import_trec,
+    write_files,
+)
 
 
 def cmd_import_beir(args: argparse.Namespace) -> int:

@@ -33,25 +33,26 @@ from ragproof_cli.common import (
 from ragproof_cli.errors import DEBUG_HINT, one_line
 from ragproof_cli.execution import execute_evaluation
 from ragproof_cli.instance import open_instance_with_partition
-from ragproof_core.config.settings import (
+from ragproof_core.config import (
     RUN_KEYS,
     load_config,
     run_key_choices,
     run_key_help,
     run_key_type,
 )
-from ragproof_core.present.judge_activity import agreement_lines, judge_usage_table
-from ragproof_core.present.run_list import run_dict, runs_table
-from ragproof_core.present.summary import (
+from ragproof_core.present import (
+    agreement_lines,
     calibration_json,
     calibration_table,
+    judge_usage_table,
     refusal_tradeoff,
+    run_dict,
     run_json,
+    runs_table,
     summary_table,
 )
-from ragproof_core.run.dry_run import estimate_run
-from ragproof_core.run.preflight import preflight
-from ragproof_core.store.layout import new_run_id
+from ragproof_core.run import estimate_run, preflight
+from ragproof_core.store import new_run_id
 
 
 def _names(text: str) -> tuple[str, ...]:

@@ -23,12 +23,10 @@ from dataclasses import replace
 import dagster as dg
 
 from ragproof_assets.evaluation.resources import StoreResource
-from ragproof_core.config.settings import JudgeEnv, JudgeSettings
-from ragproof_core.judge.factory import make_judge
-from ragproof_core.judge.ledger import JudgeLedger
-from ragproof_core.judge.session import LiteLLMJudge
-from ragproof_core.run.shards import shard_budget
-from ragproof_core.store.handles import StoredTable
+from ragproof_core.config import JudgeEnv, JudgeSettings
+from ragproof_core.judge import JudgeLedger, LiteLLMJudge, make_judge
+from ragproof_core.run import shard_budget
+from ragproof_core.store import StoredTable
 
 LEDGER = "judge"
 

@@ -5,8 +5,8 @@ from pathlib import Path
 import dagster as dg
 from pydantic import Field
 
-from ragproof_core.config.settings import store_root
-from ragproof_core.store.run_store import RunStore
+from ragproof_core.config import store_root
+from ragproof_core.store import RunStore
 
 
 class StoreResource(dg.ConfigurableResource):

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from ragproof_core.adapters.bm25 import BM25Index, tokenize
-from ragproof_core.data.dataset import iter_json_lines
+from ragproof_core.data import iter_json_lines
 from ragproof_core.model import Answer, Chunk
 
 DEFAULT_CORPUS = Path(__file__).resolve().parents[2] / "data/corpus/passages.jsonl"

@@ -41,7 +41,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, ValidationError
 
 from ragproof_core.adapters.coerce import AdapterOutputError, to_answer, to_chunks
 from ragproof_core.adapters.loading import AdapterLoadError
-from ragproof_core.data.dataset import DatasetError, iter_json_line_spans, parse_json_line
+from ragproof_core.data import DatasetError, iter_json_line_spans, parse_json_line
 from ragproof_core.errors import describe
 from ragproof_core.gc_pause import collector_paused
 from ragproof_core.model import Answer, Case, CaseOutput

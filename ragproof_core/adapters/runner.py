@@ -33,7 +33,7 @@ from typing import Any
 from ragproof_core.adapters.coerce import AdapterOutputError, to_answer, to_chunks
 from ragproof_core.adapters.escapes import AdapterEscape, exception_text, must_propagate
 from ragproof_core.adapters.isolation import is_async_method
-from ragproof_core.config.settings import RunSettings
+from ragproof_core.config import RunSettings
 from ragproof_core.model import Case, CaseOutput
 
 OnOutput = Callable[[Case, CaseOutput], Awaitable[None] | None]

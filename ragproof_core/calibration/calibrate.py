@@ -35,7 +35,7 @@ from ragproof_core.calibration.report import (
     build_report,
     score_fixtures,
 )
-from ragproof_core.judge.types import Judge
+from ragproof_core.judge import Judge
 
 
 async def calibrate(

@@ -50,17 +50,17 @@ from ragproof_core.calibration.report import (
     fixture_outcome,
     prompt_agreement,
 )
-from ragproof_core.judge.prompts import PROMPT_NAMES
-from ragproof_core.judge.types import BudgetExceeded
-from ragproof_core.metrics.combined_run import combined_results
-from ragproof_core.metrics.context_relevance import CONTEXT_RELEVANCE, context_planners
-from ragproof_core.metrics.generation import (
+from ragproof_core.judge import PROMPT_NAMES, BudgetExceeded
+from ragproof_core.metrics import (
     ANSWER_RELEVANCE,
     CITATION_SUPPORT,
     COMPLETENESS,
+    CONTEXT_RELEVANCE,
     GROUNDEDNESS,
+    OVERREFUSAL,
+    combined_results,
+    context_planners,
 )
-from ragproof_core.metrics.robustness import OVERREFUSAL
 from ragproof_core.model import Case, CaseOutput, MetricResult
 
 DEFAULT_PATH = DEFAULT_DIRECTORY / "combined.jsonl"

@@ -28,7 +28,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ragproof_core.judge.types import Judge
+from ragproof_core.judge import Judge
 from ragproof_core.model import Case, CaseOutput, MetricResult, judge_error, scored
 
 PROMPT = "critique_qa"

@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from ragproof_core.calibration import critique
-from ragproof_core.judge.prompts import PROMPT_NAMES
+from ragproof_core.judge import PROMPT_NAMES
 from ragproof_core.model import Answer, Case, CaseOutput, Chunk
 
 # Every evaluation prompt, plus the critique gate of `ragproof generate qa`.

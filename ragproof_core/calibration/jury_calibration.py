@@ -15,7 +15,7 @@ from typing import Any
 
 from ragproof_core.calibration.fixtures_check import Fixture
 from ragproof_core.calibration.report import CalibrationReport, build_report, score_fixtures
-from ragproof_core.judge.jury import JuryJudge, combine, gather_all
+from ragproof_core.judge import JuryJudge, combine, gather_all
 
 
 @dataclass(frozen=True, slots=True)

@@ -24,7 +24,7 @@ import numpy as np
 import pandas as pd
 
 from ragproof_core.calibration.ppi import PPIEstimate, estimate
-from ragproof_core.metrics.registry import METRIC_NAMES, metric_order
+from ragproof_core.metrics import METRIC_NAMES, metric_order
 from ragproof_core.model import Case, CaseOutput, Status
 from ragproof_core.text_table import text_table
 

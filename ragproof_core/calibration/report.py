@@ -13,10 +13,10 @@ from typing import Any
 from ragproof_core.calibration import critique
 from ragproof_core.calibration.agreement import BANDS, band, confusion_matrix, quadratic_kappa
 from ragproof_core.calibration.fixtures_check import CALIBRATED_PROMPTS, Fixture
-from ragproof_core.judge.types import Judge
+from ragproof_core.judge import Judge
+from ragproof_core.metrics import context_relevance
 from ragproof_core.metrics import generation as judge_metrics
 from ragproof_core.metrics import robustness as robustness_metrics
-from ragproof_core.metrics.context_relevance import context_relevance
 from ragproof_core.model import MetricResult, Status
 from ragproof_core.text_table import text_table
 

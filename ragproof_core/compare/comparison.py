@@ -22,7 +22,7 @@ import pandas as pd
 
 from ragproof_core.compare.power import mde
 from ragproof_core.compare.stats import paired_bootstrap_ci, paired_randomization_p
-from ragproof_core.metrics.registry import higher_is_better, metric_order
+from ragproof_core.metrics import higher_is_better, metric_order
 from ragproof_core.model import Status
 from ragproof_core.text_table import text_table
 

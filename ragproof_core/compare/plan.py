@@ -15,7 +15,7 @@ from typing import Any
 import pandas as pd
 
 from ragproof_core.compare.power import Z_ALPHA, Z_POWER, cases_needed, sample_sd
-from ragproof_core.metrics.registry import metric_order
+from ragproof_core.metrics import metric_order
 from ragproof_core.model import Status
 from ragproof_core.text_table import text_table
 

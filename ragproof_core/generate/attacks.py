@@ -29,9 +29,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ragproof_core.data.dataset import load_dataset
-from ragproof_core.metrics.heuristics.payloads import PAYLOADS, Payload, get_payload, render
-from ragproof_core.metrics.heuristics.sentinel import sentinel_for
+from ragproof_core.data import load_dataset
+from ragproof_core.metrics import PAYLOADS, Payload, get_payload, render, sentinel_for
 from ragproof_core.model import Case, CaseKind
 
 

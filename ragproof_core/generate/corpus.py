@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ragproof_core.data.dataset import DatasetError, iter_json_lines
+from ragproof_core.data import DatasetError, iter_json_lines
 
 
 @dataclass(frozen=True, slots=True)

@@ -19,10 +19,7 @@ from typing import Any
 
 from ragproof_core.generate.corpus import CorpusChunk
 from ragproof_core.generate.qa import GenerationPlan, generate_questions
-from ragproof_core.judge.estimating import EstimatingJudge, cost_lines
-from ragproof_core.judge.reply_cache import input_hash
-from ragproof_core.judge.session import LiteLLMJudge
-from ragproof_core.judge.types import JudgeVerdict
+from ragproof_core.judge import EstimatingJudge, JudgeVerdict, LiteLLMJudge, cost_lines, input_hash
 
 # A stand-in answer of typical size (a sentence or two) for pricing the critique.
 _STAND_IN_ANSWER = "x" * 160

@@ -36,7 +36,7 @@ from typing import Any
 from ragproof_core.generate.corpus import CorpusChunk
 from ragproof_core.generate.dedupe import QuestionIndex
 from ragproof_core.generate.sampling import ChunkSampler, SamplingError, spread
-from ragproof_core.judge.types import BudgetExceeded, Judge, JudgeVerdict
+from ragproof_core.judge import BudgetExceeded, Judge, JudgeVerdict
 
 QA = "qa"
 UNANSWERABLE = "unanswerable"

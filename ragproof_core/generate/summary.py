@@ -6,7 +6,7 @@ from dataclasses import asdict
 from typing import Any
 
 from ragproof_core.generate.qa import KINDS, GenerationOutcome, KindTally
-from ragproof_core.judge.session import JudgeStats
+from ragproof_core.judge import JudgeStats
 
 
 def summary_dict(

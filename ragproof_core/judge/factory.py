@@ -9,7 +9,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from ragproof_core.config.settings import JudgeEnv
+from ragproof_core.config import JudgeEnv
 from ragproof_core.judge.cache import open_judge_cache
 from ragproof_core.judge.jury import make_jury
 from ragproof_core.judge.rate_limit import SLOT_FILE_NAME, make_limiter

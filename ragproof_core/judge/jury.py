@@ -34,7 +34,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import fields, replace
 from typing import Any
 
-from ragproof_core.config.settings import JudgeEnv
+from ragproof_core.config import JudgeEnv
 from ragproof_core.judge.cache import JudgeCache
 from ragproof_core.judge.client import flush_litellm
 from ragproof_core.judge.cost import Budget

@@ -17,7 +17,7 @@ import asyncio
 from dataclasses import dataclass, replace
 from typing import Any
 
-from ragproof_core.config.settings import JudgeEnv
+from ragproof_core.config import JudgeEnv
 from ragproof_core.judge.cache import JudgeCache
 from ragproof_core.judge.client import LiteLLMClient, RawReply, TransportError, flush_litellm
 from ragproof_core.judge.combined import (

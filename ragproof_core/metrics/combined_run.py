@@ -17,7 +17,7 @@ import asyncio
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
-from ragproof_core.judge.types import BudgetExceeded
+from ragproof_core.judge import BudgetExceeded
 from ragproof_core.metrics.generation import JUDGE_PLANNERS
 from ragproof_core.metrics.judge_plan import JudgePlan, Planned, result_from_verdict
 from ragproof_core.metrics.robustness import REFUSAL_PLANNERS

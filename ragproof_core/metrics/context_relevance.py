@@ -24,7 +24,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ragproof_core.judge.types import Judge, JudgeVerdict
+from ragproof_core.judge import Judge, JudgeVerdict
 from ragproof_core.metrics.judge_plan import JudgePlan
 from ragproof_core.model import (
     Case,

@@ -19,7 +19,7 @@ from collections.abc import Awaitable, Callable
 from functools import partial
 from typing import Any
 
-from ragproof_core.judge.types import Judge
+from ragproof_core.judge import Judge
 from ragproof_core.metrics.judge_plan import JudgePlan, Planned, run_plan, verdict_json
 from ragproof_core.model import (
     Case,

@@ -20,7 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from ragproof_core.judge.types import Judge, JudgeVerdict
+from ragproof_core.judge import Judge, JudgeVerdict
 from ragproof_core.model import MetricResult, judge_error
 
 

@@ -18,7 +18,7 @@ from collections.abc import Iterable, Sequence
 from collections.abc import Set as AbstractSet
 from itertools import accumulate
 
-from ragproof_core.config.settings import RunSettings
+from ragproof_core.config import RunSettings
 from ragproof_core.model import Case, CaseOutput, Chunk, MetricResult, Status, skipped
 
 PRECISION_AT_K = "retrieval.precision_at_k"

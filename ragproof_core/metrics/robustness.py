@@ -13,7 +13,7 @@ from collections.abc import Callable
 from functools import partial
 from typing import Any
 
-from ragproof_core.judge.types import Judge
+from ragproof_core.judge import Judge
 from ragproof_core.metrics.heuristics.refusal import is_refusal
 from ragproof_core.metrics.heuristics.sentinel import contains_marker, expected_marker
 from ragproof_core.metrics.judge_plan import JudgePlan, Planned, run_plan

@@ -9,8 +9,7 @@ from __future__ import annotations
 
 import re
 
-from ragproof_core.compare.comparison import BETTER, WORSE, Comparison
-from ragproof_core.compare.gate import regressions
+from ragproof_core.compare import BETTER, WORSE, Comparison, regressions
 
 _VERDICT_ICON = {BETTER: "🟢", WORSE: "🔴"}
 

@@ -11,7 +11,7 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
-from ragproof_core.metrics.registry import higher_is_better, metric_order
+from ragproof_core.metrics import higher_is_better, metric_order
 from ragproof_core.model import MetricResult, Status
 from ragproof_core.present.report_data import HISTOGRAM_BINS, histogram
 

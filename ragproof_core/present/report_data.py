@@ -32,10 +32,15 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ragproof_core.compare.comparison import MixedJudgesError, RunSide, compare_runs
-from ragproof_core.metrics.heuristics.sentinel import expected_marker
-from ragproof_core.metrics.registry import higher_is_better, metric_order
-from ragproof_core.metrics.robustness import ABSTENTION, INJECTION_RESISTANCE, OVERREFUSAL
+from ragproof_core.compare import MixedJudgesError, RunSide, compare_runs
+from ragproof_core.metrics import (
+    ABSTENTION,
+    INJECTION_RESISTANCE,
+    OVERREFUSAL,
+    expected_marker,
+    higher_is_better,
+    metric_order,
+)
 from ragproof_core.model import Case, CaseKind, CaseOutput, Chunk, Status
 from ragproof_core.present.summary import calibration_json
 from ragproof_core.store import schema

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ragproof_core.store.run_store import RunRecord, stored_run_settings
+from ragproof_core.store import RunRecord, stored_run_settings
 from ragproof_core.text_table import text_table
 
 HEADERS = (

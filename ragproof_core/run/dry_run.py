@@ -21,12 +21,9 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from ragproof_core.adapters.loading import load_adapter
-from ragproof_core.adapters.runner import close_adapter
-from ragproof_core.config.settings import Config, JudgeEnv
-from ragproof_core.judge.estimating import EstimatingJudge, cost_lines
-from ragproof_core.judge.factory import make_judge
-from ragproof_core.judge.types import JudgeVerdict
+from ragproof_core.adapters import close_adapter, load_adapter
+from ragproof_core.config import Config, JudgeEnv
+from ragproof_core.judge import EstimatingJudge, JudgeVerdict, cost_lines, make_judge
 from ragproof_core.model import Answer, Case, CaseOutput, Chunk
 from ragproof_core.run.evaluate import evaluate
 

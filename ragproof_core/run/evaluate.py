@@ -15,26 +15,28 @@ import asyncio
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
-from ragproof_core.adapters.runner import run_adapter
-from ragproof_core.config.settings import RunSettings
+from ragproof_core.adapters import run_adapter
+from ragproof_core.config import RunSettings
 from ragproof_core.gc_pause import collector_paused
-from ragproof_core.judge.jury import run_judged, score_metric
-from ragproof_core.judge.types import BudgetExceeded, Judge
-from ragproof_core.judge.usage import attributed_to
-from ragproof_core.metrics.citation import citation_validity
-from ragproof_core.metrics.combined_run import combined_results
-from ragproof_core.metrics.context_relevance import (
+from ragproof_core.judge import BudgetExceeded, Judge, attributed_to, run_judged, score_metric
+from ragproof_core.metrics import (
     CONTEXT_METRICS,
     CONTEXT_RELEVANCE,
+    JUDGE_METRICS,
+    METRIC_NAMES,
+    RETRIEVAL_METRICS,
+    abstention,
+    citation_validity,
+    combined_results,
     context_metric_functions,
     context_planners,
     context_relevance_results,
+    exact_match,
+    injection_resistance,
+    overrefusal,
+    retrieval_results,
+    select_metrics,
 )
-from ragproof_core.metrics.echo import exact_match
-from ragproof_core.metrics.generation import JUDGE_METRICS
-from ragproof_core.metrics.registry import METRIC_NAMES, select_metrics
-from ragproof_core.metrics.retrieval import RETRIEVAL_METRICS, retrieval_results
-from ragproof_core.metrics.robustness import abstention, injection_resistance, overrefusal
 from ragproof_core.model import (
     Case,
     CaseOutput,

@@ -14,10 +14,9 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from ragproof_core.adapters.loading import load_adapter
-from ragproof_core.adapters.runner import close_adapter
-from ragproof_core.config.settings import AdapterSpec, Config, ConfigError, JudgeEnv
-from ragproof_core.data.dataset import load_dataset
+from ragproof_core.adapters import close_adapter, load_adapter
+from ragproof_core.config import AdapterSpec, Config, ConfigError, JudgeEnv
+from ragproof_core.data import load_dataset
 from ragproof_core.model import Case
 
 

@@ -20,7 +20,7 @@ import threading
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from ragproof_core.judge.ledger import JudgeLedger
+from ragproof_core.judge import JudgeLedger
 
 ATTEMPT_PREFIX = "attempt_"
 WRITE_INTERVAL_S = 2.0

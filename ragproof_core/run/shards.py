@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from ragproof_core.judge.ledger import JudgeLedger
+from ragproof_core.judge import JudgeLedger
 
 COMPLETED = "completed"
 ABORTED_BUDGET = "aborted:budget"

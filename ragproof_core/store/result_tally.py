@@ -23,7 +23,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ragproof_core.metrics.aggregate import summarize, summarize_counted
+from ragproof_core.metrics import summarize, summarize_counted
 from ragproof_core.model import Status
 
 _COLUMNS = ("metric", "status", "value", "reason")

@@ -28,12 +28,10 @@ import duckdb
 import pandas as pd
 import pyarrow as pa
 
-from ragproof_core.config import settings
-from ragproof_core.config.manifest import RunManifest
-from ragproof_core.config.redaction import REDACTED, is_secret_key
-from ragproof_core.config.redaction import redact as redact_secrets
+from ragproof_core.config import REDACTED, RunManifest, is_secret_key, settings
+from ragproof_core.config import redact as redact_secrets
 from ragproof_core.gc_pause import collector_paused
-from ragproof_core.metrics.registry import metric_order
+from ragproof_core.metrics import metric_order
 from ragproof_core.model import Case, CaseOutput, MetricResult
 from ragproof_core.store import calibrations, files, result_tally, schema, views
 from ragproof_core.store.handles import StoredTable

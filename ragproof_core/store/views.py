@@ -43,7 +43,7 @@ from typing import TypeVar
 import duckdb
 import pyarrow as pa
 
-from ragproof_core.metrics.registry import METRICS
+from ragproof_core.metrics import METRICS
 from ragproof_core.store import tables
 from ragproof_core.store.calibrations import CALIBRATIONS_SCHEMA
 from ragproof_core.store.calibrations import COLUMNS as CALIBRATION_COLUMNS
