@@ -13,8 +13,17 @@ from ragproof_cli.common import (
     open_store,
     print_json,
 )
-from ragproof_cli.errors import mixed_judges_refusal
-from ragproof_core.compare import MixedJudgesError, RunSide, compare_runs, describe, regressions
+from ragproof_cli.errors import mixed_judges_refusal, mixed_settings_refusal
+from ragproof_core.compare import (
+    CORRECTIONS,
+    HOLM,
+    MixedJudgesError,
+    MixedSettingsError,
+    RunSide,
+    compare_runs,
+    describe,
+    regressions,
+)
 from ragproof_core.present import render_markdown
 
 
@@ -27,9 +36,17 @@ def cmd_compare(args: argparse.Namespace) -> int:
         RunSide(store.get_run(r), store.case_results_frame(r)) for r in (args.run_a, args.run_b)
     ]
     try:
-        comparison = compare_runs(*sides, allow_mixed_judges=args.allow_mixed_judges)
+        comparison = compare_runs(
+            *sides,
+            allow_mixed_judges=args.allow_mixed_judges,
+            allow_mixed_settings=args.allow_mixed_settings,
+            correction=args.correction,
+        )
     except MixedJudgesError as exc:
         print(mixed_judges_refusal(exc), file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except MixedSettingsError as exc:
+        print(mixed_settings_refusal(exc), file=sys.stderr)
         return EXIT_BAD_INPUT
     if fmt == "json":
         print_json(comparison.to_dict())
@@ -55,6 +72,18 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="compare runs judged by different models, prompts or modes (flagged in the output)",
     )
     compare.add_argument(
+        "--allow-mixed-settings",
+        action="store_true",
+        help="compare runs scored with different run.k or run.source_match (flagged in the output)",
+    )
+    compare.add_argument(
+        "--correction",
+        choices=CORRECTIONS,
+        default=HOLM,
+        help="adjust each metric's p for the number of metrics tested before the regression "
+        "gate reads it: holm (default, Holm's step-down) or none",
+    )
+    compare.add_argument(
         "--format",
         choices=("table", "markdown", "json"),
         default="table",
@@ -64,8 +93,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     compare.add_argument(
         "--fail-on-regression",
         action="store_true",
-        help="exit 4 when a metric of B is significantly worse (p < 0.05) than A by more than "
-        "--margin",
+        help="exit 4 when a metric of B is significantly worse (adjusted p < 0.05, see "
+        "--correction) than A by more than --margin",
     )
     compare.add_argument(
         "--margin", type=float, default=0.0, help="tolerated worsening (default 0)"

@@ -39,6 +39,11 @@ def mixed_judges_refusal(exc: Exception) -> str:
     return f"ragproof: refusing to compare: {exc} Pass --allow-mixed-judges to compare anyway."
 
 
+def mixed_settings_refusal(exc: Exception) -> str:
+    """The line ``compare`` prints when the runs' ``run.k`` or ``run.source_match`` differ."""
+    return f"ragproof: refusing to compare: {exc} Pass --allow-mixed-settings to compare anyway."
+
+
 class OneLineParser(argparse.ArgumentParser):
     """argparse exits 2 with the usage text on a usage error; CONTRACT reserves 2 for a
     budget abort, so a usage error becomes a ``UsageError`` (one line, exit 1)."""

@@ -1,27 +1,55 @@
 """How `ragproof run` executes the evaluation job.
 
-One shard: ``execute_in_process`` (one process, the quickest start). Several:
-``execute_job`` on the reconstructable job with the multiprocess executor,
-so every shard step runs in its own process at the same time, recorded in
-the persistent instance like a run launched from the UI. The executor forks
-its step processes from a forkserver that has imported the code location
-once, so a step starts without re-importing Dagster and ragproof.
+The run is created the way a run launched from the UI is: with the job's
+origin in the code location `dagster dev -w workspace.yaml` serves, so the
+UI's Overview timeline and the job's run history (which place runs by that
+origin and its repository tag) show command-line runs beside UI runs.
+``execute_in_process`` and ``execute_job`` record no such origin.
+
+One shard runs in this process with the in-process executor (the quickest
+start). Several run with the multiprocess executor, every shard step in its
+own process at the same time; the executor forks its step processes from a
+forkserver that has imported the code location once, so a step starts
+without re-importing Dagster and ragproof.
 """
 
 from __future__ import annotations
 
+import os
+import sys
 from typing import Any
 
 import dagster as dg
 
+# Dagster has no public way to give a run created outside a code location
+# server the origin the UI groups runs by; these are what the webserver records.
+from dagster._core.definitions.repository_definition.valid_definitions import (
+    SINGLETON_REPOSITORY_NAME,
+)
+from dagster._core.execution.api import execute_run
+from dagster._core.remote_origin import (
+    ManagedGrpcPythonEnvCodeLocationOrigin,
+    RemoteJobOrigin,
+    RemoteRepositoryOrigin,
+)
+from dagster._core.types.loadable_target_origin import LoadableTargetOrigin
+
 from ragproof_assets.definitions import defs
 
 JOB_NAME = "evaluate"
+# workspace.yaml's one code location: its module and its location_name.
+DEFINITIONS_MODULE = "ragproof_assets.definitions"
+CODE_LOCATION = "ragproof"
 
 
 def evaluate_job_def() -> dg.JobDefinition:
     """The job, built where ``dg.reconstructable`` can find it again in a step process."""
     return defs.resolve_job_def(JOB_NAME)
+
+
+def evaluate_in_process_job_def() -> dg.JobDefinition:
+    """The job with every step in the run's own process, whatever RAGPROOF_EXECUTOR says."""
+    return evaluate_job_def().with_executor_def(dg.in_process_executor)
 
 
 def multiprocess_config(shards: int) -> dict[str, Any]:
@@ -30,12 +58,28 @@ def multiprocess_config(shards: int) -> dict[str, Any]:
         "config": {
             "multiprocess": {
                 "max_concurrent": shards,
-                "start_method": {
-                    "forkserver": {"preload_modules": ["ragproof_assets.definitions"]}
-                },
+                "start_method": {"forkserver": {"preload_modules": [DEFINITIONS_MODULE]}},
             }
         }
     }
+
+
+def workspace_job_origin(job_name: str) -> RemoteJobOrigin:
+    """The job as the workspace's code location serves it to the UI."""
+    location = ManagedGrpcPythonEnvCodeLocationOrigin(
+        loadable_target_origin=LoadableTargetOrigin(
+            executable_path=sys.executable,
+            module_name=DEFINITIONS_MODULE,
+            working_directory=os.getcwd(),
+        ),
+        location_name=CODE_LOCATION,
+    )
+    return RemoteJobOrigin(
+        repository_origin=RemoteRepositoryOrigin(
+            code_location_origin=location, repository_name=SINGLETON_REPOSITORY_NAME
+        ),
+        job_name=job_name,
+    )
 
 
 def execute_evaluation(
@@ -47,20 +91,18 @@ def execute_evaluation(
 ):
     """Run the evaluation job for partition ``run_id``; returns Dagster's result."""
     if shards <= 1:
-        return evaluate_job_def().execute_in_process(
-            run_config=run_config,
-            instance=instance,
-            partition_key=run_id,
-            raise_on_error=False,
-            tags=tags,
-        )
-    if evaluate_job_def().executor_def.name == "multi_or_in_process_executor":
-        run_config = {**run_config, "execution": multiprocess_config(shards)}
-    # Otherwise RAGPROOF_EXECUTOR chose an executor whose settings live in the deployment.
-    return dg.execute_job(
-        dg.reconstructable(evaluate_job_def),
-        instance=instance,
+        job = dg.reconstructable(evaluate_in_process_job_def)
+    else:
+        job = dg.reconstructable(evaluate_job_def)
+        if evaluate_job_def().executor_def.name == "multi_or_in_process_executor":
+            run_config = {**run_config, "execution": multiprocess_config(shards)}
+        # Otherwise RAGPROOF_EXECUTOR chose an executor whose settings live in the deployment.
+    job_def = job.get_definition()
+    run = instance.create_run_for_job(
+        job_def=job_def,
         run_config=run_config,
-        tags={**tags, "dagster/partition": run_id},
-        raise_on_error=False,
+        tags={**job_def.run_tags, **tags, "dagster/partition": run_id},
+        remote_job_origin=workspace_job_origin(JOB_NAME),
+        job_code_origin=job.get_python_origin(),
     )
+    return execute_run(job, run, instance, raise_on_error=False)

@@ -21,6 +21,7 @@ from ragproof_assets.evaluation.config import (
     evaluate_run_config,
 )
 from ragproof_assets.evaluation.partitions import evaluation_runs
+from ragproof_assets.evaluation.run_tags import RUN_ID_TAG, SOURCE_TAG
 from ragproof_cli.common import (
     EXIT_BAD_INPUT,
     EXIT_BUDGET,
@@ -128,6 +129,7 @@ def _execute_run(args: argparse.Namespace) -> tuple[int, Callable[[], None] | No
     config = load_config(args.config).with_overrides(adapter=args.adapter, **run_key_values(args))
     if args.dry_run:
         checked = preflight(config, args.dataset)
+
         estimate = asyncio.run(
             estimate_run(
                 checked.cases,
@@ -143,8 +145,10 @@ def _execute_run(args: argparse.Namespace) -> tuple[int, Callable[[], None] | No
     # them must not stay in this process for the whole run.
     preflight(config, args.dataset)
 
+    run_id = new_run_id()
     tags = {
-        "ragproof/source": "cli",
+        SOURCE_TAG: "cli",
+        RUN_ID_TAG: run_id,
         # The preflight above has just built the adapter: the dataset step need not.
         PRECHECKED_TAG: "true",
     }
@@ -152,7 +156,6 @@ def _execute_run(args: argparse.Namespace) -> tuple[int, Callable[[], None] | No
         # Only when a person is watching: the bar is drawn on the terminal.
         tags[PROGRESS_TAG] = "true"
     given = {k: list(v) if isinstance(v, tuple) else v for k, v in run_key_values(args).items()}
-    run_id = new_run_id()
     instance = open_instance_with_partition(evaluation_runs.name, run_id)
     # One shard runs in this process; more run as parallel step processes.
     result = execute_evaluation(

@@ -37,6 +37,17 @@ class Case:
     expected_answer: str | None = None
     adversarial_payload: str | None = None
     metadata: dict[str, Any] = field(default_factory=dict)
+    # Set only when the dataset gave expected_source_ids as an object of grades
+    # (CONTRACT section 19): every judged id with its grade, zeros included.
+    # expected_source_ids then holds the relevant ids (grade >= 1) in the
+    # object's order, so code that reads only it sees the relevant sources.
+    source_grades: dict[str, int] | None = None
+
+    def judgments(self) -> dict[str, int]:
+        """Every judged id with its grade; a list of ids is grade 1 each."""
+        if self.source_grades is not None:
+            return self.source_grades
+        return dict.fromkeys(self.expected_source_ids or (), 1)
 
 
 @dataclass(slots=True)

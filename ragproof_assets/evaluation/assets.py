@@ -12,6 +12,7 @@ steps each run adapter and judge together, so judge calls overlap adapter
 calls. All evaluation logic lives in ``ragproof_core``; this module only wires it.
 """
 
+import os
 from collections import Counter
 from dataclasses import replace
 from datetime import UTC, datetime
@@ -20,8 +21,10 @@ from pathlib import Path
 import dagster as dg
 
 from ragproof_assets.evaluation.config import PRECHECKED_TAG, EvalRunConfig
+from ragproof_assets.evaluation.dataset_scores import dataset_scores, mean_metadata
 from ragproof_assets.evaluation.partitions import evaluation_runs
 from ragproof_assets.evaluation.resources import StoreResource
+from ragproof_assets.evaluation.run_tags import tag_launcher
 from ragproof_assets.evaluation.table_schemas import DATASET_COLUMNS, METRIC_SUMMARIES_COLUMNS
 from ragproof_core.adapters import AdapterLoadError
 from ragproof_core.calibration import jury_agreement
@@ -29,10 +32,12 @@ from ragproof_core.config import ConfigError, RunManifest
 from ragproof_core.data import DatasetError, dataset_sha256
 from ragproof_core.judge import JudgeLedger
 from ragproof_core.present import (
+    SERVE_URL_ENV,
     gather_report,
     judge_usage_markdown,
     refusal_tradeoff,
     render_html,
+    served_run_links,
     summary_markdown,
     worst_cases_markdown,
 )
@@ -68,6 +73,8 @@ def eval_dataset(
     context: dg.AssetExecutionContext, config: EvalRunConfig, store: StoreResource
 ) -> dg.Output[StoredTable]:
     run_id = context.partition_key
+    # Before validating: an evaluation that fails on its input is linked from its launch too.
+    tag_launcher(context)
     try:
         # Config, dataset, judge environment and adapter, all before the manifest:
         # bad input of any kind leaves the store unchanged.
@@ -183,10 +190,7 @@ def run_summary(
         "metrics_selected": dg.MetadataValue.json(list(manifest.run.metrics)),
         "store": run_store.layout.location,
     }
-    for summary in summaries:
-        if summary.mean is not None:
-            # One numeric entry per metric so Dagster plots each mean across runs.
-            metadata[f"mean/{summary.metric}"] = dg.MetadataValue.float(summary.mean)
+    metadata.update(mean_metadata(summaries))
     if record.judge_agreement:
         metadata["jury_agreement"] = dg.MetadataValue.json(record.judge_agreement)
     if record.judge_usage:
@@ -198,35 +202,33 @@ def run_summary(
     if skipped_reasons:
         metadata["skip_reasons"] = dg.MetadataValue.md(skipped_reasons)
     metadata.update(_report_metadata(context, run_store, run_id))
+    context.log_event(dataset_scores(record, summaries))
     return dg.MaterializeResult(metadata=metadata)
 
 
 def _report_metadata(context: dg.AssetExecutionContext, run_store, run_id: str) -> dict:
-    """Write the run's HTML report beside its files; link it and show the worst cases.
+    """Write the run's HTML report beside its files; point to it and show the worst cases.
 
     The run record is already written: a report that cannot be built is logged
     and noted, never a reason to fail a finished evaluation.
     """
+    links = served_run_links(os.environ.get(SERVE_URL_ENV), run_id)
+    # The run's page does not depend on the report being written.
+    metadata: dict[str, object] = (
+        {} if links is None else {"run_page": dg.MetadataValue.url(links.page)}
+    )
     try:
         report = gather_report(run_store, run_id)
         location = run_store.write_report(run_id, render_html(report))
     except Exception as exc:  # noqa: BLE001 - the evaluation itself succeeded
         context.log.error(f"the HTML report was not written: {type(exc).__name__}: {exc}")
-        return {"report": f"not written: {type(exc).__name__}: {exc}"}
-    link = (
-        dg.MetadataValue.url(location)
-        if run_store.layout.is_remote
-        else dg.MetadataValue.path(location)
-    )
-    return {
-        "report": link,
-        **(
-            {}
-            if run_store.layout.is_remote
-            else {"report_url": dg.MetadataValue.url(Path(location).as_uri())}
-        ),
-        "worst_cases": dg.MetadataValue.md(worst_cases_markdown(report)),
-    }
+        return {**metadata, "report": f"not written: {type(exc).__name__}: {exc}"}
+    # The location as copyable text: the UI's browser opens neither file:// nor s3:// links.
+    metadata["report"] = dg.MetadataValue.path(location)
+    if links is not None:
+        metadata["report_url"] = dg.MetadataValue.url(links.report)
+    metadata["worst_cases"] = dg.MetadataValue.md(worst_cases_markdown(report))
+    return metadata
 
 
 def _refresh_views(context: dg.AssetExecutionContext, run_store) -> None:

@@ -103,8 +103,8 @@ def launched_adapter(context: dg.OpExecutionContext, manifest: RunManifest) -> A
     stored = manifest.adapter
     if (spec.target, redact(dict(spec.options))) != (stored.target, dict(stored.options)):
         raise ConfigError(
-            "the adapter's config changed since this run started; start a new run "
-            f"(was {stored.target}, now {spec.target})"
+            f"the adapter's config ({stored.target} and its options) changed since "
+            "this run started; start a new run"
         )
     return spec
 
@@ -242,7 +242,8 @@ def gather_shards(context: dg.OpExecutionContext, store: StoreResource):
     unfinished = unfinished_attempts(run_store.read_documents(run_id, ATTEMPT_PREFIX), reported)
     totals = merge_reports(reports, unfinished)
     run_store.write_document(run_id, EVALUATION_DOCUMENT, totals.evaluation.to_dict())
-    ledger = totals.ledger
+    # Summed over calls and shards: rounded once here, for the run record and every display.
+    ledger = totals.ledger.with_rounded_cost()
     statuses: Counter[str] = Counter()
     for report in reports:
         statuses.update(report.statuses)

@@ -10,7 +10,9 @@ that does not exist yet. So the UI path is a plain job:
    the reason, and creates nothing), picks a fresh run id, adds it to the
    ``evaluation_runs`` partitions and tags its own Dagster run with it.
 3. The ``launch_evaluation_sensor`` (running by default under ``dagster dev``)
-   sees the finished launch and requests the partitioned ``evaluate`` run.
+   sees the finished launch and requests the partitioned ``evaluate`` run,
+   tagged with the launch's Dagster run id (``run_tags``); once it starts, the
+   launch is tagged with the ``evaluate`` run's id in return.
 
 The sensor looks at recent successful launches on every tick and dedupes by
 ``run_key`` (the launch's Dagster run id), so a launch is evaluated exactly
@@ -27,14 +29,13 @@ from pydantic import Field
 from ragproof_assets.evaluation.config import EvalRunConfig, evaluate_run_config
 from ragproof_assets.evaluation.jobs import evaluate_job
 from ragproof_assets.evaluation.partitions import evaluation_runs
+from ragproof_assets.evaluation.run_tags import LAUNCHED_BY_TAG, RUN_ID_TAG, SOURCE_TAG
 from ragproof_core.config import ConfigError
 from ragproof_core.data import DatasetError, load_dataset
 from ragproof_core.store import new_run_id
 
 LAUNCH_JOB = "launch_evaluation"
 LAUNCH_OP = "request_evaluation"  # an op may not share its job's name
-RUN_ID_TAG = "ragproof/run_id"
-LAUNCHED_BY_TAG = "ragproof/launched_by"
 DEMO_DATASET = "data/demo/cases.jsonl"
 # Launches older than this are not picked up by a sensor that was off meanwhile.
 LOOKBACK = timedelta(days=1)
@@ -75,7 +76,7 @@ def launch_evaluation_op(context: dg.OpExecutionContext, config: LaunchConfig) -
     name=LAUNCH_JOB,
     description="Start an evaluation from the UI: fill the form in the Launchpad and launch. "
     "A new run id (= partition) is created for you.",
-    tags={"ragproof/source": "ui"},
+    tags={SOURCE_TAG: "ui"},
 )
 def launch_evaluation_job() -> None:
     launch_evaluation_op()
@@ -102,7 +103,8 @@ def launch_requests(runs: Iterable[dg.DagsterRun]) -> list[dg.RunRequest]:
                 run_key=run.run_id,
                 partition_key=run_id,
                 run_config=evaluation_config(run.run_config),
-                tags={"ragproof/source": "ui", LAUNCHED_BY_TAG: run.run_id},
+                # The launch carries the run id tag too: clicking it lists both runs.
+                tags={SOURCE_TAG: "ui", LAUNCHED_BY_TAG: run.run_id, RUN_ID_TAG: run_id},
             )
         )
     return requests

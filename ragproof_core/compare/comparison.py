@@ -8,22 +8,29 @@ randomization test and a paired bootstrap CI (``stats``).
 Before anything is computed, the judge guard checks that both runs used the
 same judge model and the same prompt versions: scores from different judges
 are not comparable, and comparing them silently would report a judge change as
-a pipeline change.
+a pipeline change. The settings guard does the same for ``run.k`` and
+``run.source_match``: precision at k = 3 and at k = 5 are different measures.
+
+Each metric's p-value is also given adjusted for the number of metrics tested
+(``correction``, Holm's method by default); the regression gate reads the
+adjusted one.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import pandas as pd
 
+from ragproof_core.compare.correction import HOLM, adjust
 from ragproof_core.compare.power import mde
 from ragproof_core.compare.stats import paired_bootstrap_ci, paired_randomization_p
 from ragproof_core.metrics import higher_is_better, metric_order
 from ragproof_core.model import Status
+from ragproof_core.store import stored_run_settings
 from ragproof_core.text_table import text_table
 
 BETTER = "better"
@@ -45,6 +52,22 @@ class MixedJudgesError(Exception):
             f"runs {run_a} and {run_b} were judged differently: "
             + "; ".join(differences)
             + ". Their judge scores are not comparable."
+        )
+
+
+# The run settings that change what a metric measures.
+COMPARED_SETTINGS: tuple[str, ...] = ("k", "source_match")
+
+
+class MixedSettingsError(Exception):
+    """The two runs were scored with different ``run.k`` or ``run.source_match``."""
+
+    def __init__(self, run_a: str, run_b: str, differences: list[str]) -> None:
+        self.differences = differences
+        super().__init__(
+            f"runs {run_a} and {run_b} were scored with different settings: "
+            + "; ".join(differences)
+            + ". Their retrieval scores are different measures."
         )
 
 
@@ -79,6 +102,8 @@ class MetricComparison:
     transitions: dict[str, int] = field(default_factory=dict)
     # Minimum detectable effect at 80% power, alpha 0.05 (power.py); None below 2 pairs.
     mde: float | None = None
+    # p_value adjusted over every compared metric with a p-value (Comparison.correction).
+    p_adjusted: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -93,6 +118,7 @@ class MetricComparison:
             "ci_low": self.ci_low,
             "ci_high": self.ci_high,
             "p_value": self.p_value,
+            "p_adjusted": self.p_adjusted,
             "verdict": self.verdict,
             "transitions": dict(self.transitions),
             "mde": self.mde,
@@ -132,6 +158,10 @@ class Comparison:
     # Metrics one run computed and the other did not select: named, never compared.
     only_in_a: tuple[str, ...] = ()
     only_in_b: tuple[str, ...] = ()
+    # How p_adjusted was computed: "holm" or "none" (correction.CORRECTIONS).
+    correction: str = HOLM
+    # Non-empty only when mixed settings were explicitly allowed.
+    settings_differences: tuple[str, ...] = ()
 
     @property
     def mixed_judges(self) -> bool:
@@ -204,6 +234,19 @@ def judge_differences(a: Any, b: Any) -> list[str]:
         else:
             diffs.append(f"prompt {prompt} hash {_short(ha)} vs {_short(hb)}")
     return diffs
+
+
+def settings_differences(a: Any, b: Any) -> list[str]:
+    """``run.k`` and ``run.source_match`` where both run records name them and differ.
+
+    A record without stored settings (``config_json`` empty) has nothing to differ on.
+    """
+    run_a, run_b = stored_run_settings(a), stored_run_settings(b)
+    return [
+        f"run.{key} {run_a[key]} vs {run_b[key]}"
+        for key in COMPARED_SETTINGS
+        if key in run_a and key in run_b and run_a[key] != run_b[key]
+    ]
 
 
 def _frame(side: RunSide) -> pd.DataFrame:
@@ -315,18 +358,24 @@ def compare_runs(
     b: RunSide,
     *,
     allow_mixed_judges: bool = False,
+    allow_mixed_settings: bool = False,
     seed: int = 0,
     alpha: float = 0.05,
     top_regressions: int = 10,
+    correction: str = HOLM,
 ) -> Comparison:
     """Compare run B against run A (deltas are B - A).
 
-    Raises MixedJudgesError when the judges differ, unless allowed; then the
+    Raises MixedJudgesError when the judges differ, and MixedSettingsError when
+    ``run.k`` or ``run.source_match`` differ, unless allowed; then the
     differences are kept on the result so every report can show them.
     """
     diffs = judge_differences(a.record, b.record)
     if diffs and not allow_mixed_judges:
         raise MixedJudgesError(a.record.run_id, b.record.run_id, diffs)
+    settings = settings_differences(a.record, b.record)
+    if settings and not allow_mixed_settings:
+        raise MixedSettingsError(a.record.run_id, b.record.run_id, settings)
     fa, fb = _frame(a), _frame(b)
     # A metric only one run selected has nothing to pair with: it is named, not compared.
     in_a, in_b = set(fa["metric"]), set(fb["metric"])
@@ -346,6 +395,10 @@ def compare_runs(
         )
         results.append(mc)
         regressions.extend(regs)
+    tested = [i for i, mc in enumerate(results) if mc.p_value is not None]
+    adjusted = adjust([results[i].p_value for i in tested], correction)
+    for i, p_adjusted in zip(tested, adjusted, strict=True):
+        results[i] = replace(results[i], p_adjusted=p_adjusted)
     order = {m: i for i, m in enumerate(metrics)}
     # Worst first in each metric's own direction; ties by metric order, then case id.
     regressions.sort(
@@ -367,6 +420,8 @@ def compare_runs(
         regressions=tuple(regressions[: max(top_regressions, 0)]),
         only_in_a=tuple(metric_order(in_a - in_b)),
         only_in_b=tuple(metric_order(in_b - in_a)),
+        correction=correction,
+        settings_differences=tuple(settings),
     )
 
 

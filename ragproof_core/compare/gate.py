@@ -1,7 +1,9 @@
 """The regression gate of ``ragproof compare --fail-on-regression`` (CONTRACT section 10).
 
 A metric regresses when the comparison's own verdict says B is significantly
-worse than A (paired test, p < alpha, in the metric's direction) and the mean
+worse than A (paired test, p < alpha, in the metric's direction), its p-value
+adjusted for the number of metrics tested is below alpha too (Holm's method
+unless the comparison was made with ``correction="none"``), and the mean
 paired delta is worse by more than ``margin``. The margin lets a team accept
 small, real changes (say 0.01 of recall) without failing CI.
 """
@@ -25,7 +27,11 @@ def regressions(comparison: Comparison, margin: float = 0.0) -> list[MetricCompa
     return [
         m
         for m in comparison.metrics
-        if m.verdict == WORSE and (w := worse_by(m)) is not None and w > margin
+        if m.verdict == WORSE
+        and m.p_adjusted is not None
+        and m.p_adjusted < comparison.alpha
+        and (w := worse_by(m)) is not None
+        and w > margin
     ]
 
 

@@ -14,6 +14,10 @@ Rules worth knowing:
   (``metadata`` is the place for free-form data, kept verbatim).
 - Rows are validated by the declared schema ``CaseRow`` (strict types), so a
   reason reads ``FIELD: expected ..., got VALUE``.
+- ``expected_source_ids`` is a list of ids or an object of integer grades
+  (CONTRACT section 19); an object is checked here, id by id
+  (``expected_source_ids.d1: must be at least 0, got -1``), and ``CaseRow``
+  sees its relevant ids.
 - Problems with the file itself (missing, unreadable, empty) use line 0 or 1:
   ``PATH:0: no such file``, ``PATH:1: dataset has no cases``.
 """
@@ -29,7 +33,7 @@ from typing import IO, Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, ValidationError
 
-from ragproof_core.errors import describe
+from ragproof_core.errors import describe, dotted, show_value
 from ragproof_core.gc_pause import collector_paused
 from ragproof_core.json_limits import JsonLimitError, bounded_int, check_value, scan_depth
 from ragproof_core.model import Case, CaseKind
@@ -204,6 +208,7 @@ class CaseRow(BaseModel):
     id: _Text
     question: _Text
     kind: Literal["qa", "unanswerable", "injection"] | None = None
+    # A graded object is checked by source_grades() before this model sees the row.
     expected_source_ids: list[str] | None = None
     expected_answer: str | None = None
     adversarial_payload: str | None = None
@@ -249,6 +254,20 @@ def _plain_case(row: dict) -> Case | None:
     )
 
 
+def source_grades(grades: dict[Any, Any]) -> dict[str, int]:
+    """A graded ``expected_source_ids`` object, checked: ids are strings, grades
+    integers >= 0 (a boolean is not a grade). Raises ``_Invalid`` naming the id."""
+    for source_id, grade in grades.items():
+        where = dotted(("expected_source_ids", str(source_id)))
+        if type(source_id) is not str or not source_id.strip():
+            raise _Invalid(f"{where}: expected a non-empty string id")
+        if type(grade) is not int:
+            raise _Invalid(f"{where}: expected an integer grade, got {show_value(grade)}")
+        if grade < 0:
+            raise _Invalid(f"{where}: must be at least 0, got {show_value(grade)}")
+    return grades
+
+
 def _to_case(row: Any) -> Case:
     if type(row) is dict:
         case = _plain_case(row)
@@ -256,6 +275,13 @@ def _to_case(row: Any) -> Case:
             return case
     if not isinstance(row, dict):
         raise _Invalid(f"expected a JSON object, got {json_type(row)}")
+    grades = row.get("expected_source_ids")
+    if isinstance(grades, dict):
+        grades = source_grades(grades)
+        # CaseRow checks the rest of the row against the relevant ids.
+        row = {**row, "expected_source_ids": [s for s, grade in grades.items() if grade >= 1]}
+    else:
+        grades = None
     # null means absent (CONTRACT section 1), so a null id is a missing id.
     present = {key: value for key, value in row.items() if value is not None}
     try:
@@ -275,6 +301,7 @@ def _to_case(row: Any) -> Case:
         adversarial_payload=valid.adversarial_payload,
         # Kept verbatim: the row's own dict, not a validated copy.
         metadata=row["metadata"] if valid.metadata is not None else {},
+        source_grades=grades,
     )
 
 

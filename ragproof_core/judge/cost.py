@@ -19,6 +19,10 @@ CHARS_PER_TOKEN = 4
 # ~200 tokens covers a typical answer's 5-10 claims. The reservation is only a
 # pre-call guard: the settled cost uses the real (or estimated) output.
 ASSUMED_OUTPUT_TOKENS = 200
+# Dollar figures shown or stored are rounded to a millionth of a dollar: one
+# token at $1 per million tokens, the smallest price step that matters. Digits
+# past it are only the residue of adding thousands of per-call costs.
+USD_DECIMALS = 6
 
 
 def estimate_tokens(text: str) -> int:
@@ -31,6 +35,10 @@ def messages_chars(messages: Iterable[dict[str, str]]) -> int:
 
 def estimate_input_tokens(messages: Iterable[dict[str, str]]) -> int:
     return math.ceil(messages_chars(messages) / CHARS_PER_TOKEN)
+
+
+def rounded_usd(amount: float) -> float:
+    return round(amount, USD_DECIMALS)
 
 
 def call_cost(

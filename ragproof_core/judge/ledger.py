@@ -3,8 +3,10 @@ the run summary reads (model, prompt hashes, requests, cache hits, cost)."""
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
+
+from ragproof_core.judge.cost import rounded_usd
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,6 +39,18 @@ class JudgeLedger:
             "cost_usd": self.cost_usd,
             "usage": [dict(row) for row in self.usage],
         }
+
+    def with_rounded_cost(self) -> JudgeLedger:
+        """The ledger with its dollar figures rounded (``cost.USD_DECIMALS``): the
+        run's totals are sums of per-call and per-shard costs."""
+        return replace(
+            self,
+            cost_usd=rounded_usd(self.cost_usd),
+            usage=[
+                {**row, "cost_usd": rounded_usd(row["cost_usd"])} if "cost_usd" in row else row
+                for row in self.usage
+            ],
+        )
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

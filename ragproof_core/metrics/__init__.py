@@ -10,6 +10,7 @@ from ragproof_core.metrics.context_relevance import (
     context_relevance,
     context_relevance_results,
 )
+from ragproof_core.metrics.cutoff import split_cutoff
 from ragproof_core.metrics.echo import exact_match
 from ragproof_core.metrics.generation import (
     ANSWER_RELEVANCE,
@@ -27,7 +28,7 @@ from ragproof_core.metrics.registry import (
     metric_order,
     select_metrics,
 )
-from ragproof_core.metrics.retrieval import RETRIEVAL_METRICS, retrieval_results
+from ragproof_core.metrics.retrieval import RETRIEVAL_METRICS, SCORED_RETRIEVAL, retrieval_results
 from ragproof_core.metrics.robustness import (
     ABSTENTION,
     INJECTION_RESISTANCE,
@@ -53,6 +54,7 @@ __all__ = [
     "PAYLOADS",
     "Payload",
     "RETRIEVAL_METRICS",
+    "SCORED_RETRIEVAL",
     "abstention",
     "citation_validity",
     "combined_results",
@@ -71,6 +73,7 @@ __all__ = [
     "retrieval_results",
     "select_metrics",
     "sentinel_for",
+    "split_cutoff",
     "summarize",
     "summarize_counted",
 ]

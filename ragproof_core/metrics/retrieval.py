@@ -19,6 +19,15 @@ from collections.abc import Set as AbstractSet
 from itertools import accumulate
 
 from ragproof_core.config import RunSettings
+from ragproof_core.metrics.cutoff import split_cutoff
+from ragproof_core.metrics.trec_measures import (
+    average_precision,
+    bpref,
+    graded_ndcg_at_k,
+    hit_rate_at_k,
+    judged_at_k,
+    r_precision,
+)
 from ragproof_core.model import Case, CaseOutput, Chunk, MetricResult, Status, skipped
 
 PRECISION_AT_K = "retrieval.precision_at_k"
@@ -26,6 +35,14 @@ RECALL_AT_K = "retrieval.recall_at_k"
 MRR = "retrieval.mrr"
 NDCG_AT_K = "retrieval.ndcg_at_k"
 RETRIEVAL_METRICS: tuple[str, ...] = (PRECISION_AT_K, RECALL_AT_K, MRR, NDCG_AT_K)
+# The trec_eval measures of CONTRACT section 19, scored only when selected.
+MAP = "retrieval.map"
+R_PRECISION = "retrieval.r_precision"
+HIT_RATE_AT_K = "retrieval.hit_rate_at_k"
+BPREF = "retrieval.bpref"
+JUDGED_AT_K = "retrieval.judged_at_k"
+DEPTH_METRICS: tuple[str, ...] = (MAP, R_PRECISION, HIT_RATE_AT_K, BPREF, JUDGED_AT_K)
+SCORED_RETRIEVAL: tuple[str, ...] = RETRIEVAL_METRICS + DEPTH_METRICS
 
 NO_RETRIEVAL = "adapter does not expose retrieval"
 NO_EXPECTED_SOURCES = "case has no expected_source_ids"
@@ -152,27 +169,76 @@ def retrieval_scores(
     )
 
 
-def retrieval_results(case: Case, output: CaseOutput, settings: RunSettings) -> list[MetricResult]:
-    """The four retrieval results for one case that did not fail.
+_FOUR = frozenset(RETRIEVAL_METRICS)
+# Kernels over the relevant ids (grade >= 1) and over every judged id with its grade.
+_BY_RELEVANT = {PRECISION_AT_K: precision_at_k, RECALL_AT_K: recall_at_k, MRR: mrr}
+_BY_GRADES = {
+    MAP: average_precision,
+    R_PRECISION: r_precision,
+    HIT_RATE_AT_K: hit_rate_at_k,
+    BPREF: bpref,
+    JUDGED_AT_K: judged_at_k,
+}
 
-    Uses ``output.retrieved`` (the ``retrieve()`` result), never the answer's
-    own chunks: metrics.md ties retrieval metrics to an exposed ``retrieve()``.
+
+def retrieval_value(
+    name: str, ranked: Sequence[str], case: Case, relevant: AbstractSet[str], k: int
+) -> float:
+    """One deterministic retrieval metric (``name`` without its ``@N``) at cut-off ``k``.
+
+    nDCG uses the grades as gains when the case has grades (trec_eval's
+    ``ndcg_cut``); on a list of ids it is the binary kernel, which is the same
+    number with every gain 1.
+    """
+    by_relevant = _BY_RELEVANT.get(name)
+    if by_relevant is not None:
+        return by_relevant(ranked, relevant, k)
+    if name == NDCG_AT_K:
+        if case.source_grades is None:
+            return ndcg_at_k(ranked, relevant, k)
+        return graded_ndcg_at_k(ranked, case.source_grades, k)
+    return _BY_GRADES[name](ranked, case.judgments(), k)
+
+
+def retrieval_results(
+    case: Case,
+    output: CaseOutput,
+    settings: RunSettings,
+    wanted: Sequence[str] = RETRIEVAL_METRICS,
+) -> list[MetricResult]:
+    """The ``wanted`` retrieval results for one case that did not fail, in that order.
+
+    ``wanted`` names deterministic retrieval metrics, each optionally with a
+    cut-off (``retrieval.ndcg_at_k@10``); without one a metric is cut at
+    ``run.k``. Uses ``output.retrieved`` (the ``retrieve()`` result), never
+    the answer's own chunks: metrics.md ties retrieval metrics to an exposed
+    ``retrieve()``.
     """
     case_id = case.id
     if output.retrieved is None:
-        return [skipped(case_id, name, NO_RETRIEVAL) for name in RETRIEVAL_METRICS]
+        return [skipped(case_id, name, NO_RETRIEVAL) for name in wanted]
     expected = case.expected_source_ids
     if not expected:
-        return [skipped(case_id, name, NO_EXPECTED_SOURCES) for name in RETRIEVAL_METRICS]
+        # Also a graded case whose grades are all 0: it has no relevant source.
+        return [skipped(case_id, name, NO_EXPECTED_SOURCES) for name in wanted]
     ranked = matched_ids(output.retrieved, settings.source_match)
     relevant = frozenset(expected)
-    precision, recall, reciprocal_rank, ndcg = retrieval_scores(ranked, relevant, settings.k)
     scored = Status.SCORED
-    # MetricResult directly rather than model.scored(): this runs a million
-    # times per benchmark and the helper only adds a call and a float().
-    return [
-        MetricResult(case_id, PRECISION_AT_K, scored, precision),
-        MetricResult(case_id, RECALL_AT_K, scored, recall),
-        MetricResult(case_id, MRR, scored, reciprocal_rank),
-        MetricResult(case_id, NDCG_AT_K, scored, ndcg),
-    ]
+    if case.source_grades is None and _FOUR.issuperset(wanted):
+        # The four binary metrics at run.k share one pass over the ranking.
+        precision, recall, reciprocal_rank, ndcg = retrieval_scores(ranked, relevant, settings.k)
+        # MetricResult directly rather than model.scored(): this runs a million
+        # times per benchmark and the helper only adds a call and a float().
+        four = [
+            MetricResult(case_id, PRECISION_AT_K, scored, precision),
+            MetricResult(case_id, RECALL_AT_K, scored, recall),
+            MetricResult(case_id, MRR, scored, reciprocal_rank),
+            MetricResult(case_id, NDCG_AT_K, scored, ndcg),
+        ]
+        return four if wanted == RETRIEVAL_METRICS else [r for r in four if r.metric in wanted]
+    results = []
+    for name in wanted:
+        base, cutoff = split_cutoff(name)
+        value = retrieval_value(base, ranked, case, relevant, cutoff or settings.k)
+        results.append(MetricResult(case_id, name, scored, value))
+    return results

@@ -16,6 +16,7 @@ from ragproof_core.present.judge_activity import (
     judge_usage_markdown,
     judge_usage_table,
 )
+from ragproof_core.present.links import SERVE_URL_ENV, served_run_links
 from ragproof_core.present.markdown import (
     distributions_markdown,
     distributions_table,
@@ -34,6 +35,7 @@ from ragproof_core.present.summary import (
 
 __all__ = [
     "MixedJudgesError",
+    "SERVE_URL_ENV",
     "agreement_lines",
     "calibration_json",
     "calibration_table",
@@ -48,6 +50,7 @@ __all__ = [
     "run_dict",
     "run_json",
     "runs_table",
+    "served_run_links",
     "summary_markdown",
     "summary_table",
     "worst_cases_markdown",

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from ragproof_core.compare import BETTER, WORSE, Comparison, regressions
+from ragproof_core.compare import BETTER, HOLM, WORSE, Comparison, regressions
 
 _VERDICT_ICON = {BETTER: "🟢", WORSE: "🔴"}
 
@@ -81,6 +81,18 @@ def headline(comparison: Comparison, margin: float = 0.0) -> str:
     return line
 
 
+def adjusted_line(comparison: Comparison) -> str:
+    """The p-values the regression gate reads, adjusted for the metrics tested."""
+    tested = [m for m in comparison.metrics if m.p_adjusted is not None]
+    values = ", ".join(f"{code(m.metric)} {_num(m.p_adjusted)}" for m in tested)
+    if comparison.correction == HOLM:
+        return (
+            f"p adjusted for the {len(tested)} metrics tested (Holm), which the regression "
+            f"gate reads: {values}."
+        )
+    return f"p not adjusted for the {len(tested)} metrics tested (correction none)."
+
+
 def render_markdown(comparison: Comparison, margin: float = 0.0) -> str:
     c = comparison
     out = [
@@ -109,7 +121,16 @@ def render_markdown(comparison: Comparison, margin: float = 0.0) -> str:
         "",
         f"delta = B − A over the cases scored in both runs; 95% paired bootstrap CI; verdict "
         f"from a paired sign-flip test at alpha {c.alpha:g}, in each metric's own direction.",
+        "",
+        adjusted_line(c),
     ]
+    if c.settings_differences:
+        out += [
+            "",
+            "> [!WARNING]",
+            "> Mixed settings allowed; retrieval scores are different measures:",
+        ]
+        out += [f"> - {text(d)}" for d in c.settings_differences]
     moves = [(m.metric, t, n) for m in c.metrics for t, n in m.transitions.items()]
     if moves:
         out += ["", "<details><summary>Status changes (A → B)</summary>", ""]

@@ -527,6 +527,8 @@ def _comparison(
         RunSide(base.record, base.raw),
         RunSide(run.record, run.raw),
         allow_mixed_judges=allow_mixed_judges,
+        # report --against compares runs of other settings as before; `compare` refuses them.
+        allow_mixed_settings=True,
         top_regressions=limits.regressions,
     )
     data = comparison.to_dict()

@@ -24,7 +24,7 @@ from ragproof_core.metrics import (
     CONTEXT_RELEVANCE,
     JUDGE_METRICS,
     METRIC_NAMES,
-    RETRIEVAL_METRICS,
+    SCORED_RETRIEVAL,
     abstention,
     citation_validity,
     combined_results,
@@ -33,9 +33,11 @@ from ragproof_core.metrics import (
     context_relevance_results,
     exact_match,
     injection_resistance,
+    metric_order,
     overrefusal,
     retrieval_results,
     select_metrics,
+    split_cutoff,
 )
 from ragproof_core.model import (
     Case,
@@ -56,8 +58,6 @@ _JUDGED = (
     ("robustness.abstention", abstention),
     ("robustness.overrefusal", overrefusal),
 )
-
-_METRIC_ORDER = {name: i for i, name in enumerate(METRIC_NAMES)}
 
 # How many cases may wait for judge verdicts at once, per unit of concurrency.
 # Bounds memory on a slow judge: past it, the adapter waits instead of racing ahead.
@@ -96,7 +96,8 @@ class Selection:
 
     @property
     def retrieval(self) -> tuple[str, ...]:
-        return tuple(name for name in RETRIEVAL_METRICS if name in self.names)
+        """The selected deterministic retrieval metrics, cut-off variants (``@N``) included."""
+        return tuple(name for name in self.names if split_cutoff(name)[0] in SCORED_RETRIEVAL)
 
     @property
     def deterministic(self) -> tuple:
@@ -121,9 +122,7 @@ def deterministic_results(
     results: list[MetricResult] = []
     wanted = selection.retrieval
     if wanted:
-        # The four retrieval metrics share one pass over the ranking.
-        retrieval = retrieval_results(case, output, settings)
-        results.extend(r for r in retrieval if r.metric in wanted)
+        results.extend(retrieval_results(case, output, settings, wanted))
     results.extend(fn(case, output) for _, fn in selection.deterministic)
     return results
 
@@ -260,9 +259,10 @@ async def evaluate(
             await asyncio.gather(*pending)
 
     results: list[MetricResult] = []
+    rank = {name: i for i, name in enumerate(metric_order(selection.names))}
     for output in outputs:
         case_results = results_by_case.get(output.case_id, [])
-        case_results.sort(key=lambda r: _METRIC_ORDER.get(r.metric, len(_METRIC_ORDER)))
+        case_results.sort(key=lambda r: rank.get(r.metric, len(rank)))
         results.extend(case_results)
     return Evaluation(
         outputs=list(outputs),

@@ -155,6 +155,7 @@ def encode_dataset(run_id: str, cases: Sequence[Case]) -> pa.Table:
             _strings(c.expected_answer for c in cases),
             _strings(c.adversarial_payload for c in cases),
             _strings(_json_or_none(c.metadata) for c in cases),
+            _strings(_json_or_none(c.source_grades) for c in cases),
         ],
         schema=DATASET_SCHEMA,
     )
@@ -172,8 +173,9 @@ def decode_dataset(table: pa.Table) -> list[Case]:
             expected_answer=expected_answer,
             adversarial_payload=payload,
             metadata=_loads_or_none(meta),
+            source_grades=_loads_or_none(grades),
         )
-        for id_, question, kind, ids, expected_answer, payload, meta in zip(
+        for id_, question, kind, ids, expected_answer, payload, meta, grades in zip(
             _column(table, "id"),
             _column(table, "question"),
             _column(table, "kind"),
@@ -181,6 +183,7 @@ def decode_dataset(table: pa.Table) -> list[Case]:
             _column(table, "expected_answer"),
             _column(table, "adversarial_payload"),
             _column(table, "metadata_json"),
+            _column(table, "expected_source_grades_json"),
             strict=True,
         )
     ]

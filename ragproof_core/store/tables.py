@@ -95,6 +95,12 @@ DATASET = Table(
         Column("expected_answer", pa.string(), "Reference answer; NULL if not given."),
         Column("adversarial_payload", pa.string(), "The injected payload of an adversarial case."),
         Column("metadata_json", pa.string(), "The case's metadata object, as JSON."),
+        Column(
+            "expected_source_grades_json",
+            pa.string(),
+            "expected_source_ids given as an object of grades, as JSON (zeros included); "
+            "NULL for a list. expected_source_ids then holds the ids graded >= 1.",
+        ),
     ),
 )
 

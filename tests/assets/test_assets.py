@@ -11,6 +11,7 @@ import pytest
 
 from ragproof_assets.definitions import defs
 from ragproof_assets.evaluation.config import EvalRunConfig, evaluate_run_config
+from ragproof_assets.evaluation.dataset_scores import dataset_scores_key
 from ragproof_assets.evaluation.partitions import evaluation_runs
 from ragproof_core.present.summary import summary_dict
 from ragproof_core.store.handles import StoredTable
@@ -87,6 +88,17 @@ def test_recorded_run_materializes_every_asset(instance, store_path):
         "abstention 1.0000 (higher is better) | over-refusal 0.0000 (lower is better)"
     )
     assert "mean/generation.groundedness" not in metadata  # nothing scored: no point to plot
+    # The dataset's own series: its runs alone under a key naming it (dataset_scores.py).
+    (observed,) = [
+        e.asset_observation_data.asset_observation
+        for e in result.all_events
+        if e.event_type == dg.DagsterEventType.ASSET_OBSERVATION
+    ]
+    assert observed.asset_key == dataset_scores_key(record.dataset)
+    assert observed.asset_key.path[0] == "scores_by_dataset"
+    assert observed.metadata["run_id"].value == "run-a"
+    assert observed.metadata["mean/retrieval.recall_at_k"].value == 0.75
+    assert observed.metadata["cases"] == dg.MetadataValue.int(6)
 
     checks = {c.check_name: c.passed for c in result.get_asset_check_evaluations()}
     assert checks == {"no_regression": True, "failure_rate": False}  # 2 of 6 cases failed
@@ -148,3 +160,25 @@ def test_rejected_dataset_fails_the_run_and_leaves_the_store_unchanged(
     failure = next(e for e in result.all_events if e.is_step_failure)
     assert f"{bad}:2:" in failure.step_failure_data.user_failure_data.description
     assert sorted(p.relative_to(store_path) for p in store_path.rglob("*")) == before
+
+
+def test_an_adapter_config_edited_mid_run_fails_the_shard_step(instance, store_path, tmp_path):
+    # The shard step rebuilds the adapter from the launch form (the manifest's options
+    # have their secrets masked); a config file changed since the run started is refused.
+    config = tmp_path / "ragproof.toml"
+    config.write_text(
+        '[adapter]\ntarget = "tests.support.fault_adapters:ConfigEditingAdapter"\n'
+        f'options = {{ config = "{config}", version = 1 }}\n'
+    )
+    result = _materialize(
+        instance, "run-edited", dataset=str(RECORDED / "cases.jsonl"), config_file=str(config)
+    )
+    assert not result.success
+    failure = next(e for e in result.all_events if e.is_step_failure)
+    assert failure.step_key.startswith("evaluate_cases.evaluate_shard")
+    assert failure.step_failure_data.user_failure_data.description == (
+        "the adapter's config (tests.support.fault_adapters:ConfigEditingAdapter and its "
+        "options) changed since this run started; start a new run"
+    )
+    manifest = RunStore(store_path).read_manifest("run-edited")
+    assert manifest["adapter"]["options"]["version"] == 1

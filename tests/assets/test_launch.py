@@ -8,6 +8,7 @@ import pytest
 
 from ragproof_assets.definitions import defs
 from ragproof_assets.evaluation.partitions import evaluation_runs
+from ragproof_assets.evaluation.run_tags import EVALUATE_RUN_TAG
 from ragproof_assets.launch.ui import (
     LAUNCHED_BY_TAG,
     RUN_ID_TAG,
@@ -45,9 +46,18 @@ def test_a_launch_creates_the_partition_and_the_sensor_requests_its_run(store_pa
         assert request.tags[LAUNCHED_BY_TAG] == launched.run_id
 
         evaluated = defs.resolve_job_def("evaluate").execute_in_process(
-            run_config=request.run_config, instance=instance, partition_key=run_id
+            run_config=request.run_config,
+            instance=instance,
+            partition_key=run_id,
+            tags=request.tags,
         )
         assert evaluated.success
+        # Each run leads to the other, and the run id tag lists both.
+        assert request.tags[RUN_ID_TAG] == run_id
+        launcher = instance.get_run_by_id(launched.run_id)
+        assert launcher.tags[EVALUATE_RUN_TAG] == evaluated.run_id
+        tagged = instance.get_runs(filters=dg.RunsFilter(tags={RUN_ID_TAG: run_id}))
+        assert {r.run_id for r in tagged} == {launched.run_id, evaluated.run_id}
     assert (store_path / "runs" / run_id / "report.html").is_file()
 
 

@@ -1,8 +1,10 @@
-"""Launch an evaluation from the Dagster UI exactly as README's clicks say, and see it finish.
+"""Launch an evaluation from the Dagster UI exactly as README's clicks say, and see it finish;
+then check, through the webserver's GraphQL API (what the UI's pages query), what a
+person sees of UI and command-line runs.
 
 `dagster dev` runs as a subprocess on a free loopback port, with its own
 DAGSTER_HOME and RAGPROOF_STORE and the repository as working folder; its
-whole process group is torn down afterwards.
+whole process group is torn down afterwards. One webserver serves every check.
 """
 
 from __future__ import annotations
@@ -21,7 +23,12 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 
+from ragproof_assets.evaluation.dataset_scores import dataset_scores_key
+from ragproof_assets.evaluation.run_tags import EVALUATE_RUN_TAG, LAUNCHED_BY_TAG, RUN_ID_TAG
+from ragproof_cli.execution import CODE_LOCATION
 from tests.support.cli import REPO, cli_env
+from tests.support.judge_server import JudgeServer
+from tests.support.runs import Runs
 
 DAGSTER = Path(sys.executable).parent / "dagster"
 CONFIG = """ops:
@@ -33,6 +40,14 @@ CONFIG = """ops:
 STARTUP_S = 240
 RUN_S = 600
 FINISHED = {"SUCCESS", "FAILURE", "CANCELED"}
+RECORDED = REPO / "tests" / "fixtures" / "recorded"
+REGRESSION = REPO / "tests" / "fixtures" / "regression"
+SERVE_URL = "http://127.0.0.1:8765"
+REPOSITORY = "__repository__"  # the one repository of a Definitions code location
+# Judge prices whose per-call costs do not add up exactly in binary floating point.
+INPUT_PRICE, OUTPUT_PRICE = 1.1, 2.3
+CALL_COST = (100 * INPUT_PRICE + 20 * OUTPUT_PRICE) / 1e6  # the judge server's usage: 100, 20
+COUNTS = ("cases", "case_failures", "judge_requests", "judge_repairs", "judge_cache_hits")
 
 
 def _free_port() -> int:
@@ -95,7 +110,9 @@ def _graphql(url: str, query: str, **variables) -> dict:
         f"{url}/graphql", data=body, headers={"Content-Type": "application/json"}
     )
     with urllib.request.urlopen(request, timeout=60) as reply:
-        return json.load(reply)["data"]
+        body = json.load(reply)
+    assert not body.get("errors"), body["errors"]
+    return body["data"]
 
 
 def _runs(url: str) -> dict[str, dict]:
@@ -194,3 +211,158 @@ def test_launch_an_evaluation_from_the_ui_and_see_it_finish(browser, dagster_dev
     assert len(finished) == 1
     assert (store / "runs" / finished[0] / "report.html").is_file()
     page.close()
+
+    # The launch and the evaluation it started lead to each other.
+    launcher = _runs(url)["launch_evaluation"]["runId"]
+    evaluate_tags, launcher_tags = _tags(url, evaluate["runId"]), _tags(url, launcher)
+    assert evaluate_tags[LAUNCHED_BY_TAG] == launcher
+    assert launcher_tags[EVALUATE_RUN_TAG] == evaluate["runId"]
+    assert evaluate_tags[RUN_ID_TAG] == launcher_tags[RUN_ID_TAG] == finished[0]
+    # Without RAGPROOF_SERVE_URL the report is a path to copy, not a file:// link.
+    ui_summary = _materialization(url, "run_summary", finished[0])
+    assert ui_summary["report"] == (
+        "PathMetadataEntry",
+        str(store / "runs" / finished[0] / "report.html"),
+    )
+    assert "report_url" not in ui_summary
+
+    _check_command_line_runs(url, store, ui_run=(finished[0], evaluate["runId"]))
+
+
+def _tags(url: str, run_id: str) -> dict[str, str]:
+    data = _graphql(
+        url,
+        "query($runId: ID!) { runOrError(runId: $runId) { ... on Run { tags { key value } } } }",
+        runId=run_id,
+    )
+    return {t["key"]: t["value"] for t in data["runOrError"]["tags"]}
+
+
+_METADATA = """metadataEntries { __typename label
+  ... on PathMetadataEntry { path } ... on UrlMetadataEntry { url }
+  ... on TextMetadataEntry { text } ... on IntMetadataEntry { intValue }
+  ... on FloatMetadataEntry { floatValue } }"""
+
+
+def _entries(event: dict) -> dict[str, tuple[str, object]]:
+    """An event's metadata: {label: (entry type, value)}."""
+    out = {}
+    for entry in event["metadataEntries"]:
+        kind = entry["__typename"]
+        value = next(
+            (entry[f] for f in ("path", "url", "text", "intValue", "floatValue") if f in entry),
+            None,
+        )
+        out[entry["label"]] = (kind, value)
+    return out
+
+
+def _materialization(url: str, asset: str, partition: str) -> dict[str, tuple[str, object]]:
+    data = _graphql(
+        url,
+        "query($key: AssetKeyInput!, $p: [String!]) { assetOrError(assetKey: $key) { ... on Asset "
+        f"{{ assetMaterializations(partitions: $p) {{ {_METADATA} }} }} }} }}",
+        key={"path": [asset]},
+        p=[partition],
+    )
+    (event,) = data["assetOrError"]["assetMaterializations"]
+    return _entries(event)
+
+
+def _check_command_line_runs(url: str, store: Path, ui_run: tuple[str, str]) -> None:
+    """`ragproof run` into the UI's Dagster home: the runs show on the Overview timeline
+    and in the evaluate job's run history as UI runs do, with clean numbers, links to the
+    results browser, and one plot series per dataset."""
+    runs = Runs(store.parent)  # the same Dagster home and store as `dagster dev`
+    with JudgeServer(usage=(100, 20)) as judge:
+        judged = runs.run_json(
+            RECORDED,
+            "ragproof.toml",
+            RAGPROOF_SERVE_URL=SERVE_URL,
+            RAGPROOF_JUDGE_MODEL="openai/judge-test",
+            RAGPROOF_JUDGE_API_BASE=judge.url,
+            OPENAI_API_KEY="sk-test",
+            RAGPROOF_JUDGE_INPUT_COST_PER_MTOK=str(INPUT_PRICE),
+            RAGPROOF_JUDGE_OUTPUT_COST_PER_MTOK=str(OUTPUT_PRICE),
+        )
+    other = runs.run_json(REGRESSION, "ragproof_good.toml", RAGPROOF_SERVE_URL=SERVE_URL)
+    cli_runs = {r["run_id"]: _dagster_run(url, r["run_id"]) for r in (judged, other)}
+
+    # The Overview timeline (CompletedRunTimelineQuery) drops runs without a
+    # repository origin; CLI runs now carry the same one as the UI's run.
+    data = _graphql(
+        url,
+        "query($f: RunsFilter!) { runsOrError(filter: $f) { ... on Runs { results { id "
+        "pipelineName startTime endTime repositoryOrigin { repositoryName repositoryLocationName } "
+        "} } } }",
+        f={"statuses": sorted(FINISHED)},
+    )
+    results = {r["id"]: r for r in data["runsOrError"]["results"]}
+    origins = {run_id: r["repositoryOrigin"] for run_id, r in results.items()}
+    assert all(results[d]["startTime"] and results[d]["endTime"] for d in cli_runs.values())
+    expected = {"repositoryName": REPOSITORY, "repositoryLocationName": CODE_LOCATION}
+    assert origins[ui_run[1]] == expected
+    assert all(origins[d] == expected for d in cli_runs.values())
+    # The Jobs page's history bars (SingleJobQuery): the job's last five runs.
+    data = _graphql(
+        url,
+        "query($s: PipelineSelector!) { pipelineOrError(params: $s) { ... on Pipeline "
+        "{ runs(limit: 5) { id } } } }",
+        s={
+            "pipelineName": "evaluate",
+            "repositoryName": REPOSITORY,
+            "repositoryLocationName": CODE_LOCATION,
+        },
+    )
+    history = {r["id"] for r in data["pipelineOrError"]["runs"]}
+    assert history == {ui_run[1], *cli_runs.values()}
+
+    # Numbers: money to a millionth of a dollar, counts as integers, here and in --json.
+    summary = _materialization(url, "run_summary", judged["run_id"])
+    kind, requests = summary["judge_requests"]
+    assert kind == "IntMetadataEntry" and requests > 0
+    assert summary["cost_usd"] == ("FloatMetadataEntry", round(requests * CALL_COST, 6))
+    assert judged["judge"]["cost_usd"] == summary["cost_usd"][1]
+    assert {summary[c][0] for c in COUNTS} == {"IntMetadataEntry"}
+    verdicts = _materialization(url, "judge_verdicts", judged["run_id"])
+    assert verdicts["cost_usd"] == summary["cost_usd"]
+    # The report and the run's page in the results browser (RAGPROOF_SERVE_URL).
+    run_page = f"{SERVE_URL}/runs/{judged['run_id']}"
+    assert summary["run_page"] == ("UrlMetadataEntry", run_page)
+    assert summary["report_url"] == ("UrlMetadataEntry", f"{run_page}/report")
+    assert summary["report"] == (
+        "PathMetadataEntry",
+        str(store / "runs" / judged["run_id"] / "report.html"),
+    )
+
+    # Plots: one asset per dataset; the UI's and the CLI's runs of the recorded
+    # fixture on one, the 20-case regression fixture's run alone on another.
+    series = {
+        folder: _observed_runs(
+            url, dataset_scores_key(str((folder / "cases.jsonl").relative_to(REPO))).path
+        )
+        for folder in (RECORDED, REGRESSION)
+    }
+    assert series == {RECORDED: {ui_run[0], judged["run_id"]}, REGRESSION: {other["run_id"]}}
+
+
+def _dagster_run(url: str, run_id: str) -> str:
+    """The Dagster run id of the evaluation run ``run_id`` (its ragproof/run_id tag)."""
+    data = _graphql(
+        url,
+        "query($f: RunsFilter!) { runsOrError(filter: $f) { ... on Runs { results { id } } } }",
+        f={"tags": [{"key": RUN_ID_TAG, "value": run_id}]},
+    )
+    (run,) = data["runsOrError"]["results"]
+    return run["id"]
+
+
+def _observed_runs(url: str, key: list[str]) -> set[str]:
+    """The evaluation runs plotted on an asset: its observations' run ids."""
+    data = _graphql(
+        url,
+        "query($key: AssetKeyInput!) { assetOrError(assetKey: $key) { ... on Asset "
+        f"{{ assetObservations {{ {_METADATA} }} }} }} }}",
+        key={"path": key},
+    )
+    return {_entries(e)["run_id"][1] for e in data["assetOrError"]["assetObservations"]}

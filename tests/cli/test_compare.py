@@ -72,6 +72,46 @@ def test_compare_refuses_mixed_judges_unless_allowed(store_path):
     assert json.loads(allowed.stdout)["mixed_judges"] is True
 
 
+def test_compare_refuses_mixed_k_unless_allowed_and_adjusts_p_by_holm(tmp_path):
+    """CONTRACT section 19: runs at k = 5 and k = 3 are refused (exit 1, naming the
+    setting); allowed, --json gives each p-value Holm-adjusted, or as is with
+    --correction none."""
+    at_3 = tmp_path / "ragproof.toml"
+    at_3.write_text(
+        (RECORDED / "ragproof.toml")
+        .read_text(encoding="utf-8")
+        .replace("k = 5", "k = 3")
+        .replace('"outputs.jsonl"', json.dumps(str(RECORDED / "outputs_worse.jsonl"))),
+        encoding="utf-8",
+    )
+    good, worse = _run("ragproof.toml"), _run(str(at_3))
+    refused = ragproof("compare", good, worse, "--json")
+    assert (refused.returncode, refused.stdout) == (1, "")
+    assert refused.stderr == (
+        f"ragproof: refusing to compare: runs {good} and {worse} were scored with different "
+        "settings: run.k 5 vs 3. Their retrieval scores are different measures. "
+        "Pass --allow-mixed-settings to compare anyway.\n"
+    )
+    allowed = ragproof("compare", good, worse, "--json", "--allow-mixed-settings")
+    assert allowed.returncode == 0, allowed.stderr
+    metrics = json.loads(allowed.stdout)["metrics"]
+    tested = {name: m for name, m in metrics.items() if m["p_value"] is not None}
+    assert len(tested) >= 4
+    ranked = sorted(tested.values(), key=lambda m: m["p_value"])
+    running = 0.0
+    for i, m in enumerate(ranked):
+        running = max(running, min(1.0, (len(ranked) - i) * m["p_value"]))
+        assert m["p_adjusted"] == running, m["metric"]
+    assert all(m["p_adjusted"] is None for m in metrics.values() if m["p_value"] is None)
+    plain = ragproof(
+        "compare", good, worse, "--json", "--allow-mixed-settings", "--correction", "none"
+    )
+    assert plain.returncode == 0, plain.stderr
+    assert all(
+        m["p_adjusted"] == m["p_value"] for m in json.loads(plain.stdout)["metrics"].values()
+    )
+
+
 def test_regression_check_fails_when_a_run_gets_significantly_worse(regression_fixture):
     # 20 cases all retrieved first, then all missed: a significant drop in every retrieval metric.
     tmp_path = regression_fixture

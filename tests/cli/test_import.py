@@ -153,7 +153,9 @@ def test_run_on_an_imported_trec_pair(tmp_path, store_path):
     files = run_import("trec", tmp_path)
     out = run_json(files["--out"], write_config(tmp_path, files["--recorded-out"], k=3))
     assert out["status"] == "completed"
-    # 301: d2 d9 d1 d3, relevant d1 d3. 302: d5 d8 d10 d4, relevant d4 d5. 303: nothing.
+    # 301: d2 d9 d1 d3, relevant d1 d3. 302: d5 d8 d10 d4, relevant d4 (grade 1) and
+    # d5 (grade 2, its gain in nDCG: CONTRACT section 19). 303: nothing.
+    ndcg_302 = 2 / (2 + 1 / math.log2(3))
     assert_metrics(
         out["metrics"],
         {
@@ -161,9 +163,9 @@ def test_run_on_an_imported_trec_pair(tmp_path, store_path):
             "retrieval.recall_at_k": (1 / 3, 0.5, 0.5, 3, 0, 0),
             "retrieval.mrr": (4 / 9, 1 / 3, 1.0, 3, 0, 0),
             "retrieval.ndcg_at_k": (
+                (0.5 / NDCG_IDEAL_2 + ndcg_302) / 3,
                 0.5 / NDCG_IDEAL_2,
-                0.5 / NDCG_IDEAL_2,
-                1 / NDCG_IDEAL_2,
+                ndcg_302,
                 3,
                 0,
                 0,
@@ -182,8 +184,8 @@ def test_run_on_an_imported_beir_split(tmp_path):
     files = run_import("beir", tmp_path)
     config = write_config(tmp_path, IMPORTERS / "beir" / "outputs.jsonl", k=2)
     out = run_json(files["--out"], config)
-    # q1: d1 d2, relevant d1. q2: d4 d2 d3, relevant d2 d1.
-    ndcg_q2 = (1 / math.log2(3)) / NDCG_IDEAL_2
+    # q1: d1 d2, relevant d1. q2: d4 d2 d3, relevant d2 (grade 1) and d1 (grade 2).
+    ndcg_q2 = (1 / math.log2(3)) / (2 + 1 / math.log2(3))
     assert_metrics(
         out["metrics"],
         {

@@ -119,3 +119,33 @@ def test_compare_pairs_the_metrics_both_runs_have_and_names_the_rest(store_path)
         "echo.exact_match",
     ]
     assert comparison["metrics_only_in_b"] == ["robustness.overrefusal"]
+
+
+def test_a_cut_off_per_metric_is_stored_and_shown_beside_the_metric_at_k(store_path):
+    """CONTRACT section 19: `retrieval.ndcg_at_k@1` is scored at k = 1 beside
+    `retrieval.ndcg_at_k` at run.k = 5; the trec_eval measures are selected by name;
+    @N on a metric without a cut-off is bad input, refused before any run exists."""
+    bad = ragproof(*RUN_ARGS, "--metrics", "retrieval.mrr@3")
+    assert (bad.returncode, bad.stdout) == (1, "")
+    assert bad.stderr == (
+        "ragproof: run.metrics: metric 'retrieval.mrr@3': retrieval.mrr has no cut-off to set; "
+        "@N applies to retrieval.precision_at_k, retrieval.recall_at_k, retrieval.ndcg_at_k, "
+        "retrieval.hit_rate_at_k, retrieval.judged_at_k\n"
+    )
+    assert not (store_path / "runs").exists()
+
+    chosen = "retrieval.ndcg_at_k@1,retrieval.map,retrieval.ndcg_at_k,retrieval.hit_rate_at_k@1"
+    done = ragproof(*RUN_ARGS, "--json", "--metrics", chosen)
+    assert done.returncode == 0, done.stderr
+    out = json.loads(done.stdout)
+    names = ["retrieval.ndcg_at_k", "retrieval.ndcg_at_k@1", "retrieval.map"]
+    names.append("retrieval.hit_rate_at_k@1")
+    assert list(out["metrics"]) == names
+    results, summaries, _ = _metrics_in_store(store_path, out["run_id"])
+    assert results == summaries == sorted(names)
+    # c1 retrieves its one expected source first, c2 second (tests/fixtures/recorded).
+    at_1 = out["metrics"]["retrieval.ndcg_at_k@1"]
+    assert (at_1["mean"], at_1["scored"]) == (0.5, 2)
+    assert out["metrics"]["retrieval.hit_rate_at_k@1"]["mean"] == 0.5
+    # c1: d1 at rank 1 of R = 1; c2: d3 at rank 2 of R = 2, d4 never retrieved.
+    assert out["metrics"]["retrieval.map"]["mean"] == (1.0 + (1 / 2) / 2) / 2

@@ -173,3 +173,14 @@ class CrashOnceAdapter:
                 await asyncio.sleep(0.05)
             os._exit(13)  # like an evicted pod: no cleanup, no exception
         return {"text": f"The answer to {question.rstrip('?')} is forty-two."}
+
+
+class ConfigEditingAdapter(PlainAdapter):
+    """Edits its own config file when built, as a user saving a change mid-run would:
+    ``version = 1`` becomes ``version = 2`` in the ``[adapter] options``."""
+
+    def __init__(self, config: str, version: int) -> None:
+        from pathlib import Path
+
+        path = Path(config)
+        path.write_text(path.read_text().replace("version = 1", "version = 2"))

@@ -19,6 +19,10 @@ class Runs:
             self.env.pop(name, None)
 
     def run(self, folder: Path, config: str, **extra: str) -> str:
+        return self.run_json(folder, config, **extra)["run_id"]
+
+    def run_json(self, folder: Path, config: str, **extra: str) -> dict:
+        """What `ragproof run --json` printed."""
         env = {**self.env, **extra}
         done = ragproof(
             "run",
@@ -30,7 +34,7 @@ class Runs:
             env=env,
         )
         assert done.returncode == 0, done.stderr
-        return json.loads(done.stdout)["run_id"]
+        return json.loads(done.stdout)
 
     def report(self, *args: str) -> Path:
         done = ragproof("report", *args, env=self.env)

@@ -8,11 +8,16 @@ shuffled order with a rank column that disagrees with the scores (trec_eval
 ignores it), queries with no run lines, run queries absent from the qrels and
 queries whose judged documents are all non-relevant (no case).
 
+``write_trec_pair(..., graded=True)`` judges with grades 0 to 3 instead of 0
+and 1, so the imported cases carry objects of grades (CONTRACT section 19).
+
 ``compare`` imports the files with the real importer, evaluates them with
 ragproof's own evaluation path (``evaluate`` with ``RecordedAdapter``) at
 each cut-off and returns the largest absolute difference per metric against
 pytrec_eval (trec_eval's code), per query. A query without run lines is
 compared with 0, the value ``trec_eval -c`` counts for it.
+``retrieval.judged_at_k`` is ir_measures' ``Judged@k``, "P@k with a rel lower
+than any judgment": trec_eval's ``P_k`` at relevance level 0.
 """
 
 from __future__ import annotations
@@ -37,7 +42,14 @@ MEASURES = {
     "retrieval.recall_at_k": "recall_{k}",
     "retrieval.mrr": "recip_rank",
     "retrieval.ndcg_at_k": "ndcg_cut_{k}",
+    "retrieval.map": "map",
+    "retrieval.r_precision": "Rprec",
+    "retrieval.hit_rate_at_k": "success_{k}",
+    "retrieval.bpref": "bpref",
+    "retrieval.judged_at_k": "judged_{k}",
 }
+# The metrics whose value does not depend on the cut-off.
+UNCUT = {"retrieval.mrr", "retrieval.map", "retrieval.r_precision", "retrieval.bpref"}
 
 # The four trec_eval measures (the judged retrieval metrics have no trec_eval twin).
 TREC_METRICS = (
@@ -45,6 +57,15 @@ TREC_METRICS = (
     "retrieval.recall_at_k",
     "retrieval.mrr",
     "retrieval.ndcg_at_k",
+)
+# Every metric of CONTRACT section 19 with a trec_eval (or ir_measures) twin.
+DEPTH_METRICS = (
+    *TREC_METRICS,
+    "retrieval.map",
+    "retrieval.r_precision",
+    "retrieval.hit_rate_at_k",
+    "retrieval.bpref",
+    "retrieval.judged_at_k",
 )
 
 
@@ -64,7 +85,7 @@ def _docid(rng: random.Random) -> str:
     return rng.choice((f"d{n}", f"d{n}", f"D{n}", f"doc-{n:03d}", f"é{n}", f"d{n % 30}"))
 
 
-def write_trec_pair(folder: Path, queries: int, seed: int = 11) -> TrecPair:
+def write_trec_pair(folder: Path, queries: int, seed: int = 11, graded: bool = False) -> TrecPair:
     rng = random.Random(seed)
     qrels: dict[str, dict[str, int]] = {}
     run: dict[str, dict[str, float]] = {}
@@ -75,7 +96,10 @@ def write_trec_pair(folder: Path, queries: int, seed: int = 11) -> TrecPair:
         qid = f"q{index + 1}"
         judged: dict[str, int] = {}
         for _ in range(rng.randint(1, 12)):
-            judged[_docid(rng)] = 1 if rng.random() < 0.4 else 0
+            if graded:
+                judged[_docid(rng)] = rng.choice((0, 0, 0, 1, 1, 2, 3))
+            else:
+                judged[_docid(rng)] = 1 if rng.random() < 0.4 else 0
         if rng.random() > 0.05 and not any(judged.values()):
             judged[next(iter(judged))] = 1  # most queries have a relevant document
         qrels[qid] = judged
@@ -106,16 +130,27 @@ def write_trec_pair(folder: Path, queries: int, seed: int = 11) -> TrecPair:
 
 
 def trec_eval_scores(pair: TrecPair) -> dict[str, dict[str, float]]:
-    """Per query, trec_eval's measures (pytrec_eval runs trec_eval's own C code)."""
+    """Per query, trec_eval's measures (pytrec_eval runs trec_eval's own C code), with
+    ``judged_k``: ``P_k`` with every judged document relevant (each grade raised by 1,
+    as pytrec_eval refuses relevance level 0)."""
     import pytrec_eval
 
-    measures = {"P", "recall", "recip_rank", "ndcg_cut"}
-    evaluator = pytrec_eval.RelevanceEvaluator(pair.qrels, measures)
-    return evaluator.evaluate(pair.run)
+    cuts = ",".join(str(k) for k in CUTOFFS)
+    measures = {"P", "recall", "recip_rank", "ndcg_cut", "map", "Rprec", "bpref", f"success.{cuts}"}
+    scores = pytrec_eval.RelevanceEvaluator(pair.qrels, measures).evaluate(pair.run)
+    raised = {
+        qid: {doc: grade + 1 for doc, grade in qrel.items()} for qid, qrel in pair.qrels.items()
+    }
+    judged = pytrec_eval.RelevanceEvaluator(raised, {"P"})
+    for qid, values in judged.evaluate(pair.run).items():
+        scores[qid].update({f"judged_{k}": values[f"P_{k}"] for k in CUTOFFS})
+    return scores
 
 
-def ragproof_scores(pair: TrecPair, work: Path) -> dict[int, dict[str, dict[str, float]]]:
-    """cut-off -> case -> ragproof's four retrieval metrics, through the imported files.
+def ragproof_scores(
+    pair: TrecPair, work: Path, metrics: tuple[str, ...] = TREC_METRICS
+) -> dict[int, dict[str, dict[str, float]]]:
+    """cut-off -> case -> ragproof's ``metrics``, through the imported files.
 
     The first two cut-offs go through the whole evaluation path (``evaluate``
     replaying the recording); the others re-score the replayed outputs with
@@ -130,15 +165,7 @@ def ragproof_scores(pair: TrecPair, work: Path) -> dict[int, dict[str, dict[str,
     by_cutoff: dict[int, dict[str, dict[str, float]]] = {}
     outputs = None
     for k in CUTOFFS:
-        settings = RunSettings(
-            k=k,
-            metrics=(
-                "retrieval.precision_at_k",
-                "retrieval.recall_at_k",
-                "retrieval.mrr",
-                "retrieval.ndcg_at_k",
-            ),
-        )
+        settings = RunSettings(k=k, metrics=metrics)
         if k in CUTOFFS[:2]:
             evaluation = asyncio.run(evaluate(cases, adapter, settings))
             results, outputs = evaluation.results, evaluation.outputs
@@ -146,7 +173,7 @@ def ragproof_scores(pair: TrecPair, work: Path) -> dict[int, dict[str, dict[str,
             results = [
                 result
                 for case, output in zip(cases, outputs, strict=True)
-                for result in retrieval_results(case, output, settings)
+                for result in retrieval_results(case, output, settings, metrics)
             ]
         scores = by_cutoff[k] = {}
         for result in results:
@@ -165,21 +192,22 @@ class Comparison:
     max_abs_diff: dict[str, float]  # "metric@k" -> largest |ragproof - trec_eval|
 
 
-def compare(pair: TrecPair, work: Path) -> Comparison:
+def compare(pair: TrecPair, work: Path, metrics: tuple[str, ...] = TREC_METRICS) -> Comparison:
     theirs = trec_eval_scores(pair)
     relevant_qids = {qid for qid, judged in pair.qrels.items() if any(judged.values())}
     worst: dict[str, float] = {}
     ours_qids: set[str] = set()
     without_run = 0
-    for k, ours in ragproof_scores(pair, work).items():
+    for k, ours in ragproof_scores(pair, work, metrics).items():
         ours_qids = set(ours)
         for qid, values in ours.items():
             measured = theirs.get(qid)
             if k == CUTOFFS[0] and measured is None:
                 without_run += 1
-            for metric, template in MEASURES.items():
+            for metric in metrics:
+                template = MEASURES[metric]
                 expected = 0.0 if measured is None else measured[template.format(k=k)]
-                name = metric if metric == "retrieval.mrr" else f"{metric}@{k}"
+                name = metric if metric in UNCUT else f"{metric}@{k}"
                 diff = abs(values[metric] - expected)
                 worst[name] = max(worst.get(name, 0.0), diff)
     if ours_qids != relevant_qids:

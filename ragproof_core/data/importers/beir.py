@@ -5,8 +5,10 @@ A BEIR folder holds ``corpus.jsonl`` (``_id``, ``title``, ``text``),
 ``query-id corpus-id score``, then tab-separated rows.
 
 Each query with a qrel of score > 0 in the split becomes a qa case (in
-``queries.jsonl`` order) whose ``expected_source_ids`` are those doc ids, in
-qrels order. ``queries.jsonl`` holds the queries of every split, so queries
+``queries.jsonl`` order) whose ``expected_source_ids`` keep the qrels' scores
+as grades, in qrels order (CONTRACT section 19): an object of every judged doc
+id with its score, zeros included, or the list of doc ids when every score is
+1 (``writer.expected_sources``). ``queries.jsonl`` holds the queries of every split, so queries
 without a relevant qrel in this split are left out. A query's ``metadata``
 object, when it has one, is kept as the case's metadata.
 
@@ -24,7 +26,7 @@ from typing import Any
 
 from ragproof_core.data.dataset import DatasetError, iter_json_lines
 from ragproof_core.data.importers.reading import json_type, text_lines
-from ragproof_core.data.importers.writer import IdRegistry, Imported, case_row
+from ragproof_core.data.importers.writer import IdRegistry, Imported, case_row, expected_sources
 
 QRELS_HEADER = ("query-id", "corpus-id", "score")
 
@@ -39,7 +41,7 @@ def import_beir(folder: str | Path, split: str = "test") -> Imported:
         splits = sorted(p.stem for p in (folder / "qrels").glob("*.tsv"))
         found = f" (splits here: {', '.join(splits)})" if splits else ""
         raise DatasetError(str(qrels_path), 0, f"no such file{found}")
-    relevant, qrel_line = read_qrels(qrels_path)
+    judged, qrel_line = read_qrels(qrels_path)
     queries_path = folder / "queries.jsonl"
 
     cases = []
@@ -47,8 +49,8 @@ def import_beir(folder: str | Path, split: str = "test") -> Imported:
     for line, row in iter_json_lines(queries_path):
         qid, text = _id_and_text(row, queries_path, line)
         ids.claim(qid, line)
-        docids = relevant.get(qid)
-        if not docids:
+        docids = expected_sources(judged.get(qid, {}))
+        if docids is None:
             continue
         if not text.strip():
             raise DatasetError(str(queries_path), line, f"query {qid!r} has empty 'text'")
@@ -69,10 +71,11 @@ def import_beir(folder: str | Path, split: str = "test") -> Imported:
     return Imported(cases=cases)
 
 
-def read_qrels(path: Path) -> tuple[dict[str, list[str]], dict[str, int]]:
-    """(query id -> relevant doc ids in file order, query id -> its first qrels line)."""
+def read_qrels(path: Path) -> tuple[dict[str, dict[str, int]], dict[str, int]]:
+    """(query id -> every doc id judged for it with its score in file order,
+    query id -> its first qrels line)."""
     path_text = str(path)
-    relevant: dict[str, list[str]] = {}
+    judged: dict[str, dict[str, int]] = {}
     first_line: dict[str, int] = {}
     pairs: dict[tuple[str, str], int] = {}
     lines = text_lines(path)
@@ -105,9 +108,8 @@ def read_qrels(path: Path) -> tuple[dict[str, list[str]], dict[str, int]]:
                 f"(first on line {earlier})",
             )
         first_line.setdefault(qid, line)
-        if score > 0:
-            relevant.setdefault(qid, []).append(docid)
-    return relevant, first_line
+        judged.setdefault(qid, {})[docid] = score
+    return judged, first_line
 
 
 def corpus_chunks(folder: str | Path) -> Iterator[dict[str, Any]]:

@@ -7,9 +7,11 @@ Formats (whitespace-separated, as trec_eval reads them):
   ignores it: the order comes from the scores);
 - topics (optional): ``qid<TAB>text``, one per line.
 
-Every qid of the qrels with a relevant document (rel > 0) becomes a qa case
-whose ``expected_source_ids`` are those documents; its question is the topic
-text, else the qid. Each case gets one recorded line whose ``retrieve`` lists
+Every qid of the qrels with a relevant document (rel > 0) becomes a qa case;
+its question is the topic text, else the qid. Its ``expected_source_ids``
+keep the qrels' grades (CONTRACT section 19): the object of every judged
+docid with its rel, zeros included, or the list of docids when every rel is 1
+(``writer.expected_sources``). Each case gets one recorded line whose ``retrieve`` lists
 the run's documents in trec_eval's order: score descending, ties broken by
 docid in descending byte order (trec_eval compares with ``strcmp``). A case
 without run lines retrieves nothing (``"retrieve": []``), so it scores 0 the
@@ -17,10 +19,9 @@ way ``trec_eval -c`` counts it. The ``rank`` column is ignored, like trec_eval
 does. A docid listed twice for one qid, in the run or in the qrels, is bad
 input: trec_eval refuses such files too.
 
-With these files, ragproof's precision@k, recall@k, MRR and nDCG@k per query
-equal trec_eval's ``P_k``, ``recall_k``, ``recip_rank`` and ``ndcg_cut_k`` on
-binary qrels. Graded qrels differ in nDCG only: trec_eval uses the rel value
-as the gain, ragproof counts every rel > 0 as a gain of 1 (metrics.md).
+With these files, ragproof's retrieval metrics per query equal trec_eval's
+``P_k``, ``recall_k``, ``recip_rank``, ``ndcg_cut_k`` (the rel values as
+gains), ``map``, ``Rprec``, ``success_k`` and ``bpref``.
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ from typing import Any
 
 from ragproof_core.data.dataset import DatasetError
 from ragproof_core.data.importers.reading import text_lines
-from ragproof_core.data.importers.writer import Imported, case_row
+from ragproof_core.data.importers.writer import Imported, case_row, expected_sources
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,14 +44,19 @@ class RunEntry:
 
 def import_trec(qrels: str | Path, run: str | Path, topics: str | Path | None = None) -> Imported:
     """Cases and a retrieval-only recording from a qrels file, a run file and optional topics."""
-    relevant = read_qrels(qrels)
+    judged = read_qrels(qrels)
     ranked = read_run(run)
     texts = read_topics(topics) if topics is not None else {}
 
     cases, outputs = [], []
     without_run = 0
-    for qid, docids in relevant.items():
-        cases.append(case_row(qid, texts.get(qid, qid), expected_source_ids=docids))
+    relevant = set()
+    for qid, grades in judged.items():
+        expected = expected_sources(grades)
+        if expected is None:
+            continue
+        relevant.add(qid)
+        cases.append(case_row(qid, texts.get(qid, qid), expected_source_ids=expected))
         entries = ranked.get(qid)
         if entries is None:
             without_run += 1
@@ -63,7 +69,7 @@ def import_trec(qrels: str | Path, run: str | Path, topics: str | Path | None = 
     notes = []
     if without_run:
         notes.append(f"queries without run lines (they retrieve nothing): {without_run}")
-    ignored = len(ranked.keys() - relevant.keys())
+    ignored = len(ranked.keys() - relevant)
     if ignored:
         notes.append(f"run queries with no relevant document in the qrels (ignored): {ignored}")
     return Imported(cases=cases, outputs=outputs, notes=notes)
@@ -74,11 +80,11 @@ def trec_eval_order(entries: list[RunEntry]) -> list[RunEntry]:
     return sorted(entries, key=lambda e: (e.score, e.docid.encode("utf-8")), reverse=True)
 
 
-def read_qrels(path: str | Path) -> dict[str, list[str]]:
-    """qid -> its relevant docids (rel > 0) in file order; qids without any are left out."""
+def read_qrels(path: str | Path) -> dict[str, dict[str, int]]:
+    """qid -> every docid judged for it with its rel, in file order."""
     path_text = str(path)
+    lines: dict[str, dict[str, int]] = {}
     judged: dict[str, dict[str, int]] = {}
-    relevant: dict[str, list[str]] = {}
     for line, text in text_lines(path):
         fields = text.split()
         if len(fields) != 4:
@@ -92,16 +98,15 @@ def read_qrels(path: str | Path) -> dict[str, list[str]]:
             raise DatasetError(
                 path_text, line, f"relevance {rel_text!r} is not an integer"
             ) from None
-        earlier = judged.setdefault(qid, {}).setdefault(docid, line)
+        earlier = lines.setdefault(qid, {}).setdefault(docid, line)
         if earlier != line:
             raise DatasetError(
                 path_text,
                 line,
                 f"docid {docid!r} is listed twice for qid {qid!r} (first on line {earlier})",
             )
-        if rel > 0:
-            relevant.setdefault(qid, []).append(docid)
-    return relevant
+        judged.setdefault(qid, {})[docid] = rel
+    return judged
 
 
 def read_run(path: str | Path) -> dict[str, list[RunEntry]]:

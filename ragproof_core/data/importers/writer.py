@@ -91,16 +91,35 @@ def collect(
     return Imported(cases=cases, outputs=outputs)
 
 
+def expected_sources(judged: Mapping[str, int]) -> list[str] | dict[str, int] | None:
+    """A query's qrels as ``expected_source_ids`` (CONTRACT section 19), ids in qrels order.
+
+    The grades are kept, zeros included, as an object of grades; when every
+    judged grade is 1 the list of ids says the same and is written instead (so
+    binary qrels import exactly as before). A negative grade is left out: it
+    marks an unjudged document, as trec_eval reads it. None when no grade is
+    >= 1: the query has no relevant document and makes no case.
+    """
+    grades = {docid: grade for docid, grade in judged.items() if grade >= 0}
+    if not any(grade >= 1 for grade in grades.values()):
+        return None
+    if all(grade == 1 for grade in grades.values()):
+        return list(grades)
+    return grades
+
+
 def case_row(
     case_id: str,
     question: str,
-    expected_source_ids: Sequence[str] | None = None,
+    expected_source_ids: Sequence[str] | Mapping[str, int] | None = None,
     expected_answer: str | None = None,
     metadata: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """One dataset line; absent optional fields are left out rather than written as null."""
     row: dict[str, Any] = {"id": case_id, "question": question}
-    if expected_source_ids:
+    if isinstance(expected_source_ids, Mapping):
+        row["expected_source_ids"] = dict(expected_source_ids)
+    elif expected_source_ids:
         row["expected_source_ids"] = list(expected_source_ids)
     if expected_answer is not None:
         row["expected_answer"] = expected_answer

@@ -8,6 +8,7 @@ import pytest
 
 from ragproof_core.compare.comparison import (
     MixedJudgesError,
+    MixedSettingsError,
     Regression,
     RunSide,
     compare_runs,
@@ -215,7 +216,7 @@ def test_to_dict_is_json_friendly_with_stable_keys(comparison):
     ]  # fmt: skip
     assert list(d["metrics"]["retrieval.mrr"]) == [
         "metric", "higher_is_better", "scored_a", "scored_b", "paired", "mean_a", "mean_b",
-        "delta", "ci_low", "ci_high", "p_value", "verdict", "transitions", "mde",
+        "delta", "ci_low", "ci_high", "p_value", "p_adjusted", "verdict", "transitions", "mde",
     ]  # fmt: skip
     # Recall's 8 paired deltas are all +0.5: no spread, so any change is detectable.
     assert d["metrics"]["retrieval.recall_at_k"]["mde"] == 0.0
@@ -304,3 +305,23 @@ def test_a_metric_only_one_run_selected_is_named_not_compared():
         "Not compared, computed in run A only: generation.groundedness, echo.exact_match"
         in comparison.render_table().splitlines()
     )
+
+
+def _with_settings(run_side: RunSide, **run: object) -> RunSide:
+    record = replace(run_side.record, config_json=json.dumps({"run": run}))
+    return RunSide(record, run_side.results)
+
+
+def test_runs_scored_at_another_k_or_source_match_are_refused_unless_allowed():
+    a = _with_settings(side("run-a", "results_a.csv"), k=3, source_match="chunk")
+    b = _with_settings(side("run-b", "results_b.csv"), k=5, source_match="document")
+    with pytest.raises(MixedSettingsError) as err:
+        compare_runs(a, b)
+    assert str(err.value) == (
+        "runs run-a and run-b were scored with different settings: run.k 3 vs 5; "
+        "run.source_match chunk vs document. Their retrieval scores are different measures."
+    )
+    allowed = compare_runs(a, b, allow_mixed_settings=True)
+    assert allowed.settings_differences == ("run.k 3 vs 5", "run.source_match chunk vs document")
+    same = _with_settings(side("run-b", "results_b.csv"), k=3, source_match="chunk")
+    assert compare_runs(a, same).settings_differences == ()

@@ -14,7 +14,10 @@ def a_to_b():
 
 @pytest.fixture(scope="module")
 def b_to_a():
-    return compare_runs(side("run-b", "results_b.csv"), side("run-a", "results_a.csv"))
+    # Uncorrected, so that over-refusal's p = 0.0391 alone decides (Holm: 0.0781).
+    return compare_runs(
+        side("run-b", "results_b.csv"), side("run-a", "results_a.csv"), correction="none"
+    )
 
 
 def test_only_significantly_worse_metrics_regress(a_to_b):
@@ -44,3 +47,18 @@ def test_margin_is_a_strict_tolerance(a_to_b, margin, expected):
 def test_negative_margin_is_refused(a_to_b):
     with pytest.raises(ValueError, match="margin must be at least 0"):
         regressions(a_to_b, -0.1)
+
+
+def test_holm_keeps_a_regression_out_of_the_gate_when_many_metrics_were_tested():
+    """Reversed, over-refusal worsens at p = 0.0391, but with 4 metrics tested Holm
+    adjusts it to 2 x 0.0391 = 0.0781: only recall (0.0078 x 4 = 0.0312) regresses."""
+    holm = compare_runs(side("run-b", "results_b.csv"), side("run-a", "results_a.csv"))
+    assert holm.correction == "holm"
+    adjusted = {m.metric: m.p_adjusted for m in holm.metrics if m.p_adjusted is not None}
+    assert adjusted == {
+        "retrieval.recall_at_k": 4 * 2 / 256,
+        "retrieval.mrr": 1.0,
+        "generation.groundedness": 4 * 2 / 256,
+        "robustness.overrefusal": 2 * 40 / 1024,
+    }
+    assert [m.metric for m in regressions(holm)] == ["retrieval.recall_at_k"]

@@ -269,3 +269,36 @@ def test_dataset_sha256_hashes_file_bytes():
     path = FIXTURES / "valid.jsonl"
     assert dataset_sha256(path) == hashlib.sha256(path.read_bytes()).hexdigest()
     assert dataset_sha256(str(path)) == dataset_sha256(path)
+
+
+def test_expected_source_ids_may_be_an_object_of_grades():
+    """CONTRACT section 19: grade 0 judged non-relevant, >= 1 relevant. The case keeps
+    every grade and lists its relevant ids; all-zero grades leave no relevant id."""
+    g1, g2, g3 = load_dataset(FIXTURES / "graded.jsonl")
+    assert (g1.expected_source_ids, g1.source_grades) == (("d1", "d7"), {"d1": 2, "d7": 1, "d9": 0})
+    assert (g2.expected_source_ids, g2.source_grades) == ((), {"d3": 0})
+    assert (g3.expected_source_ids, g3.source_grades) == (("d4",), None)
+    assert g3.judgments() == {"d4": 1}
+
+
+@pytest.mark.parametrize(
+    ("name", "line", "reason"),
+    [
+        ("bad_grade_negative.jsonl", 2, "expected_source_ids.d7: must be at least 0, got -1"),
+        (
+            "bad_grade_fraction.jsonl",
+            1,
+            "expected_source_ids.d1: expected an integer grade, got 1.5",
+        ),
+        (
+            "bad_grade_boolean.jsonl",
+            1,
+            'expected_source_ids."d 1": expected an integer grade, got true',
+        ),
+    ],
+)
+def test_a_bad_grade_names_the_id(name, line, reason):
+    path = FIXTURES / name
+    with pytest.raises(DatasetError) as info:
+        load_dataset(path)
+    assert str(info.value) == f"{path}:{line}: {reason}"

@@ -2,7 +2,8 @@ from __future__ import annotations
 
 import pytest
 
-from ragproof_core.judge.cost import Budget, call_cost, estimate_tokens
+from ragproof_core.judge.cost import Budget, call_cost, estimate_tokens, rounded_usd
+from ragproof_core.judge.ledger import JudgeLedger
 from ragproof_core.judge.types import BudgetExceeded
 
 
@@ -44,3 +45,26 @@ def test_a_reservation_settles_once() -> None:
     budget.settle(reservation, 0.0)
     with pytest.raises(ValueError, match="already settled"):
         budget.settle(reservation, 0.0)
+
+
+def test_dollar_figures_are_rounded_to_a_millionth_of_a_dollar():
+    # 87 calls of $0.000123 add up to 0.01070099999999999 in floating point.
+    total = sum([0.000123] * 87)
+    assert total != 0.010701
+    assert rounded_usd(total) == 0.010701
+    assert rounded_usd(0.0000004) == 0.0 and rounded_usd(0.0000006) == 0.000001
+
+
+def test_a_ledger_rounds_its_total_and_per_metric_costs():
+    noisy = sum([0.000123] * 87)
+    ledger = JudgeLedger(
+        model="m",
+        requests=87,
+        cost_usd=noisy,
+        usage=[{"metric": "a", "model": "m", "requests": 87, "cost_usd": noisy}],
+    ).with_rounded_cost()
+    assert (ledger.cost_usd, ledger.usage[0]["cost_usd"], ledger.requests) == (
+        0.010701,
+        0.010701,
+        87,
+    )

@@ -100,3 +100,76 @@ def test_metric_order_puts_unknown_names_last_sorted():
         "aaa.new",
         "zzz.new",
     ]
+
+
+def test_the_trec_eval_measures_are_selected_by_name_only():
+    """CONTRACT section 19's measures are opt-in: a run selecting nothing, or a pattern,
+    scores what it always did; a name selects one."""
+    opt_in = {
+        "retrieval.map",
+        "retrieval.r_precision",
+        "retrieval.hit_rate_at_k",
+        "retrieval.bpref",
+        "retrieval.judged_at_k",
+    }
+    assert opt_in == {m.name for m in METRICS} - set(METRIC_NAMES)
+    assert not opt_in & set(select_metrics(["retrieval.*", "*_at_k"]))
+    assert select_metrics(["retrieval.bpref", "retrieval.mrr", "retrieval.map"]) == (
+        "retrieval.mrr",
+        "retrieval.map",
+        "retrieval.bpref",
+    )
+    with pytest.raises(MetricSelectionError, match=r"\(did you mean 'retrieval\.bpref'\?\)"):
+        select_metrics(["retrieval.bpreff"])
+
+
+def test_a_cut_off_is_listed_right_after_its_metric():
+    chosen = select_metrics(
+        [
+            "retrieval.ndcg_at_k@10",
+            "retrieval.*",
+            "retrieval.ndcg_at_k@3",
+            "retrieval.judged_at_k@1",
+        ]
+    )
+    at = chosen.index("retrieval.ndcg_at_k")
+    assert chosen[at : at + 3] == (
+        "retrieval.ndcg_at_k",
+        "retrieval.ndcg_at_k@3",
+        "retrieval.ndcg_at_k@10",
+    )
+    # The opt-in measures follow the four, before the judged retrieval metrics.
+    assert chosen[at + 3 :] == (
+        "retrieval.judged_at_k@1",
+        "retrieval.context_relevance",
+        "retrieval.judged_ndcg_at_k",
+    )
+    assert metric_order(["retrieval.mrr", "retrieval.recall_at_k@20", "x.new"]) == [
+        "retrieval.recall_at_k@20",
+        "retrieval.mrr",
+        "x.new",
+    ]
+    assert higher_is_better("robustness.overrefusal") is False
+    assert higher_is_better("retrieval.ndcg_at_k@10") is True
+
+
+@pytest.mark.parametrize(
+    ("name", "reason"),
+    [
+        (
+            "retrieval.mrr@10",
+            "metric 'retrieval.mrr@10': retrieval.mrr has no cut-off to set; @N applies to "
+            "retrieval.precision_at_k, retrieval.recall_at_k, retrieval.ndcg_at_k, "
+            "retrieval.hit_rate_at_k, retrieval.judged_at_k",
+        ),
+        ("retrieval.ndcg_at_k@0", "metric 'retrieval.ndcg_at_k@0': the cut-off must be at least 1"),
+        (
+            "retrieval.ndcg@5",
+            "metric 'retrieval.ndcg@5' matches no metric (did you mean 'retrieval.ndcg_at_k@5'?)",
+        ),
+    ],
+)
+def test_a_cut_off_on_a_metric_without_one_is_refused(name, reason):
+    with pytest.raises(MetricSelectionError) as caught:
+        select_metrics([name])
+    assert str(caught.value) == reason

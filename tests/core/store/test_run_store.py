@@ -5,6 +5,7 @@ import math
 from dataclasses import replace
 from datetime import datetime, timedelta
 
+import pyarrow.parquet as pq
 import pytest
 
 from ragproof_core.model import Case, scored
@@ -342,3 +343,17 @@ def test_results_larger_than_one_write_batch_round_trip(tmp_path):
     ]
     store.write_case_results("big", results)
     assert store.read_case_results("big") == results
+
+
+def test_graded_expected_sources_round_trip_beside_the_list_column(store: RunStore) -> None:
+    """CONTRACT section 19: the grades (zeros included) are kept as JSON; the list column
+    holds the relevant ids, and a list-valued case stores exactly what it always did."""
+    graded = Case("g", "q?", expected_source_ids=("d1",), source_grades={"d1": 2, "d9": 0})
+    listed = Case("l", "q?", expected_source_ids=("d4",))
+    store.write_manifest("r1", {})
+    store.write_dataset("r1", [graded, listed])
+    assert store.read_dataset("r1") == [graded, listed]
+    assert store.read_dataset_range("r1", 0, 1) == [graded]
+    table = pq.read_table(store.layout.table_path("r1", "dataset"))
+    assert table.column("expected_source_ids").to_pylist() == [["d1"], ["d4"]]
+    assert table.column("expected_source_grades_json").to_pylist() == ['{"d1": 2, "d9": 0}', None]

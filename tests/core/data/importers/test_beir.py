@@ -14,9 +14,10 @@ BEIR = FIXTURES / "importers" / "beir"
 
 
 def test_only_queries_with_a_positive_qrel_in_the_split_become_cases():
+    # q2's scores are kept as grades (CONTRACT section 19); q4, judged only 0, is no case.
     assert [(c["id"], c["expected_source_ids"]) for c in import_beir(BEIR).cases] == [
         ("q1", ["d1"]),
-        ("q2", ["d2", "d1"]),
+        ("q2", {"d2": 1, "d1": 2}),
     ]
     assert import_beir(BEIR, split="dev").cases == [
         {

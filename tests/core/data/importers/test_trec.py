@@ -19,9 +19,11 @@ def test_ties_go_to_the_docid_that_is_larger_bytewise_like_strcmp():
 
 def test_cases_come_from_qrels_with_a_relevant_document_and_topics_give_questions():
     imported = import_trec(TREC / "qrels.txt", TREC / "run.txt", TREC / "topics.tsv")
+    # The grades are kept (CONTRACT section 19): zeros and rel 2 as an object of grades,
+    # all-1 judgments as the list they mean; 304 judged only non-relevant makes no case.
     assert [(c["id"], c["question"], c["expected_source_ids"]) for c in imported.cases] == [
-        ("301", "international organized crime", ["d1", "d3"]),
-        ("302", "poliomyelitis and post-polio", ["d4", "d5"]),  # rel 2 counts as relevant
+        ("301", "international organized crime", {"d1": 1, "d2": 0, "d3": 1}),
+        ("302", "poliomyelitis and post-polio", {"d4": 1, "d5": 2}),
         ("303", "303", ["d6"]),  # no topic: the qid is the question
     ]
     assert [[chunk["id"] for chunk in o["retrieve"]] for o in imported.outputs] == [
