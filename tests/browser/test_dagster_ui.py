@@ -26,6 +26,7 @@ from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 from ragproof_assets.evaluation.dataset_scores import dataset_scores_key
 from ragproof_assets.evaluation.run_tags import EVALUATE_RUN_TAG, LAUNCHED_BY_TAG, RUN_ID_TAG
 from ragproof_cli.execution import CODE_LOCATION
+from ragproof_core.config.settings import RUN_KEYS
 from tests.support.cli import REPO, cli_env
 from tests.support.judge_server import JudgeServer
 from tests.support.runs import Runs
@@ -44,6 +45,8 @@ RECORDED = REPO / "tests" / "fixtures" / "recorded"
 REGRESSION = REPO / "tests" / "fixtures" / "regression"
 SERVE_URL = "http://127.0.0.1:8765"
 REPOSITORY = "__repository__"  # the one repository of a Definitions code location
+# What the Launchpad's form offers for launch_evaluation: the keys the README names, no internals.
+FORM_KEYS = {"dataset", "config_file", "adapter", "adapter_options_json", "no_cache", *RUN_KEYS}
 # Judge prices whose per-call costs do not add up exactly in binary floating point.
 INPUT_PRICE, OUTPUT_PRICE = 1.1, 2.3
 CALL_COST = (100 * INPUT_PRICE + 20 * OUTPUT_PRICE) / 1e6  # the judge server's usage: 100, 20
@@ -168,8 +171,35 @@ def _click_until(target, shown, *, first_timeout_s: float = 60, attempts: int = 
 
 # The longest test of all: scheduled before every other (tests/conftest.py).
 @pytest.mark.slow(weight=3)
+def _launchpad_form(url: str) -> dict[str, dict]:
+    """The fields of launch_evaluation's form as the Launchpad reads them (its config schema)."""
+    data = _graphql(
+        url,
+        "query($s: PipelineSelector!) { runConfigSchemaOrError(selector: $s) { "
+        "... on RunConfigSchema { allConfigTypes { key ... on CompositeConfigType "
+        "{ fields { name description isRequired defaultValueAsJson } } } } } }",
+        s={
+            "pipelineName": "launch_evaluation",
+            "repositoryName": REPOSITORY,
+            "repositoryLocationName": CODE_LOCATION,
+        },
+    )
+    types = data["runConfigSchemaOrError"]["allConfigTypes"]
+    (form,) = [
+        t["fields"] for t in types if {"dataset", "k"} <= {f["name"] for f in t.get("fields", [])}
+    ]
+    return {field["name"]: field for field in form}
+
+
 def test_launch_an_evaluation_from_the_ui_and_see_it_finish(browser, dagster_dev):
     url, store, log = dagster_dev
+    # The Launchpad's form: the user's keys, each with a description giving its default,
+    # none required, and no internals (issue 26: prechecked and progress were shown).
+    form = _launchpad_form(url)
+    assert set(form) == FORM_KEYS
+    assert not {"prechecked", "progress"} & set(form)
+    assert all(f["description"] and not f["isRequired"] for f in form.values())
+    assert "default 5" in form["k"]["description"]
     page = browser.new_page(viewport={"width": 1400, "height": 900})
     page.set_default_timeout(60_000)
     # A fresh Dagster home greets with a newsletter dialog, whenever it likes: Skip it.
