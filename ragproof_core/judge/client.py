@@ -158,6 +158,16 @@ def gated_session() -> Any:
     return aiohttp.ClientSession(trust_env=trust_env, trace_configs=[trace])
 
 
+async def _close_when_cancelled(session: Any) -> None:
+    """Hold ``session`` open until this task is cancelled, then close it: asyncio.run
+    and asyncio.Runner cancel a loop's remaining tasks as it ends, so the session
+    never outlives its loop unclosed, even where nobody calls ``aclose``."""
+    try:
+        await asyncio.get_running_loop().create_future()
+    finally:
+        await session.close()
+
+
 @dataclass
 class _LoopGate:
     """What an event loop's first request showed: does the send hook fire?"""
@@ -226,6 +236,9 @@ class LiteLLMClient:
             weakref.WeakKeyDictionary()
         )
         self._gates: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _LoopGate] = (
+            weakref.WeakKeyDictionary()
+        )
+        self._closers: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Task] = (
             weakref.WeakKeyDictionary()
         )
 
@@ -315,13 +328,17 @@ class LiteLLMClient:
         session = self._sessions.get(loop)
         if session is None or session.closed:
             session = self._sessions[loop] = gated_session()
+            self._closers[loop] = loop.create_task(_close_when_cancelled(session))
         return session
 
     async def aclose(self) -> None:
-        """Close this event loop's gated session: await before the loop ends."""
-        session = self._sessions.pop(asyncio.get_running_loop(), None)
-        if session is not None:
-            await session.close()
+        """Close this event loop's gated session now (else it closes as the loop ends)."""
+        loop = asyncio.get_running_loop()
+        self._sessions.pop(loop, None)
+        closer = self._closers.pop(loop, None)
+        if closer is not None:
+            closer.cancel()
+            await asyncio.wait([closer])
 
 
 def _describe(exc: BaseException, attempts: int, final: bool) -> str:

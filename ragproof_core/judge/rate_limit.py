@@ -40,6 +40,10 @@ SLOT_FILE_NAME = "judge_rate.slot"
 # A stored start time further ahead than this is from a clock that jumped back
 # (or a corrupt file): start afresh rather than sleep for hours.
 _STALE_AHEAD_S = 24 * 3600
+# Woken later than this fraction of the interval after its slot, a request takes
+# another slot instead, at most RETAKES times.
+LATE_FRACTION = 0.05
+RETAKES = 2
 
 
 def interval_s(rpm: float) -> float:
@@ -80,6 +84,16 @@ class RateLimiter:
         return now, start
 
     async def acquire(self) -> float:
+        """Wait for a slot; one woken too late for it (its process busy or descheduled)
+        would arrive too close to the next slot's request, so it takes a later slot,
+        at most ``RETAKES`` times (a machine always that late still sends)."""
+        for _ in range(RETAKES + 1):
+            start = await self._wait_for_slot()
+            if time.time() - start <= self.interval * LATE_FRACTION:
+                break
+        return start
+
+    async def _wait_for_slot(self) -> float:
         # Reserve synchronously (no await in between), so coroutines never share a slot.
         now, start = self._reserve()
         if start > now:
@@ -113,7 +127,7 @@ class SlotFileLimiter(RateLimiter):
         finally:
             os.close(fd)  # closing releases the lock
 
-    async def acquire(self) -> float:
+    async def _wait_for_slot(self) -> float:
         # The lock may wait on another process: never block the event loop on it.
         now, start = await asyncio.to_thread(self._reserve)
         now = time.time()

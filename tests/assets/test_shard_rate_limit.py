@@ -73,7 +73,9 @@ def test_judge_requests_arrive_60_over_rpm_apart_with_1_and_3_shards_on_both_sto
             outputs.append(out)
         figures = {}
         for (kind, shards), server, out in zip(kinds, servers, outputs, strict=True):
-            assert server.request_count == REQUESTS, (kind, shards, out)
+            if server.request_count != REQUESTS:
+                print(kind, shards, out)
+            assert server.request_count == REQUESTS, (kind, shards)
             gaps = server.arrival_gaps()
             figures[f"{kind}, {shards} shard(s)"] = (min(gaps), statistics.median(gaps))
         print("arrival gaps (min, median) at RPM 120:", figures)
