@@ -36,7 +36,6 @@ from pathlib import Path
 
 from benchmarks._common import (
     PYTHON,
-    RAGPROOF,
     REPO,
     WORK,
     Table,
