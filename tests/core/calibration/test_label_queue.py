@@ -49,7 +49,11 @@ def test_the_sample_is_stratified_by_band_seeded_and_exact() -> None:
     rng = np.random.default_rng(7)
     strata = [["q17", "q18", "q19", "q20"], [f"q{i}" for i in range(11, 17)]]
     strata.append([f"q{i:02d}" for i in range(1, 11)])
-    chosen = [ids[i] for ids, k in zip(strata, (2, 3, 5)) for i in rng.choice(len(ids), k, False)]
+    chosen = [
+        ids[i]
+        for ids, k in zip(strata, (2, 3, 5), strict=True)
+        for i in rng.choice(len(ids), k, False)
+    ]
     assert drawn == [chosen[i] for i in rng.permutation(10)]
     # Pinned too: a session resumes only if the same seed keeps giving the same sample.
     assert drawn == ["q14", "q03", "q15", "q10", "q09", "q13", "q19", "q08", "q20", "q01"]

@@ -17,7 +17,8 @@ T = datetime(2026, 12, 2, 10, 0, tzinfo=UTC)
 
 
 def _label(case_id: str, score: float, annotator: str, minutes: int, metric: str = RELEVANCE):
-    return new_label("judged", case_id, metric, score, annotator, now=T + timedelta(minutes=minutes))
+    moment = T + timedelta(minutes=minutes)
+    return new_label("judged", case_id, metric, score, annotator, now=moment)
 
 
 @pytest.fixture(params=["local", "s3"])
