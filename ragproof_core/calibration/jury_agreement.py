@@ -1,7 +1,7 @@
 """Inter-judge agreement of a jury: Krippendorff's alpha per metric.
 
 Each model's score for a case is mapped to the calibration bands 0, 0.5, 1
-(``calibrate.band``) and alpha (``krippendorff.py``) is computed with the interval distance
+(``agreement.band``) and alpha (``krippendorff.py``) is computed with the interval distance
 ``(a - b)^2`` over those three equally spaced values (on three equally spaced
 bands the interval metric keeps "one band apart" at a quarter of "two bands
 apart", which is what a half-credit verdict means). Units are cases, coders are
@@ -16,7 +16,7 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
-from ragproof_core.calibration.calibrate import band
+from ragproof_core.calibration.agreement import band
 from ragproof_core.calibration.krippendorff import krippendorff_alpha
 from ragproof_core.model import MetricResult
 

@@ -47,6 +47,7 @@ from typing import TypeVar
 import duckdb
 import pyarrow as pa
 
+from ragproof_core.metrics.registry import METRICS
 from ragproof_core.store import tables
 from ragproof_core.store.layout import StoreLayout
 from ragproof_core.store.object_files import files_for
@@ -134,8 +135,6 @@ def _record_view(name: str, layout: StoreLayout, tail: str) -> str:
 def _metrics_view() -> str:
     """The ``metrics`` view: the metric registry as rows (CONTRACT section 7), then the
     metrics stored runs declared of their own, in name order."""
-    from ragproof_core.metrics.registry import METRICS
-
     rows = ", ".join(
         f"({i}, {_sql_string(m.name)}, {_sql_string(m.family)}, "
         f"{str(m.higher_is_better).upper()}, {str(m.judged).upper()}, {_sql_string(m.judge)}, "
