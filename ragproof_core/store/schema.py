@@ -26,7 +26,16 @@ from typing import Any
 
 import pyarrow as pa
 
-from ragproof_core.model import Answer, Case, CaseKind, CaseOutput, Chunk, MetricResult, Status
+from ragproof_core.model import (
+    Answer,
+    Case,
+    CaseKind,
+    CaseOutput,
+    Chunk,
+    MetricResult,
+    Status,
+    TurnOf,
+)
 from ragproof_core.store import tables
 
 DATASET_SCHEMA = tables.DATASET.schema
@@ -156,6 +165,9 @@ def encode_dataset(run_id: str, cases: Sequence[Case]) -> pa.Table:
             _strings(c.adversarial_payload for c in cases),
             _strings(_json_or_none(c.metadata) for c in cases),
             _strings(_json_or_none(c.source_grades) for c in cases),
+            _strings(None if c.turn is None else c.turn.conversation_id for c in cases),
+            pa.array([None if c.turn is None else c.turn.turn for c in cases], pa.int32()),
+            pa.array([None if c.turn is None else c.turn.turns for c in cases], pa.int32()),
         ],
         schema=DATASET_SCHEMA,
     )
@@ -174,8 +186,21 @@ def decode_dataset(table: pa.Table) -> list[Case]:
             adversarial_payload=payload,
             metadata=_loads_or_none(meta),
             source_grades=_loads_or_none(grades),
+            turn=None if conversation is None else TurnOf(conversation, turn, turns),
         )
-        for id_, question, kind, ids, expected_answer, payload, meta, grades in zip(
+        for (
+            id_,
+            question,
+            kind,
+            ids,
+            expected_answer,
+            payload,
+            meta,
+            grades,
+            conversation,
+            turn,
+            turns,
+        ) in zip(
             _column(table, "id"),
             _column(table, "question"),
             _column(table, "kind"),
@@ -184,6 +209,9 @@ def decode_dataset(table: pa.Table) -> list[Case]:
             _column(table, "adversarial_payload"),
             _column(table, "metadata_json"),
             _column(table, "expected_source_grades_json"),
+            _column(table, "conversation_id"),
+            _column(table, "turn"),
+            _column(table, "turns"),
             strict=True,
         )
     ]

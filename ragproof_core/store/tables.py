@@ -101,6 +101,14 @@ DATASET = Table(
             "expected_source_ids given as an object of grades, as JSON (zeros included); "
             "NULL for a list. expected_source_ids then holds the ids graded >= 1.",
         ),
+        Column(
+            "conversation_id",
+            pa.string(),
+            "A conversation's turn (CONTRACT section 16): the conversation's id; "
+            "NULL for a single case.",
+        ),
+        Column("turn", pa.int32(), "The turn's 1-based number in its conversation; NULL if none."),
+        Column("turns", pa.int32(), "How many turns its conversation has; NULL if none."),
     ),
 )
 
