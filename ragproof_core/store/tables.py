@@ -113,6 +113,14 @@ DATASET = Table(
             pa.list_(pa.list_(pa.string())),
             "The gold source ids of the 1st, 2nd, ... retrieval step; NULL if not given.",
         ),
+        Column(
+            "conversation_id",
+            pa.string(),
+            "A conversation's turn (CONTRACT section 16): the conversation's id; "
+            "NULL for a single case.",
+        ),
+        Column("turn", pa.int32(), "The turn's 1-based number in its conversation; NULL if none."),
+        Column("turns", pa.int32(), "How many turns its conversation has; NULL if none."),
     ),
 )
 
