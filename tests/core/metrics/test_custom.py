@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from ragproof_core.config.metric_tables import MetricTable
+from ragproof_core.metrics.custom_tables import MetricTable
 from ragproof_core.config.settings import RunSettings
 from ragproof_core.judge.prompts import RUBRIC, load_template, render, rubric_prompt
 from ragproof_core.judge.schemas import ReplyValidationError, parse_reply
