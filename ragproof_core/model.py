@@ -64,11 +64,28 @@ class Chunk:
         return str(doc) if doc is not None else self.id
 
 
+@dataclass(frozen=True, slots=True)
+class Usage:
+    """What the pipeline says one answer cost it (CONTRACT section 18); None: not reported."""
+
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    cost_usd: float | None = None
+
+    @property
+    def tokens(self) -> int | None:
+        """Input plus output tokens; None when the pipeline reported neither."""
+        if self.input_tokens is None and self.output_tokens is None:
+            return None
+        return (self.input_tokens or 0) + (self.output_tokens or 0)
+
+
 @dataclass(slots=True)
 class Answer:
     text: str
     retrieved_chunks: tuple[Chunk, ...] | None = None
     citations: tuple[str, ...] | None = None
+    usage: Usage | None = None
 
 
 @dataclass(slots=True)
@@ -78,14 +95,16 @@ class CaseOutput:
     ``retrieved`` is None when the adapter does not expose ``retrieve()`` (or a
     recorded line has no ``retrieve``); an empty tuple means it retrieved nothing.
     ``error`` is set for a case failure (exception, timeout, missing recording);
-    then ``answer`` and ``retrieved`` are meaningless.
+    then ``answer`` and ``retrieved`` are meaningless. ``latency_s`` is the
+    pipeline's time for the case: a live call's wall time, or the ``latency_s``
+    a recording reports; None when nothing says (a recording without it).
     """
 
     case_id: str
     answer: Answer | None = None
     retrieved: tuple[Chunk, ...] | None = None
     error: str | None = None
-    latency_s: float = 0.0
+    latency_s: float | None = None
 
     @property
     def failed(self) -> bool:

@@ -26,7 +26,16 @@ from typing import Any
 
 import pyarrow as pa
 
-from ragproof_core.model import Answer, Case, CaseKind, CaseOutput, Chunk, MetricResult, Status
+from ragproof_core.model import (
+    Answer,
+    Case,
+    CaseKind,
+    CaseOutput,
+    Chunk,
+    MetricResult,
+    Status,
+    Usage,
+)
 from ragproof_core.store import tables
 
 DATASET_SCHEMA = tables.DATASET.schema
@@ -194,6 +203,7 @@ def decode_dataset(table: pa.Table) -> list[Case]:
 
 def encode_outputs(run_id: str, outputs: Sequence[CaseOutput]) -> pa.Table:
     answers = [o.answer for o in outputs]
+    usages = [None if a is None else a.usage for a in answers]
     return pa.Table.from_arrays(
         [
             _run_ids(run_id, len(outputs)),
@@ -203,7 +213,10 @@ def encode_outputs(run_id: str, outputs: Sequence[CaseOutput]) -> pa.Table:
             _chunk_lists([None if a is None else a.retrieved_chunks for a in answers]),
             _chunk_lists([o.retrieved for o in outputs]),
             _strings(o.error for o in outputs),
-            pa.array([float(o.latency_s) for o in outputs], pa.float64()),
+            pa.array([o.latency_s for o in outputs], pa.float64()),
+            pa.array([None if u is None else u.input_tokens for u in usages], pa.int64()),
+            pa.array([None if u is None else u.output_tokens for u in usages], pa.int64()),
+            pa.array([None if u is None else u.cost_usd for u in usages], pa.float64()),
         ],
         schema=OUTPUTS_SCHEMA,
     )
@@ -214,20 +227,28 @@ def decode_outputs(table: pa.Table) -> list[CaseOutput]:
     answer_chunks = _decode_chunk_lists(table.column("answer_chunks"))
     retrieved = _decode_chunk_lists(table.column("retrieved"))
     outputs = []
-    for i, (case_id, text, citations, error, latency) in enumerate(
+    for i, (case_id, text, citations, error, latency, tokens_in, tokens_out, cost) in enumerate(
         zip(
             _column(table, "case_id"),
             _column(table, "answer_text"),
             _column(table, "citations"),
             _column(table, "error"),
             _column(table, "latency_s"),
+            _column(table, "input_tokens"),
+            _column(table, "output_tokens"),
+            _column(table, "cost_usd"),
             strict=True,
         )
     ):
         answer = None
         if text is not None:
-            answer = Answer(text, answer_chunks[i], None if citations is None else tuple(citations))
-        outputs.append(CaseOutput(case_id, answer, retrieved[i], error, latency or 0.0))
+            usage = None
+            if tokens_in is not None or tokens_out is not None or cost is not None:
+                usage = Usage(tokens_in, tokens_out, cost)
+            answer = Answer(
+                text, answer_chunks[i], None if citations is None else tuple(citations), usage
+            )
+        outputs.append(CaseOutput(case_id, answer, retrieved[i], error, latency))
     return outputs
 
 
