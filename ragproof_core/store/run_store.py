@@ -34,7 +34,7 @@ from ragproof_core.config.redaction import REDACTED, is_secret_key
 from ragproof_core.config.redaction import redact as redact_secrets
 from ragproof_core.gc_pause import collector_paused
 from ragproof_core.metrics.registry import metric_order
-from ragproof_core.model import Case, CaseOutput, MetricResult
+from ragproof_core.model import Case, CaseOutput, MetricResult, unfinished_conversation
 from ragproof_core.store import calibrations, files, result_tally, schema, views
 from ragproof_core.store.handles import StoredTable
 from ragproof_core.store.layout import (
@@ -300,6 +300,9 @@ class RunStore:
         self._require_run(run_id)
         path = self.layout.table_path(run_id, "dataset")
         position = 0
+        # A conversation cut by a batch's end waits for the next batch: its turns run
+        # together, in order (CONTRACT section 16).
+        held: list[Case] = []
         for batch in self.files.parquet_file(path).iter_batches(batch_size=batch_rows):
             first, position = position, position + batch.num_rows
             if position <= start:
@@ -310,7 +313,34 @@ class RunStore:
                 max(start - first, 0), min(end, position) - max(start, first)
             )
             with collector_paused():
-                yield schema.decode_dataset(rows)
+                cases = schema.decode_dataset(rows)
+            if held:
+                cases, held = held + cases, []
+            cut = unfinished_conversation(cases)
+            if cut < len(cases):
+                cases, held = cases[:cut], cases[cut:]
+            if cases:
+                yield cases
+        if held:
+            yield held
+
+    def dataset_unit_starts(self, run_id: str) -> list[int] | None:
+        """The row of each unit's first case (a single case, or a conversation's turns:
+        ``model.units``), or None when the run's dataset holds no conversation."""
+        self._require_run(run_id)
+        path = self.layout.table_path(run_id, "dataset")
+        parquet = self.files.parquet_file(path)
+        if "conversation_id" not in parquet.schema_arrow.names:
+            return None
+        column = parquet.read(columns=["conversation_id"]).column(0)
+        if column.null_count == len(column):
+            return None
+        starts, previous = [], None
+        for row, conversation in enumerate(column.to_pylist()):
+            if conversation is None or conversation != previous:
+                starts.append(row)
+            previous = conversation
+        return starts
 
     def iter_case_result_columns(
         self, run_id: str, columns: Sequence[str], batch_rows: int = TALLY_BATCH_ROWS

@@ -101,6 +101,26 @@ DATASET = Table(
             "expected_source_ids given as an object of grades, as JSON (zeros included); "
             "NULL for a list. expected_source_ids then holds the ids graded >= 1.",
         ),
+        Column(
+            "expected_tools_json",
+            pa.string(),
+            "The tool calls the case expects, as a JSON list of {name, arguments}; "
+            "NULL if not given (CONTRACT section 17).",
+        ),
+        Column("tool_match", pa.string(), "exact | in_order | any_order (NULL: in_order)."),
+        Column(
+            "expected_hops",
+            pa.list_(pa.list_(pa.string())),
+            "The gold source ids of the 1st, 2nd, ... retrieval step; NULL if not given.",
+        ),
+        Column(
+            "conversation_id",
+            pa.string(),
+            "A conversation's turn (CONTRACT section 16): the conversation's id; "
+            "NULL for a single case.",
+        ),
+        Column("turn", pa.int32(), "The turn's 1-based number in its conversation; NULL if none."),
+        Column("turns", pa.int32(), "How many turns its conversation has; NULL if none."),
     ),
 )
 
@@ -122,6 +142,12 @@ OUTPUTS = Table(
             pa.float64(),
             "Seconds the pipeline took: a live adapter call's wall time, or the latency_s a "
             "recording reports; NULL when a recording reports none.",
+        ),
+        Column(
+            "steps_json",
+            pa.string(),
+            "The agent's steps as a JSON list (CONTRACT section 17); NULL when the answer "
+            "reported none.",
         ),
         Column("input_tokens", pa.int64(), "The answer's usage.input_tokens; NULL if not given."),
         Column("output_tokens", pa.int64(), "The answer's usage.output_tokens; NULL if not given."),
