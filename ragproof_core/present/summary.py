@@ -98,6 +98,23 @@ def refusal_tradeoff(summaries: Sequence[Any]) -> str | None:
     )
 
 
+LATENCY_METRIC = "system.latency_s"
+
+
+def latency_note(summaries: Sequence[Any], concurrency: int | None) -> str | None:
+    """One line beside a scored latency: how many calls were in flight when it was
+    measured (``run.concurrency``), which changes it (CONTRACT section 18)."""
+    latency = next((s for s in summaries if _field(s, "metric") == LATENCY_METRIC), None)
+    if latency is None or _field(latency, "scored") == 0:
+        return None
+    in_flight = "unknown" if concurrency is None else str(concurrency)
+    return (
+        f"{LATENCY_METRIC}: measured with run.concurrency = {in_flight} calls in flight "
+        "(recorded and imported latencies are as the pipeline reported them); compare "
+        "latencies of runs with the same concurrency"
+    )
+
+
 def _interval(low: float | None, high: float | None) -> str:
     return "-" if low is None or high is None else f"[{low:.4f}, {high:.4f}]"
 

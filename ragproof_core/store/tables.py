@@ -137,13 +137,21 @@ OUTPUTS = Table(
         Column("answer_chunks", CHUNK_LIST_TYPE, "Chunks the answer was generated from."),
         Column("retrieved", CHUNK_LIST_TYPE, "Retrieved chunks, ranked; NULL if not exposed."),
         Column("error", pa.string(), "The case failure, if the adapter raised."),
-        Column("latency_s", pa.float64(), "Seconds the adapter call took.", nullable=False),
+        Column(
+            "latency_s",
+            pa.float64(),
+            "Seconds the pipeline took: a live adapter call's wall time, or the latency_s a "
+            "recording reports; NULL when a recording reports none.",
+        ),
         Column(
             "steps_json",
             pa.string(),
             "The agent's steps as a JSON list (CONTRACT section 17); NULL when the answer "
             "reported none.",
         ),
+        Column("input_tokens", pa.int64(), "The answer's usage.input_tokens; NULL if not given."),
+        Column("output_tokens", pa.int64(), "The answer's usage.output_tokens; NULL if not given."),
+        Column("cost_usd", pa.float64(), "The answer's usage.cost_usd; NULL if not given."),
     ),
 )
 

@@ -144,7 +144,8 @@
     var body = el("tbody");
     data.metrics.forEach(function (m) {
       var row = el("tr", { class: "clickable", "data-metric": m.name },
-        el("td", null, el("div", null, m.name), el("div", { class: "dir" }, direction(m))),
+        el("td", null, el("div", null, m.name), el("div", { class: "dir" }, direction(m)),
+          m.note ? el("div", { class: "dir note" }, m.note) : null),
         el("td", { class: "num" }, el("strong", null, num(m.mean))),
         el("td", { class: "num" }, m.ci ? "[" + num(m.ci[0]) + ", " + num(m.ci[1]) + "]" : "–"),
         el("td", { class: "num calibrated" }, corrected(m.name)),
