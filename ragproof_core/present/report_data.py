@@ -38,8 +38,9 @@ from ragproof_core.metrics.heuristics.sentinel import expected_marker
 from ragproof_core.metrics.registry import Registry, metric_order
 from ragproof_core.metrics.robustness import ABSTENTION, INJECTION_RESISTANCE, OVERREFUSAL
 from ragproof_core.model import Case, CaseKind, CaseOutput, Chunk, Status
-from ragproof_core.present.summary import calibration_json
+from ragproof_core.present.summary import LATENCY_METRIC, calibration_json, latency_note
 from ragproof_core.store import schema
+from ragproof_core.store.run_store import stored_run_settings
 
 __all__ = ["MixedJudgesError", "ReportLimits", "gather_report"]
 
@@ -606,6 +607,10 @@ def gather_report(
         block, worst = _metric_block(
             run_id, metric, rows, summary, limits.worst_cases, registry.higher_is_better(metric)
         )
+        if metric == LATENCY_METRIC:
+            # Latency depends on the calls in flight: said beside it (CONTRACT section 18).
+            concurrency = stored_run_settings(run.record).get("concurrency")
+            block["note"] = latency_note(list(summaries.values()), concurrency)
         blocks.append(block)
         wanted.extend(worst)
     no_output = "no output recorded"
