@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any
+from typing import Any, ClassVar
 
 
 class CaseKind(StrEnum):
@@ -28,6 +28,23 @@ class Status(StrEnum):
     ERROR = "error"
 
 
+class ToolMatch(StrEnum):
+    """How a case's made tool calls must line up with its expected ones (CONTRACT section 17)."""
+
+    EXACT = "exact"
+    IN_ORDER = "in_order"
+    ANY_ORDER = "any_order"
+
+
+@dataclass(frozen=True, slots=True)
+class ExpectedTool:
+    """A tool call a case expects: the tool's name and, when given, the arguments
+    that must be among the made call's (``None``: any arguments match)."""
+
+    name: str
+    arguments: dict[str, Any] | None = None
+
+
 @dataclass(slots=True)
 class Case:
     id: str
@@ -42,6 +59,11 @@ class Case:
     # expected_source_ids then holds the relevant ids (grade >= 1) in the
     # object's order, so code that reads only it sees the relevant sources.
     source_grades: dict[str, int] | None = None
+    # CONTRACT section 17: the agent's expected tool calls, how they must match,
+    # and the gold source ids of its 1st, 2nd, ... retrieval step.
+    expected_tools: tuple[ExpectedTool, ...] | None = None
+    tool_match: ToolMatch = ToolMatch.IN_ORDER
+    expected_hops: tuple[tuple[str, ...], ...] | None = None
 
     def judgments(self) -> dict[str, int]:
         """Every judged id with its grade; a list of ids is grade 1 each."""
@@ -64,11 +86,67 @@ class Chunk:
         return str(doc) if doc is not None else self.id
 
 
+@dataclass(frozen=True, slots=True)
+class RetrieveStep:
+    """One retrieval an agent made: the query it searched with and the chunks it got, ranked."""
+
+    type: ClassVar[str] = "retrieve"
+    query: str
+    chunks: tuple[Chunk, ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "type": self.type,
+            "query": self.query,
+            "chunks": [chunk_json(chunk) for chunk in self.chunks],
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class ToolStep:
+    """One tool call an agent made: the tool, its JSON arguments and, if known, its output."""
+
+    type: ClassVar[str] = "tool"
+    name: str
+    arguments: dict[str, Any] = field(default_factory=dict)
+    output: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        data: dict[str, Any] = {"type": self.type, "name": self.name, "arguments": self.arguments}
+        if self.output is not None:
+            data["output"] = self.output
+        return data
+
+
+Step = RetrieveStep | ToolStep
+
+
+def chunk_json(chunk: Chunk) -> dict[str, Any]:
+    """A chunk as the JSON object of CONTRACT section 2 (absent score and metadata left out)."""
+    data: dict[str, Any] = {"id": chunk.id, "text": chunk.text}
+    if chunk.score is not None:
+        data["score"] = chunk.score
+    if chunk.metadata:
+        data["metadata"] = chunk.metadata
+    return data
+
+
 @dataclass(slots=True)
 class Answer:
     text: str
     retrieved_chunks: tuple[Chunk, ...] | None = None
     citations: tuple[str, ...] | None = None
+    # The agent's trajectory in order (CONTRACT section 17). None: the pipeline
+    # reported no trajectory; (): a trajectory in which no call was made.
+    steps: tuple[Step, ...] | None = None
+
+    @property
+    def tool_calls(self) -> tuple[ToolStep, ...]:
+        return tuple(s for s in self.steps or () if isinstance(s, ToolStep))
+
+    @property
+    def retrievals(self) -> tuple[RetrieveStep, ...]:
+        return tuple(s for s in self.steps or () if isinstance(s, RetrieveStep))
 
 
 @dataclass(slots=True)

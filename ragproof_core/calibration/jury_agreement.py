@@ -25,7 +25,7 @@ import math
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from ragproof_core.calibration.calibrate import band
+from ragproof_core.calibration.agreement import band
 from ragproof_core.model import MetricResult
 
 LEVEL = "interval"

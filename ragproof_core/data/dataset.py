@@ -36,7 +36,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, ValidationError
 from ragproof_core.errors import describe, dotted, show_value
 from ragproof_core.gc_pause import collector_paused
 from ragproof_core.json_limits import JsonLimitError, bounded_int, check_value, scan_depth
-from ragproof_core.model import Case, CaseKind
+from ragproof_core.model import Case, CaseKind, ExpectedTool, ToolMatch
 
 
 class DatasetError(ValueError):
@@ -199,6 +199,22 @@ def _non_blank(value: str) -> str:
 _Text = Annotated[str, AfterValidator(_non_blank)]
 
 
+def _non_empty(value: list) -> list:
+    if not value:
+        raise ValueError("must not be empty")
+    return value
+
+
+class ExpectedToolRow(BaseModel):
+    """One expected tool call (CONTRACT section 17): the tool's name and, optionally,
+    the arguments the made call must carry (a subset of its arguments)."""
+
+    model_config = ConfigDict(strict=True, extra="forbid", frozen=True)
+
+    name: _Text
+    arguments: dict[str, Any] | None = None
+
+
 class CaseRow(BaseModel):
     """One dataset line as declared in CONTRACT section 1: strict types, no unknown fields
     (free-form data belongs under ``metadata``), ``null`` meaning absent."""
@@ -213,10 +229,20 @@ class CaseRow(BaseModel):
     expected_answer: str | None = None
     adversarial_payload: str | None = None
     metadata: dict[str, Any] | None = None
+    # CONTRACT section 17: what an agent should call, and find at each retrieval step.
+    expected_tools: list[ExpectedToolRow] | None = None
+    tool_match: Literal["exact", "in_order", "any_order"] | None = None
+    expected_hops: list[Annotated[list[_Text], AfterValidator(_non_empty)]] | None = None
 
 
 CASE_FIELDS = tuple(CaseRow.model_fields)
-_FIELD_SET = frozenset(CASE_FIELDS)
+TOOL_FIELDS = tuple(ExpectedToolRow.model_fields)
+# The fields the fast path of _plain_case checks itself; a row with any other
+# field (the agent fields included) goes through CaseRow.
+_FIELD_SET = frozenset(
+    ("id", "question", "kind", "expected_source_ids", "expected_answer")
+    + ("adversarial_payload", "metadata")
+)
 
 
 _KINDS = {kind.value: kind for kind in CaseKind}
@@ -268,6 +294,20 @@ def source_grades(grades: dict[Any, Any]) -> dict[str, int]:
     return grades
 
 
+def _known_fields(exc: ValidationError) -> tuple[str, ...]:
+    """The field names beside the first error's key: an expected tool's inside one."""
+    loc = exc.errors(include_url=False)[0]["loc"]
+    if len(loc) == 3 and loc[0] == "expected_tools":
+        return TOOL_FIELDS
+    return CASE_FIELDS
+
+
+def expected_tools(rows: list[ExpectedToolRow] | None) -> tuple[ExpectedTool, ...] | None:
+    if rows is None:
+        return None
+    return tuple(ExpectedTool(row.name, row.arguments) for row in rows)
+
+
 def _to_case(row: Any) -> Case:
     if type(row) is dict:
         case = _plain_case(row)
@@ -288,8 +328,14 @@ def _to_case(row: Any) -> Case:
         valid = CaseRow.model_validate(present)
     except ValidationError as exc:
         raise _Invalid(
-            describe(exc, known=CASE_FIELDS, mapping="a JSON object", noun="field")
+            describe(exc, known=_known_fields(exc), mapping="a JSON object", noun="field")
         ) from None
+    for index, tool in enumerate(valid.expected_tools or ()):
+        try:
+            # Parquet may hold what JSON cannot (a timestamp, bytes) in the arguments.
+            check_value(tool.arguments, f"expected_tools[{index}].arguments", json_only=True)
+        except JsonLimitError as exc:
+            raise _Invalid(str(exc)) from None
     return Case(
         id=valid.id,
         question=valid.question,
@@ -302,6 +348,11 @@ def _to_case(row: Any) -> Case:
         # Kept verbatim: the row's own dict, not a validated copy.
         metadata=row["metadata"] if valid.metadata is not None else {},
         source_grades=grades,
+        expected_tools=expected_tools(valid.expected_tools),
+        tool_match=ToolMatch.IN_ORDER if valid.tool_match is None else ToolMatch(valid.tool_match),
+        expected_hops=None
+        if valid.expected_hops is None
+        else tuple(tuple(hop) for hop in valid.expected_hops),
     )
 
 

@@ -39,6 +39,8 @@ from datetime import UTC, datetime
 from pathlib import Path, PurePath, PurePosixPath
 from typing import Any
 
+from ragproof_core.store.remote import local_path, open_filesystem, split_url
+
 RUN_ID_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,127}")
 
 # Table name -> file name inside a run folder. The order is the write order of
@@ -119,8 +121,6 @@ class StoreLayout:
     @classmethod
     def at(cls, location: str | Path) -> StoreLayout:
         """The layout of ``RAGPROOF_STORE``-style ``location``: a path or an fsspec URL."""
-        from ragproof_core.store.remote import local_path, open_filesystem, split_url
-
         remote = split_url(location)
         if remote is None:
             return cls(local_path(location))

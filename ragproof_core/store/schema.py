@@ -26,7 +26,19 @@ from typing import Any
 
 import pyarrow as pa
 
-from ragproof_core.model import Answer, Case, CaseKind, CaseOutput, Chunk, MetricResult, Status
+from ragproof_core.adapters.coerce import to_steps
+from ragproof_core.model import (
+    Answer,
+    Case,
+    CaseKind,
+    CaseOutput,
+    Chunk,
+    ExpectedTool,
+    MetricResult,
+    Status,
+    Step,
+    ToolMatch,
+)
 from ragproof_core.store import tables
 
 DATASET_SCHEMA = tables.DATASET.schema
@@ -156,9 +168,37 @@ def encode_dataset(run_id: str, cases: Sequence[Case]) -> pa.Table:
             _strings(c.adversarial_payload for c in cases),
             _strings(_json_or_none(c.metadata) for c in cases),
             _strings(_json_or_none(c.source_grades) for c in cases),
+            _strings(_tools_json(c.expected_tools) for c in cases),
+            _strings(str(c.tool_match) for c in cases),
+            pa.array([_hops(c.expected_hops) for c in cases], pa.list_(pa.list_(pa.string()))),
         ],
         schema=DATASET_SCHEMA,
     )
+
+
+def _hops(hops: Sequence[Sequence[str]] | None) -> list[list[str]] | None:
+    return None if hops is None else [list(hop) for hop in hops]
+
+
+def _tools_json(tools: Sequence[ExpectedTool] | None) -> str | None:
+    if tools is None:
+        return None
+    return _to_json(
+        [
+            {"name": t.name} if t.arguments is None else {"name": t.name, "arguments": t.arguments}
+            for t in tools
+        ]
+    )
+
+
+def _decode_tools(text: str | None) -> tuple[ExpectedTool, ...] | None:
+    if text is None:
+        return None
+    return tuple(ExpectedTool(t["name"], t.get("arguments")) for t in json.loads(text))
+
+
+def _steps_json(steps: Sequence[Step] | None) -> str | None:
+    return None if steps is None else _to_json([step.to_json() for step in steps])
 
 
 def decode_dataset(table: pa.Table) -> list[Case]:
@@ -174,8 +214,23 @@ def decode_dataset(table: pa.Table) -> list[Case]:
             adversarial_payload=payload,
             metadata=_loads_or_none(meta),
             source_grades=_loads_or_none(grades),
+            expected_tools=_decode_tools(tools),
+            tool_match=ToolMatch.IN_ORDER if tool_match is None else ToolMatch(tool_match),
+            expected_hops=None if hops is None else tuple(tuple(hop) for hop in hops),
         )
-        for id_, question, kind, ids, expected_answer, payload, meta, grades in zip(
+        for (
+            id_,
+            question,
+            kind,
+            ids,
+            expected_answer,
+            payload,
+            meta,
+            grades,
+            tools,
+            tool_match,
+            hops,
+        ) in zip(
             _column(table, "id"),
             _column(table, "question"),
             _column(table, "kind"),
@@ -184,6 +239,9 @@ def decode_dataset(table: pa.Table) -> list[Case]:
             _column(table, "adversarial_payload"),
             _column(table, "metadata_json"),
             _column(table, "expected_source_grades_json"),
+            _column(table, "expected_tools_json"),
+            _column(table, "tool_match"),
+            _column(table, "expected_hops"),
             strict=True,
         )
     ]
@@ -204,6 +262,7 @@ def encode_outputs(run_id: str, outputs: Sequence[CaseOutput]) -> pa.Table:
             _chunk_lists([o.retrieved for o in outputs]),
             _strings(o.error for o in outputs),
             pa.array([float(o.latency_s) for o in outputs], pa.float64()),
+            _strings(None if a is None else _steps_json(a.steps) for a in answers),
         ],
         schema=OUTPUTS_SCHEMA,
     )
@@ -214,19 +273,25 @@ def decode_outputs(table: pa.Table) -> list[CaseOutput]:
     answer_chunks = _decode_chunk_lists(table.column("answer_chunks"))
     retrieved = _decode_chunk_lists(table.column("retrieved"))
     outputs = []
-    for i, (case_id, text, citations, error, latency) in enumerate(
+    for i, (case_id, text, citations, error, latency, steps) in enumerate(
         zip(
             _column(table, "case_id"),
             _column(table, "answer_text"),
             _column(table, "citations"),
             _column(table, "error"),
             _column(table, "latency_s"),
+            _column(table, "steps_json"),
             strict=True,
         )
     ):
         answer = None
         if text is not None:
-            answer = Answer(text, answer_chunks[i], None if citations is None else tuple(citations))
+            answer = Answer(
+                text,
+                answer_chunks[i],
+                None if citations is None else tuple(citations),
+                None if steps is None else to_steps(json.loads(steps)),
+            )
         outputs.append(CaseOutput(case_id, answer, retrieved[i], error, latency or 0.0))
     return outputs
 

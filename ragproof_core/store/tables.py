@@ -101,6 +101,18 @@ DATASET = Table(
             "expected_source_ids given as an object of grades, as JSON (zeros included); "
             "NULL for a list. expected_source_ids then holds the ids graded >= 1.",
         ),
+        Column(
+            "expected_tools_json",
+            pa.string(),
+            "The tool calls the case expects, as a JSON list of {name, arguments}; "
+            "NULL if not given (CONTRACT section 17).",
+        ),
+        Column("tool_match", pa.string(), "exact | in_order | any_order (NULL: in_order)."),
+        Column(
+            "expected_hops",
+            pa.list_(pa.list_(pa.string())),
+            "The gold source ids of the 1st, 2nd, ... retrieval step; NULL if not given.",
+        ),
     ),
 )
 
@@ -118,6 +130,12 @@ OUTPUTS = Table(
         Column("retrieved", CHUNK_LIST_TYPE, "Retrieved chunks, ranked; NULL if not exposed."),
         Column("error", pa.string(), "The case failure, if the adapter raised."),
         Column("latency_s", pa.float64(), "Seconds the adapter call took.", nullable=False),
+        Column(
+            "steps_json",
+            pa.string(),
+            "The agent's steps as a JSON list (CONTRACT section 17); NULL when the answer "
+            "reported none.",
+        ),
     ),
 )
 

@@ -43,6 +43,7 @@ from typing import TypeVar
 import duckdb
 import pyarrow as pa
 
+from ragproof_core.metrics.registry import METRICS
 from ragproof_core.store import tables
 from ragproof_core.store.calibrations import CALIBRATIONS_SCHEMA
 from ragproof_core.store.calibrations import COLUMNS as CALIBRATION_COLUMNS
@@ -111,8 +112,6 @@ def view_ddl(layout: StoreLayout) -> list[str]:
 def _metrics_view() -> str:
     """The ``metrics`` view: the metric registry as rows (CONTRACT section 7), then the
     metrics stored runs declared of their own, in name order."""
-    from ragproof_core.metrics.registry import METRICS
-
     rows = ", ".join(
         f"({i}, {_sql_string(m.name)}, {_sql_string(m.family)}, "
         f"{str(m.higher_is_better).upper()}, {str(m.judged).upper()}, {_sql_string(m.judge)}, "

@@ -8,7 +8,17 @@ from datetime import datetime, timedelta
 import pyarrow.parquet as pq
 import pytest
 
-from ragproof_core.model import Case, scored
+from ragproof_core.model import (
+    Answer,
+    Case,
+    CaseOutput,
+    Chunk,
+    ExpectedTool,
+    RetrieveStep,
+    ToolMatch,
+    ToolStep,
+    scored,
+)
 from ragproof_core.store.layout import InvalidRunId
 from ragproof_core.store.run_store import (
     REDACTED,
@@ -357,3 +367,31 @@ def test_graded_expected_sources_round_trip_beside_the_list_column(store: RunSto
     table = pq.read_table(store.layout.table_path("r1", "dataset"))
     assert table.column("expected_source_ids").to_pylist() == [["d1"], ["d4"]]
     assert table.column("expected_source_grades_json").to_pylist() == ['{"d1": 2, "d9": 0}', None]
+
+
+def test_agent_fields_and_steps_round_trip(store: RunStore) -> None:
+    """CONTRACT section 17: expected tools, tool_match, expected hops and the answer's
+    steps come back exactly; no steps (None) and an empty trajectory (()) stay distinct."""
+    agent = Case(
+        "a",
+        "q?",
+        expected_tools=(ExpectedTool("lookup", {"order": {"id": 1.5}}), ExpectedTool("refund")),
+        tool_match=ToolMatch.ANY_ORDER,
+        expected_hops=(("d1",), ("d2", "d3")),
+    )
+    plain = Case("p", "q?")
+    store.write_manifest("r1", {})
+    store.write_dataset("r1", [agent, plain])
+    assert store.read_dataset("r1") == [agent, plain]
+    steps = (
+        RetrieveStep("q", (Chunk("d1#0", "t", 0.5, {"document_id": "d1"}),)),
+        ToolStep("lookup", {"order": {"id": 1.5}, "flag": True}, "found"),
+        ToolStep("refund", {}),
+    )
+    outputs = [
+        CaseOutput("a", Answer("done", steps=steps)),
+        CaseOutput("p", Answer("plain")),
+        CaseOutput("e", Answer("none made", steps=())),
+    ]
+    store.write_outputs("r1", outputs)
+    assert store.read_outputs("r1") == outputs
