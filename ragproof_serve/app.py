@@ -108,8 +108,7 @@ def page(name: str, title: str, data: dict[str, Any], store: RunStore, status: i
         status_code=status,
         headers={
             **HEADERS,
-            "Content-Security-Policy": app_content_security_policy()
-            + "; frame-ancestors 'none'",
+            "Content-Security-Policy": app_content_security_policy() + "; frame-ancestors 'none'",
         },
     )
 

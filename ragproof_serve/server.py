@@ -44,7 +44,10 @@ def serve(browser: Browser, port: int = 0, *, out: TextIO = sys.stdout) -> None:
     path = f"/label/{browser.label.run_id}" if browser.label is not None else "/"
     print(f"ragproof: serving {browser.store.layout.location} at http://{HOST}:{port}/", file=out)
     if browser.label is not None:
-        print(f"ragproof: labelling run {browser.label.run_id} at http://{HOST}:{port}{path}", file=out)
+        print(
+            f"ragproof: labelling run {browser.label.run_id} at http://{HOST}:{port}{path}",
+            file=out,
+        )
     out.flush()
     config = uvicorn.Config(app, log_level="warning", lifespan="off", access_log=False)
     server = uvicorn.Server(config)

