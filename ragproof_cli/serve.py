@@ -53,7 +53,8 @@ def cmd_label(args: argparse.Namespace) -> int:
         )
         browser = Browser(store, label=session)
         # The sample is drawn before the server starts: a bad run or metric is one line, exit 1.
-        browser.queue(session)
+        if not browser.queue(session).items:
+            raise LabelError(f"run {args.run_id} has no judge-scored case to label")
     except LabelError as exc:
         raise UsageError(f"label: {exc}") from None
     return _serve(browser, args.port)
