@@ -162,6 +162,8 @@ class _TerminalProgress:
     """
 
     def __init__(self, total: int, tty) -> None:
+        # Lazy: tqdm takes a quarter second to import; only a run watched on a terminal
+        # draws a bar.
         from tqdm import tqdm
 
         self._tty = tty
