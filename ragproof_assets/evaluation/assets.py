@@ -37,7 +37,7 @@ from ragproof_core.present.judge_activity import judge_usage_markdown
 from ragproof_core.present.links import SERVE_URL_ENV, served_run_links
 from ragproof_core.present.markdown import worst_cases_markdown
 from ragproof_core.present.report_data import gather_report
-from ragproof_core.present.summary import refusal_tradeoff, summary_markdown
+from ragproof_core.present.summary import latency_note, refusal_tradeoff, summary_markdown
 from ragproof_core.run.preflight import preflight
 from ragproof_core.run.shards import EVALUATION_DOCUMENT, EvaluationTotals
 from ragproof_core.store.handles import StoredTable
@@ -202,6 +202,10 @@ def run_summary(
     tradeoff = refusal_tradeoff(summaries)
     if tradeoff:
         metadata["abstention_vs_overrefusal"] = dg.MetadataValue.md(tradeoff)
+    metadata["run_concurrency"] = manifest.run.concurrency
+    latency = latency_note(summaries, manifest.run.concurrency)
+    if latency:
+        metadata["latency"] = dg.MetadataValue.md(latency)
     skipped_reasons = _skip_reasons(skips)
     if skipped_reasons:
         metadata["skip_reasons"] = dg.MetadataValue.md(skipped_reasons)
