@@ -65,11 +65,22 @@ class Browser:
 
     def __post_init__(self) -> None:
         self._lock = threading.Lock()
+        self._records: dict[str, RunRecord] = {}
         self._moments: dict[str, list[MetricMoments]] = {}
         self._queues: dict[tuple[str, str | None, int, int], LabelQueue] = {}
 
     def records(self) -> list[RunRecord]:
-        return self.store.list_runs()
+        """The finished runs, oldest first: one listing, and only new runs' records read."""
+        with self._lock:
+            known = dict(self._records)
+        records = self.store.list_runs(known=known)
+        with self._lock:
+            self._records.update((r.run_id, r) for r in records)
+        return records
+
+    def warm(self) -> None:
+        """Read every run's record and moments once, before the first page asks for them."""
+        self.moments([r.run_id for r in self.records()])
 
     def moments(self, run_ids: Sequence[str]) -> list[MetricMoments]:
         """Every metric's moments of each run; a finished run's are read only once."""
