@@ -59,7 +59,17 @@ METRICS = (
     "robustness.abstention",
 )
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
-WORDS = "refund warranty office contract invoice parcel delivery support account".split()
+WORDS = [
+    "refund",
+    "warranty",
+    "office",
+    "contract",
+    "invoice",
+    "parcel",
+    "delivery",
+    "support",
+    "account",
+]
 
 
 def _load() -> float:
