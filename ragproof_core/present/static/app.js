@@ -274,7 +274,7 @@
     if (data.refused) {
       var r = section("refused", "Not compared");
       r.appendChild(el("pre", { class: "error" }, data.refused));
-      if (data.mixed_judges) r.appendChild(el("p", null, link(["compare"], { a: data.a.run_id, b: data.b.run_id, allow_mixed_judges: "1" }, "Compare anyway (flagged)", { id: "allow-mixed" })));
+      if (data.mixed_judges) r.appendChild(el("p", null, link(["compare"], { a: data.a.run_id, b: data.b.run_id, allow_mixed: "1" }, "Compare anyway (flagged)", { id: "allow-mixed" })));
       return;
     }
     var cmp = data.comparison;
