@@ -256,7 +256,11 @@ CALIBRATIONS = Table(
         _run_id("Calibrated run"),
         Column("calibration_id", pa.string(), "Id of this calibration.", nullable=False),
         Column("created_at", _UTC, "When the calibration was stored (UTC).", nullable=False),
-        Column("labels_file", pa.string(), "The human labels file, as given."),
+        Column(
+            "labels_file",
+            pa.string(),
+            "The human labels file, as given; NULL: the labels stored with `ragproof label`.",
+        ),
         Column("metric", pa.string(), "Judge metric name.", nullable=False),
         Column("n_judged", pa.int64(), "Cases the judge scored.", nullable=False),
         Column("n_labelled", pa.int64(), "Of those, cases with a human label.", nullable=False),
@@ -270,6 +274,14 @@ CALIBRATIONS = Table(
         Column("ppi_ci_low", pa.float64(), "PPI interval, low bound."),
         Column("ppi_ci_high", pa.float64(), "PPI interval, high bound."),
         Column("unmatched_labels", pa.int64(), "Labels matching no judged case.", nullable=False),
+        # CONTRACT section 22: set when the labels came from the store, NULL from a file.
+        Column("annotators", pa.int64(), "People who labelled the metric's cases."),
+        Column("annotator_alpha", pa.float64(), "Krippendorff's alpha among the annotators."),
+        Column(
+            "judge_alpha",
+            pa.float64(),
+            "Krippendorff's alpha with the judge as one more annotator.",
+        ),
     ),
 )
 
