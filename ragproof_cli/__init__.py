@@ -24,6 +24,7 @@ from ragproof_cli import (
     generate_qa,
     importing,
     plan,
+    probe,
     report,
     run,
     sql,
@@ -45,6 +46,7 @@ def build_parser() -> argparse.ArgumentParser:
     generate_qa.register(generate.register(sub))
     importing.register(sub)
     plan.register(sub)
+    probe.register(sub)
     report.register(sub)
     sql.register(sub)
     return parser
