@@ -27,6 +27,7 @@ from ragproof_cli import (
     probe,
     report,
     run,
+    serve,
     sql,
 )
 from ragproof_cli.errors import OneLineParser, debug_requested, report_error
@@ -48,6 +49,7 @@ def build_parser() -> argparse.ArgumentParser:
     plan.register(sub)
     probe.register(sub)
     report.register(sub)
+    serve.register(sub)
     sql.register(sub)
     return parser
 

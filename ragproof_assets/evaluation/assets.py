@@ -124,67 +124,6 @@ def eval_dataset(
     )
 
 
-def _ledger(judge, *, use_cache: bool) -> JudgeLedger:
-    if judge is None:
-        return JudgeLedger(model=None, use_cache=use_cache)
-    stats = judge.stats
-    return JudgeLedger(
-        model=judge.model,
-        mode=getattr(judge, "mode", "per_metric"),
-        prompt_hashes=dict(judge.prompt_hashes),
-        use_cache=use_cache,
-        requests=stats.requests,
-        repairs=stats.repairs,
-        cache_hits=stats.cache_hits,
-        judge_errors=stats.judge_errors,
-        input_tokens=stats.input_tokens,
-        output_tokens=stats.output_tokens,
-        cost_usd=stats.cost_usd,
-        usage=judge.usage.rows(),
-        priced=judge.priced,
-    )
-
-
-class _NoProgress:
-    def update(self, n: int = 1) -> None:
-        pass
-
-    def close(self) -> None:
-        pass
-
-
-class _TerminalProgress:
-    """A progress bar on the controlling terminal.
-
-    Dagster captures a step's stdout and stderr at the file-descriptor level for
-    its compute logs, so the bar is drawn on /dev/tty instead; without a
-    terminal (CI, the UI's run workers) there is simply no bar.
-    """
-
-    def __init__(self, total: int, tty) -> None:
-        from tqdm import tqdm
-
-        self._tty = tty
-        self._bar = tqdm(total=total, unit="case", file=tty, leave=False)
-
-    def update(self, n: int = 1) -> None:
-        self._bar.update(n)
-
-    def close(self) -> None:
-        self._bar.close()
-        self._tty.close()
-
-
-def _progress_bar(total: int, *, enabled: bool):
-    if not enabled:
-        return _NoProgress()
-    try:
-        tty = open("/dev/tty", "w", encoding="utf-8")  # noqa: SIM115 - closed by close()
-    except OSError:
-        return _NoProgress()
-    return _TerminalProgress(total, tty)
-
-
 @dg.asset(
     partitions_def=evaluation_runs,
     group_name=GROUP,

@@ -265,6 +265,8 @@ def _declare(name: str, description: str, *, cutoff: bool, default: bool = True)
 
 # The trec_eval measures of CONTRACT section 19 are opt-in (default=False): a run that
 # names nothing reports exactly what it always did.
+# Where these metrics come in the registry, the summary and the report (metrics.registry).
+REPORT_ORDER = 10
 METRICS: tuple[MetricSpec, ...] = (
     _declare(PRECISION_AT_K, "hits in the top k / k", cutoff=True),
     _declare(RECALL_AT_K, "hits in the top k / number of expected sources", cutoff=True),

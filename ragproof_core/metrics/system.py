@@ -52,6 +52,8 @@ def cost_usd(case: Case, output: CaseOutput) -> MetricResult:
     return scored(case.id, COST, usage.cost_usd)
 
 
+# Where these metrics come in the registry, the summary and the report (metrics.registry).
+REPORT_ORDER = 70
 METRICS: tuple[MetricSpec, ...] = (
     MetricSpec(
         LATENCY,

@@ -372,22 +372,32 @@ def _metric_block(
 def _scores(
     case_ids: Sequence[str], metrics: Sequence[str], frame: pd.DataFrame
 ) -> dict[str, dict[str, Any]]:
-    """Per metric: one status code a case (``-`` = no row) and the values, in case order."""
-    index = pd.Index(case_ids)
+    """Per metric: one status code a case (``-`` = no row) and the values, in case order.
+
+    ``frame``'s case_id and status are categoricals (``_frame``): each distinct case id
+    is looked up once, not once per metric, and a row's status code is read from its
+    category's. The last entry of both lookups answers a missing value (code -1)."""
+    case_column, status_column = frame["case_id"].cat, frame["status"].cat
+    position_of = np.append(
+        pd.Index(case_ids).get_indexer(case_column.categories.astype(object)), -1
+    )
+    code_of = np.array(
+        [STATUS_CODES.get(str(s), "?") for s in status_column.categories] + ["?"], dtype="<U1"
+    )
+    case_codes = case_column.codes.to_numpy()
+    status_codes = status_column.codes.to_numpy()
+    value_column = frame["value"].to_numpy(dtype=np.float64)
     out: dict[str, dict[str, Any]] = {}
-    for metric, rows in frame.groupby("metric", sort=False, observed=True):
-        positions = index.get_indexer(rows["case_id"].astype(object))
+    for metric, rows in frame.groupby("metric", sort=False, observed=True).indices.items():
+        positions = position_of[case_codes[rows]]
         known = positions >= 0
         codes = np.full(len(case_ids), "-", dtype="<U1")
-        status = rows["status"].astype(object).map(STATUS_CODES).fillna("?")
-        codes[positions[known]] = status.to_numpy(dtype="<U1")[known]
+        codes[positions[known]] = code_of[status_codes[rows]][known]
         values = np.full(len(case_ids), np.nan)
-        values[positions[known]] = rows["value"].to_numpy(dtype=np.float64)[known]
-        rounded = np.round(values, VALUE_DECIMALS)
-        out[str(metric)] = {
-            "s": "".join(codes.tolist()),
-            "v": [None if math.isnan(v) else v for v in rounded.tolist()],
-        }
+        values[positions[known]] = value_column[rows][known]
+        rounded = np.round(values, VALUE_DECIMALS).astype(object)
+        rounded[np.isnan(values)] = None
+        out[str(metric)] = {"s": "".join(codes.tolist()), "v": rounded.tolist()}
     return {m: out[m] for m in metrics if m in out}
 
 
