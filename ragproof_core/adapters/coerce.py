@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ragproof_core.json_limits import JsonLimitError, check_value, has_surrogate
-from ragproof_core.model import Answer, Chunk
+from ragproof_core.model import Answer, Chunk, RetrieveStep, Step, ToolStep, Usage
 
 _MISSING = object()
 # Metadata values stored without a closer look (an int only within 64 bits).
@@ -63,18 +63,91 @@ def to_chunks(obj: Any) -> tuple[Chunk, ...]:
     return tuple(chunks)
 
 
+def to_step(obj: Any) -> Step:
+    """One agent step (CONTRACT section 17): a ``RetrieveStep`` or ``ToolStep``, or a dict
+    (or object) with ``type`` ``"retrieve"`` (``query``, ``chunks``) or ``"tool"``
+    (``name``, ``arguments``, optional ``output``)."""
+    if isinstance(obj, RetrieveStep):
+        return RetrieveStep(_step_text(obj.query, "query"), _step_chunks(obj.chunks))
+    if isinstance(obj, ToolStep):
+        return _tool_step(obj.name, obj.arguments, obj.output)
+    get = _getter(obj, "step")
+    kind = get("type")
+    if kind == "retrieve":
+        return RetrieveStep(_step_text(get("query"), "query"), _step_chunks(get("chunks")))
+    if kind == "tool":
+        return _tool_step(get("name"), get("arguments"), get("output"))
+    if kind is _MISSING:
+        raise AdapterOutputError("step is missing 'type'")
+    raise AdapterOutputError(f"step 'type' must be 'retrieve' or 'tool', got {kind!r}"[:120])
+
+
+def to_steps(obj: Any) -> tuple[Step, ...]:
+    """A list of steps, in the agent's order; the message names the bad step."""
+    if isinstance(obj, str | bytes | Mapping) or obj is None or not _iterable(obj):
+        raise AdapterOutputError(f"expected a list of steps, got {_type_name(obj)}")
+    steps = []
+    for index, item in enumerate(obj):
+        try:
+            steps.append(to_step(item))
+        except AdapterOutputError as exc:
+            raise AdapterOutputError(f"step {index}: {exc}") from None
+    return tuple(steps)
+
+
+def _step_text(value: Any, key: str) -> str:
+    if value is _MISSING:
+        raise AdapterOutputError(f"step is missing {key!r}")
+    if not isinstance(value, str):
+        raise AdapterOutputError(f"step {key!r} must be a string, got {_type_name(value)}")
+    if not _is_text(value):
+        raise AdapterOutputError(f"step {key!r} holds a lone surrogate, which is not valid text")
+    return value
+
+
+def _step_chunks(value: Any) -> tuple[Chunk, ...]:
+    if value is _MISSING or value is None:
+        raise AdapterOutputError("step is missing 'chunks'")
+    try:
+        return to_chunks(value)
+    except AdapterOutputError as exc:
+        raise AdapterOutputError(f"'chunks': {exc}") from None
+
+
+def _tool_step(name: Any, arguments: Any, output: Any) -> ToolStep:
+    name = _step_text(name, "name")
+    if not name.strip():
+        raise AdapterOutputError("step 'name' must not be empty")
+    if arguments is _MISSING or arguments is None:
+        raise AdapterOutputError(f"tool step {name!r} is missing 'arguments'")
+    if not isinstance(arguments, Mapping):
+        raise AdapterOutputError(
+            f"tool step {name!r} 'arguments' must be an object, got {_type_name(arguments)}"
+        )
+    arguments = dict(arguments)
+    try:
+        check_value(arguments, "arguments", json_only=True)
+    except JsonLimitError as exc:
+        raise AdapterOutputError(f"tool step {name!r} {exc}") from None
+    if output is _MISSING or output is None:
+        return ToolStep(name, arguments)
+    return ToolStep(name, arguments, _step_text(output, "output"))
+
+
 def to_answer(obj: Any) -> Answer:
-    """An ``Answer``, a dict with ``text`` (and optional ``retrieved_chunks``, ``citations``),
-    or an object with those attributes."""
+    """An ``Answer``, a dict with ``text`` (and optional ``retrieved_chunks``, ``citations``,
+    ``steps``), or an object with those attributes."""
     if isinstance(obj, str):
         raise AdapterOutputError(
             "expected an Answer or a dict with 'text', got a bare string; wrap it as {'text': ...}"
         )
     if isinstance(obj, Answer):
         text, chunks, citations = obj.text, obj.retrieved_chunks, obj.citations
+        steps, usage = obj.steps, obj.usage
     else:
         get = _getter(obj, "answer")
         text, chunks, citations = get("text"), get("retrieved_chunks"), get("citations")
+        steps, usage = get("steps"), get("usage")
     if text is _MISSING:
         raise AdapterOutputError("answer is missing 'text'")
     if not isinstance(text, str):
@@ -96,7 +169,53 @@ def to_answer(obj: Any) -> Answer:
         citations = tuple(citations)
         if not all(isinstance(cid, str) for cid in citations):
             raise AdapterOutputError("answer 'citations' must be a list of chunk id strings")
-    return Answer(text=text, retrieved_chunks=chunks, citations=citations)
+    if steps is _MISSING or steps is None:
+        steps = None
+    else:
+        try:
+            steps = to_steps(steps)
+        except AdapterOutputError as exc:
+            raise AdapterOutputError(f"answer 'steps': {exc}") from None
+    return Answer(
+        text=text,
+        retrieved_chunks=chunks,
+        citations=citations,
+        steps=steps,
+        usage=to_usage(usage),
+    )
+
+
+_USAGE_COUNTS = ("input_tokens", "output_tokens")
+
+
+def to_usage(obj: Any) -> Usage | None:
+    """An answer's ``usage`` (CONTRACT section 18): a ``Usage``, or a dict (or object) with
+    any subset of ``input_tokens``, ``output_tokens`` (non-negative ints) and ``cost_usd``
+    (a non-negative number). Absent or null is None: the pipeline reported nothing."""
+    if obj is _MISSING or obj is None:
+        return None
+    if isinstance(obj, Usage):
+        values = {name: getattr(obj, name) for name in (*_USAGE_COUNTS, "cost_usd")}
+    else:
+        get = _getter(obj, "usage object")
+        values = {name: get(name) for name in (*_USAGE_COUNTS, "cost_usd")}
+        values = {name: None if value is _MISSING else value for name, value in values.items()}
+    for name in _USAGE_COUNTS:
+        value = values[name]
+        if value is not None and (type(value) is not int or value < 0):
+            raise AdapterOutputError(
+                f"answer 'usage.{name}' must be a non-negative integer, got {value!r}"
+            )
+    cost = values["cost_usd"]
+    if cost is not None:
+        if isinstance(cost, bool) or not isinstance(cost, int | float) or not cost >= 0:
+            raise AdapterOutputError(
+                f"answer 'usage.cost_usd' must be a non-negative number, got {cost!r}"
+            )
+        cost = float(cost)
+        if cost == float("inf"):
+            raise AdapterOutputError("answer 'usage.cost_usd' must be finite")
+    return Usage(values["input_tokens"], values["output_tokens"], cost)
 
 
 def _build_chunk(chunk_id: Any, text: Any, score: Any, metadata: Any, obj: Any) -> Chunk:

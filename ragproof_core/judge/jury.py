@@ -34,12 +34,12 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import fields, replace
 from typing import Any
 
-from ragproof_core.config.settings import JudgeEnv
 from ragproof_core.judge.cache import JudgeCache
 from ragproof_core.judge.client import flush_litellm
 from ragproof_core.judge.cost import Budget
 from ragproof_core.judge.rate_limit import RateLimiter
 from ragproof_core.judge.session import JudgeStats, LiteLLMJudge
+from ragproof_core.judge.settings import JudgeEnv
 from ragproof_core.judge.types import Judge, JudgeVerdict
 from ragproof_core.judge.usage import UsageTally
 from ragproof_core.model import MetricResult, Status
@@ -118,7 +118,7 @@ class JuryJudge:
         """For callers that need one reply (not metrics, which use ``run_judged``):
         every model is asked, and the first model, in the order configured, that
         answered validly gives the verdict."""
-        verdicts = await _gather_all(member.ask(prompt, inputs) for member in self.members)
+        verdicts = await gather_all(member.ask(prompt, inputs) for member in self.members)
         for verdict in verdicts:
             if verdict.ok:
                 return verdict
@@ -155,7 +155,7 @@ def make_jury(
     return JuryJudge(members, owns_cache=cache is not None)
 
 
-async def _gather_all(awaitables) -> list[Any]:
+async def gather_all(awaitables) -> list[Any]:
     """Await all; re-raise the first exception only after every one has finished,
     so a budget stop never leaves a model's call running unaccounted."""
     results = await asyncio.gather(*awaitables, return_exceptions=True)
@@ -206,7 +206,7 @@ async def run_judged(
     """
     if not isinstance(judge, JuryJudge):
         return tuple(await score(judge))
-    per_model = await _gather_all(score(member) for member in judge.members)
+    per_model = await gather_all(score(member) for member in judge.members)
     combined = tuple(
         combine([results[i] for results in per_model], judge.models)
         for i in range(len(per_model[0]))

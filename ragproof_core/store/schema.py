@@ -26,7 +26,21 @@ from typing import Any
 
 import pyarrow as pa
 
-from ragproof_core.model import Answer, Case, CaseKind, CaseOutput, Chunk, MetricResult, Status
+from ragproof_core.adapters.coerce import to_steps
+from ragproof_core.model import (
+    Answer,
+    Case,
+    CaseKind,
+    CaseOutput,
+    Chunk,
+    ExpectedTool,
+    MetricResult,
+    Status,
+    Step,
+    ToolMatch,
+    TurnOf,
+    Usage,
+)
 from ragproof_core.store import tables
 
 DATASET_SCHEMA = tables.DATASET.schema
@@ -156,9 +170,40 @@ def encode_dataset(run_id: str, cases: Sequence[Case]) -> pa.Table:
             _strings(c.adversarial_payload for c in cases),
             _strings(_json_or_none(c.metadata) for c in cases),
             _strings(_json_or_none(c.source_grades) for c in cases),
+            _strings(_tools_json(c.expected_tools) for c in cases),
+            _strings(str(c.tool_match) for c in cases),
+            pa.array([_hops(c.expected_hops) for c in cases], pa.list_(pa.list_(pa.string()))),
+            _strings(None if c.turn is None else c.turn.conversation_id for c in cases),
+            pa.array([None if c.turn is None else c.turn.turn for c in cases], pa.int32()),
+            pa.array([None if c.turn is None else c.turn.turns for c in cases], pa.int32()),
         ],
         schema=DATASET_SCHEMA,
     )
+
+
+def _hops(hops: Sequence[Sequence[str]] | None) -> list[list[str]] | None:
+    return None if hops is None else [list(hop) for hop in hops]
+
+
+def _tools_json(tools: Sequence[ExpectedTool] | None) -> str | None:
+    if tools is None:
+        return None
+    return _to_json(
+        [
+            {"name": t.name} if t.arguments is None else {"name": t.name, "arguments": t.arguments}
+            for t in tools
+        ]
+    )
+
+
+def _decode_tools(text: str | None) -> tuple[ExpectedTool, ...] | None:
+    if text is None:
+        return None
+    return tuple(ExpectedTool(t["name"], t.get("arguments")) for t in json.loads(text))
+
+
+def _steps_json(steps: Sequence[Step] | None) -> str | None:
+    return None if steps is None else _to_json([step.to_json() for step in steps])
 
 
 def decode_dataset(table: pa.Table) -> list[Case]:
@@ -174,8 +219,27 @@ def decode_dataset(table: pa.Table) -> list[Case]:
             adversarial_payload=payload,
             metadata=_loads_or_none(meta),
             source_grades=_loads_or_none(grades),
+            expected_tools=_decode_tools(tools),
+            tool_match=ToolMatch.IN_ORDER if tool_match is None else ToolMatch(tool_match),
+            expected_hops=None if hops is None else tuple(tuple(hop) for hop in hops),
+            turn=None if conversation is None else TurnOf(conversation, turn, turns),
         )
-        for id_, question, kind, ids, expected_answer, payload, meta, grades in zip(
+        for (
+            id_,
+            question,
+            kind,
+            ids,
+            expected_answer,
+            payload,
+            meta,
+            grades,
+            tools,
+            tool_match,
+            hops,
+            conversation,
+            turn,
+            turns,
+        ) in zip(
             _column(table, "id"),
             _column(table, "question"),
             _column(table, "kind"),
@@ -184,6 +248,12 @@ def decode_dataset(table: pa.Table) -> list[Case]:
             _column(table, "adversarial_payload"),
             _column(table, "metadata_json"),
             _column(table, "expected_source_grades_json"),
+            _column(table, "expected_tools_json"),
+            _column(table, "tool_match"),
+            _column(table, "expected_hops"),
+            _column(table, "conversation_id"),
+            _column(table, "turn"),
+            _column(table, "turns"),
             strict=True,
         )
     ]
@@ -194,6 +264,7 @@ def decode_dataset(table: pa.Table) -> list[Case]:
 
 def encode_outputs(run_id: str, outputs: Sequence[CaseOutput]) -> pa.Table:
     answers = [o.answer for o in outputs]
+    usages = [None if a is None else a.usage for a in answers]
     return pa.Table.from_arrays(
         [
             _run_ids(run_id, len(outputs)),
@@ -203,7 +274,11 @@ def encode_outputs(run_id: str, outputs: Sequence[CaseOutput]) -> pa.Table:
             _chunk_lists([None if a is None else a.retrieved_chunks for a in answers]),
             _chunk_lists([o.retrieved for o in outputs]),
             _strings(o.error for o in outputs),
-            pa.array([float(o.latency_s) for o in outputs], pa.float64()),
+            pa.array([o.latency_s for o in outputs], pa.float64()),
+            _strings(None if a is None else _steps_json(a.steps) for a in answers),
+            pa.array([None if u is None else u.input_tokens for u in usages], pa.int64()),
+            pa.array([None if u is None else u.output_tokens for u in usages], pa.int64()),
+            pa.array([None if u is None else u.cost_usd for u in usages], pa.float64()),
         ],
         schema=OUTPUTS_SCHEMA,
     )
@@ -214,20 +289,43 @@ def decode_outputs(table: pa.Table) -> list[CaseOutput]:
     answer_chunks = _decode_chunk_lists(table.column("answer_chunks"))
     retrieved = _decode_chunk_lists(table.column("retrieved"))
     outputs = []
-    for i, (case_id, text, citations, error, latency) in enumerate(
+    for i, (
+        case_id,
+        text,
+        citations,
+        error,
+        latency,
+        steps,
+        tokens_in,
+        tokens_out,
+        cost,
+    ) in enumerate(
         zip(
             _column(table, "case_id"),
             _column(table, "answer_text"),
             _column(table, "citations"),
             _column(table, "error"),
             _column(table, "latency_s"),
+            _column(table, "steps_json"),
+            _column(table, "input_tokens"),
+            _column(table, "output_tokens"),
+            _column(table, "cost_usd"),
             strict=True,
         )
     ):
         answer = None
         if text is not None:
-            answer = Answer(text, answer_chunks[i], None if citations is None else tuple(citations))
-        outputs.append(CaseOutput(case_id, answer, retrieved[i], error, latency or 0.0))
+            usage = None
+            if tokens_in is not None or tokens_out is not None or cost is not None:
+                usage = Usage(tokens_in, tokens_out, cost)
+            answer = Answer(
+                text,
+                answer_chunks[i],
+                None if citations is None else tuple(citations),
+                None if steps is None else to_steps(json.loads(steps)),
+                usage,
+            )
+        outputs.append(CaseOutput(case_id, answer, retrieved[i], error, latency))
     return outputs
 
 

@@ -6,8 +6,14 @@ from dataclasses import dataclass
 
 import pytest
 
-from ragproof_core.adapters.coerce import AdapterOutputError, to_answer, to_chunk, to_chunks
-from ragproof_core.model import Answer, Chunk
+from ragproof_core.adapters.coerce import (
+    AdapterOutputError,
+    to_answer,
+    to_chunk,
+    to_chunks,
+    to_steps,
+)
+from ragproof_core.model import Answer, Chunk, RetrieveStep, ToolStep
 
 
 @dataclass
@@ -126,4 +132,76 @@ def test_answer_from_dataclass_and_from_object():
 def test_malformed_answer(obj, message):
     with pytest.raises(AdapterOutputError) as info:
         to_answer(obj)
+    assert str(info.value) == message
+
+
+@dataclass
+class ForeignToolCall:  # a framework's own record of a tool call, duck-typed
+    type: str
+    name: str
+    arguments: dict
+    output: str | None = None
+
+
+def test_steps_from_dicts_dataclasses_and_objects_keep_their_order():
+    steps = to_steps(
+        [
+            {"type": "retrieve", "query": "refund", "chunks": [{"id": "a", "text": "alpha"}]},
+            ToolStep("lookup", {"id": 1}),
+            ForeignToolCall("tool", "refund", {"order": {"id": 1}}, "done"),
+            RetrieveStep("again", [Chunk("b", "beta")]),
+        ]
+    )
+    assert steps == (
+        RetrieveStep("refund", (Chunk("a", "alpha"),)),
+        ToolStep("lookup", {"id": 1}, None),
+        ToolStep("refund", {"order": {"id": 1}}, "done"),
+        RetrieveStep("again", (Chunk("b", "beta"),)),
+    )
+
+
+def test_answer_steps_absent_null_and_empty_stay_distinct():
+    assert to_answer({"text": "x"}).steps is None
+    assert to_answer({"text": "x", "steps": None}).steps is None
+    assert to_answer({"text": "x", "steps": []}).steps == ()
+    step = {"type": "tool", "name": "f", "arguments": {}}
+    assert to_answer({"text": "x", "steps": [step]}).steps == (ToolStep("f", {}),)
+
+
+@pytest.mark.parametrize(
+    ("steps", "message"),
+    [
+        ("search", "answer 'steps': expected a list of steps, got str"),
+        ([{"query": "q"}], "answer 'steps': step 0: step is missing 'type'"),
+        (
+            [{"type": "search"}],
+            "answer 'steps': step 0: step 'type' must be 'retrieve' or 'tool', got 'search'",
+        ),
+        ([{"type": "retrieve", "chunks": []}], "answer 'steps': step 0: step is missing 'query'"),
+        ([{"type": "retrieve", "query": "q"}], "answer 'steps': step 0: step is missing 'chunks'"),
+        (
+            [{"type": "retrieve", "query": "q", "chunks": [{"id": 1, "text": "t"}]}],
+            "answer 'steps': step 0: 'chunks': chunk 0: chunk 'id' must be a string, got int",
+        ),
+        (
+            [{"type": "tool", "name": "f"}],
+            "answer 'steps': step 0: tool step 'f' is missing 'arguments'",
+        ),
+        (
+            [{"type": "tool", "name": "f", "arguments": [1]}],
+            "answer 'steps': step 0: tool step 'f' 'arguments' must be an object, got list",
+        ),
+        (
+            [{"type": "tool", "name": "", "arguments": {}}],
+            "answer 'steps': step 0: step 'name' must not be empty",
+        ),
+        (
+            [{"type": "tool", "name": "f", "arguments": {}, "output": 3}],
+            "answer 'steps': step 0: step 'output' must be a string, got int",
+        ),
+    ],
+)
+def test_malformed_steps_name_the_step_and_key(steps, message):
+    with pytest.raises(AdapterOutputError) as info:
+        to_answer({"text": "x", "steps": steps})
     assert str(info.value) == message

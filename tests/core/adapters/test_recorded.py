@@ -12,7 +12,7 @@ from ragproof_core.adapters.loading import AdapterLoadError
 from ragproof_core.adapters.recorded import RecordedAdapter
 from ragproof_core.adapters.runner import run_adapter
 from ragproof_core.config.settings import RunSettings
-from ragproof_core.model import Answer, Case, CaseOutput, Chunk
+from ragproof_core.model import Answer, Case, CaseOutput, Chunk, RetrieveStep, ToolStep
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "adapters"
 RECORDED = FIXTURES / "recorded.jsonl"
@@ -112,6 +112,11 @@ def test_does_not_pretend_to_expose_retrieve():
             1,
             "answer: answer 'citations' must be a list of chunk id strings",
         ),
+        (
+            "recorded_bad_step.jsonl",
+            1,
+            "answer: answer 'steps': step 1: step 'type' must be 'retrieve' or 'tool', got 'think'",
+        ),
     ],
 )
 def test_malformed_line_names_path_and_line(name, line, reason):
@@ -198,3 +203,22 @@ def test_mistyped_keys_name_the_key_and_the_value(tmp_path, line, reason):
     with pytest.raises(AdapterLoadError) as err:
         RecordedAdapter(str(path))
     assert str(err.value) == f"{path}:1: {reason}"
+
+
+def test_steps_are_read_from_inside_the_recorded_answer():
+    """CONTRACT section 17: recorded lines carry the steps inside ``answer``; ``[]`` is a
+    trajectory with no call and ``null`` (or no key) reports none."""
+    adapter = RecordedAdapter(str(FIXTURES / "recorded_steps.jsonl"))
+    a1, a2, a3 = (replay(adapter, case_id) for case_id in ("a1", "a2", "a3"))
+    assert a1.answer.steps == (
+        RetrieveStep("refund policy", (Chunk("policy-3", "Refunds within 30 days.", 0.9),)),
+        ToolStep("lookup_order", {"order": {"id": 17, "region": "eu"}}, '{"status": "delivered"}'),
+        RetrieveStep(
+            "order 17 refund",
+            (Chunk("orders-17", "Order 17: a kettle.", None, {"document_id": "orders"}),),
+        ),
+    )
+    assert a1.answer.citations == ("orders-17",)
+    assert a1.retrieved is None  # the steps are no retrieve(): retrieval stays unexposed
+    assert a2.answer.steps == ()
+    assert a3.answer.steps is None

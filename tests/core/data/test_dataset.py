@@ -10,7 +10,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from ragproof_core.data.dataset import DatasetError, dataset_sha256, load_dataset
-from ragproof_core.model import Case, CaseKind
+from ragproof_core.model import Case, CaseKind, ExpectedTool, ToolMatch
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "datasets"
 
@@ -92,10 +92,31 @@ def test_path_may_be_a_string():
         (
             "unknown_field.jsonl",
             1,
+            # CONTRACT section 17 added expected_hops, expected_tools and tool_match.
             "annotator: unknown field (known: adversarial_payload, expected_answer, "
-            "expected_source_ids, id, kind, metadata, question)",
+            "expected_hops, expected_source_ids, expected_tools, id, kind, metadata, "
+            "question, tool_match)",
         ),
         ("bad_last_line.jsonl", 4, "question: missing required field"),
+        # CONTRACT section 17: the agent fields.
+        (
+            "bad_expected_tool_key.jsonl",
+            1,
+            "expected_tools[0].args: unknown field (did you mean 'arguments'?)",
+        ),
+        (
+            "bad_expected_tool_arguments.jsonl",
+            1,
+            'expected_tools[0].arguments: expected a JSON object, got ["x"]',
+        ),
+        ("bad_expected_tool_name.jsonl", 1, "expected_tools[0].name: must not be empty"),
+        (
+            "bad_tool_match.jsonl",
+            1,
+            "tool_match: expected 'exact', 'in_order' or 'any_order', got \"fuzzy\"",
+        ),
+        ("bad_expected_hop_empty.jsonl", 1, "expected_hops[1]: must not be empty"),
+        ("bad_expected_hops_flat.jsonl", 1, 'expected_hops[0]: expected a list, got "d1"'),
     ],
 )
 def test_rejections_name_path_line_and_reason(name, line, reason):
@@ -302,3 +323,36 @@ def test_a_bad_grade_names_the_id(name, line, reason):
     with pytest.raises(DatasetError) as info:
         load_dataset(path)
     assert str(info.value) == f"{path}:{line}: {reason}"
+
+
+def test_agent_fields_load_with_in_order_as_the_default_match():
+    """CONTRACT section 17: expected tools (arguments optional), tool_match, expected hops."""
+    a1, a2, a3 = load_dataset(FIXTURES / "agent.jsonl")
+    assert a1.expected_tools == (
+        ExpectedTool("lookup_order", {"order": {"id": 17}}),
+        ExpectedTool("refund", None),
+    )
+    assert a1.tool_match is ToolMatch.EXACT
+    assert a1.expected_hops == (("policy-3",), ("orders-17", "policy-4"))
+    assert (a2.tool_match, a2.expected_hops) == (ToolMatch.IN_ORDER, None)
+    assert (a3.expected_tools, a3.tool_match) == (None, ToolMatch.ANY_ORDER)
+    # A case without the agent fields is exactly the section-1 case it always was.
+    assert load_dataset(FIXTURES / "valid.jsonl")[3] == Case("q2", "Who wrote Dune?")
+
+
+def test_agent_fields_read_from_parquet_as_from_json_lines(tmp_path):
+    path = tmp_path / "agent.parquet"
+    rows = [
+        {
+            "id": "p1",
+            "question": "q?",
+            "expected_tools": [{"name": "search", "arguments": {"q": "refund"}}],
+            "tool_match": "any_order",
+            "expected_hops": [["d1", "d2"]],
+        }
+    ]
+    pq.write_table(pa.Table.from_pylist(rows), path)
+    (case,) = load_dataset(path)
+    assert case.expected_tools == (ExpectedTool("search", {"q": "refund"}),)
+    assert case.tool_match is ToolMatch.ANY_ORDER
+    assert case.expected_hops == (("d1", "d2"),)
