@@ -217,7 +217,6 @@ class LiteLLMClient:
         max_attempts: int = 4,
         backoff_base_s: float = 0.5,
         backoff_max_s: float = 8,
-        before_request: Callable[[], Awaitable[object]] | None = None,
         at_send: Callable[[], Awaitable[object]] | None = None,
     ) -> None:
         if max_attempts < 1:
@@ -228,8 +227,6 @@ class LiteLLMClient:
         self.max_attempts = max_attempts
         self.backoff_base_s = backoff_base_s
         self.backoff_max_s = backoff_max_s
-        # Awaited before every attempt, retries included.
-        self.before_request = before_request
         # Awaited as every request leaves, retries included: the RPM limiter's hook.
         self.at_send = at_send
         # Per event loop (a session binds to one): the gated session, and whether
@@ -259,8 +256,6 @@ class LiteLLMClient:
         litellm = import_litellm()
         last: BaseException | None = None
         for attempt in range(1, self.max_attempts + 1):
-            if self.before_request is not None:
-                await self.before_request()
             try:
                 response = await self._attempt(litellm, messages)
             except Exception as exc:  # classified below; anything unknown is not retried
@@ -311,14 +306,15 @@ class LiteLLMClient:
         # The probe takes a slot before the call and another at the send; once the
         # hook is known to fire, only at the send; while it is not, only before.
         before = probe or not state.fires
-        if before:
-            await self.at_send()
         gate = SendGate(self.at_send, self.timeout_s, take=probe or state.fires, on_send=sent)
         try:
+            if before:
+                await self.at_send()
+            session = self._session(loop)
             async with asyncio.timeout(self.timeout_s) as gate.deadline:
                 token = _SEND_GATE.set(gate)
                 try:
-                    return await call(shared_session=self._session(loop))
+                    return await call(shared_session=session)
                 finally:
                     _SEND_GATE.reset(token)
         finally:
