@@ -31,7 +31,7 @@ import fnmatch
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from ragproof_core.metrics import citation, context_relevance, echo, retrieval
+from ragproof_core.metrics import agent, citation, context_relevance, echo, hops, retrieval
 from ragproof_core.metrics import generation as judge_metrics
 from ragproof_core.metrics import robustness as robustness_metrics
 from ragproof_core.metrics.cutoff import split_cutoff
@@ -56,7 +56,7 @@ __all__ = [
     "spec",
 ]
 
-FAMILIES: tuple[str, ...] = ("retrieval", "generation", "echo", "robustness")
+FAMILIES: tuple[str, ...] = ("retrieval", "generation", "echo", "robustness", "agent")
 
 
 class MetricSelectionError(ValueError):
@@ -66,10 +66,12 @@ class MetricSelectionError(ValueError):
 METRICS: tuple[MetricSpec, ...] = (
     *retrieval.METRICS,
     *context_relevance.METRICS,
+    *hops.METRICS,
     *citation.METRICS,
     *judge_metrics.METRICS,
     *echo.METRICS,
     *robustness_metrics.METRICS,
+    *agent.METRICS,
 )
 
 
