@@ -22,8 +22,22 @@ from ragproof_cli.common import (
     open_store,
     print_json,
 )
+from ragproof_core.calibration.calibrate import calibrate
+from ragproof_core.calibration.calibrate_combined import calibrate_combined
+from ragproof_core.calibration.fixtures_check import FixtureError, load_metric_fixtures
+from ragproof_core.calibration.labels import (
+    LabelsError,
+    calibrate_run,
+    read_labels,
+    sample_for_labelling,
+)
 from ragproof_core.config.settings import JUDGE_MODES, load_config
 from ragproof_core.judge.environment import judge_environment
+from ragproof_core.judge.factory import make_judge
+from ragproof_core.judge.types import BudgetExceeded
+from ragproof_core.metrics.custom import custom_metric, give_rubrics
+from ragproof_core.store.files import write_json_lines
+from ragproof_core.store.views import StoreLocked
 
 
 def cmd_calibrate(args: argparse.Namespace) -> int:
@@ -35,11 +49,6 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
 
 
 def _fixtures(args: argparse.Namespace) -> int:
-    from ragproof_core.calibration.calibrate import calibrate
-    from ragproof_core.judge.factory import make_judge
-    from ragproof_core.judge.types import BudgetExceeded
-    from ragproof_core.metrics.custom import custom_metric, give_rubrics
-
     env = judge_environment()
     if args.mode is not None:
         env = replace(env, mode=args.mode, mode_from_env=args.mode)
@@ -57,8 +66,6 @@ def _fixtures(args: argparse.Namespace) -> int:
     async def run():
         try:
             if judge.mode == "combined":
-                from ragproof_core.calibration.calibrate_combined import calibrate_combined
-
                 return await calibrate_combined(
                     judge, exact_threshold=args.exact, within_threshold=args.within
                 )
@@ -91,7 +98,6 @@ def _fixtures(args: argparse.Namespace) -> int:
 def _rubric_fixtures(config: str | None) -> list[tuple[Any, list[Any]]]:
     """The rubric metrics of ``--config`` that name fixtures (``MetricTable``), with their
     fixtures loaded."""
-    from ragproof_core.calibration.fixtures_check import FixtureError, load_metric_fixtures
 
     if config is None:
         return []
@@ -108,9 +114,6 @@ def _rubric_fixtures(config: str | None) -> list[tuple[Any, list[Any]]]:
 
 
 def _labels(args: argparse.Namespace) -> int:
-    from ragproof_core.calibration.labels import LabelsError, calibrate_run, read_labels
-    from ragproof_core.store.views import StoreLocked
-
     if args.run is None or args.labels is None:
         raise UsageError("calibrate with labels needs both --run RUN_ID and --labels FILE")
     store = open_store()
@@ -132,9 +135,6 @@ def _labels(args: argparse.Namespace) -> int:
 
 
 def _sample(args: argparse.Namespace) -> int:
-    from ragproof_core.calibration.labels import sample_for_labelling
-    from ragproof_core.store.files import write_json_lines
-
     if args.run is None or args.out is None:
         raise UsageError("calibrate --sample N needs --run RUN_ID and --out FILE")
     if args.labels is not None:

@@ -14,20 +14,19 @@ from ragproof_cli.common import (
     print_json,
 )
 from ragproof_cli.errors import mixed_judges_refusal, mixed_settings_refusal
+from ragproof_core.compare.comparison import (
+    MixedJudgesError,
+    MixedSettingsError,
+    RunSide,
+    compare_runs,
+)
 from ragproof_core.compare.correction import CORRECTIONS, HOLM
+from ragproof_core.compare.gate import describe, regressions
+from ragproof_core.metrics.custom import stored_registry
+from ragproof_core.present.compare_markdown import render_markdown
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
-    from ragproof_core.compare.comparison import (
-        MixedJudgesError,
-        MixedSettingsError,
-        RunSide,
-        compare_runs,
-    )
-    from ragproof_core.compare.gate import describe, regressions
-    from ragproof_core.metrics.custom import stored_registry
-    from ragproof_core.present.compare_markdown import render_markdown
-
     if args.margin < 0:
         raise UsageError(f"--margin must be at least 0, got {args.margin:g}")
     fmt = "json" if args.json else args.format

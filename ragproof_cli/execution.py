@@ -15,6 +15,7 @@ without re-importing Dagster and ragproof.
 
 from __future__ import annotations
 
+import argparse
 import os
 import sys
 from typing import Any
@@ -34,6 +35,20 @@ from dagster._core.remote_origin import (
 )
 from dagster._core.types.loadable_target_origin import LoadableTargetOrigin
 
+from ragproof_assets.definitions import defs
+from ragproof_assets.evaluation.config import (
+    PRECHECKED_TAG,
+    PROGRESS_TAG,
+    EvalRunConfig,
+    evaluate_run_config,
+)
+from ragproof_assets.evaluation.partitions import evaluation_runs
+from ragproof_assets.evaluation.run_tags import RUN_ID_TAG, SOURCE_TAG
+from ragproof_cli.errors import one_line
+from ragproof_cli.instance import open_instance_with_partition
+from ragproof_core.config.settings import RUN_KEYS
+from ragproof_core.store.layout import new_run_id
+
 JOB_NAME = "evaluate"
 # workspace.yaml's one code location: its module and its location_name.
 DEFINITIONS_MODULE = "ragproof_assets.definitions"
@@ -42,8 +57,6 @@ CODE_LOCATION = "ragproof"
 
 def evaluate_job_def() -> dg.JobDefinition:
     """The job, built where ``dg.reconstructable`` can find it again in a step process."""
-    from ragproof_assets.definitions import defs
-
     return defs.resolve_job_def(JOB_NAME)
 
 
@@ -106,3 +119,80 @@ def execute_evaluation(
         job_code_origin=job.get_python_origin(),
     )
     return execute_run(job, run, instance, raise_on_error=False)
+
+
+def launch_form(args: argparse.Namespace) -> EvalRunConfig:
+    """The evaluation's launch form filled from the command line: the form the UI's
+    Launchpad and the schedule fill, resolved into settings the same way."""
+    return EvalRunConfig(
+        dataset=args.dataset,
+        config_file=args.config,
+        adapter=args.adapter,
+        no_cache=args.no_cache,
+        # Lists, as the form's run config is stored as JSON; None is "not given".
+        **{name: _listed(getattr(args, name)) for name in RUN_KEYS},
+    )
+
+
+def _listed(value: Any) -> Any:
+    return list(value) if isinstance(value, tuple) else value
+
+
+def run_evaluation(
+    form: EvalRunConfig, shards: int, *, debug: bool, progress: bool
+) -> tuple[str, Any]:
+    """A new partition for the run and the evaluate job run on it: the run id and
+    Dagster's result. ``progress``: draw the progress bar (a person is watching)."""
+    run_id = new_run_id()
+    tags = {
+        SOURCE_TAG: "cli",
+        RUN_ID_TAG: run_id,
+        # The command's preflight has just built the adapter: the dataset step need not.
+        PRECHECKED_TAG: "true",
+    }
+    if progress:
+        tags[PROGRESS_TAG] = "true"
+    instance = open_instance_with_partition(evaluation_runs.name, run_id)
+    # One shard runs in this process; more run as parallel step processes.
+    result = execute_evaluation(
+        instance,
+        run_id,
+        run_config=evaluate_run_config(
+            form,
+            # Dagster's own step-failure dump is for the UI's logs; the command
+            # prints one line per failure (--debug shows Dagster's log too).
+            loggers={"console": {"config": {"log_level": "ERROR" if debug else "CRITICAL"}}},
+        ),
+        shards=shards,
+        tags=tags,
+    )
+    return run_id, result
+
+
+def step_failures(result) -> tuple[list[str], bool]:
+    """The failed steps' messages, and whether any failure was a bug rather than bad input.
+
+    Input problems are raised as ``dg.Failure`` with a one-line description; any
+    other exception in a step is an internal error.
+    """
+    messages, internal = [], False
+    for event in result.all_events:
+        if not event.is_step_failure:
+            continue
+        data = event.step_failure_data
+        if data.user_failure_data is not None and data.user_failure_data.description:
+            messages.append(data.user_failure_data.description)
+        elif data.error is not None:
+            internal = True
+            # Dagster wraps the step's exception; the innermost cause is the bug itself.
+            error = data.error
+            while error.cause is not None:
+                error = error.cause
+            text = one_line(error.message)
+            messages.append(
+                text if text.startswith(f"{error.cls_name}") else f"{error.cls_name}: {text}"
+            )
+    if not messages:
+        internal = True
+        messages.append("the evaluation run failed; see the Dagster UI for its logs")
+    return messages, internal

@@ -6,11 +6,10 @@ import argparse
 from pathlib import Path
 
 from ragproof_cli.common import EXIT_OK
+from ragproof_core.generate.attacks import generate_command
 
 
 def cmd_generate_injection(args: argparse.Namespace) -> int:
-    from ragproof_core.generate.attacks import generate_command
-
     payloads = [p.strip() for p in args.payloads.split(",")] if args.payloads else None
     print(
         generate_command(

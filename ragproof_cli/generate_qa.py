@@ -12,7 +12,20 @@ from pathlib import Path
 
 from ragproof_cli.common import EXIT_BUDGET, EXIT_OK, UsageError, open_store, print_json
 from ragproof_core.config.settings import JudgeEnv, load_config
+from ragproof_core.generate.corpus import load_corpus
+from ragproof_core.generate.estimate import estimate_generation
+from ragproof_core.generate.output import case_rows, write_rows
+from ragproof_core.generate.qa import (
+    DEFAULT_MAX_ATTEMPTS,
+    GenerationInputError,
+    GenerationPlan,
+    generate_questions,
+    plan_slots,
+)
+from ragproof_core.generate.summary import render_summary, summary_dict
 from ragproof_core.judge.environment import judge_environment
+from ragproof_core.judge.factory import make_judge
+from ragproof_core.judge.prompts import GENERATION_PROMPT_NAMES
 
 
 def _judge_env(config_path: str | None) -> JudgeEnv:
@@ -24,9 +37,6 @@ def _judge_env(config_path: str | None) -> JudgeEnv:
 
 
 def cmd_generate_qa(args: argparse.Namespace) -> int:
-    from ragproof_core.generate.corpus import load_corpus
-    from ragproof_core.generate.qa import GenerationInputError, GenerationPlan, plan_slots
-
     try:
         plan = GenerationPlan(
             count=args.count,
@@ -41,8 +51,6 @@ def cmd_generate_qa(args: argparse.Namespace) -> int:
     except GenerationInputError as exc:
         raise UsageError(str(exc)) from None
 
-    from ragproof_core.judge.factory import make_judge
-
     cache_path = open_store().layout.judge_cache_path
     if args.dry_run:
         return _dry_run(args, chunks, plan, env, cache_path)
@@ -56,8 +64,6 @@ def cmd_generate_qa(args: argparse.Namespace) -> int:
 
 
 async def _generate(chunks, plan, judge):
-    from ragproof_core.generate.qa import generate_questions
-
     try:
         return await generate_questions(chunks, plan, judge)
     finally:
@@ -65,10 +71,6 @@ async def _generate(chunks, plan, judge):
 
 
 def _finish(args: argparse.Namespace, outcome, judge) -> int:
-    from ragproof_core.generate.output import case_rows, write_rows
-    from ragproof_core.generate.summary import render_summary, summary_dict
-    from ragproof_core.judge.prompts import GENERATION_PROMPT_NAMES
-
     hashes = {name: judge.prompts[name].sha256 for name in GENERATION_PROMPT_NAMES}
     rows = case_rows(outcome.kept, args.seed, judge.model, hashes)
     if rows:
@@ -90,9 +92,6 @@ def _finish(args: argparse.Namespace, outcome, judge) -> int:
 
 
 def _dry_run(args, chunks, plan, env, cache_path) -> int:
-    from ragproof_core.generate.estimate import estimate_generation
-    from ragproof_core.judge.factory import make_judge
-
     # An estimate must not create the store's cache file: open it only if it exists.
     judge = make_judge(env, cache_path if cache_path.exists() else None, not args.no_cache)
     assert judge is not None
@@ -106,7 +105,6 @@ def _dry_run(args, chunks, plan, env, cache_path) -> int:
 
 def register(gen_sub: argparse._SubParsersAction) -> None:
     """Adds `qa` to the `generate` sub-command set."""
-    from ragproof_core.generate.qa import DEFAULT_MAX_ATTEMPTS
 
     qa = gen_sub.add_parser(
         "qa",

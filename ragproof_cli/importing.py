@@ -12,11 +12,14 @@ from pathlib import Path
 
 from ragproof_cli.common import EXIT_OK, UsageError
 from ragproof_core.data.dataset import DatasetError
+from ragproof_core.data.importers.beir import corpus_chunks, import_beir
+from ragproof_core.data.importers.deepeval import import_deepeval
+from ragproof_core.data.importers.ragas import import_ragas
+from ragproof_core.data.importers.trec import import_trec
+from ragproof_core.data.importers.writer import write_files
 
 
 def cmd_import_beir(args: argparse.Namespace) -> int:
-    from ragproof_core.data.importers.beir import corpus_chunks, import_beir
-
     _distinct_outputs(args, "out", "corpus_out")
     imported = _bad_input_as_usage(lambda: import_beir(Path(args.dir), args.split))
     files = [(Path(args.out), imported.cases)]
@@ -30,8 +33,6 @@ def cmd_import_beir(args: argparse.Namespace) -> int:
 
 
 def cmd_import_trec(args: argparse.Namespace) -> int:
-    from ragproof_core.data.importers.trec import import_trec
-
     _distinct_outputs(args, "out", "recorded_out")
     imported = _bad_input_as_usage(
         lambda: import_trec(
@@ -42,15 +43,11 @@ def cmd_import_trec(args: argparse.Namespace) -> int:
 
 
 def cmd_import_ragas(args: argparse.Namespace) -> int:
-    from ragproof_core.data.importers.ragas import import_ragas
-
     _distinct_outputs(args, "out", "recorded_out")
     return _write_cases_and_outputs(args, _bad_input_as_usage(lambda: import_ragas(args.file)))
 
 
 def cmd_import_deepeval(args: argparse.Namespace) -> int:
-    from ragproof_core.data.importers.deepeval import import_deepeval
-
     _distinct_outputs(args, "out", "recorded_out")
     return _write_cases_and_outputs(args, _bad_input_as_usage(lambda: import_deepeval(args.file)))
 
@@ -69,8 +66,6 @@ def _write_cases_and_outputs(args: argparse.Namespace, imported) -> int:
 
 
 def _write(files) -> list[int]:
-    from ragproof_core.data.importers.writer import write_files
-
     try:
         return write_files(files)
     except OSError as exc:

@@ -9,6 +9,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+import dagster as dg
+
 DEFAULT_DAGSTER_HOME = Path("data/dagster_home")
 
 # Telemetry off: ragproof runs on machines without internet and sends nothing anywhere.
@@ -45,8 +47,6 @@ def instance_setup_lock(home: Path) -> Iterator[None]:
 
 def open_instance_with_partition(partitions_def_name: str, partition_key: str):
     """The persistent instance, with ``partition_key`` added to the dynamic partitions."""
-    import dagster as dg
-
     home = ensure_dagster_home()
     with instance_setup_lock(home):
         instance = dg.DagsterInstance.get()

@@ -5,11 +5,10 @@ from __future__ import annotations
 import argparse
 
 from ragproof_cli.common import EXIT_OK, UsageError, open_store, print_json
+from ragproof_core.compare.plan import plan_run
 
 
 def cmd_plan(args: argparse.Namespace) -> int:
-    from ragproof_core.compare.plan import plan_run
-
     if not args.delta > 0:
         raise UsageError(f"--delta must be a positive change in score, got {args.delta:g}")
     store = open_store()

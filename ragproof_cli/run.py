@@ -12,7 +12,6 @@ import argparse
 import asyncio
 import sys
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
 
 from ragproof_cli.common import (
     EXIT_BAD_INPUT,
@@ -32,6 +31,7 @@ from ragproof_core.config.settings import (
     run_key_type,
 )
 from ragproof_core.judge.cost import format_usd
+from ragproof_core.present.judge_activity import agreement_lines, judge_usage_table
 from ragproof_core.present.run_list import run_dict, runs_table
 from ragproof_core.present.summary import (
     calibration_json,
@@ -40,11 +40,9 @@ from ragproof_core.present.summary import (
     run_json,
     summary_table,
 )
+from ragproof_core.run.dry_run import estimate_run
 from ragproof_core.run.preflight import preflight
 from ragproof_core.store_health import STORE_FAULT
-
-if TYPE_CHECKING:
-    from ragproof_assets.evaluation.config import EvalRunConfig
 
 
 def _names(text: str) -> tuple[str, ...]:
@@ -68,55 +66,6 @@ def add_run_key_flags(parser: argparse.ArgumentParser) -> None:
             )
 
 
-def launch_form(args: argparse.Namespace) -> EvalRunConfig:
-    """The evaluation's launch form filled from the command line: the form the UI's
-    Launchpad and the schedule fill, resolved into settings the same way."""
-    # Imported here, as it imports Dagster: the commands that run nothing start faster.
-    from ragproof_assets.evaluation.config import EvalRunConfig
-
-    return EvalRunConfig(
-        dataset=args.dataset,
-        config_file=args.config,
-        adapter=args.adapter,
-        no_cache=args.no_cache,
-        # Lists, as the form's run config is stored as JSON; None is "not given".
-        **{name: _listed(getattr(args, name)) for name in RUN_KEYS},
-    )
-
-
-def _listed(value: Any) -> Any:
-    return list(value) if isinstance(value, tuple) else value
-
-
-def _failures(result) -> tuple[list[str], bool]:
-    """The failed steps' messages, and whether any failure was a bug rather than bad input.
-
-    Input problems are raised as ``dg.Failure`` with a one-line description; any
-    other exception in a step is an internal error.
-    """
-    messages, internal = [], False
-    for event in result.all_events:
-        if not event.is_step_failure:
-            continue
-        data = event.step_failure_data
-        if data.user_failure_data is not None and data.user_failure_data.description:
-            messages.append(data.user_failure_data.description)
-        elif data.error is not None:
-            internal = True
-            # Dagster wraps the step's exception; the innermost cause is the bug itself.
-            error = data.error
-            while error.cause is not None:
-                error = error.cause
-            text = one_line(error.message)
-            messages.append(
-                text if text.startswith(f"{error.cls_name}") else f"{error.cls_name}: {text}"
-            )
-    if not messages:
-        internal = True
-        messages.append("the evaluation run failed; see the Dagster UI for its logs")
-    return messages, internal
-
-
 def cmd_run(args: argparse.Namespace) -> int:
     # The adapter runs in this process (and in step processes it starts): what it
     # prints goes to stderr, and stdout carries only the command's own output.
@@ -132,11 +81,14 @@ def _execute_run(args: argparse.Namespace) -> tuple[int, Callable[[], None] | No
     # Validate everything (config, dataset, judge environment, adapter) before a
     # partition is created, so bad input leaves no trace in the store or the
     # Dagster instance. The eval_dataset asset validates the same way.
-    form = launch_form(args)
+    # Imported here: the Dagster layer takes seconds to import, and only `ragproof run`
+    # needs it (runs, show, compare, report, sql and the rest start without it).
+    from ragproof_cli import execution
+
+    form = execution.launch_form(args)
     config = form.resolve()
     if args.dry_run:
         checked = preflight(config, args.dataset)
-        from ragproof_core.run.dry_run import estimate_run
 
         estimate = asyncio.run(
             estimate_run(
@@ -152,40 +104,11 @@ def _execute_run(args: argparse.Namespace) -> tuple[int, Callable[[], None] | No
     # Validation only: the dataset step reads the cases again, and a million of
     # them must not stay in this process for the whole run.
     preflight(config, args.dataset)
-
-    from ragproof_assets.evaluation.config import PRECHECKED_TAG, PROGRESS_TAG, evaluate_run_config
-    from ragproof_assets.evaluation.partitions import evaluation_runs
-    from ragproof_assets.evaluation.run_tags import RUN_ID_TAG, SOURCE_TAG
-    from ragproof_cli.execution import execute_evaluation
-    from ragproof_cli.instance import open_instance_with_partition
-    from ragproof_core.store.layout import new_run_id
-
-    run_id = new_run_id()
-    tags = {
-        SOURCE_TAG: "cli",
-        RUN_ID_TAG: run_id,
-        # The preflight above has just built the adapter: the dataset step need not.
-        PRECHECKED_TAG: "true",
-    }
-    if sys.stderr.isatty():
-        # Only when a person is watching: the bar is drawn on the terminal.
-        tags[PROGRESS_TAG] = "true"
-    instance = open_instance_with_partition(evaluation_runs.name, run_id)
-    # One shard runs in this process; more run as parallel step processes.
-    result = execute_evaluation(
-        instance,
-        run_id,
-        run_config=evaluate_run_config(
-            form,
-            # Dagster's own step-failure dump is for the UI's logs; the command
-            # prints one line per failure below (--debug shows Dagster's log too).
-            loggers={"console": {"config": {"log_level": "ERROR" if args.debug else "CRITICAL"}}},
-        ),
-        shards=config.run.shards,
-        tags=tags,
+    run_id, result = execution.run_evaluation(
+        form, config.run.shards, debug=args.debug, progress=sys.stderr.isatty()
     )
     if not result.success:
-        messages, internal = _failures(result)
+        messages, internal = execution.step_failures(result)
         if internal:
             print(
                 f"ragproof: internal error (a bug in ragproof): {one_line(messages[0])}; "
@@ -244,7 +167,6 @@ def _cost(cost_usd: float | None) -> str:
 
 def _print_judge_detail(record) -> None:
     """Per-metric, per-model judge usage and the jury's agreement (CONTRACT section 15)."""
-    from ragproof_core.present.judge_activity import agreement_lines, judge_usage_table
 
     if record.judge_usage:
         print("judge usage by metric and model:")

@@ -1,12 +1,23 @@
 """The data model shared by every part of ragproof.
 
-Typed, immutable records at the boundaries: what a dataset holds (``Case``),
-what the pipeline under test returns (``Chunk``, ``Answer``, ``CaseOutput``)
-and what a metric says about one case (``MetricResult``).
+Typed, immutable records at the boundaries: what a dataset holds (``Case``,
+and ``Conversation`` for a multi-turn case), what the pipeline under test
+returns (``Chunk``, ``Answer``, ``CaseOutput``) and what a metric says about
+one case (``MetricResult``).
+
+Conversations (CONTRACT section 16). A dataset line of kind ``conversation``
+becomes one ``Case`` per user turn, in order and next to each other: turn
+``t`` (1-based) of conversation ``c1`` is the case ``c1#t`` and carries
+``Case.turn = TurnOf("c1", t, turns)``. Every metric sees a turn as a case;
+what only a conversation has (the order of its turns, the history of earlier
+turns, ``conversation.*`` metrics stored under ``c1``) reads ``Case.turn``.
+The pipeline's history for turn ``t`` is ``CaseOutput.history``: the earlier
+turns as ``Message`` objects, user and assistant alternating.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, ClassVar
@@ -16,6 +27,44 @@ class CaseKind(StrEnum):
     QA = "qa"
     UNANSWERABLE = "unanswerable"
     INJECTION = "injection"
+
+
+# A dataset line's kind for a multi-turn case; its turns are cases of the kinds above.
+CONVERSATION_KIND = "conversation"
+
+
+def turn_id(conversation_id: str, turn: int) -> str:
+    """The case id of turn ``turn`` (1-based) of a conversation: ``c1#2``."""
+    return f"{conversation_id}#{turn}"
+
+
+@dataclass(frozen=True, slots=True)
+class TurnOf:
+    """Where a case sits in its conversation: turn ``turn`` (1-based) of ``turns``."""
+
+    conversation_id: str
+    turn: int
+    turns: int
+
+    @property
+    def first(self) -> bool:
+        return self.turn == 1
+
+    @property
+    def last(self) -> bool:
+        return self.turn == self.turns
+
+
+@dataclass(frozen=True, slots=True)
+class Message:
+    """One message of a conversation's history, as adapters receive it
+    (``{"role": "user" | "assistant", "content": str}``)."""
+
+    role: str
+    content: str
+
+    def to_dict(self) -> dict[str, str]:
+        return {"role": self.role, "content": self.content}
 
 
 class Status(StrEnum):
@@ -64,12 +113,67 @@ class Case:
     expected_tools: tuple[ExpectedTool, ...] | None = None
     tool_match: ToolMatch = ToolMatch.IN_ORDER
     expected_hops: tuple[tuple[str, ...], ...] | None = None
+    # Set for a turn of a conversation (module docstring); None for a single case.
+    turn: TurnOf | None = None
+
+    @property
+    def conversation_id(self) -> str | None:
+        return None if self.turn is None else self.turn.conversation_id
 
     def judgments(self) -> dict[str, int]:
         """Every judged id with its grade; a list of ids is grade 1 each."""
         if self.source_grades is not None:
             return self.source_grades
         return dict.fromkeys(self.expected_source_ids or (), 1)
+
+
+@dataclass(frozen=True, slots=True)
+class Conversation:
+    """A conversation case: its id, its turns (``Case`` objects ``c1#1`` ... in order,
+    each with ``turn`` set) and its metadata (which every turn carries too)."""
+
+    id: str
+    turns: tuple[Case, ...]
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+
+def conversations_of(cases: Sequence[Case]) -> list[Conversation]:
+    """The conversations among ``cases`` (turns are next to each other, in order)."""
+    found: list[Conversation] = []
+    for start, end in units(cases):
+        first = cases[start]
+        if first.turn is not None:
+            found.append(
+                Conversation(first.turn.conversation_id, tuple(cases[start:end]), first.metadata)
+            )
+    return found
+
+
+def units(cases: Sequence[Case]) -> Iterator[tuple[int, int]]:
+    """``cases`` cut into ``[start, end)`` runs evaluated together, in order: a single
+    case alone, a conversation's turns together. Lazy: a million single cases cost no
+    list of units."""
+    index, total = 0, len(cases)
+    while index < total:
+        end = index + 1
+        turn = cases[index].turn
+        if turn is not None:
+            while end < total and cases[end].conversation_id == turn.conversation_id:
+                end += 1
+        yield index, end
+        index = end
+
+
+def unfinished_conversation(cases: Sequence[Case]) -> int:
+    """Where a conversation cut off by the end of ``cases`` starts (its last turn is not
+    among them), else ``len(cases)``: a batch of cases ends there."""
+    if not cases or cases[-1].turn is None or cases[-1].turn.last:
+        return len(cases)
+    conversation = cases[-1].turn.conversation_id
+    start = len(cases) - 1
+    while start > 0 and cases[start - 1].conversation_id == conversation:
+        start -= 1
+    return start
 
 
 @dataclass(slots=True)
@@ -164,6 +268,9 @@ class CaseOutput:
     retrieved: tuple[Chunk, ...] | None = None
     error: str | None = None
     latency_s: float = 0.0
+    # A conversation's turn: the earlier turns, user and assistant alternating (the
+    # pipeline's own answers), as the adapter received them; None for a single case.
+    history: tuple[Message, ...] | None = None
 
     @property
     def failed(self) -> bool:

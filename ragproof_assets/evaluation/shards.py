@@ -55,8 +55,8 @@ from ragproof_core.run.shards import (
     EVALUATION_DOCUMENT,
     ShardReport,
     merge_reports,
-    shard_ranges,
     shard_share,
+    unit_shard_ranges,
 )
 from ragproof_core.store.handles import StoredTable
 from ragproof_core.store.result_tally import UnknownStatus
@@ -131,7 +131,9 @@ def evaluate_shard(
     manifest = run_store.run_manifest(run_id)
     settings = manifest.run
     shards = settings.shards
-    start, end = shard_ranges(eval_dataset.rows, shards)[index]
+    # A conversation's turns stay in one shard (CONTRACT section 16).
+    unit_starts = run_store.dataset_unit_starts(run_id) if shards > 1 else None
+    start, end = unit_shard_ranges(eval_dataset.rows, shards, unit_starts)[index]
     # run.concurrency is the run's total in flight: each shard takes its share.
     settings = replace(settings, concurrency=shard_share(settings.concurrency, shards, index))
     try:

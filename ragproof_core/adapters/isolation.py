@@ -16,6 +16,7 @@ million cases would otherwise pay a thread hop per case).
 from __future__ import annotations
 
 import asyncio
+import functools
 import inspect
 import threading
 from collections.abc import Callable, Coroutine
@@ -61,15 +62,17 @@ class IsolatedAdapter:
         return repr(self.adapter)
 
     def _on_own_loop(self, fn: Callable[..., Coroutine[Any, Any, Any]]):
-        async def call(arg: Any) -> Any:
-            return await self._run(fn, arg)
+        # wraps: the runner reads the method's signature (does it take ``history``?).
+        @functools.wraps(fn)
+        async def call(*args: Any, **kwargs: Any) -> Any:
+            return await self._run(fn, *args, **kwargs)
 
         return call
 
-    async def _run(self, fn: Callable[..., Any], *args: Any) -> Any:
+    async def _run(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         # Cancelling the awaiting task (a timeout) cancels the coroutine on its loop
         # as soon as that loop runs again.
-        future = asyncio.run_coroutine_threadsafe(_guarded(fn, *args), self._loop)
+        future = asyncio.run_coroutine_threadsafe(_guarded(fn, *args, **kwargs), self._loop)
         return await asyncio.wrap_future(future)
 
     async def aclose(self) -> None:
@@ -84,9 +87,9 @@ class IsolatedAdapter:
             self._loop.call_soon_threadsafe(self._loop.stop)
 
 
-async def _guarded(fn: Callable[..., Any], *args: Any) -> Any:
+async def _guarded(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
     try:
-        return await fn(*args)
+        return await fn(*args, **kwargs)
     except BaseException as exc:
         # SystemExit inside a task would end this loop's thread, and every later
         # call would wait forever: it fails this call instead.

@@ -15,6 +15,13 @@ The file is JSON Lines, one line per case::
   ``no recorded output for case <id>``.
 - a line with none of ``retrieve``, ``answer`` and ``error`` is malformed.
 - other keys are ignored: recordings may carry data ragproof does not use.
+- a conversation (CONTRACT section 16) is one line
+  ``{"case_id": "c1", "turns": [LINE, ...]}``, each LINE shaped like the lines
+  above without ``case_id``; the i-th LINE is turn ``c1#i``. A turn with no
+  LINE is a case failure like a case with no line. A line for one turn
+  (``{"case_id": "c1#2", ...}``) is accepted too and wins over the
+  conversation's line. A conversation's line is parsed once, at its first
+  turn, and kept until its last turn is replayed.
 
 The whole file is parsed and validated when the adapter is built, so a bad
 recording is reported as ``PATH:LINE: reason`` before any case runs. Outputs
@@ -44,7 +51,7 @@ from ragproof_core.adapters.loading import AdapterLoadError
 from ragproof_core.data.dataset import DatasetError, iter_json_line_spans, parse_json_line
 from ragproof_core.errors import describe
 from ragproof_core.gc_pause import collector_paused
-from ragproof_core.model import Answer, Case, CaseOutput
+from ragproof_core.model import Answer, Case, CaseOutput, turn_id
 
 # The top-level "case_id" key of a line and its (escape-free or escaped) string value.
 # A quoted "case_id" cannot occur inside a JSON string (its quotes would be escaped),
@@ -70,6 +77,8 @@ class RecordedAdapter:
         self._sizes = array("q")
         self._lines = array("q")
         self._fd: int | None = None
+        # Conversations being replayed: their turns' outputs, parsed at the first turn.
+        self._conversations: dict[str, tuple[CaseOutput, ...]] = {}
         try:
             if validate:
                 self._validate_and_index()
@@ -98,7 +107,7 @@ class RecordedAdapter:
         with collector_paused():
             for line, offset, size, row in iter_json_line_spans(self.path):
                 try:
-                    case_id = _parse_line(row).case_id
+                    case_id = _parse_row(row)[0]
                 except ValueError as exc:
                     raise AdapterLoadError(f"{self.path}:{line}: {exc}") from None
                 self._add(case_id, line, offset, size)
@@ -128,14 +137,45 @@ class RecordedAdapter:
             self._fd = os.open(self.path, os.O_RDONLY)
         return os.pread(self._fd, self._sizes[position], self._offsets[position])
 
-    async def run_case(self, case: Case) -> CaseOutput:
-        """The recorded output for ``case`` (parsed from its line), or a case failure."""
+    async def run_case(self, case: Case, history: list | None = None) -> CaseOutput:
+        """The recorded output for ``case`` (parsed from its line), or a case failure.
+
+        ``history`` is accepted, so conversations replay, and not needed: the
+        recording already holds what the pipeline answered with its history."""
+        turn = case.turn
         position = self._index.get(case.id)
+        if position is None and turn is not None:
+            return self._recorded_turn(case)
         if position is None:
             return CaseOutput(case.id, error=f"no recorded output for case {case.id}")
+        found = self._parsed(position)
+        if isinstance(found, tuple):
+            # A conversation's line under a single case's id: nothing to replay.
+            return CaseOutput(case.id, error=f"recorded output for case {case.id} has turns")
+        return found
+
+    def _recorded_turn(self, case: Case) -> CaseOutput:
+        turn = case.turn
+        conversation = turn.conversation_id
+        turns = self._conversations.pop(conversation, None)
+        if turns is None:
+            position = self._index.get(conversation)
+            found = None if position is None else self._parsed(position)
+            if not isinstance(found, tuple):
+                return CaseOutput(case.id, error=f"no recorded output for case {case.id}")
+            turns = found
+        if turn.turn > len(turns):
+            return CaseOutput(case.id, error=f"no recorded output for case {case.id}")
+        output = turns[turn.turn - 1]
+        # Kept for the next turn; a failed turn ends the conversation (no next turn).
+        if not turn.last and not output.failed:
+            self._conversations[conversation] = turns
+        return output
+
+    def _parsed(self, position: int) -> CaseOutput | tuple[CaseOutput, ...]:
         line = self._lines[position]
         try:
-            return _parse_line(parse_json_line(self.path, line, self._read_line(position)))
+            return _parse_row(parse_json_line(self.path, line, self._read_line(position)))[1]
         except DatasetError as exc:
             raise ValueError(str(exc)) from None
         except ValueError as exc:
@@ -210,6 +250,39 @@ def _fields(row: dict) -> tuple[str, list | None, Any, str | None]:
     except ValidationError as exc:
         raise ValueError(describe(exc, mapping="a JSON object", noun="field")) from None
     return line.case_id, line.retrieve, line.answer, line.error
+
+
+def _parse_row(row: Any) -> tuple[str, CaseOutput | tuple[CaseOutput, ...]]:
+    """A line's case id and output, or a conversation's id and its turns' outputs."""
+    if not isinstance(row, dict) or row.get("turns") is None:
+        output = _parse_line(row)
+        return output.case_id, output
+    return _parse_conversation(row)
+
+
+def _parse_conversation(row: dict) -> tuple[str, tuple[CaseOutput, ...]]:
+    try:
+        line = ConversationLine.model_validate(row)
+    except ValidationError as exc:
+        raise ValueError(describe(exc, mapping="a JSON object", noun="field")) from None
+    outputs = []
+    for number, turn in enumerate(line.turns, start=1):
+        if not isinstance(turn, dict):
+            raise ValueError(f"turn {number}: expected a JSON object, got {type(turn).__name__}")
+        try:
+            outputs.append(_parse_line({**turn, "case_id": turn_id(line.case_id, number)}))
+        except ValueError as exc:
+            raise ValueError(f"turn {number}: {exc}") from None
+    return line.case_id, tuple(outputs)
+
+
+class ConversationLine(BaseModel):
+    """A conversation's recorded line (CONTRACT section 16): its id and one LINE per turn."""
+
+    model_config = ConfigDict(strict=True, extra="ignore", frozen=True)
+
+    case_id: Annotated[str, AfterValidator(_non_blank)]
+    turns: list[Any]
 
 
 def _parse_line(row: Any) -> CaseOutput:

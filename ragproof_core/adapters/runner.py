@@ -15,6 +15,14 @@ adapter exposes it, then ``answer(question)``. Each call is bounded by
 failure (``CaseOutput.error``), e.g. ``timeout after 2.0s in answer()`` or
 ``ValueError: boom (in retrieve())``; metrics count it as an error and never
 score it.
+
+Conversations (CONTRACT section 16, ``adapters.history``): a conversation's
+turns are one unit of work, run strictly in order by one worker while other
+workers run other conversations and cases. Each turn's call gets
+``history=[...]`` (the earlier turns, the pipeline's own answers included),
+bounded by ``timeout_s`` like any call; the history a turn received is kept as
+``CaseOutput.history``. A failed turn ends the conversation; an adapter without
+``history`` fails every turn of a conversation.
 """
 
 from __future__ import annotations
@@ -22,6 +30,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextlib
+import functools
 import inspect
 import queue
 import threading
@@ -32,11 +41,20 @@ from typing import Any
 
 from ragproof_core.adapters.coerce import AdapterOutputError, to_answer, to_chunks
 from ragproof_core.adapters.escapes import AdapterEscape, exception_text, must_propagate
+from ragproof_core.adapters.history import (
+    EARLIER_TURN_FAILED,
+    HISTORY_REFUSED,
+    accepts_history,
+    after_turn,
+    history_dicts,
+)
 from ragproof_core.adapters.isolation import is_async_method
 from ragproof_core.config.settings import RunSettings
-from ragproof_core.model import Case, CaseOutput
+from ragproof_core.model import Case, CaseOutput, Message, units
 
 OnOutput = Callable[[Case, CaseOutput], Awaitable[None] | None]
+# Called with a conversation's turns and their outputs once its last turn is done.
+OnConversation = Callable[[Sequence[Case], Sequence[CaseOutput]], Awaitable[None] | None]
 
 
 class DaemonThreadPool:
@@ -112,8 +130,9 @@ def _settle(future: asyncio.Future[Any], result: Any, error: BaseException | Non
 @dataclass(frozen=True, slots=True)
 class _Method:
     name: str
-    fn: Callable[[Any], Any]
+    fn: Callable[..., Any]
     is_async: bool
+    history: bool
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,13 +148,20 @@ class _Plan:
         methods = (self.run_case,) if self.run_case else (self.retrieve, self.answer)
         return any(m is not None and not m.is_async for m in methods)
 
+    @property
+    def takes_history(self) -> bool:
+        """Whether the adapter can run a conversation: the method that answers takes
+        ``history`` (``retrieve`` gets it too when it takes it)."""
+        method = self.run_case or self.answer
+        return method is not None and method.history
+
 
 def _plan(adapter: object) -> _Plan:
     def method(name: str) -> _Method | None:
         fn = getattr(adapter, name, None)
         if not callable(fn):
             return None
-        return _Method(name, fn, is_async_method(fn))
+        return _Method(name, fn, is_async_method(fn), accepts_history(fn))
 
     return _Plan(method("run_case"), method("retrieve"), method("answer"))
 
@@ -171,36 +197,65 @@ async def run_adapter(
     settings: RunSettings,
     on_output: OnOutput | None = None,
     should_stop: Callable[[], bool] | None = None,
+    on_conversation: OnConversation | None = None,
 ) -> list[CaseOutput]:
-    """Run every case with at most ``settings.concurrency`` in flight.
+    """Run every case with at most ``settings.concurrency`` cases or conversations in flight.
 
     ``on_output(case, output)`` is called (and awaited, if it returns an
     awaitable) as each case finishes, so judging can start at once; an
     exception from it cancels the run and propagates. Once ``should_stop()``
     returns true, no new case starts; cases never started are absent from the
-    result. Outputs come back in dataset order. The adapter is not closed here:
-    its owner calls ``close_adapter`` when done with it.
+    result (a conversation once started runs to its end). Outputs come back in
+    dataset order. ``on_conversation(turns, outputs)`` is called (and awaited) when
+    a conversation's last turn is done, after that turn's ``on_output``. The
+    adapter is not closed here: its owner calls ``close_adapter`` when done with it.
     """
     plan = _plan(adapter)
     outputs: list[CaseOutput | None] = [None] * len(cases)
     # A shared iterator is the work queue: workers run on one event loop, so
     # next() never races, and 100,000 cases cost no task or queue item each.
-    pending = iter(range(len(cases)))
+    # A unit is one case, or a conversation's turns in order.
+    pending = units(cases)
     timeout_s = settings.timeout_s
     pool = DaemonThreadPool(settings.concurrency) if plan.needs_threads else None
 
+    async def done(index: int, output: CaseOutput) -> None:
+        outputs[index] = output
+        if on_output is not None:
+            reply = on_output(cases[index], output)
+            if inspect.isawaitable(reply):
+                await reply
+
+    async def conversation(start: int, end: int) -> None:
+        history: tuple[Message, ...] = ()
+        failed = not plan.takes_history
+        for index in range(start, end):
+            case = cases[index]
+            if failed:
+                reason = EARLIER_TURN_FAILED if plan.takes_history else HISTORY_REFUSED
+                await done(index, CaseOutput(case.id, error=reason))
+                continue
+            output = await _run_case(plan, case, timeout_s, pool, history)
+            output.history = history
+            failed = output.failed
+            if not failed:
+                history = after_turn(history, case.question, output.answer)
+            await done(index, output)
+        if on_conversation is not None:
+            reply = on_conversation(cases[start:end], outputs[start:end])
+            if inspect.isawaitable(reply):
+                await reply
+
     async def worker() -> None:
         while should_stop is None or not should_stop():
-            index = next(pending, None)
-            if index is None:
+            unit = next(pending, None)
+            if unit is None:
                 return
-            case = cases[index]
-            output = await _run_case(plan, case, timeout_s, pool)
-            outputs[index] = output
-            if on_output is not None:
-                reply = on_output(case, output)
-                if inspect.isawaitable(reply):
-                    await reply
+            start, end = unit
+            if cases[start].turn is None:
+                await done(start, await _run_case(plan, cases[start], timeout_s, pool))
+            else:
+                await conversation(start, end)
 
     workers = [
         asyncio.ensure_future(worker()) for _ in range(min(settings.concurrency, len(cases)))
@@ -229,11 +284,25 @@ async def close_adapter(adapter: object) -> None:
             return
 
 
-async def _run_case(plan: _Plan, case: Case, timeout_s: float, pool: Any) -> CaseOutput:
+async def _run_case(
+    plan: _Plan,
+    case: Case,
+    timeout_s: float,
+    pool: Any,
+    history: tuple[Message, ...] | None = None,
+) -> CaseOutput:
+    """One case, or one turn of a conversation given its ``history`` (then every method
+    that takes ``history`` gets it)."""
     start = time.perf_counter()
+
+    def extra(method: _Method) -> dict[str, Any]:
+        if history is None or not method.history:
+            return {}
+        return {"history": history_dicts(history)}
+
     try:
         if plan.run_case is not None:
-            output = await _invoke(plan.run_case, case, timeout_s, pool)
+            output = await _invoke(plan.run_case, case, timeout_s, pool, extra(plan.run_case))
             if not isinstance(output, CaseOutput):
                 raise _CallFailed(
                     "invalid output from run_case(): expected a CaseOutput, "
@@ -249,26 +318,29 @@ async def _run_case(plan: _Plan, case: Case, timeout_s: float, pool: Any) -> Cas
             )
         retrieved = None
         if plan.retrieve is not None:
-            raw = await _invoke(plan.retrieve, case.question, timeout_s, pool)
+            raw = await _invoke(plan.retrieve, case.question, timeout_s, pool, extra(plan.retrieve))
             if raw is None:
                 raise _CallFailed("retrieve() returned None")
             retrieved = _coerce(to_chunks, raw, "retrieve")
         if plan.answer is None:
             raise _CallFailed("adapter has no answer() method")
-        raw = await _invoke(plan.answer, case.question, timeout_s, pool)
+        raw = await _invoke(plan.answer, case.question, timeout_s, pool, extra(plan.answer))
         answer = _coerce(to_answer, raw, "answer")
         return CaseOutput(case.id, answer, retrieved, None, time.perf_counter() - start)
     except _CallFailed as exc:
         return CaseOutput(case.id, error=str(exc), latency_s=time.perf_counter() - start)
 
 
-async def _invoke(method: _Method, arg: Any, timeout_s: float, pool: Any) -> Any:
+async def _invoke(
+    method: _Method, arg: Any, timeout_s: float, pool: Any, keywords: dict[str, Any]
+) -> Any:
     scope = asyncio.timeout(timeout_s)
     try:
         async with scope:
             if method.is_async:
-                return await method.fn(arg)
-            future = pool.submit(method.fn, arg)
+                return await method.fn(arg, **keywords)
+            call = functools.partial(method.fn, arg, **keywords) if keywords else method.fn
+            future = pool.submit(call, *(() if keywords else (arg,)))
             if isinstance(future, concurrent.futures.Future):
                 future = asyncio.wrap_future(future)
             result = await future

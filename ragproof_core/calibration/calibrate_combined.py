@@ -28,28 +28,29 @@ request per prompt, to measure how well the two modes agree
 
 from __future__ import annotations
 
+import asyncio
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ragproof_core.calibration.calibrate import (
-    EXACT_THRESHOLD,
-    SCORERS,
-    WITHIN_THRESHOLD,
-    CalibrationReport,
-    _agreement,
-    _outcome,
-    fixture_params,
-    prompt_metrics,
-)
 from ragproof_core.calibration.fixtures_check import (
     DEFAULT_DIRECTORY,
     MIN_PER_PROMPT,
     Fixture,
     FixtureError,
-    _parse,
     json_lines,
+    parse_fixture,
+)
+from ragproof_core.calibration.report import (
+    EXACT_THRESHOLD,
+    SCORERS,
+    WITHIN_THRESHOLD,
+    CalibrationReport,
+    fixture_outcome,
+    fixture_params,
+    prompt_agreements,
+    prompt_metrics,
 )
 from ragproof_core.judge.prompts import PROMPT_NAMES
 from ragproof_core.judge.types import BudgetExceeded
@@ -121,7 +122,7 @@ def _parse_combined(obj: Any, where: str) -> tuple[CombinedFixture | None, list[
     for prompt in (p for p in CALIBRATED if p in scores):
         single = {**obj, "output": output, "prompt": prompt, "human_score": scores[prompt]}
         single.pop("human_scores")
-        fixture, found = _parse(single, where, prompt)
+        fixture, found = parse_fixture(single, where, prompt)
         problems.extend(f"{message} [{prompt}]" for message in found)
         if fixture is not None:
             parsed[prompt] = fixture
@@ -156,8 +157,6 @@ async def calibrate_combined(
     within_threshold: float = WITHIN_THRESHOLD,
 ) -> CalibrationReport:
     """Judge every combined fixture in one combined request each and report agreement."""
-    import asyncio
-
     if fixtures is None or isinstance(fixtures, Path | str):
         fixtures = load_combined_fixtures(fixtures)
     stopped: list[bool] = []
@@ -180,14 +179,10 @@ async def calibrate_combined(
     if stopped:
         raise BudgetExceeded("calibration stopped at the judge budget")
     singles = [s for f in fixtures for s in f.parts()]
-    outcomes = [
-        _outcome(s, r) for s, r in zip(singles, (r for rs in results for r in rs), strict=True)
-    ]
-    prompts = tuple(
-        _agreement(p, [o for o in outcomes if o.prompt == p], exact_threshold, within_threshold)
-        for p in CALIBRATED
-        if any(o.prompt == p for o in outcomes)
-    )
+    flat = (r for rs in results for r in rs)
+    outcomes = [fixture_outcome(s, r) for s, r in zip(singles, flat, strict=True)]
+    present = [p for p in CALIBRATED if any(o.prompt == p for o in outcomes)]
+    prompts = prompt_agreements(present, outcomes, exact_threshold, within_threshold)
     return CalibrationReport(
         judge_model=judge.model,
         exact_threshold=exact_threshold,

@@ -102,7 +102,7 @@ def _chunks(
     return tuple(chunks)
 
 
-def _parse(
+def parse_fixture(
     obj: Any,
     where: str,
     file_prompt: str,
@@ -269,7 +269,7 @@ def _file_fixtures(
             if earlier != where:
                 problems.append(f"{where}: duplicate id {obj['id']!r} (first at {earlier})")
                 continue
-        fixture, found = _parse(obj, where, prompt, known, scores)
+        fixture, found = parse_fixture(obj, where, prompt, known, scores)
         problems.extend(found)
         if fixture is not None:
             fixtures.append(fixture)

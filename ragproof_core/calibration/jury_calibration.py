@@ -9,13 +9,19 @@ is asked twice of a model.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ragproof_core.calibration.calibrate import CalibrationReport, build_report, score_fixtures
 from ragproof_core.calibration.fixtures_check import Fixture
-from ragproof_core.judge.jury import JuryJudge, _gather_all, combine
+from ragproof_core.calibration.report import (
+    SCORERS,
+    CalibrationReport,
+    build_report,
+    score_fixtures,
+)
+from ragproof_core.judge.jury import JuryJudge, combine, gather_all
+from ragproof_core.model import MetricResult
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,8 +50,12 @@ async def calibrate_jury(
     fixtures: Sequence[Fixture],
     exact_threshold: float,
     within_threshold: float,
+    scorers: Mapping[str, Callable[..., Awaitable[MetricResult]]] = SCORERS,
 ) -> JuryCalibration:
-    per_model = await _gather_all(score_fixtures(member, fixtures) for member in jury.members)
+    """``scorers``: each fixture prompt's metric, a config's rubric metrics included."""
+    per_model = await gather_all(
+        score_fixtures(member, fixtures, scorers) for member in jury.members
+    )
     combined = [
         combine([results[i] for results in per_model], jury.models) for i in range(len(fixtures))
     ]

@@ -20,6 +20,11 @@ Rules worth knowing:
   sees its relevant ids.
 - Problems with the file itself (missing, unreadable, empty) use line 0 or 1:
   ``PATH:0: no such file``, ``PATH:1: dataset has no cases``.
+- A line of kind ``conversation`` (CONTRACT section 16) becomes one case per
+  turn, ``c1#1``, ``c1#2``, ... in order (``model.TurnOf``). Each turn is
+  validated as a section-1 case without ``id`` and ``metadata``, and a bad
+  turn names itself: ``PATH:LINE: turn 2: question: must not be empty``. The
+  conversation's id and its turn ids are unique in the file like any id.
 """
 
 from __future__ import annotations
@@ -36,7 +41,15 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, ValidationError
 from ragproof_core.errors import describe, dotted, show_value
 from ragproof_core.gc_pause import collector_paused
 from ragproof_core.json_limits import JsonLimitError, bounded_int, check_value, scan_depth
-from ragproof_core.model import Case, CaseKind, ExpectedTool, ToolMatch
+from ragproof_core.model import (
+    CONVERSATION_KIND,
+    Case,
+    CaseKind,
+    ExpectedTool,
+    ToolMatch,
+    TurnOf,
+    turn_id,
+)
 
 
 class DatasetError(ValueError):
@@ -63,15 +76,21 @@ def load_dataset(path: str | Path) -> list[Case]:
     with collector_paused():
         for line, row in rows:
             try:
-                case = _to_case(row)
+                if type(row) is dict and row.get("kind") == CONVERSATION_KIND:
+                    found = to_turns(row)
+                    ids = [found[0].turn.conversation_id, *(case.id for case in found)]
+                else:
+                    found = [_to_case(row)]
+                    ids = [found[0].id]
             except _Invalid as exc:
                 raise DatasetError(path_text, line, str(exc)) from None
-            earlier = first_line_of.setdefault(case.id, line)
-            if earlier != line:
-                raise DatasetError(
-                    path_text, line, f"duplicate id {case.id!r} (first used on line {earlier})"
-                )
-            cases.append(case)
+            for case_id in ids:
+                earlier = first_line_of.setdefault(case_id, line)
+                if earlier != line:
+                    raise DatasetError(
+                        path_text, line, f"duplicate id {case_id!r} (first used on line {earlier})"
+                    )
+            cases.extend(found)
     if not cases:
         raise DatasetError(path_text, 1, "dataset has no cases")
     return cases
@@ -354,6 +373,65 @@ def _to_case(row: Any) -> Case:
         if valid.expected_hops is None
         else tuple(tuple(hop) for hop in valid.expected_hops),
     )
+
+
+class ConversationRow(BaseModel):
+    """A conversation line (CONTRACT section 16): its id, its turns and metadata; the
+    turns are checked one by one as cases (``to_turns``)."""
+
+    model_config = ConfigDict(strict=True, extra="forbid", frozen=True)
+
+    id: _Text
+    kind: Literal["conversation"]
+    turns: list[Any]
+    metadata: dict[str, Any] | None = None
+
+
+CONVERSATION_FIELDS = tuple(ConversationRow.model_fields)
+# What a turn may not carry of a section-1 case, and why.
+_NOT_IN_TURN = {
+    "id": "a turn has no id of its own (it is the conversation's id, '#' and its number)",
+    "metadata": "a turn has no metadata of its own (put it on the conversation)",
+}
+
+
+def to_turns(row: dict[str, Any]) -> list[Case]:
+    """A conversation line's turns as cases ``ID#1``, ``ID#2``, ... in order, each with
+    ``turn`` set and the conversation's metadata. Raises ``_Invalid`` naming the turn."""
+    present = {key: value for key, value in row.items() if value is not None}
+    if "question" in present:
+        raise _Invalid("question: a conversation has no top-level question (its turns hold them)")
+    try:
+        valid = ConversationRow.model_validate(present)
+    except ValidationError as exc:
+        raise _Invalid(
+            describe(exc, known=CONVERSATION_FIELDS, mapping="a JSON object", noun="field")
+        ) from None
+    if not valid.turns:
+        raise _Invalid("turns: a conversation needs at least one turn")
+    metadata = present["metadata"] if valid.metadata is not None else {}
+    total = len(valid.turns)
+    cases: list[Case] = []
+    for number, turn in enumerate(valid.turns, start=1):
+        try:
+            case = _turn_case(turn, turn_id(valid.id, number))
+        except _Invalid as exc:
+            raise _Invalid(f"turn {number}: {exc}") from None
+        case.metadata = metadata
+        case.turn = TurnOf(valid.id, number, total)
+        cases.append(case)
+    return cases
+
+
+def _turn_case(turn: Any, case_id: str) -> Case:
+    if not isinstance(turn, dict):
+        raise _Invalid(f"expected a JSON object, got {json_type(turn)}")
+    for key, reason in _NOT_IN_TURN.items():
+        if turn.get(key) is not None:
+            raise _Invalid(f"{key}: {reason}")
+    if turn.get("kind") == CONVERSATION_KIND:
+        raise _Invalid("kind: a turn is a qa, unanswerable or injection case, not a conversation")
+    return _to_case({**turn, "id": case_id})
 
 
 def json_type(value: Any) -> str:

@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ragproof_core.data.dataset import load_dataset
 from ragproof_core.metrics.heuristics.payloads import PAYLOADS, Payload, get_payload, render
 from ragproof_core.metrics.heuristics.sentinel import sentinel_for
 from ragproof_core.model import Case, CaseKind
@@ -96,8 +97,6 @@ def generate_command(
     Raises ``DatasetError`` for a bad dataset and ``GenerationError`` for a
     request that cannot be met; the CLI turns both into exit code 1.
     """
-    from ragproof_core.data.dataset import load_dataset  # the CLI's import, kept off module load
-
     if isinstance(payloads, str):
         payloads = [item.strip() for item in payloads.split(",") if item.strip()]
     cases = load_dataset(dataset)

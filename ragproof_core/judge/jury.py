@@ -116,7 +116,7 @@ class JuryJudge:
         """For callers that need one reply (not metrics, which use ``run_judged``):
         every model is asked, and the first model, in the order configured, that
         answered validly gives the verdict."""
-        verdicts = await _gather_all(member.ask(prompt, inputs) for member in self.members)
+        verdicts = await gather_all(member.ask(prompt, inputs) for member in self.members)
         for verdict in verdicts:
             if verdict.ok:
                 return verdict
@@ -153,7 +153,7 @@ def make_jury(
     return JuryJudge(members, owns_cache=cache is not None)
 
 
-async def _gather_all(awaitables) -> list[Any]:
+async def gather_all(awaitables) -> list[Any]:
     """Await all; re-raise the first exception only after every one has finished,
     so a budget stop never leaves a model's call running unaccounted."""
     results = await asyncio.gather(*awaitables, return_exceptions=True)
@@ -204,7 +204,7 @@ async def run_judged(
     """
     if not isinstance(judge, JuryJudge):
         return tuple(await score(judge))
-    per_model = await _gather_all(score(member) for member in judge.members)
+    per_model = await gather_all(score(member) for member in judge.members)
     combined = tuple(
         combine([results[i] for results in per_model], judge.models)
         for i in range(len(per_model[0]))

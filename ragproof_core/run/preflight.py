@@ -19,7 +19,7 @@ from ragproof_core.adapters.runner import close_adapter
 from ragproof_core.config.settings import AdapterSpec, Config, ConfigError, JudgeEnv
 from ragproof_core.data.dataset import load_dataset
 from ragproof_core.judge.environment import judge_environment
-from ragproof_core.model import Case
+from ragproof_core.model import Case, units
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,11 +40,13 @@ def preflight(config: Config, dataset: str | Path, *, adapter_checked: bool = Fa
     (a million-line recording is validated once, not once per process).
     """
     cases = load_dataset(dataset)
-    if config.run.shards > len(cases):
+    # A conversation is never split across shards: it counts as one unit here.
+    shards = config.run.shards
+    if shards > len(cases) or (shards > 1 and shards > sum(1 for _ in units(cases))):
         # An empty shard is a Dagster step for nothing; thousands of them never finish planning.
         raise ConfigError(
             f"run.shards: {config.run.shards} shards for {len(cases)} case(s) in {dataset}; "
-            "use at most one shard per case"
+            "use at most one shard per case (a conversation counts as one)"
         )
     judge_env = judge_environment(config.judge)
     if not adapter_checked:

@@ -38,6 +38,18 @@ def shard_ranges(total: int, shards: int) -> list[tuple[int, int]]:
     return ranges
 
 
+def unit_shard_ranges(
+    total: int, shards: int, unit_starts: Sequence[int] | None
+) -> list[tuple[int, int]]:
+    """``shard_ranges`` over units of cases that must stay together (a conversation's
+    turns, CONTRACT section 16): ``unit_starts`` holds each unit's first row, in order
+    (None: every case is its own unit). No conversation is ever split across shards."""
+    if unit_starts is None:
+        return shard_ranges(total, shards)
+    bounds = [*unit_starts, total]
+    return [(bounds[start], bounds[end]) for start, end in shard_ranges(len(unit_starts), shards)]
+
+
 def shard_share(total: int, shards: int, index: int) -> int:
     """Shard ``index``'s share of ``total`` slots (at least 1)."""
     size, extra = divmod(total, shards)

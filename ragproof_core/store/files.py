@@ -9,6 +9,7 @@ match a file being written or left behind by a killed process.
 
 from __future__ import annotations
 
+import glob as globbing
 import json
 import os
 import secrets
@@ -146,6 +147,4 @@ class LocalFiles:
 
     def glob(self, pattern: str) -> list[Path]:
         """Files matching an absolute glob, sorted; temp files never match ``*.parquet``."""
-        import glob as globbing
-
         return sorted(Path(p) for p in globbing.glob(pattern))

@@ -17,13 +17,13 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager, suppress
-from pathlib import PurePath
+from pathlib import PurePath, PurePosixPath
 from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from ragproof_core.store.files import ROW_GROUP_SIZE
+from ragproof_core.store.files import ROW_GROUP_SIZE, LocalFiles
 
 # Upload part size: fewer round trips for big tables, still bounded memory.
 BLOCK_SIZE = 16 * 2**20
@@ -101,8 +101,6 @@ class ObjectFiles:
 
     def glob(self, pattern: str) -> list[PurePath]:
         """Objects matching ``pattern`` (a path inside the bucket, no protocol), sorted."""
-        from pathlib import PurePosixPath
-
         return sorted(PurePosixPath(p) for p in self.fs.glob(pattern))
 
     def write_bytes(self, path: PurePath, data: bytes) -> None:
@@ -129,6 +127,4 @@ def _abort(handle) -> None:
 
 def files_for(layout) -> Any:
     """``LocalFiles`` or ``ObjectFiles`` for the store of ``layout``."""
-    from ragproof_core.store.files import LocalFiles
-
     return ObjectFiles(layout.fs) if layout.is_remote else LocalFiles()

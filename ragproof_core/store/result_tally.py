@@ -23,6 +23,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from ragproof_core.metrics.aggregate import summarize, summarize_counted
 from ragproof_core.model import Status
 
 _COLUMNS = ("metric", "status", "value", "reason")
@@ -113,8 +114,6 @@ def failed_case_share(batches: Iterable[pa.Table]) -> tuple[int, int]:
 
 def summarize_run(run_store, run_id: str, metric_names) -> tuple[list, Counter[tuple[str, str]]]:
     """The run's ``MetricSummary`` rows and its skip counts by (metric, reason)."""
-    from ragproof_core.metrics.aggregate import summarize, summarize_counted
-
     try:
         tally = run_store.tally_case_results(run_id)
     except UnknownStatus:

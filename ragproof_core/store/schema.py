@@ -38,6 +38,7 @@ from ragproof_core.model import (
     Status,
     Step,
     ToolMatch,
+    TurnOf,
 )
 from ragproof_core.store import tables
 
@@ -171,6 +172,9 @@ def encode_dataset(run_id: str, cases: Sequence[Case]) -> pa.Table:
             _strings(_tools_json(c.expected_tools) for c in cases),
             _strings(str(c.tool_match) for c in cases),
             pa.array([_hops(c.expected_hops) for c in cases], pa.list_(pa.list_(pa.string()))),
+            _strings(None if c.turn is None else c.turn.conversation_id for c in cases),
+            pa.array([None if c.turn is None else c.turn.turn for c in cases], pa.int32()),
+            pa.array([None if c.turn is None else c.turn.turns for c in cases], pa.int32()),
         ],
         schema=DATASET_SCHEMA,
     )
@@ -217,6 +221,7 @@ def decode_dataset(table: pa.Table) -> list[Case]:
             expected_tools=_decode_tools(tools),
             tool_match=ToolMatch.IN_ORDER if tool_match is None else ToolMatch(tool_match),
             expected_hops=None if hops is None else tuple(tuple(hop) for hop in hops),
+            turn=None if conversation is None else TurnOf(conversation, turn, turns),
         )
         for (
             id_,
@@ -230,6 +235,9 @@ def decode_dataset(table: pa.Table) -> list[Case]:
             tools,
             tool_match,
             hops,
+            conversation,
+            turn,
+            turns,
         ) in zip(
             _column(table, "id"),
             _column(table, "question"),
@@ -242,6 +250,9 @@ def decode_dataset(table: pa.Table) -> list[Case]:
             _column(table, "expected_tools_json"),
             _column(table, "tool_match"),
             _column(table, "expected_hops"),
+            _column(table, "conversation_id"),
+            _column(table, "turn"),
+            _column(table, "turns"),
             strict=True,
         )
     ]

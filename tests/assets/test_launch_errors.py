@@ -10,7 +10,7 @@ import pytest
 from ragproof_assets.definitions import defs
 from ragproof_assets.evaluation.config import EvalRunConfig, evaluate_run_config
 from ragproof_assets.evaluation.partitions import evaluation_runs
-from ragproof_cli.run import _failures
+from ragproof_cli.execution import step_failures
 from tests.assets.expected import RECORDED, UNPRICED_BUDGET
 from tests.support.snapshot import tree_bytes
 
@@ -69,7 +69,7 @@ def test_bad_input_fails_the_first_step_and_writes_nothing(
     before = tree_bytes(store_path)
     result = _launch(config)
     assert not result.success
-    assert _failures(result) == ([message], False)
+    assert step_failures(result) == ([message], False)
     failed = [e.step_key for e in result.all_events if e.is_step_failure]
     assert failed == ["eval_dataset"]
     assert tree_bytes(store_path) == before

@@ -11,7 +11,7 @@ from ragproof_assets.definitions import defs
 from ragproof_assets.evaluation.config import EvalRunConfig, evaluate_run_config
 from ragproof_assets.evaluation.partitions import evaluation_runs
 from ragproof_assets.launch.ui import DEMO_DATASET
-from ragproof_cli.run import _failures
+from ragproof_cli.execution import step_failures
 from ragproof_core.config.settings import RUN_KEYS
 from tests.assets.expected import RECORDED
 from tests.support.snapshot import tree_bytes
@@ -100,7 +100,7 @@ def test_a_launch_with_a_bad_run_key_is_refused_with_the_command_lines_message(
             raise_on_error=False,
         )
         assert not launched.success
-        assert _failures(launched) == ([message], False)
+        assert step_failures(launched) == ([message], False)
         assert instance.get_dynamic_partitions(evaluation_runs.name) == []
 
         # The evaluate job's form (schedules, the sensor, the command line) refuses it too.
@@ -111,5 +111,5 @@ def test_a_launch_with_a_bad_run_key_is_refused_with_the_command_lines_message(
             partition_key="bad-run",
             raise_on_error=False,
         )
-        assert _failures(evaluated) == ([message], False)
+        assert step_failures(evaluated) == ([message], False)
     assert tree_bytes(store_path) == before

@@ -18,6 +18,14 @@ equivalences ``re`` applies under IGNORECASE (``ı``/``i``, ``ſ``/``s``, Greek
 variants), so folding only ever makes more strings "present", never fewer.
 Text containing U+0130 (whose ``lower()`` is two characters, unlike ``re``'s
 one-character folding) is searched with the full pattern.
+
+Which strings occur is found in one scan of the folded text, not one substring
+search per string (180 of them for the refusal cues): the strings form a trie
+written as one regex, so at each position the engine follows the text's own
+path and stops at the longest string starting there. Every other string
+starting there is a prefix of that one, and a string starting elsewhere is
+found at its own position, so the strings contained in each longest match
+(worked out once) are exactly the strings present.
 """
 
 from __future__ import annotations
@@ -96,6 +104,29 @@ def required_strings(part: str, flags: int) -> Required:
     return _required(_parser.parse(part, flags))
 
 
+def trie_pattern(strings: Sequence[str]) -> str:
+    """A regex matching exactly ``strings``, as a trie: at a position it matches the
+    longest of them starting there (one child per next character, the end of a
+    string tried last)."""
+    root: dict[str, dict] = {}
+    for string in strings:
+        node = root
+        for char in string:
+            node = node.setdefault(char, {})
+        node[""] = {}
+
+    def emit(node: dict[str, dict]) -> str:
+        branches = [re.escape(char) + emit(child) for char, child in sorted(node.items()) if char]
+        ends = "" in node
+        if not branches:
+            return ""
+        if len(branches) == 1 and not ends:
+            return branches[0]
+        return "(?:" + "|".join(branches) + ("|" if ends else "") + ")"
+
+    return emit(root)
+
+
 class Alternation:
     """``re.compile("|".join(f"(?:{p})" for p in parts), flags)``, searched faster."""
 
@@ -106,10 +137,16 @@ class Alternation:
         self._required = tuple(required_strings(part, flags) for part in self.parts)
         self._strings = tuple(sorted({s for req in self._required if req for s in req}))
         self._always = frozenset(i for i, req in enumerate(self._required) if req is None)
-        self._alternatives_of = {
+        alternatives_of = {
             s: frozenset(i for i, req in enumerate(self._required) if req and s in req)
             for s in self._strings
         }
+        # A longest match -> the alternatives of every string it contains.
+        self._alternatives_within = {
+            s: frozenset().union(*(alternatives_of[t] for t in self._strings if t in s))
+            for s in self._strings
+        }
+        self._finder = re.compile(trie_pattern(self._strings), re.DOTALL)
         self._subset = lru_cache(maxsize=_SUBSETS_CACHED)(self._compile)
 
     def _joined(self, indices) -> str:
@@ -128,9 +165,11 @@ class Alternation:
             return self.full
         folded = fold(text)
         kept = set(self._always)
-        for s in self._strings:
-            if s in folded:
-                kept.update(self._alternatives_of[s])
+        search, within = self._finder.search, self._alternatives_within
+        found = search(folded)
+        while found is not None:
+            kept.update(within[found.group()])
+            found = search(folded, found.start() + 1)
         return self._subset(tuple(sorted(kept)))
 
     def finditer(self, text: str) -> Iterator[re.Match[str]]:

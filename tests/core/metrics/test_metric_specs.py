@@ -5,7 +5,7 @@ from __future__ import annotations
 import duckdb
 import pytest
 
-from ragproof_core.calibration.calibrate import prompt_metrics
+from ragproof_core.calibration.report import prompt_metrics
 from ragproof_core.judge.prompts import PROMPT_NAMES
 from ragproof_core.metrics.registry import METRICS, REGISTRY, MetricSelectionError
 from ragproof_core.metrics.spec import JUDGE_MODES, MetricSpec

@@ -9,6 +9,7 @@ from ragproof_core.run.shards import (
     shard_budget,
     shard_ranges,
     shard_share,
+    unit_shard_ranges,
 )
 
 
@@ -47,3 +48,13 @@ def test_reports_add_up_and_a_budget_stop_in_any_shard_stops_the_run() -> None:
         model="m", prompt_hashes={"p": "h"}, requests=7, repairs=1, cache_hits=1, cost_usd=0.25
     )
     assert merge_reports(reports[1:]).status == "completed"
+
+
+def test_shards_cut_between_conversations_never_inside_one() -> None:
+    # Rows: s1 | c1#1 c1#2 c1#3 | c2#1 | s2 (unit starts 0, 1, 4, 5).
+    starts = [0, 1, 4, 5]
+    assert unit_shard_ranges(6, 2, starts) == [(0, 4), (4, 6)]
+    assert unit_shard_ranges(6, 3, starts) == [(0, 4), (4, 5), (5, 6)]
+    assert unit_shard_ranges(6, 4, starts) == [(0, 1), (1, 4), (4, 5), (5, 6)]
+    # Without conversations every case is a unit: the plain ranges.
+    assert unit_shard_ranges(7, 3, None) == shard_ranges(7, 3)

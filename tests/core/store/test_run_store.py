@@ -4,10 +4,12 @@ import json
 import math
 from dataclasses import replace
 from datetime import datetime, timedelta
+from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
 
+from ragproof_core.data.dataset import load_dataset
 from ragproof_core.model import (
     Answer,
     Case,
@@ -29,6 +31,8 @@ from ragproof_core.store.run_store import (
 )
 from ragproof_core.store.views import CASE_RESULTS_COLUMNS
 from tests.core.store import sample
+
+CONVERSATIONS = Path(__file__).resolve().parents[2] / "fixtures" / "conversations"
 
 
 def test_every_table_round_trips_exactly(store: RunStore) -> None:
@@ -395,3 +399,24 @@ def test_agent_fields_and_steps_round_trip(store: RunStore) -> None:
     ]
     store.write_outputs("r1", outputs)
     assert store.read_outputs("r1") == outputs
+
+
+def test_conversation_turns_round_trip_and_batches_never_cut_a_conversation(
+    store: RunStore,
+) -> None:
+    """CONTRACT section 16: a turn keeps its conversation and number in the store, and a
+    shard's batches hold whole conversations whatever the batch size."""
+    cases = load_dataset(CONVERSATIONS / "mixed.jsonl")
+    store.write_manifest("r1", {})
+    store.write_dataset("r1", cases)
+    assert store.read_dataset("r1") == cases
+    batches = list(store.iter_dataset_range("r1", 0, len(cases), 2))
+    assert [[c.id for c in batch] for batch in batches] == [
+        ["s1"],
+        ["c1#1", "c1#2", "c1#3"],
+        ["c2#1"],
+    ]
+    assert store.dataset_unit_starts("r1") == [0, 1, 4]
+    store.write_manifest("r2", {})
+    store.write_dataset("r2", [Case("a", "q?"), Case("b", "q?")])
+    assert store.dataset_unit_starts("r2") is None
