@@ -37,7 +37,7 @@ import threading
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from ragproof_core.adapters.coerce import AdapterOutputError, to_answer, to_chunks
 from ragproof_core.adapters.escapes import AdapterEscape, exception_text, must_propagate
@@ -49,7 +49,6 @@ from ragproof_core.adapters.history import (
     history_dicts,
 )
 from ragproof_core.adapters.isolation import is_async_method
-from ragproof_core.config.settings import RunSettings
 from ragproof_core.model import Case, CaseOutput, Message, units
 
 OnOutput = Callable[[Case, CaseOutput], Awaitable[None] | None]
@@ -142,6 +141,9 @@ class _Plan:
     run_case: _Method | None
     retrieve: _Method | None
     answer: _Method | None
+    # A replaying adapter reports each case's latency itself (a recording's latency_s):
+    # timing the replay would measure a file read, not the pipeline.
+    reports_latency: bool = False
 
     @property
     def needs_threads(self) -> bool:
@@ -163,7 +165,12 @@ def _plan(adapter: object) -> _Plan:
             return None
         return _Method(name, fn, is_async_method(fn), accepts_history(fn))
 
-    return _Plan(method("run_case"), method("retrieve"), method("answer"))
+    return _Plan(
+        method("run_case"),
+        method("retrieve"),
+        method("answer"),
+        bool(getattr(adapter, "reports_latency", False)),
+    )
 
 
 class _CallFailed(Exception):
@@ -191,10 +198,20 @@ async def call_adapter(
             pool.shutdown()
 
 
+class RunLimits(Protocol):
+    """What the runner reads of the run settings (``config.settings.RunSettings``)."""
+
+    @property
+    def concurrency(self) -> int: ...
+
+    @property
+    def timeout_s(self) -> float: ...
+
+
 async def run_adapter(
     cases: Sequence[Case],
     adapter: object,
-    settings: RunSettings,
+    settings: RunLimits,
     on_output: OnOutput | None = None,
     should_stop: Callable[[], bool] | None = None,
     on_conversation: OnConversation | None = None,
@@ -313,9 +330,8 @@ async def _run_case(
                     f"invalid output from run_case(): case_id {output.case_id!r} "
                     f"for case {case.id!r}"
                 )
-            return CaseOutput(
-                case.id, output.answer, output.retrieved, output.error, time.perf_counter() - start
-            )
+            latency = output.latency_s if plan.reports_latency else time.perf_counter() - start
+            return CaseOutput(case.id, output.answer, output.retrieved, output.error, latency)
         retrieved = None
         if plan.retrieve is not None:
             raw = await _invoke(plan.retrieve, case.question, timeout_s, pool, extra(plan.retrieve))

@@ -189,6 +189,8 @@ def step_count(case: Case, output: CaseOutput) -> MetricResult:
     return scored(case.id, STEPS, len(output.answer.steps))
 
 
+# After robustness (60), before the system metrics (70).
+REPORT_ORDER = 65
 # One maximal matching per case serves precision, recall and any_order.
 TOOL_GROUP = MetricGroup("agent_tools", TOOL_METRICS, score=tool_results)
 _NEEDS = ("steps", "expected_tools")

@@ -80,6 +80,8 @@ def _skip_reason(case: Case, output: CaseOutput) -> str | None:
     return None
 
 
+# After the judged retrieval metrics (20), before citation validity (30).
+REPORT_ORDER = 25
 HOP_GROUP = MetricGroup("retrieval_hops", HOP_METRICS, score=hop_results)
 _NEEDS = ("steps", "expected_hops")
 

@@ -35,7 +35,7 @@ from ragproof_core.config.redaction import redact as redact_secrets
 from ragproof_core.gc_pause import collector_paused
 from ragproof_core.metrics.registry import metric_order
 from ragproof_core.model import Case, CaseOutput, MetricResult, unfinished_conversation
-from ragproof_core.store import calibrations, files, result_tally, schema, views
+from ragproof_core.store import calibrations, files, probes, result_tally, schema, views
 from ragproof_core.store import labels as label_files
 from ragproof_core.store.handles import StoredTable
 from ragproof_core.store.layout import (
@@ -430,15 +430,19 @@ class RunStore:
     # --- calibrations (CONTRACT section 12) ----------------------------------------------------
 
     def write_calibration(
-        self, calibration: Any, *, labels_file: str, now: datetime | None = None
+        self, calibration: Any, *, labels_file: str | None, now: datetime | None = None
     ) -> str:
-        """Store a ``calibration.labels.RunCalibration`` of a finished run; returns its id."""
+        """Store a ``calibration.labels.RunCalibration`` of a finished run; returns its id.
+        ``labels_file`` None: the labels came from the store (``ragproof label``)."""
         if not self.is_finished(calibration.run_id):
             raise RunNotFound(calibration.run_id, "the run has not finished")
         created_at = now or datetime.now(UTC)
         calibration_id = new_run_id(now=created_at)
         table = calibrations.encode_calibration(
-            calibration, calibration_id, created_at, redact_secrets(labels_file)
+            calibration,
+            calibration_id,
+            created_at,
+            None if labels_file is None else redact_secrets(labels_file),
         )
         self.files.write_parquet(
             self.layout.calibration_path(calibration.run_id, calibration_id), table
@@ -519,6 +523,32 @@ class RunStore:
             if digests is not None and digests[0] == wanted:
                 done.add(digests[1])
         return {item for item in items if label_files.item_digest(*item) in done}
+
+    # --- judge bias probes (CONTRACT section 22) --------------------------------------------
+
+    def write_probe(self, result: Any, *, now: datetime | None = None) -> str:
+        """Store a ``calibration.probe.ProbeResult`` of a finished run; returns its id."""
+        if not self.is_finished(result.run_id):
+            raise RunNotFound(result.run_id, "the run has not finished")
+        created_at = now or datetime.now(UTC)
+        probe_id = new_run_id(now=created_at)
+        self.files.write_parquet(
+            self.layout.record_path(result.run_id, probes.PROBES, probe_id),
+            probes.encode_probe(result, probe_id, created_at),
+        )
+        return probe_id
+
+    def probes(self, run_id: str, *, latest: bool = True) -> list[dict[str, Any]]:
+        """A run's stored probe rows (``probes`` view columns): the latest probe's only
+        (what the app shows), or every probe's, oldest first. Empty if never probed."""
+        self._require_run(run_id)
+        rows: list[dict[str, Any]] = []
+        pattern = str(self.layout.record_dir(run_id, probes.PROBES) / "*.parquet")
+        for path in sorted(self.files.glob(pattern)):
+            table = schema.conform(self.files.parquet_file(path).read(), probes.PROBES_SCHEMA)
+            rows.extend(table.to_pylist())
+        rows.sort(key=lambda r: (r["created_at"], r["probe_id"]))
+        return probes.latest_probe(rows) if latest else rows
 
     # --- run records ----------------------------------------------------------------------
 
