@@ -571,16 +571,29 @@ class RunStore:
             raise RunNotFound(run_id, "the run has not finished") from None
         return records[0]
 
-    def list_runs(self) -> list[RunRecord]:
-        """Finished runs, oldest first (by ``started_at``, then ``run_id``)."""
-        records = []
+    def finished_run_ids(self) -> list[str]:
+        """Ids of the finished runs (those with a run record), from one listing."""
         pattern = str(self.layout.runs_dir / "*" / table_file_name("run"))
-        for path in self.files.glob(pattern):
-            if path.parent.name == SCHEMA_DIR_NAME:
+        return [
+            path.parent.name
+            for path in self.files.glob(pattern)
+            if path.parent.name != SCHEMA_DIR_NAME
+        ]
+
+    def list_runs(self, known: Mapping[str, RunRecord] | None = None) -> list[RunRecord]:
+        """Finished runs, oldest first (by ``started_at``, then ``run_id``).
+
+        ``known``: records already read (a run record never changes once written),
+        taken as they are instead of read again; the results browser keeps them.
+        """
+        records = []
+        for run_id in self.finished_run_ids():
+            if known is not None and run_id in known:
+                records.append(known[run_id])
                 continue
             try:
-                records.extend(schema.decode_runs(self.files.parquet_file(path).read()))
-            except FileNotFoundError:  # un-finished by a restart since the glob ran
+                records.append(self.get_run(run_id))
+            except RunNotFound:  # un-finished by a restart since the listing
                 continue
         return sorted(records, key=lambda r: (r.started_at, r.run_id))
 
