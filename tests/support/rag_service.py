@@ -4,7 +4,8 @@
 citing one chunk; ``POST /retrieve`` returns that chunk in a list (or wrapped
 as ``{"chunks": [...]}`` when the question is ``"wrapped"``). Special
 questions trigger failures: ``"fail"`` -> 503 with a text body, ``"not-json"``
--> 200 with a non-JSON body; ``"agent"`` answers with ``steps`` (AGENT_STEPS). Every request is recorded (path, headers, body).
+-> 200 with a non-JSON body; ``"agent"`` answers with ``steps`` (AGENT_STEPS).
+Every request is recorded (path, headers, body).
 """
 
 from __future__ import annotations
