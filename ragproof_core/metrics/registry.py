@@ -31,7 +31,7 @@ import fnmatch
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from ragproof_core.metrics import citation, context_relevance, echo, retrieval
+from ragproof_core.metrics import citation, context_relevance, conversation, echo, retrieval
 from ragproof_core.metrics import generation as judge_metrics
 from ragproof_core.metrics import robustness as robustness_metrics
 from ragproof_core.metrics.cutoff import split_cutoff
@@ -56,7 +56,7 @@ __all__ = [
     "spec",
 ]
 
-FAMILIES: tuple[str, ...] = ("retrieval", "generation", "echo", "robustness")
+FAMILIES: tuple[str, ...] = ("retrieval", "generation", "echo", "robustness", "conversation")
 
 
 class MetricSelectionError(ValueError):
@@ -70,6 +70,7 @@ METRICS: tuple[MetricSpec, ...] = (
     *judge_metrics.METRICS,
     *echo.METRICS,
     *robustness_metrics.METRICS,
+    *conversation.METRICS,
 )
 
 

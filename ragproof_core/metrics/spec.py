@@ -16,6 +16,10 @@ their own function); ``metrics.registry`` lists them. A spec says:
   - ``plan(case, output, has_judge, params)``: a judged metric's pure plan
     (``judge.plan``), asked alone in per_metric mode and as one part of the
     case's request in combined mode;
+  - ``conversation(turns, outputs, has_judge, params)``: a metric of a whole
+    conversation (CONTRACT section 16), planned once its last turn is done
+    and stored under the conversation's id; single cases skip it and turns
+    carry no row of it;
   - ``group``: several metrics computed from one pass (retrieval's four from
     one deduplicated ranking) or one judge reply (context relevance and
     judged nDCG). A group's members are still one spec each; judged members
@@ -50,6 +54,8 @@ class Params(Protocol):
 
 Score = Callable[[Case, CaseOutput, Any], MetricResult]
 Plan = Callable[[Case, CaseOutput, bool, Any], Planned]
+# (the conversation's turns, their outputs, has_judge, params) -> a plan or a result.
+ConversationPlan = Callable[[Sequence[Case], Sequence[CaseOutput], bool, Any], Planned]
 GroupAsk = Callable[[Case, CaseOutput, Judge | None, Any], Awaitable[Sequence[MetricResult]]]
 
 
@@ -91,6 +97,8 @@ class MetricSpec:
     calibrates: bool = True
     # Whether a run that selects no metrics scores it (False: opt-in, selected by name).
     default: bool = True
+    # A metric of a whole conversation (module docstring); it has no score or plan.
+    conversation: ConversationPlan | None = None
 
     def __post_init__(self) -> None:
         if self.judge not in JUDGE_MODES:
@@ -99,16 +107,26 @@ class MetricSpec:
             raise ValueError(f"metric {self.name!r}: cutoff must be one of {CUTOFFS}")
         if self.group is not None and self.name not in self.group.members:
             raise ValueError(f"metric {self.name!r} is not a member of group {self.group.name!r}")
-        if self.group is None and (self.score is None) == (self.plan is None):
-            raise ValueError(f"metric {self.name!r}: give exactly one of score, plan or group")
-        if (self.plan is None) != (self.judge == "never"):
+        ways = sum(way is not None for way in (self.score, self.plan, self.conversation))
+        if self.group is None and ways != 1:
+            raise ValueError(
+                f"metric {self.name!r}: give exactly one of score, plan, conversation or group"
+            )
+        asks = self.plan is not None or self.conversation is not None
+        if asks != (self.judge != "never") and self.conversation is None:
             raise ValueError(f"metric {self.name!r}: a judged metric has a plan, no other has")
-        if self.plan is not None and self.prompt is None:
+        if asks and self.judge != "never" and self.prompt is None:
             raise ValueError(f"metric {self.name!r}: a judged metric names its prompt")
 
     @property
+    def per_conversation(self) -> bool:
+        """Scored once per conversation, under its id, rather than per case."""
+        return self.conversation is not None
+
+    @property
     def calibrates_prompt(self) -> str | None:
-        return self.prompt if self.calibrates and self.plan is not None else None
+        asks = self.plan is not None or self.conversation is not None
+        return self.prompt if self.calibrates and asks and self.judge != "never" else None
 
     @property
     def family(self) -> str:

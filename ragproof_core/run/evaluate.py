@@ -24,7 +24,8 @@ from ragproof_core.judge.jury import run_judged, score_metric
 from ragproof_core.judge.types import BudgetExceeded, Judge
 from ragproof_core.judge.usage import attributed_to
 from ragproof_core.metrics.combined_run import combined_results
-from ragproof_core.metrics.judge_plan import run_plan
+from ragproof_core.metrics.conversation import NOT_A_CONVERSATION
+from ragproof_core.metrics.judge_plan import JudgePlan, result_from_verdict, run_plan, with_history
 from ragproof_core.metrics.registry import REGISTRY, MetricGroup, MetricSpec, Registry
 from ragproof_core.model import (
     Case,
@@ -63,7 +64,8 @@ def per_metric_function(declared: MetricSpec, params: Any):
     """A judged metric as ``(case, output, judge) -> MetricResult``: its plan, asked alone."""
 
     async def metric(case: Case, output: CaseOutput, judge: Judge | None) -> MetricResult:
-        return await run_plan(declared.plan(case, output, judge is not None, params), judge)
+        planned = declared.plan(case, output, judge is not None, params)
+        return await run_plan(with_history(planned, output), judge)
 
     return metric
 
@@ -126,6 +128,17 @@ class Selection:
         return tuple(m for m in self.specs if m.plan is not None)
 
     @cached_property
+    def conversational(self) -> tuple[MetricSpec, ...]:
+        """Selected metrics of a whole conversation, scored under its id."""
+        return tuple(m for m in self.specs if m.per_conversation)
+
+    @cached_property
+    def turn_names(self) -> tuple[str, ...]:
+        """The names a conversation's turn has rows for: all but the conversation's own."""
+        own = {m.name for m in self.conversational}
+        return tuple(name for name in self.names if name not in own)
+
+    @cached_property
     def order(self) -> dict[str, int]:
         return {name: i for i, name in enumerate(self.registry.order(self.names))}
 
@@ -141,14 +154,55 @@ def deterministic_results(
         # A group's metrics share one pass (the retrieval metrics, one ranking).
         results.extend(group.score(case, output, settings, selection.group_members[group.name]))
     results.extend(m.score(case, output, settings) for m in selection.deterministic)
+    if case.turn is None:
+        # A single case is no conversation; a turn's conversation has its own row.
+        results.extend(
+            skipped(case.id, m.name, NOT_A_CONVERSATION) for m in selection.conversational
+        )
     return results
 
 
 def failure_results(
     case: Case, output: CaseOutput, selection: Selection = ALL_METRICS
 ) -> list[MetricResult]:
-    """A case failure counts in every metric's error count and enters no mean."""
-    return [case_error(case.id, name, output.error or "case failed") for name in selection.names]
+    """A case failure counts in every metric's error count and enters no mean (a turn's in
+    every metric of a turn: its conversation's own metrics have their row under its id)."""
+    names = selection.names if case.turn is None else selection.turn_names
+    return [case_error(case.id, name, output.error or "case failed") for name in names]
+
+
+async def conversation_results(
+    turns: Sequence[Case],
+    outputs: Sequence[CaseOutput],
+    judge: Judge | None,
+    on_budget: Callable[[], None],
+    selection: Selection = ALL_METRICS,
+    settings: RunSettings = DEFAULT_SETTINGS,
+) -> list[MetricResult]:
+    """The selected per-conversation metrics of one conversation (its turns and outputs in
+    order), stored under its id. In combined mode each is a ``combined`` request of its
+    one part (CONTRACT section 12)."""
+    results: list[MetricResult] = []
+    for declared in selection.conversational:
+        planned = declared.conversation(turns, outputs, judge is not None, settings)
+        if not isinstance(planned, JudgePlan):
+            results.append(planned)
+            continue
+        with attributed_to(declared.name):
+            try:
+                (result,) = await run_judged(lambda j, p=planned: _ask_alone(p, j), judge)
+            except BudgetExceeded:
+                on_budget()
+                result = skipped(planned.case_id, declared.name, BUDGET_REASON)
+        results.append(result)
+    return results
+
+
+async def _ask_alone(planned: JudgePlan, judge: Judge) -> tuple[MetricResult]:
+    if getattr(judge, "mode", "per_metric") == "combined":
+        verdicts = await judge.ask_combined({planned.prompt: planned.inputs})
+        return (result_from_verdict(planned, verdicts[planned.prompt]),)
+    return (await run_plan(planned, judge),)
 
 
 async def judged_results(
@@ -287,6 +341,35 @@ async def evaluate(
         pending.add(task)
         task.add_done_callback(pending.discard)
 
+    # A conversation's own results go right after its last turn's.
+    after_turn: dict[str, str] = {}
+
+    async def score_conversation(turns: Sequence[Case], outputs: Sequence[CaseOutput]) -> None:
+        nonlocal store_fault
+        conversation_id = turns[0].turn.conversation_id
+        after_turn[turns[-1].id] = conversation_id
+        try:
+            results_by_case[conversation_id] = await conversation_results(
+                turns, outputs, judge, stop_for_budget, selection, settings
+            )
+        except StoreWriteError as exc:
+            store_fault = store_fault or exc
+        except Exception as exc:
+            reason = f"internal error while scoring: {type(exc).__name__}: {exc}"
+            results_by_case[conversation_id] = [
+                case_error(conversation_id, m.name, reason) for m in selection.conversational
+            ]
+
+    async def on_conversation(turns: Sequence[Case], outputs: Sequence[CaseOutput]) -> None:
+        if not selection.conversational:
+            return
+        if judge is None:
+            await score_conversation(turns, outputs)
+            return
+        task = asyncio.create_task(score_conversation(turns, outputs))
+        pending.add(task)
+        task.add_done_callback(pending.discard)
+
     with collector_paused():
         outputs = await run_adapter(
             cases,
@@ -294,6 +377,7 @@ async def evaluate(
             settings,
             on_output=on_output,
             should_stop=lambda: aborted or store_fault is not None,
+            on_conversation=on_conversation,
         )
         if pending:
             await asyncio.gather(*pending)
@@ -306,6 +390,9 @@ async def evaluate(
         case_results = results_by_case.get(output.case_id, [])
         case_results.sort(key=lambda r: order.get(r.metric, len(order)))
         results.extend(case_results)
+        conversation_id = after_turn.get(output.case_id)
+        if conversation_id is not None:
+            results.extend(results_by_case.get(conversation_id, []))
     return Evaluation(
         outputs=list(outputs),
         results=results,
