@@ -17,6 +17,11 @@ from typing import Any
 
 from pydantic import ValidationError
 
+
+class ConfigError(ValueError):
+    """Bad configuration: the message names the file and the key."""
+
+
 _MAX_VALUE_CHARS = 60
 
 # pydantic error type -> what the user should have written.

@@ -37,7 +37,7 @@ import threading
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from ragproof_core.adapters.coerce import AdapterOutputError, to_answer, to_chunks
 from ragproof_core.adapters.escapes import AdapterEscape, exception_text, must_propagate
@@ -49,7 +49,6 @@ from ragproof_core.adapters.history import (
     history_dicts,
 )
 from ragproof_core.adapters.isolation import is_async_method
-from ragproof_core.config.settings import RunSettings
 from ragproof_core.model import Case, CaseOutput, Message, units
 
 OnOutput = Callable[[Case, CaseOutput], Awaitable[None] | None]
@@ -191,10 +190,20 @@ async def call_adapter(
             pool.shutdown()
 
 
+class RunLimits(Protocol):
+    """What the runner reads of the run settings (``config.settings.RunSettings``)."""
+
+    @property
+    def concurrency(self) -> int: ...
+
+    @property
+    def timeout_s(self) -> float: ...
+
+
 async def run_adapter(
     cases: Sequence[Case],
     adapter: object,
-    settings: RunSettings,
+    settings: RunLimits,
     on_output: OnOutput | None = None,
     should_stop: Callable[[], bool] | None = None,
     on_conversation: OnConversation | None = None,

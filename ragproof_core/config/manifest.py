@@ -17,7 +17,6 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
-from ragproof_core.config.metric_tables import MetricTable, tables_from_dicts, tables_to_dicts
 from ragproof_core.config.redaction import config_sha256
 from ragproof_core.config.settings import (
     AdapterSpec,
@@ -29,6 +28,7 @@ from ragproof_core.config.settings import (
     run_settings_dict,
     run_settings_from_dict,
 )
+from ragproof_core.metrics.custom_tables import MetricTable, tables_from_dicts, tables_to_dicts
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

@@ -11,8 +11,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from ragproof_core.config.settings import JUDGE_ENV_VARS, ConfigError, JudgeEnv, JudgeSettings
+from ragproof_core.errors import ConfigError
 from ragproof_core.judge.pricing import PRICE_VARIABLES, unpriced_models
+from ragproof_core.judge.settings import JUDGE_ENV_VARS, JudgeEnv, JudgeSettings
 
 
 def judge_environment(

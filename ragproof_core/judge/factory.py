@@ -9,11 +9,11 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from ragproof_core.config.settings import JudgeEnv
 from ragproof_core.judge.cache import open_judge_cache
 from ragproof_core.judge.jury import make_jury
 from ragproof_core.judge.rate_limit import SLOT_FILE_NAME, make_limiter
 from ragproof_core.judge.session import LiteLLMJudge
+from ragproof_core.judge.settings import JudgeEnv
 from ragproof_core.store_health import StoreHealth
 
 

@@ -34,12 +34,12 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import fields, replace
 from typing import Any
 
-from ragproof_core.config.settings import JudgeEnv
 from ragproof_core.judge.cache import JudgeCache
 from ragproof_core.judge.client import flush_litellm
 from ragproof_core.judge.cost import Budget
 from ragproof_core.judge.rate_limit import RateLimiter
 from ragproof_core.judge.session import JudgeStats, LiteLLMJudge
+from ragproof_core.judge.settings import JudgeEnv
 from ragproof_core.judge.types import Judge, JudgeVerdict
 from ragproof_core.judge.usage import UsageTally
 from ragproof_core.model import MetricResult, Status

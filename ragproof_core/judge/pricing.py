@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ragproof_core.config.settings import JUDGE_ENV_VARS, JudgeEnv
+from ragproof_core.judge.settings import JUDGE_ENV_VARS, JudgeEnv
 
 COST_MAP_FILE = "model_prices_and_context_window_backup.json"
 PRICE_VARIABLES = (

@@ -17,7 +17,6 @@ import asyncio
 from dataclasses import dataclass, replace
 from typing import Any
 
-from ragproof_core.config.settings import JudgeEnv
 from ragproof_core.judge.cache import JudgeCache
 from ragproof_core.judge.client import LiteLLMClient, RawReply, TransportError, flush_litellm
 from ragproof_core.judge.combined import (
@@ -43,6 +42,7 @@ from ragproof_core.judge.prompts import (
 from ragproof_core.judge.rate_limit import RateLimiter
 from ragproof_core.judge.reply_cache import CachedReply, input_hash
 from ragproof_core.judge.schemas import ReplyValidationError, parse_reply
+from ragproof_core.judge.settings import JudgeEnv
 from ragproof_core.judge.types import JudgeVerdict
 from ragproof_core.judge.usage import UsageTally
 from ragproof_core.store_health import StoreHealth

@@ -17,13 +17,11 @@ import asyncio
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
-from ragproof_core.config.settings import RunSettings
 from ragproof_core.judge.types import BudgetExceeded
 from ragproof_core.metrics.judge_plan import JudgePlan, Planned, result_from_verdict, with_history
 from ragproof_core.metrics.registry import REGISTRY, Registry
+from ragproof_core.metrics.spec import DEFAULT_PARAMS
 from ragproof_core.model import Case, CaseOutput, MetricResult, skipped
-
-DEFAULT_PARAMS = RunSettings()
 
 
 def combined_parts(plans: Sequence[Planned]) -> dict[str, dict[str, Any]]:

@@ -1,6 +1,6 @@
 """Metrics of your own (CONTRACT section 21): the ``[[metric]]`` tables made metrics.
 
-A table (``ragproof_core.config.metric_tables``) becomes one ``MetricSpec`` of family
+A table (``ragproof_core.metrics.custom_tables``) becomes one ``MetricSpec`` of family
 ``custom``, registered for its run beside the shipped metrics
 (``run_registry``), so it is selected, stored, summarised, compared and
 reported like them:
@@ -25,8 +25,8 @@ from functools import partial
 from typing import Any
 
 from ragproof_core.adapters.loading import resolve_target
-from ragproof_core.config.metric_tables import MetricTable, tables_from_dicts
 from ragproof_core.judge.prompts import RUBRIC, Prompt, load_template, rubric_prompt
+from ragproof_core.metrics.custom_tables import MetricTable, tables_from_dicts
 from ragproof_core.metrics.judge_plan import JudgePlan, Planned, messages_input
 from ragproof_core.metrics.registry import REGISTRY, Registry
 from ragproof_core.metrics.spec import MetricSpec

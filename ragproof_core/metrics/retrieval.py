@@ -18,9 +18,8 @@ from collections.abc import Iterable, Sequence
 from collections.abc import Set as AbstractSet
 from itertools import accumulate
 
-from ragproof_core.config.settings import RunSettings
 from ragproof_core.metrics.cutoff import split_cutoff
-from ragproof_core.metrics.spec import MetricGroup, MetricSpec
+from ragproof_core.metrics.spec import MetricGroup, MetricSpec, Params
 from ragproof_core.metrics.trec_measures import (
     average_precision,
     bpref,
@@ -204,7 +203,7 @@ def retrieval_value(
 def retrieval_results(
     case: Case,
     output: CaseOutput,
-    settings: RunSettings,
+    settings: Params,
     wanted: Sequence[str] = RETRIEVAL_METRICS,
 ) -> list[MetricResult]:
     """The ``wanted`` retrieval results for one case that did not fail, in that order.

@@ -52,6 +52,22 @@ class Params(Protocol):
     def source_match(self) -> str: ...
 
 
+# What counts as an expected source in retrieval (``Params.source_match``).
+SOURCE_MATCHES: tuple[str, ...] = ("chunk", "document")
+
+
+@dataclass(frozen=True, slots=True)
+class MetricParams:
+    """``Params`` at their defaults, for a metric scored outside a run; the ``[run]``
+    table (``config.settings.RunSettings``) declares the same defaults from these."""
+
+    k: int = 5
+    source_match: str = "chunk"
+
+
+DEFAULT_PARAMS = MetricParams()
+
+
 Score = Callable[[Case, CaseOutput, Any], MetricResult]
 Plan = Callable[[Case, CaseOutput, bool, Any], Planned]
 # (the conversation's turns, their outputs, has_judge, params) -> a plan or a result.

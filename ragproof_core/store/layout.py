@@ -12,6 +12,10 @@ The store is a folder (``RAGPROOF_STORE``, default ``data/store``)::
                                           presence marks the run finished
     runs/<run_id>/calibrations/<id>.parquet  bias-corrected means from human
                                           labels, one file per calibration
+    runs/<run_id>/calibrations/labels/<id>.parquet  one human label each
+                                          (written at once, never rewritten:
+                                          concurrent annotators never share a file)
+    runs/<run_id>/calibrations/probes/<id>.parquet  one judge bias probe each
     runs/<run_id>/report.html             the run's HTML report (report-vs-<id>.html
                                           when compared against another run)
     runs/_schema/<table>.parquet          zero-row files with the exact schemas,
@@ -50,6 +54,14 @@ TABLES: tuple[str, ...] = ("dataset", "outputs", "case_results", "metric_summari
 SCHEMA_DIR_NAME = "_schema"  # cannot clash with a run id: ids start alphanumeric
 MANIFEST_NAME = "manifest.json"
 CALIBRATIONS_DIR_NAME = "calibrations"
+# Folders of a run holding one small Parquet file per record, each with its own view:
+# view name -> folder. What calibrates a run's judge (human labels, bias probes) sits
+# under its calibrations folder.
+RECORD_FOLDERS: dict[str, str] = {
+    CALIBRATIONS_DIR_NAME: CALIBRATIONS_DIR_NAME,
+    "labels": f"{CALIBRATIONS_DIR_NAME}/labels",
+    "probes": f"{CALIBRATIONS_DIR_NAME}/probes",
+}
 REPORT_NAME = "report.html"
 DUCKDB_NAME = "ragproof.duckdb"
 JUDGE_CACHE_NAME = "judge_cache.sqlite"
@@ -180,21 +192,35 @@ class StoreLayout:
     def table_path(self, run_id: str, table: str) -> Path:
         return self.run_dir(run_id) / table_file_name(table)
 
+    def record_dir(self, run_id: str, records: str) -> Path:
+        """A run's folder of one-file-per-record ``records`` (``RECORD_FOLDERS``)."""
+        return self.run_dir(run_id) / _record_folder(records)
+
+    def record_path(self, run_id: str, records: str, record_id: str) -> Path:
+        validate_run_id(record_id)  # the same safe-name rules
+        return self.record_dir(run_id, records) / f"{record_id}.parquet"
+
+    def record_schema_path(self, records: str) -> Path:
+        """Matched by ``record_glob``, so the records' view always has a file to read."""
+        return self.schema_dir / _record_folder(records) / "schema.parquet"
+
+    def record_glob(self, records: str) -> str:
+        """Every run's ``records`` (and the schema file), as DuckDB reads them."""
+        self.table_glob("run")  # the same check of the root for glob characters
+        return self.url(self.runs_dir / "*" / _record_folder(records) / "*.parquet")
+
     def calibrations_dir(self, run_id: str) -> Path:
-        return self.run_dir(run_id) / CALIBRATIONS_DIR_NAME
+        return self.record_dir(run_id, CALIBRATIONS_DIR_NAME)
 
     def calibration_path(self, run_id: str, calibration_id: str) -> Path:
-        validate_run_id(calibration_id)  # the same safe-name rules
-        return self.calibrations_dir(run_id) / f"{calibration_id}.parquet"
+        return self.record_path(run_id, CALIBRATIONS_DIR_NAME, calibration_id)
 
     @property
     def calibrations_schema_path(self) -> Path:
-        """Matched by ``calibrations_glob``, so the view always has a file to read."""
-        return self.schema_dir / CALIBRATIONS_DIR_NAME / "schema.parquet"
+        return self.record_schema_path(CALIBRATIONS_DIR_NAME)
 
     def calibrations_glob(self) -> str:
-        self.table_glob("run")  # the same check of the root for glob characters
-        return self.url(self.runs_dir / "*" / CALIBRATIONS_DIR_NAME / "*.parquet")
+        return self.record_glob(CALIBRATIONS_DIR_NAME)
 
     def shard_table_path(self, run_id: str, table: str, shard: int) -> Path:
         """``<table>-shard-NNNN.parquet``: one shard's part of a sharded table."""
@@ -222,6 +248,15 @@ class StoreLayout:
                 "DuckDB would misread the view paths, choose another RAGPROOF_STORE"
             )
         return self.url(self.runs_dir / "*" / _glob_name(table))
+
+
+def _record_folder(records: str) -> str:
+    try:
+        return RECORD_FOLDERS[records]
+    except KeyError:
+        raise ValueError(
+            f"unknown records {records!r}; known: {', '.join(RECORD_FOLDERS)}"
+        ) from None
 
 
 def _glob_name(table: str) -> str:

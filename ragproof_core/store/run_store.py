@@ -17,7 +17,7 @@ Redaction rather than rejection, so a config carrying a header such as
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
 from datetime import UTC, datetime
@@ -36,6 +36,7 @@ from ragproof_core.gc_pause import collector_paused
 from ragproof_core.metrics.registry import metric_order
 from ragproof_core.model import Case, CaseOutput, MetricResult, unfinished_conversation
 from ragproof_core.store import calibrations, files, result_tally, schema, views
+from ragproof_core.store import labels as label_files
 from ragproof_core.store.handles import StoredTable
 from ragproof_core.store.layout import (
     SCHEMA_DIR_NAME,
@@ -464,6 +465,60 @@ class RunStore:
             order = {name: i for i, name in enumerate(metric_order({r["metric"] for r in rows}))}
             return sorted(rows, key=lambda r: order[r["metric"]])
         return sorted(rows, key=lambda r: (r["created_at"], r["calibration_id"], r["metric"]))
+
+    # --- human labels (CONTRACT section 22) -------------------------------------------------
+
+    def write_label(self, label: label_files.StoredLabel) -> str:
+        """Store one label of a finished run at once, as its own file; returns its id.
+
+        Never rewrites anything, so concurrent annotators (processes, machines)
+        never lose a write. A newer label of the same case, metric and annotator
+        replaces this one in ``labels`` and the ``labels`` view.
+        """
+        if not self.is_finished(label.run_id):
+            raise RunNotFound(label.run_id, "the run has not finished")
+        label_id = label_files.label_id(label)
+        self.files.write_parquet(
+            self.layout.record_path(label.run_id, label_files.LABELS_FOLDER, label_id),
+            label_files.encode_label(label),
+        )
+        return label_id
+
+    def _label_files(self, run_id: str) -> list[Any]:
+        self._require_run(run_id)
+        return self.files.glob(
+            str(self.layout.record_dir(run_id, label_files.LABELS_FOLDER) / "*.parquet")
+        )
+
+    def labels(self, run_id: str, annotator: str | None = None) -> list[label_files.StoredLabel]:
+        """The run's labels in force (the latest per case, metric and annotator), oldest
+        first; only ``annotator``'s when given. Empty when nobody labelled the run."""
+        wanted = None if annotator is None else label_files.annotator_digest(annotator)
+        found = []
+        for path in self._label_files(run_id):
+            digests = label_files.id_digests(path.name)
+            if wanted is not None and (digests is None or digests[0] != wanted):
+                continue
+            table = schema.conform(self.files.parquet_file(path).read(), label_files.LABELS_SCHEMA)
+            found += [(path.stem, label) for label in label_files.decode_labels(table)]
+        return [
+            label
+            for label in label_files.current_labels(found)
+            if annotator is None or label.annotator == annotator
+        ]
+
+    def labelled(
+        self, run_id: str, annotator: str, items: Iterable[tuple[str, str]]
+    ) -> set[tuple[str, str]]:
+        """Which (case_id, metric) ``items`` ``annotator`` has labelled: one listing of the
+        run's labels folder, no file read (a session resumes this way)."""
+        wanted = label_files.annotator_digest(annotator)
+        done = set()
+        for path in self._label_files(run_id):
+            digests = label_files.id_digests(path.name)
+            if digests is not None and digests[0] == wanted:
+                done.add(digests[1])
+        return {item for item in items if label_files.item_digest(*item) in done}
 
     # --- run records ----------------------------------------------------------------------
 

@@ -265,6 +265,56 @@ CALIBRATIONS = Table(
     ),
 )
 
+# One file per label (store/labels.py); its own view, not in TABLES. A label is never
+# rewritten: a person who changes their mind adds a newer one, and readers take the
+# latest per (run, case, metric, annotator).
+LABELS = Table(
+    "labels",
+    "One row per human label of a judge-scored case (CONTRACT section 22).",
+    (
+        _run_id("Labelled run"),
+        Column("case_id", pa.string(), "Case id from the dataset.", nullable=False),
+        Column("metric", pa.string(), "Judge metric the person scored.", nullable=False),
+        Column("score", pa.float64(), "The person's score in [0, 1].", nullable=False),
+        Column(
+            "annotator", pa.string(), "Who scored it, as they named themselves.", nullable=False
+        ),
+        Column("labelled_at", _UTC, "When the label was written (UTC).", nullable=False),
+    ),
+)
+
+# One file per probe of a run's judge (store/probes.py); its own view, not in TABLES.
+PROBES = Table(
+    "probes",
+    "One row per probe, judge metric and perturbation: how many verdicts changed band.",
+    (
+        _run_id("Probed run"),
+        Column("probe_id", pa.string(), "Id of this probe.", nullable=False),
+        Column("created_at", _UTC, "When the probe was stored (UTC).", nullable=False),
+        Column("judge_model", pa.string(), "The judge that was probed.", nullable=False),
+        Column("metric", pa.string(), "Judge metric.", nullable=False),
+        Column(
+            "perturbation",
+            pa.string(),
+            "verbosity | position | self_reference",
+            nullable=False,
+        ),
+        Column("cases", pa.int64(), "Perturbed cases the judge scored.", nullable=False),
+        Column("changed", pa.int64(), "Of those, verdicts that changed band.", nullable=False),
+        Column("share", pa.float64(), "changed / cases; NULL when cases is 0."),
+        Column("ci_low", pa.float64(), "Wilson 95% interval of the share, low bound."),
+        Column("ci_high", pa.float64(), "Wilson 95% interval of the share, high bound."),
+        Column(
+            "unscored",
+            pa.int64(),
+            "Perturbed cases with no score (judge error, no claims).",
+            nullable=False,
+        ),
+        Column("sample", pa.int64(), "Cases sampled per metric (--sample).", nullable=False),
+        Column("seed", pa.int64(), "The sample's seed (--seed).", nullable=False),
+    ),
+)
+
 TABLES: dict[str, Table] = {
     t.name: t for t in (DATASET, OUTPUTS, CASE_RESULTS, METRIC_SUMMARIES, RUN)
 }

@@ -20,6 +20,10 @@ View columns, in order (extra columns only ever go after CONTRACT's):
 - ``calibrations``: one row per calibration and judge metric
   (``store/calibrations.py``): judge-only, human-only and bias-corrected (PPI)
   means and interval bounds from human labels (CONTRACT section 12)
+- ``labels``: one row per human label in force: the latest of each run, case,
+  metric and annotator (``store/labels.py``, CONTRACT section 22)
+- ``probes``: one row per probe of a run's judge, metric and perturbation
+  (``store/probes.py``)
 
 Only finished runs (those with a ``run.parquet``) appear: ``case_results``
 and ``metric_summaries`` keep the rows of runs listed in ``runs``, so a run
@@ -45,8 +49,6 @@ import pyarrow as pa
 
 from ragproof_core.metrics.registry import METRICS
 from ragproof_core.store import tables
-from ragproof_core.store.calibrations import CALIBRATIONS_SCHEMA
-from ragproof_core.store.calibrations import COLUMNS as CALIBRATION_COLUMNS
 from ragproof_core.store.layout import StoreLayout
 from ragproof_core.store.object_files import files_for
 from ragproof_core.store.schema import SCHEMAS
@@ -62,8 +64,12 @@ CASE_RESULTS_COLUMNS: tuple[str, ...] = tables.CASE_RESULTS.names
 METRIC_SUMMARIES_COLUMNS: tuple[str, ...] = tables.METRIC_SUMMARIES.names
 # Views with a row per run (and case, metric); ``metrics`` lists the metric registry.
 RUN_VIEWS: tuple[str, ...] = ("runs", "case_results", "metric_summaries")
-# ``calibrations`` has rows only for runs someone calibrated with human labels.
-VIEW_NAMES: tuple[str, ...] = (*RUN_VIEWS, "calibrations", "metrics")
+# Tables kept one file per record in a folder of each run (``layout.RECORD_FOLDERS``):
+# rows only for runs someone calibrated, labelled or probed.
+RECORD_TABLES: dict[str, tables.Table] = {
+    t.name: t for t in (tables.CALIBRATIONS, tables.LABELS, tables.PROBES)
+}
+VIEW_NAMES: tuple[str, ...] = (*RUN_VIEWS, *RECORD_TABLES, "metrics")
 
 DEFAULT_LOCK_TIMEOUT_S = 30.0
 # A database file that is not (yet) valid is retried only briefly: the only
@@ -101,12 +107,29 @@ def view_ddl(layout: StoreLayout) -> list[str]:
         f"FROM {_scan(layout, 'case_results')} WHERE run_id IN (SELECT run_id FROM runs)",
         f"CREATE OR REPLACE VIEW metric_summaries AS SELECT {', '.join(METRIC_SUMMARIES_COLUMNS)} "
         f"FROM {_scan(layout, 'metric_summaries')} WHERE run_id IN (SELECT run_id FROM runs)",
-        f"CREATE OR REPLACE VIEW calibrations AS SELECT {', '.join(CALIBRATION_COLUMNS)} "
-        f"FROM read_parquet({_sql_string(layout.calibrations_glob())}, union_by_name = true, "
-        "hive_partitioning = false) WHERE run_id IN (SELECT run_id FROM runs) "
-        "ORDER BY run_id, created_at, calibration_id, metric",
+        _record_view("calibrations", layout, "ORDER BY run_id, created_at, calibration_id, metric"),
+        # A changed mind is a newer label: the view shows the one in force.
+        _record_view(
+            "labels",
+            layout,
+            "QUALIFY row_number() OVER (PARTITION BY run_id, case_id, metric, annotator "
+            "ORDER BY labelled_at DESC, filename DESC) = 1 ORDER BY run_id, labelled_at, filename",
+        ),
+        _record_view(
+            "probes", layout, "ORDER BY run_id, created_at, probe_id, metric, perturbation"
+        ),
         _metrics_view(),
     ]
+
+
+def _record_view(name: str, layout: StoreLayout, tail: str) -> str:
+    """The view over one record folder of every finished run (``RECORD_TABLES``)."""
+    return (
+        f"CREATE OR REPLACE VIEW {name} AS SELECT {', '.join(RECORD_TABLES[name].names)} "
+        f"FROM read_parquet({_sql_string(layout.record_glob(name))}, union_by_name = true, "
+        f"hive_partitioning = false, filename = true) WHERE run_id IN (SELECT run_id FROM runs) "
+        f"{tail}"
+    )
 
 
 def _metrics_view() -> str:
@@ -151,6 +174,8 @@ def fingerprint(layout: StoreLayout) -> str:
         digest.update(statement.encode())
     for name, schema in sorted(SCHEMAS.items()):
         digest.update(f"{name}:{schema}".encode())
+    for name, table in sorted(RECORD_TABLES.items()):
+        digest.update(f"{name}:{table.schema}".encode())
     return digest.hexdigest()
 
 
@@ -164,14 +189,15 @@ def write_schema_files(layout: StoreLayout) -> None:
     files = files_for(layout)
     for table, schema in SCHEMAS.items():
         files.write_parquet(layout.schema_path(table), pa.Table.from_pylist([], schema=schema))
-    files.write_parquet(
-        layout.calibrations_schema_path, pa.Table.from_pylist([], schema=CALIBRATIONS_SCHEMA)
-    )
+    for folder, table in RECORD_TABLES.items():
+        files.write_parquet(
+            layout.record_schema_path(folder), pa.Table.from_pylist([], schema=table.schema)
+        )
 
 
 def _schema_files_present(layout: StoreLayout) -> bool:
     files = files_for(layout)
-    return files.is_file(layout.calibrations_schema_path) and all(
+    return all(files.is_file(layout.record_schema_path(f)) for f in RECORD_TABLES) and all(
         files.is_file(layout.schema_path(table)) for table in SCHEMAS
     )
 
@@ -180,7 +206,7 @@ def _schema_files_current(layout: StoreLayout) -> bool:
     """True when every schema file exists and holds today's schema (remote stores)."""
     files = files_for(layout)
     expected = [(layout.schema_path(t), s) for t, s in SCHEMAS.items()]
-    expected.append((layout.calibrations_schema_path, CALIBRATIONS_SCHEMA))
+    expected += [(layout.record_schema_path(f), t.schema) for f, t in RECORD_TABLES.items()]
     for path, schema in expected:
         try:
             stored = files.parquet_file(path).schema_arrow

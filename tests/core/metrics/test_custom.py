@@ -6,7 +6,6 @@ import math
 
 import pytest
 
-from ragproof_core.config.metric_tables import MetricTable
 from ragproof_core.config.settings import RunSettings
 from ragproof_core.judge.prompts import RUBRIC, load_template, render, rubric_prompt
 from ragproof_core.judge.schemas import ReplyValidationError, parse_reply
@@ -18,6 +17,7 @@ from ragproof_core.metrics.custom import (
     function_result,
     run_registry,
 )
+from ragproof_core.metrics.custom_tables import MetricTable
 from ragproof_core.metrics.judge_plan import JudgePlan
 from ragproof_core.model import Answer, Case, CaseOutput, Chunk, Status
 

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from ragproof_core.config.metric_tables import MetricTable, tables_from_dicts, tables_to_dicts
 from ragproof_core.config.settings import ConfigError, load_config
+from ragproof_core.metrics.custom_tables import MetricTable, tables_from_dicts, tables_to_dicts
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "custom_metrics"
 RUBRIC = 'name = "custom.tone"\nrubric = "Polite?"\nbands = ["no", "yes"]\nmaterial = ["answer"]\n'

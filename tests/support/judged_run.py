@@ -1,0 +1,100 @@
+"""A finished run whose judge scores are known exactly, written straight into a store:
+what the labelling, calibration and probe tests label and perturb.
+
+Twenty cases ``q01``..``q20``. answer_relevance is judge-scored on all of them:
+``q01``-``q10`` relevant (1), ``q11``-``q16`` partial (0.5), ``q17``-``q20``
+irrelevant (0). groundedness is judge-scored on ``q01``-``q08`` with scores
+0.75, 0.25, 1, 0, 1, 0.5, 1, 0.25 (bands 1, 0.5, 1, 0, 1, 0.5, 1, 0.5). Each
+answer has two chunks, so reversing the context changes what a judge sees.
+``abstention`` is a heuristic score (no judge reply): never labelled or probed.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime, timedelta
+
+from ragproof_core.model import Answer, Case, CaseKind, CaseOutput, Chunk, scored
+from ragproof_core.store.run_store import RunRecord, RunStore
+
+RELEVANCE = "generation.answer_relevance"
+GROUNDEDNESS = "generation.groundedness"
+ABSTENTION = "robustness.abstention"
+CASE_IDS = [f"q{i:02d}" for i in range(1, 21)]
+RELEVANCE_SCORES = {c: 1.0 if i < 10 else 0.5 if i < 16 else 0.0 for i, c in enumerate(CASE_IDS)}
+GROUNDEDNESS_SCORES = dict(
+    zip(CASE_IDS[:8], [0.75, 0.25, 1.0, 0.0, 1.0, 0.5, 1.0, 0.25], strict=True)
+)
+VERDICTS = {1.0: "relevant", 0.5: "partial", 0.0: "irrelevant"}
+T0 = datetime(2026, 12, 1, 9, 0, tzinfo=UTC)
+
+
+def cases() -> list[Case]:
+    return [
+        Case(c, f"What does item {c} say?", CaseKind.QA, None, f"Item {c} says yes.")
+        for c in CASE_IDS
+    ]
+
+
+def outputs() -> list[CaseOutput]:
+    return [
+        CaseOutput(
+            c,
+            Answer(
+                f"Item {c} says yes.",
+                (Chunk(f"{c}-a", f"Item {c} says yes."), Chunk(f"{c}-b", "Unrelated text.")),
+                (f"{c}-a",),
+            ),
+            None,
+            None,
+            0.1,
+        )
+        for c in CASE_IDS
+    ]
+
+
+def results() -> list:
+    out = [
+        scored(c, RELEVANCE, s, json.dumps({"verdict": VERDICTS[s]}))
+        for c, s in RELEVANCE_SCORES.items()
+    ]
+    for c, s in GROUNDEDNESS_SCORES.items():
+        claims = [{"claim": f"claim {i}", "supported": i < s * 4} for i in range(4)]
+        out.append(scored(c, GROUNDEDNESS, s, json.dumps({"claims": claims})))
+    out += [scored(c, ABSTENTION, 1.0) for c in CASE_IDS[:3]]
+    return out
+
+
+def write_judged_run(
+    store: RunStore,
+    run_id: str = "judged",
+    *,
+    judge_model: str = "openai/judge-test",
+    prompt_hashes: dict[str, str] | None = None,
+    judge_mode: str = "per_metric",
+) -> str:
+    store.write_manifest(run_id, {"run_id": run_id, "dataset": "judged.jsonl"})
+    store.write_dataset(run_id, cases())
+    store.write_outputs(run_id, outputs())
+    store.write_case_results(run_id, results())
+    store.write_summaries(run_id, [])
+    store.write_run(
+        RunRecord(
+            run_id=run_id,
+            dataset="judged.jsonl",
+            adapter="recorded",
+            status="completed",
+            started_at=T0,
+            finished_at=T0 + timedelta(seconds=5),
+            judge_model=judge_model,
+            prompt_hashes=prompt_hashes or {},
+            config_json=json.dumps({"run": {"k": 5, "source_match": "chunk"}}),
+            cost_usd=None,
+            cases=len(CASE_IDS),
+            case_failures=0,
+            judge_requests=28,
+            cache_hits=0,
+            judge_mode=judge_mode,
+        )
+    )
+    return run_id
