@@ -92,8 +92,8 @@ def score_knowledge_retention(
     )
 
 
-def not_a_conversation(case: Case, output: CaseOutput, params: Any) -> MetricResult:
-    """A single case's row of a per-conversation metric."""
+def plan_single_case(case: Case, output: CaseOutput, has_judge: bool, params: Any) -> Planned:
+    """What a single case gets: it is not a conversation (a turn gets no row at all)."""
     return skipped(case.id, KNOWLEDGE_RETENTION, NOT_A_CONVERSATION)
 
 
@@ -105,6 +105,7 @@ METRICS: tuple[MetricSpec, ...] = (
         ("conversation of two or more turns",),
         "assistant turns (from the 2nd) that keep what the user said earlier / those turns; "
         "one judge call per conversation, stored under its id",
+        plan=plan_single_case,
         prompt=PROMPT,
         conversation=plan_knowledge_retention,
     ),

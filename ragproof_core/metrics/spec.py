@@ -16,10 +16,10 @@ their own function); ``metrics.registry`` lists them. A spec says:
   - ``plan(case, output, has_judge, params)``: a judged metric's pure plan
     (``judge.plan``), asked alone in per_metric mode and as one part of the
     case's request in combined mode;
-  - ``conversation(turns, outputs, has_judge, params)``: a metric of a whole
-    conversation (CONTRACT section 16), planned once its last turn is done
-    and stored under the conversation's id; single cases skip it and turns
-    carry no row of it;
+  - ``plan`` and ``conversation(turns, outputs, has_judge, params)``: a metric
+    of a whole conversation (CONTRACT section 16), planned once its last turn
+    is done and stored under the conversation's id; its ``plan`` is what a
+    single case gets (a skip), and turns carry no row of it;
   - ``group``: several metrics computed from one pass (retrieval's four from
     one deduplicated ranking) or one judge reply (context relevance and
     judged nDCG). A group's members are still one spec each; judged members
@@ -113,7 +113,7 @@ class MetricSpec:
     calibrates: bool = True
     # Whether a run that selects no metrics scores it (False: opt-in, selected by name).
     default: bool = True
-    # A metric of a whole conversation (module docstring); it has no score or plan.
+    # A metric of a whole conversation (module docstring); ``plan`` skips single cases.
     conversation: ConversationPlan | None = None
 
     def __post_init__(self) -> None:
@@ -123,16 +123,14 @@ class MetricSpec:
             raise ValueError(f"metric {self.name!r}: cutoff must be one of {CUTOFFS}")
         if self.group is not None and self.name not in self.group.members:
             raise ValueError(f"metric {self.name!r} is not a member of group {self.group.name!r}")
-        ways = sum(way is not None for way in (self.score, self.plan, self.conversation))
-        if self.group is None and ways != 1:
-            raise ValueError(
-                f"metric {self.name!r}: give exactly one of score, plan, conversation or group"
-            )
-        asks = self.plan is not None or self.conversation is not None
-        if asks != (self.judge != "never") and self.conversation is None:
+        if self.group is None and (self.score is None) == (self.plan is None):
+            raise ValueError(f"metric {self.name!r}: give exactly one of score, plan or group")
+        if (self.plan is None) != (self.judge == "never"):
             raise ValueError(f"metric {self.name!r}: a judged metric has a plan, no other has")
-        if asks and self.judge != "never" and self.prompt is None:
+        if self.plan is not None and self.prompt is None:
             raise ValueError(f"metric {self.name!r}: a judged metric names its prompt")
+        if self.conversation is not None and (self.plan is None or self.group is not None):
+            raise ValueError(f"metric {self.name!r}: a conversation's metric has a plan, no group")
 
     @property
     def per_conversation(self) -> bool:
@@ -141,8 +139,7 @@ class MetricSpec:
 
     @property
     def calibrates_prompt(self) -> str | None:
-        asks = self.plan is not None or self.conversation is not None
-        return self.prompt if self.calibrates and asks and self.judge != "never" else None
+        return self.prompt if self.calibrates and self.plan is not None else None
 
     @property
     def family(self) -> str:

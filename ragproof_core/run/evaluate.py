@@ -24,7 +24,6 @@ from ragproof_core.judge.jury import run_judged, score_metric
 from ragproof_core.judge.types import BudgetExceeded, Judge
 from ragproof_core.judge.usage import attributed_to
 from ragproof_core.metrics.combined_run import combined_results
-from ragproof_core.metrics.conversation import NOT_A_CONVERSATION
 from ragproof_core.metrics.judge_plan import JudgePlan, result_from_verdict, run_plan, with_history
 from ragproof_core.metrics.registry import REGISTRY, MetricGroup, MetricSpec, Registry
 from ragproof_core.model import (
@@ -133,6 +132,15 @@ class Selection:
         return tuple(m for m in self.specs if m.per_conversation)
 
     @cached_property
+    def turn_judged(self) -> tuple[MetricSpec, ...]:
+        """``judged`` for a conversation's turn: its conversation's own metrics left out."""
+        return tuple(m for m in self.judged if not m.per_conversation)
+
+    @cached_property
+    def turn_planned(self) -> tuple[MetricSpec, ...]:
+        return tuple(m for m in self.planned if not m.per_conversation)
+
+    @cached_property
     def turn_names(self) -> tuple[str, ...]:
         """The names a conversation's turn has rows for: all but the conversation's own."""
         own = {m.name for m in self.conversational}
@@ -154,11 +162,6 @@ def deterministic_results(
         # A group's metrics share one pass (the retrieval metrics, one ranking).
         results.extend(group.score(case, output, settings, selection.group_members[group.name]))
     results.extend(m.score(case, output, settings) for m in selection.deterministic)
-    if case.turn is None:
-        # A single case is no conversation; a turn's conversation has its own row.
-        results.extend(
-            skipped(case.id, m.name, NOT_A_CONVERSATION) for m in selection.conversational
-        )
     return results
 
 
@@ -232,7 +235,8 @@ async def judged_results(
     if getattr(judge, "mode", "per_metric") == "combined":
         # CONTRACT section 12: one request per case carrying every judge prompt,
         # the judged retrieval metrics' context_relevance part included.
-        chosen = tuple((m.name, per_metric_function(m, params)) for m in selection.planned)
+        planned = selection.planned if case.turn is None else selection.turn_planned
+        chosen = tuple((m.name, per_metric_function(m, params)) for m in planned)
         with attributed_to("combined"):
             return list(
                 await run_judged(
@@ -260,7 +264,7 @@ async def judged_results(
                 results = tuple(skipped(case.id, name, BUDGET_REASON) for name in group.members)
         return [r for r in results if r.metric in selection.names]
 
-    jobs = [one(m) for m in selection.judged]
+    jobs = [one(m) for m in (selection.judged if case.turn is None else selection.turn_judged)]
     jobs.extend(together(group) for group in selection.judged_groups)
     return [r for rs in await asyncio.gather(*jobs) for r in rs]
 
@@ -276,7 +280,8 @@ async def _unjudged_results(
     the refusal heuristic) at once. Nothing is asked, so there is no usage to attribute,
     no budget to hit and no jury to combine: the per-metric wrappers are left out, as
     they cost more than the metrics themselves on a million cases."""
-    results = [await run_plan(m.plan(case, output, False, params), None) for m in selection.judged]
+    judged = selection.judged if case.turn is None else selection.turn_judged
+    results = [await run_plan(m.plan(case, output, False, params), None) for m in judged]
     for group in selection.judged_groups:
         together = await group.ask(case, output, None, params)
         results.extend(r for r in together if r.metric in selection.names)
