@@ -26,6 +26,7 @@ from ragproof_cli import (
     plan,
     report,
     run,
+    serve,
     sql,
 )
 from ragproof_cli.errors import OneLineParser, debug_requested, report_error
@@ -46,6 +47,7 @@ def build_parser() -> argparse.ArgumentParser:
     importing.register(sub)
     plan.register(sub)
     report.register(sub)
+    serve.register(sub)
     sql.register(sub)
     return parser
 

@@ -31,6 +31,7 @@ from ragproof_core.calibration.labels import (
     read_labels,
     sample_for_labelling,
 )
+from ragproof_core.calibration.stored_calibration import calibrate_stored
 from ragproof_core.config.settings import JUDGE_MODES, load_config
 from ragproof_core.judge.environment import judge_environment
 from ragproof_core.judge.factory import make_judge
@@ -114,16 +115,23 @@ def _rubric_fixtures(config: str | None) -> list[tuple[Any, list[Any]]]:
 
 
 def _labels(args: argparse.Namespace) -> int:
-    if args.run is None or args.labels is None:
-        raise UsageError("calibrate with labels needs both --run RUN_ID and --labels FILE")
+    if args.run is None:
+        raise UsageError("calibrate --labels FILE needs --run RUN_ID")
     store = open_store()
     store.get_run(args.run)  # RunNotFound (exit 1) for an unknown or unfinished run
-    try:
-        labels = read_labels(args.labels)
-    except LabelsError as exc:
-        raise UsageError(str(exc)) from None
-    calibration = calibrate_run(args.run, store.case_results_frame(args.run), labels)
-    store.write_calibration(calibration, labels_file=str(Path(args.labels).resolve()))
+    if args.labels is None:
+        # The labels people stored with `ragproof label` (CONTRACT section 22).
+        calibration = calibrate_stored(
+            args.run, store.case_results_frame(args.run), store.labels(args.run)
+        )
+        store.write_calibration(calibration, labels_file=None)
+    else:
+        try:
+            labels = read_labels(args.labels)
+        except LabelsError as exc:
+            raise UsageError(str(exc)) from None
+        calibration = calibrate_run(args.run, store.case_results_frame(args.run), labels)
+        store.write_calibration(calibration, labels_file=str(Path(args.labels).resolve()))
     # Locked views are no loss: they glob every calibration file once refreshed.
     with contextlib.suppress(StoreLocked):
         store.ensure_views(timeout_s=5)
@@ -165,10 +173,12 @@ def register(sub: argparse._SubParsersAction) -> None:
         "calibrate",
         help="judge agreement with human-scored fixtures, or bias-corrected means from labels",
         description="Without --run: the judge's agreement with the shipped human-scored "
-        "fixtures, in the configured judge mode (exit 1 below thresholds). With --run and "
-        "--labels: judge-only, human-only and bias-corrected (PPI) means of the run's judge "
-        "metrics from human labels, stored for show and report. With --sample N --run "
-        "--out: a seeded sample of N judge-scored cases per judge metric to label.",
+        "fixtures, in the configured judge mode (exit 1 below thresholds). With --run: "
+        "judge-only, human-only and bias-corrected (PPI) means of the run's judge metrics "
+        "from human labels (--labels FILE, else the labels stored with `ragproof label`, "
+        "with the annotators' agreement beside the judge's), stored for show and report. "
+        "With --sample N --run --out: a seeded sample of N judge-scored cases per judge "
+        "metric to label.",
     )
     calibrate.add_argument("--exact", type=float, default=0.70, help="exact-agreement threshold")
     calibrate.add_argument("--within", type=float, default=0.90, help="within-band threshold")
@@ -183,7 +193,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     calibrate.add_argument("--run", metavar="RUN_ID", help="a stored run")
     calibrate.add_argument(
-        "--labels", metavar="FILE", help='JSON Lines {"case_id", "metric", "score"} of human scores'
+        "--labels",
+        metavar="FILE",
+        help='JSON Lines {"case_id", "metric", "score"} of human scores (default with --run: '
+        "the labels stored with `ragproof label`)",
     )
     calibrate.add_argument(
         "--sample", type=int, metavar="N", help="write N judge-scored cases per metric to label"

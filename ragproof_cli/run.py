@@ -36,12 +36,14 @@ from ragproof_core.present.run_list import run_dict, runs_table
 from ragproof_core.present.summary import (
     calibration_json,
     calibration_table,
+    latency_note,
     refusal_tradeoff,
     run_json,
     summary_table,
 )
 from ragproof_core.run.dry_run import estimate_run
 from ragproof_core.run.preflight import preflight
+from ragproof_core.store.run_store import stored_run_settings
 from ragproof_core.store_health import STORE_FAULT
 
 
@@ -140,6 +142,9 @@ def _print_summary(record, summaries) -> None:
     tradeoff = refusal_tradeoff(summaries)
     if tradeoff:
         print(tradeoff)
+    latency = latency_note(summaries, stored_run_settings(record).get("concurrency"))
+    if latency:
+        print(latency)
     if record.judge_model is None:
         print(
             "judge: none (judge metrics skipped: set RAGPROOF_JUDGE_MODEL); "

@@ -191,6 +191,22 @@ class Chunk:
 
 
 @dataclass(frozen=True, slots=True)
+class Usage:
+    """What the pipeline says one answer cost it (CONTRACT section 18); None: not reported."""
+
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    cost_usd: float | None = None
+
+    @property
+    def tokens(self) -> int | None:
+        """Input plus output tokens; None when the pipeline reported neither."""
+        if self.input_tokens is None and self.output_tokens is None:
+            return None
+        return (self.input_tokens or 0) + (self.output_tokens or 0)
+
+
+@dataclass(frozen=True, slots=True)
 class RetrieveStep:
     """One retrieval an agent made: the query it searched with and the chunks it got, ranked."""
 
@@ -243,6 +259,8 @@ class Answer:
     # The agent's trajectory in order (CONTRACT section 17). None: the pipeline
     # reported no trajectory; (): a trajectory in which no call was made.
     steps: tuple[Step, ...] | None = None
+    # What the pipeline says the answer cost it (CONTRACT section 18); None: not reported.
+    usage: Usage | None = None
 
     @property
     def tool_calls(self) -> tuple[ToolStep, ...]:
@@ -260,14 +278,16 @@ class CaseOutput:
     ``retrieved`` is None when the adapter does not expose ``retrieve()`` (or a
     recorded line has no ``retrieve``); an empty tuple means it retrieved nothing.
     ``error`` is set for a case failure (exception, timeout, missing recording);
-    then ``answer`` and ``retrieved`` are meaningless.
+    then ``answer`` and ``retrieved`` are meaningless. ``latency_s`` is the
+    pipeline's time for the case: a live call's wall time, or the ``latency_s``
+    a recording reports; None when nothing says (a recording without it).
     """
 
     case_id: str
     answer: Answer | None = None
     retrieved: tuple[Chunk, ...] | None = None
     error: str | None = None
-    latency_s: float = 0.0
+    latency_s: float | None = None
     # A conversation's turn: the earlier turns, user and assistant alternating (the
     # pipeline's own answers), as the adapter received them; None for a single case.
     history: tuple[Message, ...] | None = None

@@ -37,7 +37,7 @@ from ragproof_core.present.judge_activity import judge_usage_markdown
 from ragproof_core.present.links import SERVE_URL_ENV, served_run_links
 from ragproof_core.present.markdown import worst_cases_markdown
 from ragproof_core.present.report_data import gather_report
-from ragproof_core.present.summary import refusal_tradeoff, summary_markdown
+from ragproof_core.present.summary import latency_note, refusal_tradeoff, summary_markdown
 from ragproof_core.run.preflight import preflight
 from ragproof_core.run.shards import EVALUATION_DOCUMENT, EvaluationTotals
 from ragproof_core.store.handles import StoredTable
@@ -124,67 +124,6 @@ def eval_dataset(
     )
 
 
-def _ledger(judge, *, use_cache: bool) -> JudgeLedger:
-    if judge is None:
-        return JudgeLedger(model=None, use_cache=use_cache)
-    stats = judge.stats
-    return JudgeLedger(
-        model=judge.model,
-        mode=getattr(judge, "mode", "per_metric"),
-        prompt_hashes=dict(judge.prompt_hashes),
-        use_cache=use_cache,
-        requests=stats.requests,
-        repairs=stats.repairs,
-        cache_hits=stats.cache_hits,
-        judge_errors=stats.judge_errors,
-        input_tokens=stats.input_tokens,
-        output_tokens=stats.output_tokens,
-        cost_usd=stats.cost_usd,
-        usage=judge.usage.rows(),
-        priced=judge.priced,
-    )
-
-
-class _NoProgress:
-    def update(self, n: int = 1) -> None:
-        pass
-
-    def close(self) -> None:
-        pass
-
-
-class _TerminalProgress:
-    """A progress bar on the controlling terminal.
-
-    Dagster captures a step's stdout and stderr at the file-descriptor level for
-    its compute logs, so the bar is drawn on /dev/tty instead; without a
-    terminal (CI, the UI's run workers) there is simply no bar.
-    """
-
-    def __init__(self, total: int, tty) -> None:
-        from tqdm import tqdm
-
-        self._tty = tty
-        self._bar = tqdm(total=total, unit="case", file=tty, leave=False)
-
-    def update(self, n: int = 1) -> None:
-        self._bar.update(n)
-
-    def close(self) -> None:
-        self._bar.close()
-        self._tty.close()
-
-
-def _progress_bar(total: int, *, enabled: bool):
-    if not enabled:
-        return _NoProgress()
-    try:
-        tty = open("/dev/tty", "w", encoding="utf-8")  # noqa: SIM115 - closed by close()
-    except OSError:
-        return _NoProgress()
-    return _TerminalProgress(total, tty)
-
-
 @dg.asset(
     partitions_def=evaluation_runs,
     group_name=GROUP,
@@ -263,6 +202,10 @@ def run_summary(
     tradeoff = refusal_tradeoff(summaries)
     if tradeoff:
         metadata["abstention_vs_overrefusal"] = dg.MetadataValue.md(tradeoff)
+    metadata["run_concurrency"] = manifest.run.concurrency
+    latency = latency_note(summaries, manifest.run.concurrency)
+    if latency:
+        metadata["latency"] = dg.MetadataValue.md(latency)
     skipped_reasons = _skip_reasons(skips)
     if skipped_reasons:
         metadata["skip_reasons"] = dg.MetadataValue.md(skipped_reasons)

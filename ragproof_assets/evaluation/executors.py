@@ -27,11 +27,13 @@ def executor_from_env(env: dict[str, str] | None = None):
     choice = (env if env is not None else os.environ).get("RAGPROOF_EXECUTOR", "").strip()
     if choice in ("", "multiprocess"):
         return None
+    # Optional packages (the deploy extra), imported only for the executor chosen.
     if choice == "k8s":
         from dagster_k8s import k8s_job_executor
 
         return k8s_job_executor
     if choice == "celery":
+        # Optional, like dagster_k8s above.
         from dagster_celery import celery_executor
 
         return celery_executor

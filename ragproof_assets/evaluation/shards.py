@@ -28,10 +28,11 @@ from dataclasses import replace
 
 import dagster as dg
 
-from ragproof_assets.evaluation.assets import GROUP, _ledger, _progress_bar
+from ragproof_assets.evaluation.assets import GROUP
 from ragproof_assets.evaluation.config import EVAL_OP, PROGRESS_TAG, EvalRunConfig
 from ragproof_assets.evaluation.io_managers import JudgeIOManager
 from ragproof_assets.evaluation.partitions import evaluation_runs
+from ragproof_assets.evaluation.progress import progress_bar
 from ragproof_assets.evaluation.resources import StoreResource
 from ragproof_assets.evaluation.table_schemas import CASE_RESULTS_COLUMNS, OUTPUTS_COLUMNS
 from ragproof_core.adapters.loading import AdapterLoadError
@@ -39,6 +40,7 @@ from ragproof_core.adapters.runner import close_adapter
 from ragproof_core.config.manifest import RunManifest
 from ragproof_core.config.redaction import redact
 from ragproof_core.config.settings import AdapterSpec, ConfigError
+from ragproof_core.judge.ledger import judge_ledger
 from ragproof_core.metrics.custom import give_rubrics, run_registry
 from ragproof_core.present.markdown import distributions_markdown, distributions_table
 from ragproof_core.run.evaluate import ABORTED_BUDGET, evaluate
@@ -155,7 +157,7 @@ def evaluate_shard(
     registry = run_registry(manifest.metrics)
     give_rubrics(judge, manifest.metrics)
     # Several processes drawing one terminal bar would garble it: one shard only.
-    progress = _progress_bar(
+    progress = progress_bar(
         end - start, enabled=context.run.tags.get(PROGRESS_TAG) == "true" and shards == 1
     )
 
@@ -169,7 +171,7 @@ def evaluate_shard(
             run_id, attempt_document_name(index, token), doc
         ),
         snapshot=lambda: attempt_document(
-            index, token, _ledger(judge, use_cache=manifest.use_cache)
+            index, token, judge_ledger(judge, use_cache=manifest.use_cache)
         ),
         health=health,
     )
@@ -226,7 +228,7 @@ def evaluate_shard(
                 except StoreWriteError as exc:  # the cache's last flush
                     raise _store_fault(exc) from exc
 
-    ledger = _ledger(judge, use_cache=manifest.use_cache)
+    ledger = judge_ledger(judge, use_cache=manifest.use_cache)
     report = ShardReport(
         shard=index,
         cases=evaluated,

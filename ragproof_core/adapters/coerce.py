@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ragproof_core.json_limits import JsonLimitError, check_value, has_surrogate
-from ragproof_core.model import Answer, Chunk, RetrieveStep, Step, ToolStep
+from ragproof_core.model import Answer, Chunk, RetrieveStep, Step, ToolStep, Usage
 
 _MISSING = object()
 # Metadata values stored without a closer look (an int only within 64 bits).
@@ -143,11 +143,11 @@ def to_answer(obj: Any) -> Answer:
         )
     if isinstance(obj, Answer):
         text, chunks, citations = obj.text, obj.retrieved_chunks, obj.citations
-        steps = obj.steps
+        steps, usage = obj.steps, obj.usage
     else:
         get = _getter(obj, "answer")
         text, chunks, citations = get("text"), get("retrieved_chunks"), get("citations")
-        steps = get("steps")
+        steps, usage = get("steps"), get("usage")
     if text is _MISSING:
         raise AdapterOutputError("answer is missing 'text'")
     if not isinstance(text, str):
@@ -176,7 +176,46 @@ def to_answer(obj: Any) -> Answer:
             steps = to_steps(steps)
         except AdapterOutputError as exc:
             raise AdapterOutputError(f"answer 'steps': {exc}") from None
-    return Answer(text=text, retrieved_chunks=chunks, citations=citations, steps=steps)
+    return Answer(
+        text=text,
+        retrieved_chunks=chunks,
+        citations=citations,
+        steps=steps,
+        usage=to_usage(usage),
+    )
+
+
+_USAGE_COUNTS = ("input_tokens", "output_tokens")
+
+
+def to_usage(obj: Any) -> Usage | None:
+    """An answer's ``usage`` (CONTRACT section 18): a ``Usage``, or a dict (or object) with
+    any subset of ``input_tokens``, ``output_tokens`` (non-negative ints) and ``cost_usd``
+    (a non-negative number). Absent or null is None: the pipeline reported nothing."""
+    if obj is _MISSING or obj is None:
+        return None
+    if isinstance(obj, Usage):
+        values = {name: getattr(obj, name) for name in (*_USAGE_COUNTS, "cost_usd")}
+    else:
+        get = _getter(obj, "usage object")
+        values = {name: get(name) for name in (*_USAGE_COUNTS, "cost_usd")}
+        values = {name: None if value is _MISSING else value for name, value in values.items()}
+    for name in _USAGE_COUNTS:
+        value = values[name]
+        if value is not None and (type(value) is not int or value < 0):
+            raise AdapterOutputError(
+                f"answer 'usage.{name}' must be a non-negative integer, got {value!r}"
+            )
+    cost = values["cost_usd"]
+    if cost is not None:
+        if isinstance(cost, bool) or not isinstance(cost, int | float) or not cost >= 0:
+            raise AdapterOutputError(
+                f"answer 'usage.cost_usd' must be a non-negative number, got {cost!r}"
+            )
+        cost = float(cost)
+        if cost == float("inf"):
+            raise AdapterOutputError("answer 'usage.cost_usd' must be finite")
+    return Usage(values["input_tokens"], values["output_tokens"], cost)
 
 
 def _build_chunk(chunk_id: Any, text: Any, score: Any, metadata: Any, obj: Any) -> Chunk:

@@ -11,6 +11,9 @@ The file is JSON Lines, one line per case::
 - ``retrieve`` without ``answer``: a retrieval-only case (an imported TREC
   run, CONTRACT section 11); metrics that need an answer skip it.
 - ``error`` present: the case is a case failure carrying that message.
+- ``latency_s`` (a non-negative number, optional): the seconds the pipeline took
+  for the case when it was recorded, which ``system.latency_s`` reports
+  (CONTRACT section 18); the replay's own time means nothing and is not used.
 - a case of the dataset with no line: a case failure
   ``no recorded output for case <id>``.
 - a line with none of ``retrieve``, ``answer`` and ``error`` is malformed.
@@ -67,6 +70,8 @@ class RecordedAdapter:
     free_to_call = True
     # Its run_case never blocks: no loop thread of its own (adapters/isolation.py).
     shares_event_loop = True
+    # Each output carries the recording's latency_s, not the replay's time (runner.py).
+    reports_latency = True
 
     def __init__(self, path: str, *, validate: bool = True) -> None:
         self.path = str(path)
@@ -219,6 +224,12 @@ def _non_blank(value: str) -> str:
     return value
 
 
+def _non_negative(value: float) -> float:
+    if not 0.0 <= value < float("inf"):
+        raise ValueError(f"latency_s: must be a finite number of seconds >= 0, got {value!r}")
+    return value
+
+
 class RecordedLine(BaseModel):
     """One recorded-output line (CONTRACT section 2). Keys ragproof does not use are
     ignored (recordings often carry their own bookkeeping); ``null`` means absent.
@@ -230,6 +241,15 @@ class RecordedLine(BaseModel):
     retrieve: list[Any] | None = None
     answer: Any = None
     error: Annotated[str, AfterValidator(_non_blank)] | None = None
+
+
+def _non_negative_latency(value: Any) -> float | None:
+    """A line's ``latency_s``: None when absent, else a finite non-negative number."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ValueError(f"latency_s: expected a number of seconds, got {type(value).__name__}")
+    return _non_negative(float(value))
 
 
 def _fields(row: dict) -> tuple[str, list | None, Any, str | None]:
@@ -289,8 +309,9 @@ def _parse_line(row: Any) -> CaseOutput:
     if not isinstance(row, dict):
         raise ValueError(f"expected a JSON object, got {type(row).__name__}")
     case_id, retrieve, answer, error = _fields(row)
+    latency = _non_negative_latency(row.get("latency_s"))
     if error is not None:
-        return CaseOutput(case_id, error=error)
+        return CaseOutput(case_id, error=error, latency_s=latency)
     if answer is None and retrieve is None:
         raise ValueError("line has none of 'retrieve', 'answer' or 'error'")
     retrieved = None
@@ -304,4 +325,4 @@ def _parse_line(row: Any) -> CaseOutput:
             answer = to_answer(answer)
         except AdapterOutputError as exc:
             raise ValueError(f"answer: {exc}") from None
-    return CaseOutput(case_id, answer=answer, retrieved=retrieved)
+    return CaseOutput(case_id, answer=answer, retrieved=retrieved, latency_s=latency)

@@ -141,6 +141,9 @@ class _Plan:
     run_case: _Method | None
     retrieve: _Method | None
     answer: _Method | None
+    # A replaying adapter reports each case's latency itself (a recording's latency_s):
+    # timing the replay would measure a file read, not the pipeline.
+    reports_latency: bool = False
 
     @property
     def needs_threads(self) -> bool:
@@ -162,7 +165,12 @@ def _plan(adapter: object) -> _Plan:
             return None
         return _Method(name, fn, is_async_method(fn), accepts_history(fn))
 
-    return _Plan(method("run_case"), method("retrieve"), method("answer"))
+    return _Plan(
+        method("run_case"),
+        method("retrieve"),
+        method("answer"),
+        bool(getattr(adapter, "reports_latency", False)),
+    )
 
 
 class _CallFailed(Exception):
@@ -322,9 +330,8 @@ async def _run_case(
                     f"invalid output from run_case(): case_id {output.case_id!r} "
                     f"for case {case.id!r}"
                 )
-            return CaseOutput(
-                case.id, output.answer, output.retrieved, output.error, time.perf_counter() - start
-            )
+            latency = output.latency_s if plan.reports_latency else time.perf_counter() - start
+            return CaseOutput(case.id, output.answer, output.retrieved, output.error, latency)
         retrieved = None
         if plan.retrieve is not None:
             raw = await _invoke(plan.retrieve, case.question, timeout_s, pool, extra(plan.retrieve))

@@ -42,12 +42,34 @@ class Label:
 
 
 @dataclass(frozen=True, slots=True)
+class LabelAgreement:
+    """How well the people agree with each other, and the judge with them, on one
+    metric's labelled cases: Krippendorff's alpha (interval) over the banded scores
+    (``stored_calibration.py``). None where undefined (fewer than two annotators for
+    ``annotator_alpha``; nothing pairable; no variation at all)."""
+
+    annotators: int
+    annotator_alpha: float | None
+    judge_alpha: float | None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "annotators": self.annotators,
+            "annotator_alpha": self.annotator_alpha,
+            "judge_alpha": self.judge_alpha,
+        }
+
+
+@dataclass(frozen=True, slots=True)
 class MetricCalibration:
     metric: str
     estimate: PPIEstimate
+    # Set when the labels came from the store (``ragproof label``), where annotators are known.
+    agreement: LabelAgreement | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {"metric": self.metric, **self.estimate.to_dict()}
+        extra = {} if self.agreement is None else self.agreement.to_dict()
+        return {"metric": self.metric, **self.estimate.to_dict(), **extra}
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,6 +94,9 @@ class RunCalibration:
 
         headers = ["metric", "N", "n", "judge mean", "judge 95% CI", "human mean"]
         headers += ["human 95% CI", "PPI mean", "PPI 95% CI"]
+        agreement = any(m.agreement is not None for m in self.metrics)
+        if agreement:
+            headers += ["annotators", "annotator alpha", "judge alpha"]
         rows = [
             [
                 m.metric,
@@ -84,6 +109,17 @@ class RunCalibration:
                 num(e.ppi_mean),
                 ci(e.ppi_ci),
             ]
+            + (
+                []
+                if not agreement
+                else ["0", "-", "-"]
+                if m.agreement is None
+                else [
+                    str(m.agreement.annotators),
+                    num(m.agreement.annotator_alpha),
+                    num(m.agreement.judge_alpha),
+                ]
+            )
             for m in self.metrics
             for e in (m.estimate,)
         ]
@@ -94,6 +130,13 @@ class RunCalibration:
             "mean on the unlabelled cases plus its average error on the labelled ones; its "
             "interval holds whatever the judge's bias. '-' needs n >= 2 and N - n >= 2."
         )
+        if agreement:
+            out.append(
+                "Agreement: Krippendorff's alpha (interval, on the bands 0 / 0.5 / 1) among the "
+                "annotators, and with the judge as one more annotator: a judge alpha well below "
+                "the annotators' means the judge agrees with people less than they agree with "
+                "each other. '-' needs two annotators (annotator alpha) and some variation."
+            )
         if self.unmatched:
             out.append(
                 f"{len(self.unmatched)} label line(s) name a case the judge did not score in "

@@ -23,11 +23,17 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from ragproof_core.compare.correction import HOLM, adjust
 from ragproof_core.compare.power import mde
-from ragproof_core.compare.stats import paired_bootstrap_ci, paired_randomization_p
+from ragproof_core.compare.stats import (
+    nearest_rank,
+    paired_bootstrap_ci,
+    paired_bootstrap_quantile_diff_ci,
+    paired_randomization_p,
+)
 from ragproof_core.metrics.registry import REGISTRY, Registry
 from ragproof_core.model import Status
 from ragproof_core.store.run_store import stored_run_settings
@@ -41,6 +47,14 @@ B_ONLY = "scored in B only"
 NOT_PAIRED = "no cases scored in both"
 
 CONFIDENCE = 0.95
+# The metrics whose tail matters as much as their mean (CONTRACT section 18: the
+# system's own latency, tokens and cost): compare adds their p95.
+TAIL_FAMILIES: frozenset[str] = frozenset({"system"})
+TAIL_FRACTION = 0.95
+TAIL_NOTE = (
+    "p95: nearest-rank 95th percentile over the paired cases; 95% CI: paired bootstrap of "
+    "its difference (B - A). Latency depends on run.concurrency."
+)
 
 
 class MixedJudgesError(Exception):
@@ -85,6 +99,39 @@ class RunSide:
 
 
 @dataclass(frozen=True, slots=True)
+class PercentileComparison:
+    """A percentile of both runs over the paired cases and its paired bootstrap interval."""
+
+    a: float
+    b: float
+    delta: float  # b - a
+    ci_low: float
+    ci_high: float
+
+    def to_dict(self) -> dict[str, float]:
+        return {
+            "a": self.a,
+            "b": self.b,
+            "delta": self.delta,
+            "ci_low": self.ci_low,
+            "ci_high": self.ci_high,
+        }
+
+
+def compare_percentile(
+    xa: np.ndarray, xb: np.ndarray, *, fraction: float, seed: int
+) -> PercentileComparison:
+    """The nearest-rank ``fraction`` percentile of paired values ``xa``, ``xb`` (n > 0)."""
+    pa = float(nearest_rank(np.sort(xa), fraction))
+    pb = float(nearest_rank(np.sort(xb), fraction))
+    ci = paired_bootstrap_quantile_diff_ci(
+        xa, xb, fraction=fraction, confidence=CONFIDENCE, seed=seed
+    )
+    assert ci is not None  # n > 0
+    return PercentileComparison(pa, pb, pb - pa, ci[0], ci[1])
+
+
+@dataclass(frozen=True, slots=True)
 class MetricComparison:
     metric: str
     higher_is_better: bool
@@ -104,9 +151,14 @@ class MetricComparison:
     mde: float | None = None
     # p_value adjusted over every compared metric with a p-value (Comparison.correction).
     p_adjusted: float | None = None
+    # TAIL_FAMILIES only: the nearest-rank p95 of each run over the paired cases, its
+    # difference (B - A) and the paired bootstrap interval of that difference.
+    p95: PercentileComparison | None = None
 
     def to_dict(self) -> dict[str, Any]:
+        tail = {} if self.p95 is None else {"p95": self.p95.to_dict()}
         return {
+            **tail,
             "metric": self.metric,
             "higher_is_better": self.higher_is_better,
             "scored_a": self.scored_a,
@@ -283,7 +335,14 @@ def _scored_values(df: pd.DataFrame) -> pd.Series:
 
 
 def _compare_metric(
-    metric: str, a: pd.DataFrame, b: pd.DataFrame, *, seed: int, alpha: float, up_is_good: bool
+    metric: str,
+    a: pd.DataFrame,
+    b: pd.DataFrame,
+    *,
+    seed: int,
+    alpha: float,
+    up_is_good: bool,
+    tail: bool = False,
 ) -> tuple[MetricComparison, list[Regression]]:
     va, vb = _scored_values(a), _scored_values(b)
 
@@ -348,8 +407,14 @@ def _compare_metric(
         verdict=_verdict(delta, p, alpha, up_is_good),
         transitions=transitions,
         mde=mde(deltas),
+        p95=compare_percentile(xa, xb, fraction=TAIL_FRACTION, seed=seed) if tail else None,
     )
     return result, regressions
+
+
+def _has_tail(registry: Registry, metric: str) -> bool:
+    found = registry.spec(metric)
+    return found is not None and found.family in TAIL_FAMILIES
 
 
 def compare_runs(
@@ -394,6 +459,7 @@ def compare_runs(
             seed=seed,
             alpha=alpha,
             up_is_good=registry.higher_is_better(metric),
+            tail=_has_tail(registry, metric),
         )
         results.append(mc)
         regressions.extend(regs)
@@ -467,6 +533,23 @@ def render_table(comparison: Comparison) -> str:
         f"sign-flip test at alpha {c.alpha:g}, in each metric's own direction; MDE = the "
         "smallest change these cases detect 80% of the time."
     )
+    tails = [m for m in c.metrics if m.p95 is not None]
+    if tails:
+        out.append("")
+        rows = [
+            [
+                m.metric,
+                _num(m.p95.a),
+                _num(m.p95.b),
+                _signed(m.p95.delta),
+                f"[{_signed(m.p95.ci_low)}, {_signed(m.p95.ci_high)}]",
+            ]
+            for m in tails
+        ]
+        out.extend(
+            text_table(["metric", "p95 A", "p95 B", "delta", "95% CI"], rows, right={1, 2, 3})
+        )
+        out.append(TAIL_NOTE)
     for side, names in (("A", c.only_in_a), ("B", c.only_in_b)):
         if names:
             out.append(f"Not compared, computed in run {side} only: {', '.join(names)}")

@@ -13,6 +13,7 @@ machine, which keeps the random stream (and so the result) reproducible.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 import numpy as np
@@ -144,3 +145,54 @@ def paired_randomization_p(
         stat = (2.0 * (bits @ arr) - total) / n
         count += int(np.count_nonzero(_exceeds(stat, observed)))
     return (count + 1) / (permutations + 1)
+
+
+def nearest_rank(sorted_values: np.ndarray, fraction: float) -> np.ndarray:
+    """The nearest-rank percentile (metrics.md's aggregation) along the last axis of
+    already sorted values: the value at 1-based position ``max(1, ceil(fraction * n))``."""
+    n = sorted_values.shape[-1]
+    position = max(1, math.ceil(fraction * n))
+    return sorted_values[..., position - 1]
+
+
+def paired_bootstrap_quantile_diff_ci(
+    values_a: Sequence[float],
+    values_b: Sequence[float],
+    *,
+    fraction: float = 0.95,
+    resamples: int = 10_000,
+    confidence: float = 0.95,
+    seed: int = 0,
+) -> tuple[float, float] | None:
+    """Percentile bootstrap interval of ``p(B) - p(A)``, ``p`` the nearest-rank
+    ``fraction`` percentile (the p95 of a latency, say), over paired cases.
+
+    Each resample draws case indices with replacement (``default_rng(seed).integers(0, n,
+    (resamples, n))``, drawn in row blocks of the same stream) and takes both runs' values
+    at the same indices, so a case stays matched with itself; the interval is the
+    ``(1 -/+ confidence) / 2`` quantiles of the resampled differences (numpy's linear
+    interpolation). None when there are no pairs.
+    """
+    a = _as_deltas(values_a)
+    b = _as_deltas(values_b)
+    if a.size != b.size:
+        raise ValueError(f"paired values differ in length: {a.size} vs {b.size}")
+    n = a.size
+    if n == 0:
+        return None
+    if resamples < 1:
+        raise ValueError(f"resamples must be at least 1, got {resamples}")
+    if not 0.0 < confidence < 1.0:
+        raise ValueError(f"confidence must be between 0 and 1, got {confidence}")
+    rng = np.random.default_rng(seed)
+    diffs = np.empty(resamples, dtype=np.float64)
+    step = _rows_per_block(n)
+    for start in range(0, resamples, step):
+        rows = min(step, resamples - start)
+        idx = rng.integers(0, n, size=(rows, n), dtype=np.int64 if n > 2**31 - 1 else np.int32)
+        diffs[start : start + rows] = nearest_rank(np.sort(b[idx], axis=1), fraction) - (
+            nearest_rank(np.sort(a[idx], axis=1), fraction)
+        )
+    tail = (1.0 - confidence) / 2.0
+    low, high = np.quantile(diffs, [tail, 1.0 - tail])
+    return (float(low), float(high))

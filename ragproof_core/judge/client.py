@@ -65,6 +65,7 @@ def import_litellm() -> ModuleType:
         category=UserWarning,
         module=r"pydantic\.main",
     )
+    # Lazy: LiteLLM takes seconds to import, and runs without a judge never need it.
     import litellm
 
     litellm.telemetry = False
@@ -90,6 +91,7 @@ async def flush_litellm(timeout_s: float = 5.0) -> None:
     """
     if "litellm" not in sys.modules:
         return
+    # LiteLLM is already imported here (checked above): this import costs nothing.
     from litellm.litellm_core_utils.logging_worker import GLOBAL_LOGGING_WORKER
 
     with contextlib.suppress(TimeoutError):

@@ -226,30 +226,30 @@ def estimate_combined(
     judge: LiteLLMJudge, parts: Mapping[str, Mapping[str, Any]]
 ) -> tuple[bool, float]:
     """(served from cache?, estimated USD if not) for ``run --dry-run``."""
-    prompt = judge._prompt(COMBINED)
+    prompt = judge.prompt(COMBINED)
     inputs = combined_inputs(parts, judge.prompts)
-    if judge._cached(prompt, input_hash(inputs)) is not None:
+    if judge.cached_reply(prompt, input_hash(inputs)) is not None:
         return True, 0.0
-    return False, judge._estimate_usd(render_combined(prompt, inputs, judge.prompts))
+    return False, judge.estimate_usd(render_combined(prompt, inputs, judge.prompts))
 
 
 async def ask_combined(
     judge: LiteLLMJudge, parts: Mapping[str, Mapping[str, Any]]
 ) -> dict[str, JudgeVerdict]:
     """One combined question; a verdict per part. ``BudgetExceeded`` propagates."""
-    prompt = judge._prompt(COMBINED)
+    prompt = judge.prompt(COMBINED)
     inputs = combined_inputs(parts, judge.prompts)
     names: list[str] = inputs["parts"]
     messages = render_combined(prompt, inputs, judge.prompts)
     key = input_hash(inputs)
-    hit = judge._cached(prompt, key)
+    hit = judge.cached_reply(prompt, key)
     if hit is not None:
-        judge._stats.cache_hits += 1
+        judge.count(cache_hits=1)
         return {
             name: JudgeVerdict(ok=True, data=hit.data[name], raw=hit.raw, cached=True)
             for name in names
         }
-    async with judge._get_semaphore():
+    async with judge.semaphore():
         return await _ask(judge, prompt, key, names, messages)
 
 
@@ -260,10 +260,10 @@ async def _ask(
     names: list[str],
     messages: list[dict[str, str]],
 ) -> dict[str, JudgeVerdict]:
-    cost_before = judge._stats.cost_usd
-    tokens_before = (judge._stats.input_tokens, judge._stats.output_tokens)
+    cost_before = judge.stats.cost_usd
+    tokens_before = (judge.stats.input_tokens, judge.stats.output_tokens)
     try:
-        reply = await judge._send(messages, repair=False)
+        reply = await judge.send(messages, repair=False)
     except TransportError as exc:
         return _failed(judge, names, None, f"judge transport failed: {exc}")
     verdicts = {n: judge.prompts[n].verdicts for n in names if judge.prompts[n].verdicts}
@@ -278,7 +278,7 @@ async def _ask(
         ]
         requests = 2
         try:
-            second = await judge._send(repair, repair=True)
+            second = await judge.send(repair, repair=True)
         except TransportError as exc:
             errors = {name: f"judge transport failed: {exc}" for name in errors}
         else:
@@ -286,9 +286,9 @@ async def _ask(
             good.update(fixed)
             raws.update({name: second.text for name in errors})
             errors = {name: f"reply failed validation twice: {err}" for name, err in still.items()}
-    cost = judge._stats.cost_usd - cost_before
+    cost = judge.stats.cost_usd - cost_before
     if not errors:
-        judge._stats.calls_ok += 1
+        judge.count(calls_ok=1)
         merged = {name: good[name] for name in names}
         if judge.use_cache and judge.cache is not None:
             raw = reply.text if requests == 1 else json.dumps(merged, ensure_ascii=False)
@@ -298,11 +298,11 @@ async def _ask(
                 key,
                 merged,
                 raw,
-                judge._stats.input_tokens - tokens_before[0],
-                judge._stats.output_tokens - tokens_before[1],
+                judge.stats.input_tokens - tokens_before[0],
+                judge.stats.output_tokens - tokens_before[1],
                 cost,
             )
-    judge._stats.judge_errors += len(errors)
+    judge.count(judge_errors=len(errors))
     verdicts: dict[str, JudgeVerdict] = {}
     for i, name in enumerate(names):
         # The call's cost and requests are carried once, on the first part.
@@ -319,5 +319,5 @@ async def _ask(
 def _failed(
     judge: LiteLLMJudge, names: list[str], raw: str | None, error: str
 ) -> dict[str, JudgeVerdict]:
-    judge._stats.judge_errors += len(names)
+    judge.count(judge_errors=len(names))
     return {name: JudgeVerdict(ok=False, data=None, raw=raw, error=error) for name in names}

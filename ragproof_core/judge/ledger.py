@@ -74,3 +74,25 @@ class JudgeLedger:
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> JudgeLedger:
         return cls(**{k: data[k] for k in cls.__dataclass_fields__ if k in data})
+
+
+def judge_ledger(judge, *, use_cache: bool) -> JudgeLedger:
+    """What ``judge`` (None: no judge) has done so far, as the ledger records it."""
+    if judge is None:
+        return JudgeLedger(model=None, use_cache=use_cache)
+    stats = judge.stats
+    return JudgeLedger(
+        model=judge.model,
+        mode=getattr(judge, "mode", "per_metric"),
+        prompt_hashes=dict(judge.prompt_hashes),
+        use_cache=use_cache,
+        requests=stats.requests,
+        repairs=stats.repairs,
+        cache_hits=stats.cache_hits,
+        judge_errors=stats.judge_errors,
+        input_tokens=stats.input_tokens,
+        output_tokens=stats.output_tokens,
+        cost_usd=stats.cost_usd,
+        usage=judge.usage.rows(),
+        priced=judge.priced,
+    )

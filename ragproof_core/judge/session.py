@@ -153,10 +153,10 @@ class LiteLLMJudge:
     def estimate_combined(self, parts: dict[str, dict[str, Any]]) -> tuple[bool, float]:
         return estimate_combined(self, parts)
 
-    async def _send(self, messages: list[dict[str, str]], *, repair: bool) -> RawReply:
+    async def send(self, messages: list[dict[str, str]], *, repair: bool) -> RawReply:
         """One budgeted, counted request (combined mode); ``TransportError`` propagates."""
         self.health.check()
-        reservation = self.budget.reserve(self._estimate_usd(messages))
+        reservation = self.budget.reserve(self.estimate_usd(messages))
         self._stats.requests += 1
         self._stats.repairs += int(repair)
         self.usage.add("combined", self.model, requests=1)
@@ -174,6 +174,11 @@ class LiteLLMJudge:
     def stats(self) -> JudgeStats:
         return replace(self._stats)
 
+    def count(self, **increments: int) -> None:
+        """Add to this judge's counters (``JudgeStats`` fields), for combined mode's requests."""
+        for name, n in increments.items():
+            setattr(self._stats, name, getattr(self._stats, name) + n)
+
     def close(self) -> None:
         """Close the cache if this judge opened it (``make_judge``)."""
         if self._owns_cache and self.cache is not None:
@@ -183,13 +188,13 @@ class LiteLLMJudge:
         """Await before the event loop that ran ``ask`` ends (see ``flush_litellm``)."""
         await flush_litellm()
 
-    def _prompt(self, name: str) -> Prompt:
+    def prompt(self, name: str) -> Prompt:
         try:
             return self.prompts[name]
         except KeyError:
             raise PromptError(f"unknown prompt {name!r}; known: {sorted(self.prompts)}") from None
 
-    def _cached(self, prompt: Prompt, key: str) -> CachedReply | None:
+    def cached_reply(self, prompt: Prompt, key: str) -> CachedReply | None:
         if not self.use_cache or self.cache is None:
             return None
         return self.cache.get(self.model, prompt.sha256, key)
@@ -205,7 +210,7 @@ class LiteLLMJudge:
             input_tokens, output_tokens, self.prices.input_per_mtok, self.prices.output_per_mtok
         )
 
-    def _estimate_usd(self, messages: list[dict[str, str]]) -> float:
+    def estimate_usd(self, messages: list[dict[str, str]]) -> float:
         return self._call_cost(estimate_input_tokens(messages), ASSUMED_OUTPUT_TOKENS)
 
     def _actual_usd(self, prompt: str, messages: list[dict[str, str]], reply: RawReply) -> float:
@@ -230,14 +235,14 @@ class LiteLLMJudge:
 
     def estimate(self, prompt: str, inputs: dict[str, Any]) -> tuple[bool, float]:
         """(served from cache?, estimated USD if not) without calling anything: for --dry-run."""
-        chosen = self._prompt(prompt)
-        if self._cached(chosen, input_hash(inputs)) is not None:
+        chosen = self.prompt(prompt)
+        if self.cached_reply(chosen, input_hash(inputs)) is not None:
             return True, 0.0
-        return False, self._estimate_usd(render(chosen, inputs))
+        return False, self.estimate_usd(render(chosen, inputs))
 
-    def _get_semaphore(self) -> asyncio.Semaphore:
+    def semaphore(self) -> asyncio.Semaphore:
         if self._share_from is not None:
-            return self._share_from._get_semaphore()
+            return self._share_from.semaphore()
         loop = asyncio.get_running_loop()
         if self._semaphore is None or self._semaphore_loop is not loop:
             self._semaphore = asyncio.Semaphore(self.concurrency)
@@ -245,15 +250,15 @@ class LiteLLMJudge:
         return self._semaphore
 
     async def ask(self, prompt: str, inputs: dict[str, Any]) -> JudgeVerdict:
-        chosen = self._prompt(prompt)
+        chosen = self.prompt(prompt)
         messages = render(chosen, inputs)  # bad inputs are a caller bug: raise, don't call
         key = input_hash(inputs)
-        hit = self._cached(chosen, key)
+        hit = self.cached_reply(chosen, key)
         if hit is not None:
             self._stats.cache_hits += 1
             self.usage.add(prompt, self.model, cache_hits=1)
             return JudgeVerdict(ok=True, data=hit.data, raw=hit.raw, cost_usd=0.0, cached=True)
-        async with self._get_semaphore():
+        async with self.semaphore():
             return await self._ask_judge(chosen, key, messages)
 
     async def _ask_judge(
@@ -265,7 +270,7 @@ class LiteLLMJudge:
         error = ""
         for attempt in (1, 2):
             self.health.check()
-            reservation = self.budget.reserve(self._estimate_usd(messages))
+            reservation = self.budget.reserve(self.estimate_usd(messages))
             requests += 1
             self._stats.requests += 1
             self.usage.add(prompt.name, self.model, requests=1)

@@ -41,6 +41,8 @@ def citation_validity(case: Case, output: CaseOutput) -> MetricResult:
     return scored(case.id, CITATION_VALIDITY, valid / len(cited))
 
 
+# Where these metrics come in the registry, the summary and the report (metrics.registry).
+REPORT_ORDER = 30
 METRICS: tuple[MetricSpec, ...] = (
     MetricSpec(
         CITATION_VALIDITY,

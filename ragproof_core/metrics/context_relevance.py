@@ -225,6 +225,8 @@ async def _ask_both(case: Case, output: CaseOutput, judge: Judge | None, params:
 # per_metric mode asks one judge call for both (usage is counted under the group's name).
 CONTEXT_GROUP = MetricGroup(CONTEXT_RELEVANCE, CONTEXT_METRICS, ask=_ask_both)
 
+# Where these metrics come in the registry, the summary and the report (metrics.registry).
+REPORT_ORDER = 20
 METRICS: tuple[MetricSpec, ...] = (
     MetricSpec(
         CONTEXT_RELEVANCE,

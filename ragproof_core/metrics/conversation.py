@@ -37,6 +37,8 @@ from ragproof_core.model import (
     skipped,
 )
 
+# After robustness, before the system's own cost (metrics.registry).
+REPORT_ORDER = 65
 KNOWLEDGE_RETENTION = "conversation.knowledge_retention"
 PROMPT = "knowledge_retention"
 

@@ -28,6 +28,8 @@ def exact_match(case: Case, output: CaseOutput) -> MetricResult:
     )
 
 
+# Where these metrics come in the registry, the summary and the report (metrics.registry).
+REPORT_ORDER = 50
 METRICS: tuple[MetricSpec, ...] = (
     MetricSpec(
         EXACT_MATCH,

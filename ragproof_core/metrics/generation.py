@@ -216,6 +216,8 @@ async def completeness(case: Case, output: CaseOutput, judge: Judge | None) -> M
     return await run_plan(plan_completeness(case, output, judge is not None), judge)
 
 
+# Where these metrics come in the registry, the summary and the report (metrics.registry).
+REPORT_ORDER = 40
 METRICS: tuple[MetricSpec, ...] = (
     MetricSpec(
         GROUNDEDNESS,

@@ -1,13 +1,16 @@
 """The metric registry: every metric ragproof ships, declared once.
 
 Each metric is one ``MetricSpec`` (``metrics.spec``) declared in the module
-that scores it; this module lists those modules' ``METRICS`` in report order.
+that scores it; this module finds those modules itself (every module of the
+``metrics`` package with a ``METRICS`` tuple) and orders them by their
+``REPORT_ORDER``.
 Everything that lists metrics derives from the registry: the evaluation's
 scoring (``run.evaluate`` reads each spec's scoring function), combined-mode
 planning, the summary order, compare's directions, the ``metrics`` SQL view,
 the command line's list of names, metric selection, calibration's
 prompt-to-metric map and the docs table. A new metric is one ``MetricSpec``
-in its module (a new module adds its ``METRICS`` below).
+in its module; a new module of metrics is found without an edit here
+(docs/architecture.md).
 
 ``default`` says whether a run with no ``metrics`` selection scores it; the
 trec_eval measures of CONTRACT section 19 are scored only when named, so a run
@@ -28,18 +31,19 @@ from __future__ import annotations
 
 import difflib
 import fnmatch
+import importlib
+import pkgutil
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from types import ModuleType
 
-from ragproof_core.metrics import citation, context_relevance, conversation, echo, retrieval
-from ragproof_core.metrics import generation as judge_metrics
-from ragproof_core.metrics import robustness as robustness_metrics
 from ragproof_core.metrics.cutoff import split_cutoff
 from ragproof_core.metrics.spec import JUDGE_MODES, MetricGroup, MetricSpec
 
 __all__ = [
     "BY_NAME",
     "FAMILIES",
+    "LAST",
     "JUDGE_MODES",
     "METRICS",
     "ALL_METRIC_NAMES",
@@ -49,29 +53,39 @@ __all__ = [
     "MetricSelectionError",
     "MetricSpec",
     "Registry",
+    "build_registry",
     "higher_is_better",
+    "metric_modules",
     "metric_order",
     "registry_markdown",
     "select_metrics",
     "spec",
 ]
 
-FAMILIES: tuple[str, ...] = ("retrieval", "generation", "echo", "robustness", "conversation")
-
 
 class MetricSelectionError(ValueError):
     """A metric name or pattern that matches no metric; the message lists them all."""
 
 
-METRICS: tuple[MetricSpec, ...] = (
-    *retrieval.METRICS,
-    *context_relevance.METRICS,
-    *citation.METRICS,
-    *judge_metrics.METRICS,
-    *echo.METRICS,
-    *robustness_metrics.METRICS,
-    *conversation.METRICS,
-)
+# Modules of this package built on the registry: not metric modules, and importing
+# them while the registry is built would be circular.
+BUILT_ON_REGISTRY: frozenset[str] = frozenset({"registry", "aggregate", "combined_run", "custom"})
+# Where a metric module without a REPORT_ORDER reports: after the shipped ones.
+LAST = 1000
+
+
+def metric_modules(package: str = __package__) -> list[ModuleType]:
+    """Every module of ``package`` (this one: ``ragproof_core.metrics``) that declares
+    ``METRICS``, in report order: by its ``REPORT_ORDER`` (``LAST`` when it has none),
+    then by name."""
+    found = []
+    for info in pkgutil.iter_modules(importlib.import_module(package).__path__):
+        if info.ispkg or info.name in BUILT_ON_REGISTRY:
+            continue
+        module = importlib.import_module(f"{package}.{info.name}")
+        if hasattr(module, "METRICS"):
+            found.append(module)
+    return sorted(found, key=lambda m: (getattr(m, "REPORT_ORDER", LAST), m.__name__))
 
 
 @dataclass(frozen=True)
@@ -180,7 +194,15 @@ class Registry:
         return next((m for m in self.metrics if m.calibrates_prompt == prompt), None)
 
 
-REGISTRY = Registry(METRICS)
+def build_registry() -> Registry:
+    """The shipped metrics: the ``METRICS`` of every metric module, in report order."""
+    return Registry(tuple(spec for module in metric_modules() for spec in module.METRICS))
+
+
+REGISTRY = build_registry()
+METRICS: tuple[MetricSpec, ...] = REGISTRY.metrics
+# The families of the shipped metrics, in report order.
+FAMILIES: tuple[str, ...] = tuple(dict.fromkeys(m.family for m in METRICS))
 BY_NAME: dict[str, MetricSpec] = REGISTRY.by_name
 # Every metric a run scores when it selects none: every metric but the opt-in ones.
 METRIC_NAMES: tuple[str, ...] = REGISTRY.names

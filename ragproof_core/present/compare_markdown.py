@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from ragproof_core.compare.comparison import BETTER, WORSE, Comparison
+from ragproof_core.compare.comparison import BETTER, TAIL_NOTE, WORSE, Comparison
 from ragproof_core.compare.correction import HOLM
 from ragproof_core.compare.gate import regressions
 
@@ -126,6 +126,23 @@ def render_markdown(comparison: Comparison, margin: float = 0.0) -> str:
         "",
         adjusted_line(c),
     ]
+    tails = [m for m in c.metrics if m.p95 is not None]
+    if tails:
+        out += ["", _row(["metric", "p95 A", "p95 B", "delta", "95% CI"])]
+        out += ["| :--- | ---: | ---: | ---: | ---: |"]
+        out += [
+            _row(
+                [
+                    text(m.metric),
+                    _num(m.p95.a),
+                    _num(m.p95.b),
+                    _signed(m.p95.delta),
+                    f"[{_signed(m.p95.ci_low)}, {_signed(m.p95.ci_high)}]",
+                ]
+            )
+            for m in tails
+        ]
+        out += ["", TAIL_NOTE]
     if c.settings_differences:
         out += [
             "",

@@ -98,17 +98,38 @@ def refusal_tradeoff(summaries: Sequence[Any]) -> str | None:
     )
 
 
+LATENCY_METRIC = "system.latency_s"
+
+
+def latency_note(summaries: Sequence[Any], concurrency: int | None) -> str | None:
+    """One line beside a scored latency: how many calls were in flight when it was
+    measured (``run.concurrency``), which changes it (CONTRACT section 18)."""
+    latency = next((s for s in summaries if _field(s, "metric") == LATENCY_METRIC), None)
+    if latency is None or _field(latency, "scored") == 0:
+        return None
+    in_flight = "unknown" if concurrency is None else str(concurrency)
+    return (
+        f"{LATENCY_METRIC}: measured with run.concurrency = {in_flight} calls in flight "
+        "(recorded and imported latencies are as the pipeline reported them); compare "
+        "latencies of runs with the same concurrency"
+    )
+
+
 def _interval(low: float | None, high: float | None) -> str:
     return "-" if low is None or high is None else f"[{low:.4f}, {high:.4f}]"
 
 
 def calibration_table(summaries: Sequence[Any], calibrations: Sequence[Mapping[str, Any]]) -> str:
-    """The latest human-label calibration of each judge metric beside its raw mean.
+    """The latest human-label calibration of each judge metric beside its raw mean, with the
+    annotators' agreement when the labels came from the store (``ragproof label``).
 
     ``calibrations``: rows of ``RunStore.calibrations(run_id)`` (the ``calibrations`` view).
     """
     means = {_field(s, "metric"): _field(s, "mean") for s in summaries}
     headers = ("metric", "raw mean", "N", "labelled", "PPI mean", "PPI 95% CI", "human mean")
+    agreement = any(row.get("annotators") for row in calibrations)
+    if agreement:
+        headers += ("annotators", "annotator alpha", "judge alpha")
     rows = [
         (
             row["metric"],
@@ -119,11 +140,20 @@ def calibration_table(summaries: Sequence[Any], calibrations: Sequence[Mapping[s
             _interval(row["ppi_ci_low"], row["ppi_ci_high"]),
             _number(row["human_mean"]),
         )
+        + (
+            (
+                str(row["annotators"] or 0),
+                _number(row["annotator_alpha"]),
+                _number(row["judge_alpha"]),
+            )
+            if agreement
+            else ()
+        )
         for row in calibrations
     ]
     table = [headers, *rows]
     widths = [max(len(r[i]) for r in table) for i in range(len(headers))]
-    lines = ["Bias-corrected with human labels (ragproof calibrate --labels):"]
+    lines = ["Bias-corrected with human labels (ragproof calibrate --run):"]
     for n, row in enumerate(table):
         cells = [c.ljust(widths[i]) if i == 0 else c.rjust(widths[i]) for i, c in enumerate(row)]
         lines.append("  ".join(cells).rstrip())
@@ -150,6 +180,9 @@ def calibration_json(calibrations: Sequence[Mapping[str, Any]]) -> dict[str, Any
             "human_ci": pair(row, "human"),
             "ppi_mean": row["ppi_mean"],
             "ppi_ci": pair(row, "ppi"),
+            "annotators": row.get("annotators"),
+            "annotator_alpha": row.get("annotator_alpha"),
+            "judge_alpha": row.get("judge_alpha"),
         }
         for row in calibrations
     }

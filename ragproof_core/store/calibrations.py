@@ -28,8 +28,14 @@ def _bounds(interval: tuple[float, float] | None) -> tuple[float | None, float |
     return (None, None) if interval is None else interval
 
 
+def _agreement(agreement: Any) -> dict[str, Any]:
+    if agreement is None:
+        return {"annotators": None, "annotator_alpha": None, "judge_alpha": None}
+    return agreement.to_dict()
+
+
 def encode_calibration(
-    calibration: RunCalibration, calibration_id: str, created_at: datetime, labels_file: str
+    calibration: RunCalibration, calibration_id: str, created_at: datetime, labels_file: str | None
 ) -> pa.Table:
     rows = []
     for item in calibration.metrics:
@@ -56,6 +62,7 @@ def encode_calibration(
                 "ppi_ci_low": ppi_low,
                 "ppi_ci_high": ppi_high,
                 "unmatched_labels": len(calibration.unmatched),
+                **_agreement(item.agreement),
             }
         )
     return pa.Table.from_pylist(rows, schema=CALIBRATIONS_SCHEMA)

@@ -74,6 +74,7 @@ def _filesystem_options(protocol: str, env: dict[str, str]) -> dict[str, Any]:
 
 def open_filesystem(protocol: str, env: dict[str, str] | None = None):
     """A fresh fsspec filesystem for ``protocol``, configured from the environment only."""
+    # Lazy: only a store on object storage needs fsspec, and local stores start faster.
     import fsspec
 
     environ = dict(os.environ if env is None else env)

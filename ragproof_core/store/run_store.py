@@ -430,15 +430,19 @@ class RunStore:
     # --- calibrations (CONTRACT section 12) ----------------------------------------------------
 
     def write_calibration(
-        self, calibration: Any, *, labels_file: str, now: datetime | None = None
+        self, calibration: Any, *, labels_file: str | None, now: datetime | None = None
     ) -> str:
-        """Store a ``calibration.labels.RunCalibration`` of a finished run; returns its id."""
+        """Store a ``calibration.labels.RunCalibration`` of a finished run; returns its id.
+        ``labels_file`` None: the labels came from the store (``ragproof label``)."""
         if not self.is_finished(calibration.run_id):
             raise RunNotFound(calibration.run_id, "the run has not finished")
         created_at = now or datetime.now(UTC)
         calibration_id = new_run_id(now=created_at)
         table = calibrations.encode_calibration(
-            calibration, calibration_id, created_at, redact_secrets(labels_file)
+            calibration,
+            calibration_id,
+            created_at,
+            None if labels_file is None else redact_secrets(labels_file),
         )
         self.files.write_parquet(
             self.layout.calibration_path(calibration.run_id, calibration_id), table

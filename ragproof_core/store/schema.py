@@ -39,6 +39,7 @@ from ragproof_core.model import (
     Step,
     ToolMatch,
     TurnOf,
+    Usage,
 )
 from ragproof_core.store import tables
 
@@ -263,6 +264,7 @@ def decode_dataset(table: pa.Table) -> list[Case]:
 
 def encode_outputs(run_id: str, outputs: Sequence[CaseOutput]) -> pa.Table:
     answers = [o.answer for o in outputs]
+    usages = [None if a is None else a.usage for a in answers]
     return pa.Table.from_arrays(
         [
             _run_ids(run_id, len(outputs)),
@@ -272,8 +274,11 @@ def encode_outputs(run_id: str, outputs: Sequence[CaseOutput]) -> pa.Table:
             _chunk_lists([None if a is None else a.retrieved_chunks for a in answers]),
             _chunk_lists([o.retrieved for o in outputs]),
             _strings(o.error for o in outputs),
-            pa.array([float(o.latency_s) for o in outputs], pa.float64()),
+            pa.array([o.latency_s for o in outputs], pa.float64()),
             _strings(None if a is None else _steps_json(a.steps) for a in answers),
+            pa.array([None if u is None else u.input_tokens for u in usages], pa.int64()),
+            pa.array([None if u is None else u.output_tokens for u in usages], pa.int64()),
+            pa.array([None if u is None else u.cost_usd for u in usages], pa.float64()),
         ],
         schema=OUTPUTS_SCHEMA,
     )
@@ -284,7 +289,17 @@ def decode_outputs(table: pa.Table) -> list[CaseOutput]:
     answer_chunks = _decode_chunk_lists(table.column("answer_chunks"))
     retrieved = _decode_chunk_lists(table.column("retrieved"))
     outputs = []
-    for i, (case_id, text, citations, error, latency, steps) in enumerate(
+    for i, (
+        case_id,
+        text,
+        citations,
+        error,
+        latency,
+        steps,
+        tokens_in,
+        tokens_out,
+        cost,
+    ) in enumerate(
         zip(
             _column(table, "case_id"),
             _column(table, "answer_text"),
@@ -292,18 +307,25 @@ def decode_outputs(table: pa.Table) -> list[CaseOutput]:
             _column(table, "error"),
             _column(table, "latency_s"),
             _column(table, "steps_json"),
+            _column(table, "input_tokens"),
+            _column(table, "output_tokens"),
+            _column(table, "cost_usd"),
             strict=True,
         )
     ):
         answer = None
         if text is not None:
+            usage = None
+            if tokens_in is not None or tokens_out is not None or cost is not None:
+                usage = Usage(tokens_in, tokens_out, cost)
             answer = Answer(
                 text,
                 answer_chunks[i],
                 None if citations is None else tuple(citations),
                 None if steps is None else to_steps(json.loads(steps)),
+                usage,
             )
-        outputs.append(CaseOutput(case_id, answer, retrieved[i], error, latency or 0.0))
+        outputs.append(CaseOutput(case_id, answer, retrieved[i], error, latency))
     return outputs
 
 

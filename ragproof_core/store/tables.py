@@ -137,13 +137,21 @@ OUTPUTS = Table(
         Column("answer_chunks", CHUNK_LIST_TYPE, "Chunks the answer was generated from."),
         Column("retrieved", CHUNK_LIST_TYPE, "Retrieved chunks, ranked; NULL if not exposed."),
         Column("error", pa.string(), "The case failure, if the adapter raised."),
-        Column("latency_s", pa.float64(), "Seconds the adapter call took.", nullable=False),
+        Column(
+            "latency_s",
+            pa.float64(),
+            "Seconds the pipeline took: a live adapter call's wall time, or the latency_s a "
+            "recording reports; NULL when a recording reports none.",
+        ),
         Column(
             "steps_json",
             pa.string(),
             "The agent's steps as a JSON list (CONTRACT section 17); NULL when the answer "
             "reported none.",
         ),
+        Column("input_tokens", pa.int64(), "The answer's usage.input_tokens; NULL if not given."),
+        Column("output_tokens", pa.int64(), "The answer's usage.output_tokens; NULL if not given."),
+        Column("cost_usd", pa.float64(), "The answer's usage.cost_usd; NULL if not given."),
     ),
 )
 
@@ -248,7 +256,11 @@ CALIBRATIONS = Table(
         _run_id("Calibrated run"),
         Column("calibration_id", pa.string(), "Id of this calibration.", nullable=False),
         Column("created_at", _UTC, "When the calibration was stored (UTC).", nullable=False),
-        Column("labels_file", pa.string(), "The human labels file, as given."),
+        Column(
+            "labels_file",
+            pa.string(),
+            "The human labels file, as given; NULL: the labels stored with `ragproof label`.",
+        ),
         Column("metric", pa.string(), "Judge metric name.", nullable=False),
         Column("n_judged", pa.int64(), "Cases the judge scored.", nullable=False),
         Column("n_labelled", pa.int64(), "Of those, cases with a human label.", nullable=False),
@@ -262,6 +274,14 @@ CALIBRATIONS = Table(
         Column("ppi_ci_low", pa.float64(), "PPI interval, low bound."),
         Column("ppi_ci_high", pa.float64(), "PPI interval, high bound."),
         Column("unmatched_labels", pa.int64(), "Labels matching no judged case.", nullable=False),
+        # CONTRACT section 22: set when the labels came from the store, NULL from a file.
+        Column("annotators", pa.int64(), "People who labelled the metric's cases."),
+        Column("annotator_alpha", pa.float64(), "Krippendorff's alpha among the annotators."),
+        Column(
+            "judge_alpha",
+            pa.float64(),
+            "Krippendorff's alpha with the judge as one more annotator.",
+        ),
     ),
 )
 

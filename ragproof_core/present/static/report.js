@@ -137,12 +137,15 @@
       if (!c || c.ppi_mean === null || c.ppi_mean === undefined) return "–";
       return el("div", { class: "ppi", title: c.n_labelled + " human labels of " + c.n_judged + " judged cases" },
         el("strong", null, num(c.ppi_mean)), " (n=" + c.n_labelled + ")",
-        el("div", { class: "dir" }, c.ppi_ci ? "[" + num(c.ppi_ci[0]) + ", " + num(c.ppi_ci[1]) + "]" : "interval needs 2+ labelled and unlabelled"));
+        el("div", { class: "dir" }, c.ppi_ci ? "[" + num(c.ppi_ci[0]) + ", " + num(c.ppi_ci[1]) + "]" : "interval needs 2+ labelled and unlabelled"),
+        c.annotators ? el("div", { class: "dir agreement", title: "Krippendorff's alpha (interval, on the bands): among the annotators, and with the judge as one more" },
+          c.annotators + " annotator" + (c.annotators === 1 ? "" : "s") + " · α " + num(c.annotator_alpha) + " · judge α " + num(c.judge_alpha)) : null);
     }
     var body = el("tbody");
     data.metrics.forEach(function (m) {
       var row = el("tr", { class: "clickable", "data-metric": m.name },
-        el("td", null, el("div", null, m.name), el("div", { class: "dir" }, direction(m))),
+        el("td", null, el("div", null, m.name), el("div", { class: "dir" }, direction(m)),
+          m.note ? el("div", { class: "dir note" }, m.note) : null),
         el("td", { class: "num" }, el("strong", null, num(m.mean))),
         el("td", { class: "num" }, m.ci ? "[" + num(m.ci[0]) + ", " + num(m.ci[1]) + "]" : "–"),
         el("td", { class: "num calibrated" }, corrected(m.name)),

@@ -1,0 +1,179 @@
+"""The whole run against the physical floor (issue 24, item 5).
+
+On the same recorded 100,000 cases (``_synthetic.write_recorded_run``), each a
+fresh child process timed from its start, start-up included:
+
+1. the floor: one plain Python process reads the dataset and the recorded
+   outputs, parses every line with ``json.loads`` and scores the four original
+   retrieval metrics with pytrec_eval (``P_5``, ``recall_5``, ``recip_rank``,
+   ``ndcg_cut_5``) on each qa case with a recorded retrieval; nothing is
+   validated or stored;
+2. ``ragproof run --shards 2 --metrics`` the four retrieval metrics (fresh store
+   and Dagster home): validation, Dagster, the store, the report;
+3. the same command with every default metric selected (no ``--metrics``).
+
+The floor runs before and after the commands and the lower of the two is used,
+so a load spike during one floor run does not flatter the commands. Target:
+the four-metric command at most 2x the floor. The machine is shared: the
+1-minute load is printed beside every figure.
+
+``python -m benchmarks.run_floor [--cases N] [--quick]``; ``--floor DATASET
+OUTPUTS`` is the floor's child process.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import sys
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+
+from benchmarks._common import (
+    PYTHON,
+    REPO,
+    WORK,
+    Table,
+    clean_env,
+    count,
+    publish,
+    run_measured,
+    seconds,
+    verdict,
+)
+from benchmarks._synthetic import write_recorded_run
+
+FOUR = (
+    "retrieval.precision_at_k",
+    "retrieval.recall_at_k",
+    "retrieval.mrr",
+    "retrieval.ndcg_at_k",
+)
+MEASURES = ("P_5", "recall_5", "recip_rank", "ndcg_cut_5")
+TARGET_RATIO = 2.0
+
+
+def floor(dataset: str, outputs: str) -> dict:
+    """Read, parse and score with pytrec_eval: the least a run of this input can do."""
+    import pytrec_eval
+
+    qrels: dict[str, dict[str, int]] = {}
+    with open(dataset, encoding="utf-8") as lines:
+        for line in lines:
+            case = json.loads(line)
+            relevant = case.get("expected_source_ids")
+            if case.get("kind", "qa") == "qa" and relevant:
+                qrels[case["id"]] = dict.fromkeys(relevant, 1)
+    run: dict[str, dict[str, float]] = {}
+    with open(outputs, encoding="utf-8") as lines:
+        for line in lines:
+            output = json.loads(line)
+            chunks = output.get("retrieve")
+            if chunks is None or output["case_id"] not in qrels:
+                continue
+            ranking: dict[str, float] = {}
+            for rank, chunk in enumerate(chunks):
+                # First occurrence wins, scores strictly decreasing: pytrec's order is ours.
+                ranking.setdefault(chunk["id"], float(len(chunks) - rank))
+            run[output["case_id"]] = ranking
+    judged = {case_id: qrels[case_id] for case_id in run}
+    scores = pytrec_eval.RelevanceEvaluator(judged, set(MEASURES)).evaluate(run)
+    means = {m: sum(s[m] for s in scores.values()) / len(scores) for m in MEASURES}
+    return {"scored": len(scores), "means": means}
+
+
+def _measure(cmd: list[str], env: dict[str, str]) -> dict:
+    load = os.getloadavg()[0]
+    child = run_measured(cmd, env, REPO, timeout=3600)
+    if child.returncode != 0:
+        raise RuntimeError(f"{cmd[:4]} failed ({child.returncode}):\n{child.stderr[-3000:]}")
+    return {
+        "wall_s": child.wall_s,
+        "cpu_s": child.cpu_s,
+        "rss_mb": child.max_rss_mib * 2**20 / 1e6,
+        "load": load,
+        "out": json.loads(child.stdout),
+    }
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--cases", type=int, default=100_000)
+    parser.add_argument("--quick", action="store_true", help="2,000 cases")
+    parser.add_argument("--emit", type=Path)
+    parser.add_argument("--floor", nargs=2, metavar=("DATASET", "OUTPUTS"))
+    args = parser.parse_args(argv)
+    if args.floor:
+        print(json.dumps(floor(*args.floor)))
+        return
+    n = 2_000 if args.quick else args.cases
+    recorded = write_recorded_run(WORK / f"shards-{n}", n)
+    floor_cmd = [PYTHON, "-m", "benchmarks.run_floor", "--floor",
+                 str(recorded.dataset), str(recorded.outputs)]  # fmt: skip
+    home = Path(tempfile.mkdtemp(prefix="run-floor-", dir=WORK))
+
+    def command(name: str, *extra: str) -> dict:
+        env = clean_env(
+            RAGPROOF_STORE=str(home / name / "store"), DAGSTER_HOME=str(home / name / "dagster")
+        )
+        return _measure(recorded.run_command("--shards", "2", *extra), env)
+
+    try:
+        floors = [_measure(floor_cmd, clean_env())]
+        four = command("four", "--metrics", ",".join(FOUR))
+        every = command("every")
+        floors.append(_measure(floor_cmd, clean_env()))
+    finally:
+        shutil.rmtree(home, ignore_errors=True)
+    best = min(floors, key=lambda m: m["wall_s"])
+    rows = [
+        [f"floor: read + `json.loads` + pytrec_eval, one process (run {i})",
+         seconds(m["wall_s"]), seconds(m["cpu_s"]), f"{m['rss_mb']:,.0f} MB",
+         "-", f"{m['load']:.2f}"]
+        for i, m in enumerate(floors, start=1)
+    ]  # fmt: skip
+    for label, m in (
+        ("`ragproof run --shards 2 --metrics` (the four retrieval metrics)", four),
+        ("`ragproof run --shards 2` (every default metric)", every),
+    ):
+        rows.append(
+            [label, seconds(m["wall_s"]), seconds(m["cpu_s"]), f"{m['rss_mb']:,.0f} MB",
+             f"{m['wall_s'] / best['wall_s']:.2f}x", f"{m['load']:.2f}"]
+        )  # fmt: skip
+    ratio = four["wall_s"] / best["wall_s"]
+    same = all(
+        abs(four["out"]["metrics"][name]["mean"] - best["out"]["means"][measure]) < 1e-12
+        for name, measure in zip(FOUR, MEASURES, strict=True)
+    )
+    table = Table(
+        f"The whole run against the floor: {count(n)} recorded cases "
+        f"({recorded.megabytes:,.0f} MB of input)",
+        [
+            "process",
+            "wall",
+            "CPU",
+            "peak RSS (the command's own process)",
+            "vs floor",
+            "1-min load before",
+        ],
+        rows,
+        [
+            f"Four-metric command / floor: {ratio:.2f}x (target <= {TARGET_RATIO:g}x): "
+            f"{verdict(ratio <= TARGET_RATIO)}. 'vs floor' divides by the faster floor run.",
+            f"The command's four means equal pytrec_eval's over the same cases: {same} "
+            f"({count(best['out']['scored'])} cases scored).",
+            "Every figure is a fresh child process timed from its start (imports included); "
+            "CPU is its user + system (the command's step processes included when Dagster's "
+            "forkserver is its child). The floor validates and stores nothing.",
+            "The machine is shared with seven other engineers' sessions (tests, benchmarks): "
+            "the 1-minute load is beside each figure, and ratios come from runs side by side.",
+        ],
+    )
+    publish([table], args.emit)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
