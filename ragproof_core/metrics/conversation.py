@@ -14,7 +14,8 @@ assistant turn from the second on:
 - a conversation with a failed turn is a case failure of this metric (its
   reason names the first failed turn).
 
-Single cases are not conversations: they skip the metric.
+A single case is no conversation: a run gives it no row of this metric, and a
+run without conversations has no summary row for it (``metrics.aggregate``).
 """
 
 from __future__ import annotations
@@ -37,8 +38,8 @@ from ragproof_core.model import (
     skipped,
 )
 
-# After robustness, before the system's own cost (metrics.registry).
-REPORT_ORDER = 65
+# After the system's own cost (metrics.registry).
+REPORT_ORDER = 75
 KNOWLEDGE_RETENTION = "conversation.knowledge_retention"
 PROMPT = "knowledge_retention"
 
@@ -95,7 +96,8 @@ def score_knowledge_retention(
 
 
 def plan_single_case(case: Case, output: CaseOutput, has_judge: bool, params: Any) -> Planned:
-    """What a single case gets: it is not a conversation (a turn gets no row at all)."""
+    """The metric asked of one case alone: a case is not a conversation. Runs never ask
+    it (``run.evaluate`` asks ``plan_knowledge_retention`` of each conversation)."""
     return skipped(case.id, KNOWLEDGE_RETENTION, NOT_A_CONVERSATION)
 
 

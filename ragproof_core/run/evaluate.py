@@ -79,7 +79,12 @@ class Selection:
 
     @classmethod
     def from_settings(cls, settings: RunSettings, registry: Registry = REGISTRY) -> Selection:
-        return cls(registry.select(settings.metrics), registry)
+        names = registry.select(settings.metrics)
+        if not settings.metrics:
+            # As config.settings spells out a run's stored selection: a conversation's
+            # own metrics leave rows only where a run has conversations.
+            names = (*names, *registry.conversation_names)
+        return cls(names, registry)
 
     @cached_property
     def specs(self) -> tuple[MetricSpec, ...]:
@@ -113,8 +118,13 @@ class Selection:
 
     @cached_property
     def judged(self) -> tuple[MetricSpec, ...]:
-        """Selected judged metrics asked on their own in per_metric mode."""
-        return tuple(m for m in self.specs if m.group is None and m.plan is not None)
+        """Selected judged metrics asked of a case on their own in per_metric mode (a
+        conversation's own metrics are asked of the conversation: ``conversational``)."""
+        return tuple(
+            m
+            for m in self.specs
+            if m.group is None and m.plan is not None and not m.per_conversation
+        )
 
     @cached_property
     def judged_groups(self) -> tuple[MetricGroup, ...]:
@@ -124,7 +134,7 @@ class Selection:
     @cached_property
     def planned(self) -> tuple[MetricSpec, ...]:
         """Every selected metric with a plan: the parts of combined mode's request."""
-        return tuple(m for m in self.specs if m.plan is not None)
+        return tuple(m for m in self.specs if m.plan is not None and not m.per_conversation)
 
     @cached_property
     def conversational(self) -> tuple[MetricSpec, ...]:
@@ -132,17 +142,8 @@ class Selection:
         return tuple(m for m in self.specs if m.per_conversation)
 
     @cached_property
-    def turn_judged(self) -> tuple[MetricSpec, ...]:
-        """``judged`` for a conversation's turn: its conversation's own metrics left out."""
-        return tuple(m for m in self.judged if not m.per_conversation)
-
-    @cached_property
-    def turn_planned(self) -> tuple[MetricSpec, ...]:
-        return tuple(m for m in self.planned if not m.per_conversation)
-
-    @cached_property
-    def turn_names(self) -> tuple[str, ...]:
-        """The names a conversation's turn has rows for: all but the conversation's own."""
+    def case_names(self) -> tuple[str, ...]:
+        """The names a case or a turn has rows for: all but a conversation's own."""
         own = {m.name for m in self.conversational}
         return tuple(name for name in self.names if name not in own)
 
@@ -168,10 +169,11 @@ def deterministic_results(
 def failure_results(
     case: Case, output: CaseOutput, selection: Selection = ALL_METRICS
 ) -> list[MetricResult]:
-    """A case failure counts in every metric's error count and enters no mean (a turn's in
-    every metric of a turn: its conversation's own metrics have their row under its id)."""
-    names = selection.names if case.turn is None else selection.turn_names
-    return [case_error(case.id, name, output.error or "case failed") for name in names]
+    """A case failure counts in every metric's error count and enters no mean (a
+    conversation's own metrics have their row under the conversation's id)."""
+    return [
+        case_error(case.id, name, output.error or "case failed") for name in selection.case_names
+    ]
 
 
 async def conversation_results(
@@ -235,8 +237,7 @@ async def judged_results(
     if getattr(judge, "mode", "per_metric") == "combined":
         # CONTRACT section 12: one request per case carrying every judge prompt,
         # the judged retrieval metrics' context_relevance part included.
-        planned = selection.planned if case.turn is None else selection.turn_planned
-        chosen = tuple((m.name, per_metric_function(m, params)) for m in planned)
+        chosen = tuple((m.name, per_metric_function(m, params)) for m in selection.planned)
         with attributed_to("combined"):
             return list(
                 await run_judged(
@@ -264,7 +265,7 @@ async def judged_results(
                 results = tuple(skipped(case.id, name, BUDGET_REASON) for name in group.members)
         return [r for r in results if r.metric in selection.names]
 
-    jobs = [one(m) for m in (selection.judged if case.turn is None else selection.turn_judged)]
+    jobs = [one(m) for m in selection.judged]
     jobs.extend(together(group) for group in selection.judged_groups)
     return [r for rs in await asyncio.gather(*jobs) for r in rs]
 
@@ -280,8 +281,7 @@ async def _unjudged_results(
     the refusal heuristic) at once. Nothing is asked, so there is no usage to attribute,
     no budget to hit and no jury to combine: the per-metric wrappers are left out, as
     they cost more than the metrics themselves on a million cases."""
-    judged = selection.judged if case.turn is None else selection.turn_judged
-    results = [await run_plan(m.plan(case, output, False, params), None) for m in judged]
+    results = [await run_plan(m.plan(case, output, False, params), None) for m in selection.judged]
     for group in selection.judged_groups:
         together = await group.ask(case, output, None, params)
         results.extend(r for r in together if r.metric in selection.names)
