@@ -24,6 +24,7 @@ from ragproof_cli import (
     generate_qa,
     importing,
     plan,
+    probe,
     report,
     run,
     serve,
@@ -46,6 +47,7 @@ def build_parser() -> argparse.ArgumentParser:
     generate_qa.register(generate.register(sub))
     importing.register(sub)
     plan.register(sub)
+    probe.register(sub)
     report.register(sub)
     serve.register(sub)
     sql.register(sub)

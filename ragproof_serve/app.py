@@ -65,11 +65,22 @@ class Browser:
 
     def __post_init__(self) -> None:
         self._lock = threading.Lock()
+        self._records: dict[str, RunRecord] = {}
         self._moments: dict[str, list[MetricMoments]] = {}
         self._queues: dict[tuple[str, str | None, int, int], LabelQueue] = {}
 
     def records(self) -> list[RunRecord]:
-        return self.store.list_runs()
+        """The finished runs, oldest first: one listing, and only new runs' records read."""
+        with self._lock:
+            known = dict(self._records)
+        records = self.store.list_runs(known=known)
+        with self._lock:
+            self._records.update((r.run_id, r) for r in records)
+        return records
+
+    def warm(self) -> None:
+        """Read every run's record and moments once, before the first page asks for them."""
+        self.moments([r.run_id for r in self.records()])
 
     def moments(self, run_ids: Sequence[str]) -> list[MetricMoments]:
         """Every metric's moments of each run; a finished run's are read only once."""
@@ -152,8 +163,10 @@ def build_app(browser: Browser, port: int) -> Starlette:
     """The app for ``browser``'s store, answering as 127.0.0.1:``port`` only."""
     store = browser.store
 
-    def guarded(handler: Callable[[Request], Response]) -> Callable[[Request], Response]:
-        # Sync handlers: Starlette runs them in its thread pool, off the event loop.
+    def shown(handler: Callable[[Request], Response]) -> Callable[[Request], Response]:
+        """A page handler whose bad input is a page saying so (404 or 400), not a 500.
+        Sync handlers: Starlette runs them in its thread pool, off the event loop."""
+
         def run(request: Request) -> Response:
             try:
                 return handler(request)
@@ -284,14 +297,14 @@ def build_app(browser: Browser, port: int) -> Starlette:
             return JSONResponse({"error": str(exc).strip("'\"")}, status_code=400)
 
     routes = [
-        Route("/", guarded(home)),
-        Route("/runs", guarded(runs_page)),
-        Route("/runs/{run_id}", guarded(run_page)),
-        Route("/runs/{run_id}/report", guarded(report)),
-        Route("/runs/{run_id}/cases", guarded(cases)),
-        Route("/trends", guarded(trends)),
-        Route("/compare", guarded(compare)),
-        Route("/label/{run_id}", guarded(label_page)),
+        Route("/", shown(home)),
+        Route("/runs", shown(runs_page)),
+        Route("/runs/{run_id}", shown(run_page)),
+        Route("/runs/{run_id}/report", shown(report)),
+        Route("/runs/{run_id}/cases", shown(cases)),
+        Route("/trends", shown(trends)),
+        Route("/compare", shown(compare)),
+        Route("/label/{run_id}", shown(label_page)),
         Route("/api/labels", post_label, methods=["POST"]),
     ]
     return Starlette(routes=routes, middleware=[Middleware(SameOriginGuard, hosts=own_hosts(port))])

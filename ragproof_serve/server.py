@@ -40,6 +40,7 @@ def serve(browser: Browser, port: int = 0, *, out: TextIO = sys.stdout) -> None:
     """Serve until interrupted; prints the page's URL first."""
     sock = bind(port)
     port = sock.getsockname()[1]
+    browser.warm()
     app = build_app(browser, port)
     path = f"/label/{browser.label.run_id}" if browser.label is not None else "/"
     print(f"ragproof: serving {browser.store.layout.location} at http://{HOST}:{port}/", file=out)

@@ -1,5 +1,5 @@
 """The data of the results browser's run pages (CONTRACT section 22): the runs list,
-one run, and two runs compared.
+one run (with its latest judge bias probe), and two runs compared.
 
 Each function returns a JSON-ready dict that ``app_page.render_app_page`` embeds.
 A comparison is ``compare.compare_runs`` itself, as ``ragproof compare`` runs it:
@@ -53,6 +53,17 @@ def run_data(store: RunStore, record: RunRecord, records: Sequence[RunRecord]) -
             for metric in registry.order(set(summaries))
         ],
         "others": [o for o in others if o != record.run_id],
+        "probes": [probe_row(row) for row in store.probes(record.run_id)],
+    }
+
+
+def probe_row(row: dict[str, Any]) -> dict[str, Any]:
+    """One row of the run's latest judge bias probe (``ragproof probe``), JSON-ready."""
+    keys = ("metric", "perturbation", "cases", "changed", "share", "ci_low", "ci_high")
+    return {
+        **{key: row[key] for key in keys},
+        "judge_model": row["judge_model"],
+        "created_at": row["created_at"].isoformat(),
     }
 
 

@@ -45,39 +45,31 @@ def search_cases(store: RunStore, run_id: str, query: CaseQuery) -> dict[str, An
         store.get_run(run_id)  # RunNotFound for an unknown or unfinished run
         raise FileNotFoundError(f"run {run_id!r} has no stored cases")
     needle = query.text.strip().lower()
-    by_status = bool(query.status or query.metric)
+    # Only the filters asked for are in the statement: no scan of the results for a
+    # text search alone, no text scan for a status filter alone.
+    where, params = [], [dataset, outputs]
+    if needle:
+        where.append(
+            "(contains(lower(d.id), ?) OR contains(lower(d.question), ?) "
+            "OR contains(lower(coalesce(o.answer_text, '')), ?))"
+        )
+        params += [needle, needle, needle]
+    if query.status or query.metric:
+        tests = [t for t, v in (("metric = ?", query.metric), ("status = ?", query.status)) if v]
+        where.append(
+            "d.id IN (SELECT case_id FROM read_parquet(?, union_by_name = true) "
+            f"WHERE {' AND '.join(tests)})"
+        )
+        params += [results, *(v for v in (query.metric, query.status) if v)]
+    sql = (
+        "SELECT d.id, d.kind, d.question, o.answer_text, count(*) OVER () AS total "
+        "FROM read_parquet(?, file_row_number = true) AS d "
+        "LEFT JOIN read_parquet(?, union_by_name = true) AS o ON o.case_id = d.id "
+        + (f"WHERE {' AND '.join(where)} " if where else "")
+        + "ORDER BY d.file_row_number LIMIT ? OFFSET ?"
+    )
     with reader(store) as con:
-        rows = con.execute(
-            """
-            WITH d AS (SELECT id, question, kind, file_row_number AS pos
-                       FROM read_parquet(?, file_row_number = true)),
-                 o AS (SELECT case_id, answer_text FROM read_parquet(?, union_by_name = true)),
-                 r AS (SELECT DISTINCT case_id FROM read_parquet(?, union_by_name = true)
-                       WHERE (? = '' OR metric = ?) AND (? = '' OR status = ?))
-            SELECT d.id, d.kind, d.question, o.answer_text, count(*) OVER () AS total
-            FROM d LEFT JOIN o ON o.case_id = d.id
-            WHERE (? = '' OR contains(lower(d.id), ?) OR contains(lower(d.question), ?)
-                   OR contains(lower(coalesce(o.answer_text, '')), ?))
-              AND (NOT ? OR d.id IN (SELECT case_id FROM r))
-            ORDER BY d.pos LIMIT ? OFFSET ?
-            """,
-            [
-                dataset,
-                outputs,
-                results,
-                query.metric,
-                query.metric,
-                query.status,
-                query.status,
-                needle,
-                needle,
-                needle,
-                needle,
-                by_status,
-                query.limit,
-                query.offset,
-            ],
-        ).fetchall()
+        rows = con.execute(sql, [*params, query.limit, query.offset]).fetchall()
         ids = [row[0] for row in rows]
         scores = con.execute(
             "SELECT case_id, metric, status, value FROM read_parquet(?, union_by_name = true) "

@@ -395,10 +395,18 @@ def _scores(
         codes[positions[known]] = code_of[status_codes[rows]][known]
         values = np.full(len(case_ids), np.nan)
         values[positions[known]] = value_column[rows][known]
-        rounded = np.round(values, VALUE_DECIMALS).astype(object)
-        rounded[np.isnan(values)] = None
-        out[str(metric)] = {"s": "".join(codes.tolist()), "v": rounded.tolist()}
+        out[str(metric)] = {"s": "".join(codes.tolist()), "v": _shared_values(values)}
     return {m: out[m] for m in metrics if m in out}
+
+
+def _shared_values(values: np.ndarray) -> list[float | None]:
+    """``values`` rounded, as a list holding one float object per distinct value (None for
+    NaN): a million cases' scores take a few distinct values, and a float object each
+    would cost four times the list itself."""
+    levels, inverse = np.unique(np.round(values, VALUE_DECIMALS), return_inverse=True)
+    shared = levels.astype(object)
+    shared[np.isnan(levels)] = None
+    return shared[inverse].tolist()
 
 
 def _obeyed_injections(frame: pd.DataFrame) -> list[str]:
@@ -479,11 +487,18 @@ class _LoadedRun:
         kept = []
         for part in store.table_parts(self.record.run_id, table):
             file = store.files.parquet_file(part)
-            for batch in file.iter_batches(batch_size=_RAW_BATCH_ROWS):
-                mask = pc.is_in(batch.column(key), value_set=ids)
-                if pc.any(mask).as_py():
-                    rows = pa.Table.from_batches([batch.filter(mask)])
-                    kept.append(schema.conform(rows, table_schema))
+            for group in range(file.metadata.num_row_groups):
+                # The key column alone says whether a row group holds a wanted case;
+                # only those groups are decoded in full. The worst cases, failures
+                # and obeyed injections sort by case id, so most groups are passed over.
+                keys = file.read_row_group(group, columns=[key]).column(key)
+                if not pc.any(pc.is_in(keys, value_set=ids)).as_py():
+                    continue
+                for batch in file.iter_batches(batch_size=_RAW_BATCH_ROWS, row_groups=[group]):
+                    mask = pc.is_in(batch.column(key), value_set=ids)
+                    if pc.any(mask).as_py():
+                        rows = pa.Table.from_batches([batch.filter(mask)])
+                        kept.append(schema.conform(rows, table_schema))
         # Arrow's allocator keeps freed batches for reuse; the report needs the memory back.
         pa.default_memory_pool().release_unused()
         return pa.concat_tables(kept) if kept else table_schema.empty_table()

@@ -191,6 +191,14 @@ def test_runs_list_trend_report_comparison_and_case_search(browser, store, app):
     assert page.title() == f"ragproof report: {worse}"
     assert page.locator(f"#comparison-table tr[data-metric='{GROUNDEDNESS}']").count() == 1
 
+    # Runs judged differently are refused, as `compare` refuses them, unless asked.
+    p.open(f"/compare?a={other}&b={good}")
+    assert "were judged differently" in page.locator("#refused pre").inner_text()
+    page.click("#allow-mixed")
+    p.ready()
+    assert "mixed judges" in page.locator("#compare-head").inner_text()
+    assert page.locator("#comparison-table tbody tr").count() > 0
+
     # A trend: each run's mean with its interval, from the stored scores.
     p.open("/trends?dataset=" + quote(SERVE_DATASET, safe=""))
     card = page.locator(f".trend-card[data-metric='{GROUNDEDNESS}']")

@@ -203,6 +203,8 @@
       }), [0, 1, 1, 1, 1, 1, 1, 1]));
     if (data.probes && data.probes.length) {
       var p = section("probes", "Latest judge bias probe");
+      p.appendChild(el("p", { class: "sub" }, "ragproof probe of " + data.probes[0].judge_model + " at " +
+        data.probes[0].created_at.slice(0, 19).replace("T", " ") + " UTC: how many verdicts changed band when the material was perturbed (Wilson 95% interval)."));
       p.appendChild(table("probes-table", ["metric", "perturbation", "cases", "changed", "share", "95% CI"],
         data.probes.map(function (row) {
           return el("tr", null, cell(row.metric), cell(row.perturbation), cell(row.cases, true), cell(row.changed, true),
@@ -274,7 +276,7 @@
     if (data.refused) {
       var r = section("refused", "Not compared");
       r.appendChild(el("pre", { class: "error" }, data.refused));
-      if (data.mixed_judges) r.appendChild(el("p", null, link(["compare"], { a: data.a.run_id, b: data.b.run_id, allow_mixed_judges: "1" }, "Compare anyway (flagged)", { id: "allow-mixed" })));
+      if (data.mixed_judges) r.appendChild(el("p", null, link(["compare"], { a: data.a.run_id, b: data.b.run_id, allow_mixed: "1" }, "Compare anyway (flagged)", { id: "allow-mixed" })));
       return;
     }
     var cmp = data.comparison;
