@@ -57,24 +57,20 @@ def _fixtures(args: argparse.Namespace) -> int:
     judge = make_judge(env, open_store().layout.judge_cache_path, use_cache=not args.no_cache)
     if judge is None:
         raise UsageError("calibrate needs a judge: set RAGPROOF_JUDGE_MODEL")
-    if extra and judge.mode == "combined":
-        raise UsageError(
-            "calibrate --config: a config's rubric metrics are calibrated in per_metric mode; "
-            "add --mode per_metric"
-        )
     give_rubrics(judge, [table for table, _ in extra])
+    rubrics = [(custom_metric(table), fixtures) for table, fixtures in extra]
 
     async def run():
         try:
             if judge.mode == "combined":
                 return await calibrate_combined(
-                    judge, exact_threshold=args.exact, within_threshold=args.within
+                    judge,
+                    exact_threshold=args.exact,
+                    within_threshold=args.within,
+                    extra=rubrics,
                 )
             return await calibrate(
-                judge,
-                exact_threshold=args.exact,
-                within_threshold=args.within,
-                extra=[(custom_metric(table), fixtures) for table, fixtures in extra],
+                judge, exact_threshold=args.exact, within_threshold=args.within, extra=rubrics
             )
         finally:
             await judge.drain()

@@ -30,10 +30,9 @@ import dagster as dg
 
 from ragproof_assets.evaluation.assets import GROUP
 from ragproof_assets.evaluation.config import EVAL_OP, PROGRESS_TAG, EvalRunConfig
-from ragproof_assets.evaluation.io_managers import JudgeIOManager
 from ragproof_assets.evaluation.partitions import evaluation_runs
 from ragproof_assets.evaluation.progress import progress_bar
-from ragproof_assets.evaluation.resources import StoreResource
+from ragproof_assets.evaluation.resources import JudgeResource, StoreResource
 from ragproof_assets.evaluation.table_schemas import CASE_RESULTS_COLUMNS, OUTPUTS_COLUMNS
 from ragproof_core.adapters.loading import AdapterLoadError
 from ragproof_core.adapters.runner import close_adapter
@@ -125,7 +124,7 @@ def launched_adapter(context: dg.OpExecutionContext, manifest: RunManifest) -> A
 def evaluate_shard(
     context: dg.OpExecutionContext,
     eval_dataset: StoredTable,
-    judge_io_manager: dg.ResourceParam[JudgeIOManager],
+    judge_resource: JudgeResource,
 ):
     run_id = context.partition_key
     index = _shard_index(context)
@@ -146,7 +145,7 @@ def evaluate_shard(
     # Shared by the judge cache, the ledger recorder and the result writes below: once
     # one of them cannot write, the judge sends no further request.
     health = StoreHealth()
-    judge = judge_io_manager.open_judge(
+    judge = judge_resource.open_judge(
         use_cache=manifest.use_cache,
         concurrency=settings.concurrency,
         table=manifest.judge,
@@ -266,7 +265,7 @@ def _store_fault(exc: StoreWriteError) -> dg.Failure:
     ins={"shards_done": dg.In(dg.Nothing)},
     out={
         "adapter_outputs": dg.Out(StoredTable, io_manager_key="table_io_manager"),
-        "judge_verdicts": dg.Out(io_manager_key="judge_io_manager"),
+        "judge_verdicts": dg.Out(io_manager_key="judge_ledger_io_manager"),
         "case_scores": dg.Out(StoredTable, io_manager_key="table_io_manager"),
     },
     description="Add the shards' reports up: the run's outputs, judge ledger and case scores.",
@@ -349,7 +348,7 @@ def _distributions(run_store, run_id: str) -> str:
             metadata={"dagster/column_schema": OUTPUTS_COLUMNS},
         ),
         "judge_verdicts": dg.AssetOut(
-            io_manager_key="judge_io_manager",
+            io_manager_key="judge_ledger_io_manager",
             description="The judge's work in this run: model, prompt hashes, requests, cache "
             "hits and cost. Verdicts themselves are cached by (model, prompt hash, input hash).",
         ),
