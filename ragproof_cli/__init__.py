@@ -24,8 +24,10 @@ from ragproof_cli import (
     generate_qa,
     importing,
     plan,
+    probe,
     report,
     run,
+    serve,
     sql,
 )
 from ragproof_cli.errors import OneLineParser, debug_requested, report_error
@@ -45,7 +47,9 @@ def build_parser() -> argparse.ArgumentParser:
     generate_qa.register(generate.register(sub))
     importing.register(sub)
     plan.register(sub)
+    probe.register(sub)
     report.register(sub)
+    serve.register(sub)
     sql.register(sub)
     return parser
 

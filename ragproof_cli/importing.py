@@ -1,6 +1,7 @@
-"""`ragproof import`: test sets and recorded outputs from BEIR, TREC, RAGAS and DeepEval files.
+"""`ragproof import`: test sets and recorded outputs from BEIR, TREC, RAGAS and DeepEval files,
+and from OpenTelemetry traces (OTLP/JSON with OpenInference attributes).
 
-CONTRACT section 11. The work is in ``ragproof_core.data.importers``; this module
+CONTRACT sections 11 and 18. The work is in ``ragproof_core.data.importers``; this module
 parses arguments, writes the files (all or none) and prints what it wrote.
 Bad input is one line ``ragproof: PATH:LINE: reason``, exit 1, and no file written.
 """
@@ -14,6 +15,7 @@ from ragproof_cli.common import EXIT_OK, UsageError
 from ragproof_core.data.dataset import DatasetError
 from ragproof_core.data.importers.beir import corpus_chunks, import_beir
 from ragproof_core.data.importers.deepeval import import_deepeval
+from ragproof_core.data.importers.otlp import import_otlp
 from ragproof_core.data.importers.ragas import import_ragas
 from ragproof_core.data.importers.trec import import_trec
 from ragproof_core.data.importers.writer import write_files
@@ -50,6 +52,14 @@ def cmd_import_ragas(args: argparse.Namespace) -> int:
 def cmd_import_deepeval(args: argparse.Namespace) -> int:
     _distinct_outputs(args, "out", "recorded_out")
     return _write_cases_and_outputs(args, _bad_input_as_usage(lambda: import_deepeval(args.file)))
+
+
+def cmd_import_otlp(args: argparse.Namespace) -> int:
+    _distinct_outputs(args, "out", "recorded_out")
+    if not 0.0 < args.sample <= 1.0:
+        raise UsageError(f"--sample: expected a rate in (0, 1], got {args.sample:g}")
+    imported = _bad_input_as_usage(lambda: import_otlp(args.files, args.sample, args.seed))
+    return _write_cases_and_outputs(args, imported)
 
 
 def _write_cases_and_outputs(args: argparse.Namespace, imported) -> int:
@@ -145,3 +155,33 @@ def register(sub: argparse._SubParsersAction) -> None:
             help="also write the recorded outputs (responses and contexts)",
         )
         parser.set_defaults(func=handler)
+
+    otlp = formats.add_parser(
+        "otlp", help="OpenTelemetry traces in OTLP/JSON with OpenInference attributes"
+    )
+    otlp.add_argument(
+        "files",
+        nargs="+",
+        metavar="FILE",
+        help="OTLP/JSON files ({resourceSpans: [...]} documents, one a line or one a file); "
+        "a trace split over several files is one case",
+    )
+    otlp.add_argument(
+        "--out", required=True, metavar="CASES", help="cases file to write (JSON Lines)"
+    )
+    otlp.add_argument(
+        "--recorded-out",
+        required=True,
+        metavar="OUTPUTS",
+        help="recorded outputs to write: answers, retrievals, steps, usage and latency_s",
+    )
+    otlp.add_argument(
+        "--sample",
+        type=float,
+        default=1.0,
+        metavar="RATE",
+        help="keep a trace when int(sha256(SEED:TRACE_ID), 16) / 16**64 < RATE, a session "
+        "by its session id (default 1: keep all)",
+    )
+    otlp.add_argument("--seed", default="0", metavar="S", help="the sampling seed (default 0)")
+    otlp.set_defaults(func=cmd_import_otlp)

@@ -8,8 +8,8 @@ The interface the labelling pages use::
     state.next                               # a LabelItem, or None when all are done
     queue.record(store, case_id, metric, score, "ann")   # stored at once
 
-The sample is drawn once per (run, metric selection, size, seed), so every
-reload, process or machine sees the same items in the same order; where a
+The sample is drawn once per (run, metric, size, seed), so every reload,
+process or machine sees the same items in the same order; where a
 person stopped is read back from the store (``RunStore.labelled``, one
 listing), never kept in memory. Several annotators label the same sample,
 each at their own pace.
@@ -23,6 +23,7 @@ over-sampling a rare band would over-weight that band's judge error.
 
 from __future__ import annotations
 
+import zlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -70,6 +71,12 @@ def stratified_sample(
         ids = strata[b]
         chosen += [ids[int(i)] for i in rng.choice(len(ids), size=count, replace=False)]
     return [chosen[int(i)] for i in rng.permutation(len(chosen))]
+
+
+def metric_rng(seed: int, metric: str) -> np.random.Generator:
+    """The generator of one metric's sample: seeded by ``seed`` and the metric's name, so
+    a metric's sample is the same whichever other metrics are sampled beside it."""
+    return np.random.default_rng([seed, zlib.crc32(metric.encode("utf-8"))])
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,8 +147,11 @@ class LabelQueue:
                 f"(judge metrics: {known})"
             )
         metrics = [metric] if metric is not None else metric_order(set(judged))
-        rng = np.random.default_rng(seed)
-        picked = [(m, c) for m in metrics for c in stratified_sample(judged[m], per_metric, rng)]
+        picked = [
+            (m, c)
+            for m in metrics
+            for c in stratified_sample(judged[m], per_metric, metric_rng(seed, m))
+        ]
         raw = _judge_replies(results, set(picked))
         cases = {c.id: c for c in store.read_dataset(run_id)}
         outputs = {o.case_id: o for o in store.read_outputs(run_id)}

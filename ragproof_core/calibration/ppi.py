@@ -116,3 +116,20 @@ def estimate(
         ppi_mean=ppi_mean,
         ppi_ci=ppi_ci,
     )
+
+
+def labels_for_half_width(
+    half_width: float, var_error: float, var_judge: float, n_judged: int, z: float = Z
+) -> int | None:
+    """The fewest labels n (2 <= n <= N - 2) whose PPI interval is at most ``half_width``
+    either side: ``z * sqrt(var_judge / (N - n) + var_error / n) <= half_width``, with
+    ``var_error`` the variance of human minus judge and ``var_judge`` of the judge's
+    scores. None when no n reaches it (the judge's own spread over N cases is already
+    wider). Human labels alone need ``ceil((z * sd(y) / half_width)^2)``."""
+    if half_width <= 0 or var_error < 0 or var_judge < 0:
+        raise ValueError("half_width must be positive and variances non-negative")
+    target = (half_width / z) ** 2
+    for n in range(2, n_judged - 1):
+        if var_judge / (n_judged - n) + var_error / n <= target:
+            return n
+    return None

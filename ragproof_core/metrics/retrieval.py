@@ -16,6 +16,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Sequence
 from collections.abc import Set as AbstractSet
+from functools import lru_cache
 from itertools import accumulate
 
 from ragproof_core.metrics.cutoff import split_cutoff
@@ -237,11 +238,33 @@ def retrieval_results(
         ]
         return four if wanted == RETRIEVAL_METRICS else [r for r in four if r.metric in wanted]
     results = []
-    for name in wanted:
-        base, cutoff = split_cutoff(name)
-        value = retrieval_value(base, ranked, case, relevant, cutoff or settings.k)
+    binary = case.source_grades is None
+    four: dict[str, float] | None = None
+    grades: dict[str, int] | None = None
+    for name, base, cutoff in _split_names(tuple(wanted)):
+        k = cutoff or settings.k
+        if binary and k == settings.k and base in _FOUR:
+            # The four binary metrics at run.k still share one pass (as above).
+            if four is None:
+                four = dict(
+                    zip(RETRIEVAL_METRICS, retrieval_scores(ranked, relevant, k), strict=True)
+                )
+            value = four[base]
+        elif base in _BY_GRADES:
+            # The judgments are built once per case, not once per measure.
+            if grades is None:
+                grades = case.judgments()
+            value = _BY_GRADES[base](ranked, grades, k)
+        else:
+            value = retrieval_value(base, ranked, case, relevant, k)
         results.append(MetricResult(case_id, name, scored, value))
     return results
+
+
+@lru_cache(maxsize=64)
+def _split_names(wanted: tuple[str, ...]) -> tuple[tuple[str, str, int | None], ...]:
+    """Each wanted name with its base name and cut-off, worked out once per selection."""
+    return tuple((name, *split_cutoff(name)) for name in wanted)
 
 
 # One pass over a case's ranking scores every selected retrieval metric (the four

@@ -35,7 +35,7 @@ from ragproof_core.config.redaction import redact as redact_secrets
 from ragproof_core.gc_pause import collector_paused
 from ragproof_core.metrics.registry import metric_order
 from ragproof_core.model import Case, CaseOutput, MetricResult, unfinished_conversation
-from ragproof_core.store import calibrations, files, result_tally, schema, views
+from ragproof_core.store import calibrations, files, probes, result_tally, schema, views
 from ragproof_core.store import labels as label_files
 from ragproof_core.store.handles import StoredTable
 from ragproof_core.store.layout import (
@@ -524,6 +524,32 @@ class RunStore:
                 done.add(digests[1])
         return {item for item in items if label_files.item_digest(*item) in done}
 
+    # --- judge bias probes (CONTRACT section 22) --------------------------------------------
+
+    def write_probe(self, result: Any, *, now: datetime | None = None) -> str:
+        """Store a ``calibration.probe.ProbeResult`` of a finished run; returns its id."""
+        if not self.is_finished(result.run_id):
+            raise RunNotFound(result.run_id, "the run has not finished")
+        created_at = now or datetime.now(UTC)
+        probe_id = new_run_id(now=created_at)
+        self.files.write_parquet(
+            self.layout.record_path(result.run_id, probes.PROBES, probe_id),
+            probes.encode_probe(result, probe_id, created_at),
+        )
+        return probe_id
+
+    def probes(self, run_id: str, *, latest: bool = True) -> list[dict[str, Any]]:
+        """A run's stored probe rows (``probes`` view columns): the latest probe's only
+        (what the app shows), or every probe's, oldest first. Empty if never probed."""
+        self._require_run(run_id)
+        rows: list[dict[str, Any]] = []
+        pattern = str(self.layout.record_dir(run_id, probes.PROBES) / "*.parquet")
+        for path in sorted(self.files.glob(pattern)):
+            table = schema.conform(self.files.parquet_file(path).read(), probes.PROBES_SCHEMA)
+            rows.extend(table.to_pylist())
+        rows.sort(key=lambda r: (r["created_at"], r["probe_id"]))
+        return probes.latest_probe(rows) if latest else rows
+
     # --- run records ----------------------------------------------------------------------
 
     def write_run(self, record: RunRecord) -> None:
@@ -545,16 +571,29 @@ class RunStore:
             raise RunNotFound(run_id, "the run has not finished") from None
         return records[0]
 
-    def list_runs(self) -> list[RunRecord]:
-        """Finished runs, oldest first (by ``started_at``, then ``run_id``)."""
-        records = []
+    def finished_run_ids(self) -> list[str]:
+        """Ids of the finished runs (those with a run record), from one listing."""
         pattern = str(self.layout.runs_dir / "*" / table_file_name("run"))
-        for path in self.files.glob(pattern):
-            if path.parent.name == SCHEMA_DIR_NAME:
+        return [
+            path.parent.name
+            for path in self.files.glob(pattern)
+            if path.parent.name != SCHEMA_DIR_NAME
+        ]
+
+    def list_runs(self, known: Mapping[str, RunRecord] | None = None) -> list[RunRecord]:
+        """Finished runs, oldest first (by ``started_at``, then ``run_id``).
+
+        ``known``: records already read (a run record never changes once written),
+        taken as they are instead of read again; the results browser keeps them.
+        """
+        records = []
+        for run_id in self.finished_run_ids():
+            if known is not None and run_id in known:
+                records.append(known[run_id])
                 continue
             try:
-                records.extend(schema.decode_runs(self.files.parquet_file(path).read()))
-            except FileNotFoundError:  # un-finished by a restart since the glob ran
+                records.append(self.get_run(run_id))
+            except RunNotFound:  # un-finished by a restart since the listing
                 continue
         return sorted(records, key=lambda r: (r.started_at, r.run_id))
 

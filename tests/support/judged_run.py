@@ -12,10 +12,13 @@ answer has two chunks, so reversing the context changes what a judge sees.
 from __future__ import annotations
 
 import json
+import re
 from datetime import UTC, datetime, timedelta
 
+from ragproof_core.calibration.probe import FILLER
 from ragproof_core.model import Answer, Case, CaseKind, CaseOutput, Chunk, scored
 from ragproof_core.store.run_store import RunRecord, RunStore
+from tests.support.judge_server import ReceivedRequest, default_content
 
 RELEVANCE = "generation.answer_relevance"
 GROUNDEDNESS = "generation.groundedness"
@@ -98,3 +101,28 @@ def write_judged_run(
         )
     )
     return run_id
+
+
+CASE_IN_QUESTION = re.compile(r"item (q\d+) say")
+
+
+def swayed_judge(request: ReceivedRequest) -> str:
+    """The local judge server's replies, swayed as scripted for the probe tests.
+
+    - answer_relevance: "irrelevant" for an answer padded with the probe's filler when
+      the case's number is odd, else the default "relevant";
+    - groundedness: every claim unsupported when the context comes reversed (its first
+      chunk is the case's ``-b`` chunk) and the case's number is even, else the default;
+    - anything else: the default reply.
+    """
+    blocks = request.blocks()
+    texts = {b["name"]: b["text"] for b in blocks if "id" not in b}
+    found = CASE_IN_QUESTION.search(texts.get("question", ""))
+    number = int(found.group(1)[1:]) if found else 0
+    if request.prompt == "answer_relevance" and FILLER in texts.get("answer", "") and number % 2:
+        return json.dumps({"verdict": "irrelevant"})
+    chunks = [b for b in blocks if "id" in b]
+    reversed_ = bool(chunks) and chunks[0]["id"].endswith("-b")
+    if request.prompt == "groundedness" and reversed_ and number % 2 == 0:
+        return json.dumps({"claims": [{"claim": texts["answer"], "supported": False}]})
+    return default_content(request)

@@ -8,7 +8,12 @@ import math
 import numpy as np
 import pytest
 
-from ragproof_core.calibration.ppi import estimate, mean_and_half_width, ppi_mean_and_half_width
+from ragproof_core.calibration.ppi import (
+    estimate,
+    labels_for_half_width,
+    mean_and_half_width,
+    ppi_mean_and_half_width,
+)
 
 # L (labelled): judge f and human y; U (unlabelled): judge f only. N = 7, n = 3.
 F_L = [0.5, 1.0, 0.0]
@@ -90,3 +95,16 @@ def test_vectorised_and_scalar_forms_agree() -> None:
     )
     assert mean.tolist() == [e.ppi_mean, e.ppi_mean]
     assert half.tolist() == pytest.approx([e.ppi_ci[1] - e.ppi_mean] * 2, abs=1e-15)
+
+
+def test_labels_for_a_given_interval_width_the_worked_number_of_docs_judge_md():
+    # docs/judge.md: N = 1,000, judge scores of variance 0.04, judge errors of variance
+    # 0.01, an interval of +-0.05: 17 labels (16 give +-0.0506); labels alone need 62.
+    assert labels_for_half_width(0.05, 0.01, 0.04, 1000) == 17
+    assert (
+        1.96 * math.sqrt(0.04 / 984 + 0.01 / 16) > 0.05 >= 1.96 * math.sqrt(0.04 / 983 + 0.01 / 17)
+    )
+    assert math.ceil((1.96 * 0.2 / 0.05) ** 2) == 62
+    # A noisy judge (error variance 0.03) needs 50; a width its spread alone exceeds, none.
+    assert labels_for_half_width(0.05, 0.03, 0.04, 1000) == 50
+    assert labels_for_half_width(0.001, 0.01, 0.04, 1000) is None

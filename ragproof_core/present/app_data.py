@@ -1,0 +1,96 @@
+"""The data of the results browser's run pages (CONTRACT section 22): the runs list,
+one run (with its latest judge bias probe), and two runs compared.
+
+Each function returns a JSON-ready dict that ``app_page.render_app_page`` embeds.
+A comparison is ``compare.compare_runs`` itself, as ``ragproof compare`` runs it:
+the app shows its paired statistics, never a second implementation of them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from ragproof_core.compare.comparison import (
+    MixedJudgesError,
+    MixedSettingsError,
+    RunSide,
+    compare_runs,
+)
+from ragproof_core.metrics.custom import stored_registry
+from ragproof_core.present.run_list import run_dict
+from ragproof_core.store.run_store import RunRecord, RunStore
+
+
+def datasets(records: Sequence[RunRecord]) -> list[str]:
+    return sorted({r.dataset for r in records})
+
+
+def runs_data(records: Sequence[RunRecord]) -> dict[str, Any]:
+    """Every finished run (oldest first) with what tells runs apart, as ``runs --json``."""
+    return {"runs": [run_dict(r) for r in records], "datasets": datasets(records)}
+
+
+def run_data(store: RunStore, record: RunRecord, records: Sequence[RunRecord]) -> dict[str, Any]:
+    """One run: its record, its metric summaries and the other runs of its dataset."""
+    registry = stored_registry(record.config_json)
+    summaries = {s["metric"]: s for s in store.summaries(record.run_id)}
+    others = [
+        r.run_id for r in reversed(records) if r.dataset == record.dataset and r is not record
+    ]
+    return {
+        "run": run_dict(record),
+        "dataset": record.dataset,
+        "datasets": datasets(records),
+        "metrics": [
+            {
+                "metric": metric,
+                "mean": summaries[metric]["mean"],
+                "scored": summaries[metric]["scored"],
+                "skipped": summaries[metric]["skipped"],
+                "errored": summaries[metric]["errored"],
+            }
+            for metric in registry.order(set(summaries))
+        ],
+        "others": [o for o in others if o != record.run_id],
+        "probes": [probe_row(row) for row in store.probes(record.run_id)],
+    }
+
+
+def probe_row(row: dict[str, Any]) -> dict[str, Any]:
+    """One row of the run's latest judge bias probe (``ragproof probe``), JSON-ready."""
+    keys = ("metric", "perturbation", "cases", "changed", "share", "ci_low", "ci_high")
+    return {
+        **{key: row[key] for key in keys},
+        "judge_model": row["judge_model"],
+        "created_at": row["created_at"].isoformat(),
+    }
+
+
+def compare_data(
+    store: RunStore, run_a: str, run_b: str, *, allow_mixed: bool = False
+) -> dict[str, Any]:
+    """B against A as ``ragproof compare A B --json`` computes it, or why it refused."""
+    records = [store.get_run(run_a), store.get_run(run_b)]
+    data: dict[str, Any] = {
+        "a": run_dict(records[0]),
+        "b": run_dict(records[1]),
+        "allow_mixed_judges": allow_mixed,
+        "refused": None,
+        "mixed_judges": False,
+        "comparison": None,
+    }
+    sides = [RunSide(r, store.case_results_frame(r.run_id)) for r in records]
+    try:
+        comparison = compare_runs(
+            *sides,
+            allow_mixed_judges=allow_mixed,
+            allow_mixed_settings=allow_mixed,
+            registry=stored_registry(*(r.config_json for r in records)),
+        )
+    except (MixedJudgesError, MixedSettingsError) as exc:
+        data["refused"] = str(exc)
+        data["mixed_judges"] = True
+        return data
+    data["comparison"] = comparison.to_dict()
+    return data

@@ -1,0 +1,107 @@
+"""Per-dataset metric trends over runs, each point with its interval (CONTRACT section 22).
+
+A point is one finished run's mean of one metric over its scored cases,
+with the normal-approximation 95% interval ``mean ± 1.96 * sd / sqrt(n)``
+(sample sd, ddof 1; none below two scored cases). The report's interval is
+a bootstrap; over hundreds of runs the normal one costs one aggregate query
+instead of a resampling per run and metric, and for scores in [0, 1] the two
+agree closely once a run has a few dozen cases. The page says which it shows.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ragproof_core.metrics.registry import Registry
+from ragproof_core.model import Status
+from ragproof_core.present.run_files import reader, table_files
+from ragproof_core.store.run_store import RunRecord, RunStore
+
+Z_95 = 1.96
+
+
+@dataclass(frozen=True, slots=True)
+class MetricMoments:
+    """What a point of the trend needs from one run's scores of one metric."""
+
+    run_id: str
+    metric: str
+    n: int
+    mean: float | None
+    sd: float | None
+
+
+def normal_interval(mean: float | None, sd: float | None, n: int) -> tuple[float, float] | None:
+    """``mean ± 1.96 sd/sqrt(n)``; None without a mean or below two values."""
+    if mean is None or sd is None or n < 2 or math.isnan(sd):
+        return None
+    half = Z_95 * sd / math.sqrt(n)
+    return (mean - half, mean + half)
+
+
+def run_moments(store: RunStore, run_ids: Sequence[str]) -> list[MetricMoments]:
+    """Scored count, mean and sample sd of every metric of each run, in one query."""
+    files = table_files(store, run_ids, "case_results")
+    if not files:
+        return []
+    with reader(store) as con:
+        rows = con.execute(
+            "SELECT run_id, metric, count(value), avg(value), stddev_samp(value) "
+            "FROM read_parquet(?, union_by_name = true) "
+            "WHERE status = ? AND value IS NOT NULL GROUP BY run_id, metric",
+            [files, Status.SCORED.value],
+        ).fetchall()
+    return [MetricMoments(r, m, int(n), mean, sd) for r, m, n, mean, sd in rows]
+
+
+def dataset_trends(
+    dataset: str,
+    records: Sequence[RunRecord],
+    moments: Iterable[MetricMoments],
+    registry: Registry,
+) -> dict[str, Any]:
+    """The trend page's data: the dataset's runs oldest first, one series per metric."""
+    runs = [r for r in records if r.dataset == dataset]
+    order = {r.run_id: i for i, r in enumerate(runs)}
+    by_metric: dict[str, dict[str, MetricMoments]] = {}
+    for m in moments:
+        if m.run_id in order:
+            by_metric.setdefault(m.metric, {})[m.run_id] = m
+    return {
+        "dataset": dataset,
+        "runs": [
+            {"run_id": r.run_id, "started_at": r.started_at.isoformat(), "status": r.status}
+            for r in runs
+        ],
+        "interval": "normal approximation, 95%: mean ± 1.96·sd/√n over the run's scored cases",
+        "metrics": [
+            {
+                "metric": metric,
+                "higher_is_better": registry.higher_is_better(metric),
+                "points": _points(runs, by_metric[metric]),
+            }
+            for metric in registry.order(set(by_metric))
+        ],
+    }
+
+
+def _points(runs: Sequence[RunRecord], moments: Mapping[str, MetricMoments]) -> list[dict]:
+    points = []
+    for index, record in enumerate(runs):
+        m = moments.get(record.run_id)
+        if m is None or m.mean is None:
+            continue
+        ci = normal_interval(m.mean, m.sd, m.n)
+        points.append(
+            {
+                "run": index,
+                "run_id": record.run_id,
+                "mean": m.mean,
+                "ci": None if ci is None else [max(0.0, ci[0]), min(1.0, ci[1])],
+                "n": m.n,
+            }
+        )
+    return points

@@ -1,0 +1,310 @@
+"""The results browser as a Starlette application (CONTRACT section 22).
+
+Each page reads the store as it is at the request: a run that finishes while
+the app is open appears on the next load. What never changes once written
+is kept: a finished run's per-metric moments (for the trends) and a run's
+labelling sample (drawn once per run, metric selection, size and seed).
+Labels are never kept here; each one goes to the store at once and where a
+person stopped is read back from the store on every page load.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
+from starlette.middleware import Middleware
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, JSONResponse, Response
+from starlette.routing import Route
+
+from ragproof_core.calibration.label_queue import LabelQueue
+from ragproof_core.calibration.labels import judge_scores
+from ragproof_core.metrics.custom import stored_registry
+from ragproof_core.present.app_data import compare_data, datasets, run_data, runs_data
+from ragproof_core.present.app_page import app_content_security_policy, render_app_page
+from ragproof_core.present.case_search import STATUSES, CaseQuery, search_cases
+from ragproof_core.present.html import render_html
+from ragproof_core.present.label_page import (
+    LabelSession,
+    label_page_data,
+    label_tally,
+    verdict,
+)
+from ragproof_core.present.report_data import MixedJudgesError, gather_report
+from ragproof_core.present.trends import MetricMoments, dataset_trends, run_moments
+from ragproof_core.store.labels import LabelError
+from ragproof_core.store.layout import InvalidRunId
+from ragproof_core.store.run_store import RunNotFound, RunRecord, RunStore
+from ragproof_serve.guard import SameOriginGuard, own_hosts
+
+MAX_BODY_BYTES = 16_384  # a label is a few hundred bytes
+HEADERS = {
+    "X-Content-Type-Options": "nosniff",
+    "X-Frame-Options": "DENY",
+    "Referrer-Policy": "no-referrer",
+    "Cache-Control": "no-store",
+}
+
+
+class BadRequest(ValueError):
+    """A request the app cannot serve: its message is shown to the person."""
+
+
+@dataclass
+class Browser:
+    """The app's view of one store, with what it keeps of immutable things."""
+
+    store: RunStore
+    label: LabelSession | None = None  # ``ragproof label``'s own page, served at /
+
+    def __post_init__(self) -> None:
+        self._lock = threading.Lock()
+        self._records: dict[str, RunRecord] = {}
+        self._moments: dict[str, list[MetricMoments]] = {}
+        self._queues: dict[tuple[str, str | None, int, int], LabelQueue] = {}
+
+    def records(self) -> list[RunRecord]:
+        """The finished runs, oldest first: one listing, and only new runs' records read."""
+        with self._lock:
+            known = dict(self._records)
+        records = self.store.list_runs(known=known)
+        with self._lock:
+            self._records.update((r.run_id, r) for r in records)
+        return records
+
+    def warm(self) -> None:
+        """Read every run's record and moments once, before the first page asks for them."""
+        self.moments([r.run_id for r in self.records()])
+
+    def moments(self, run_ids: Sequence[str]) -> list[MetricMoments]:
+        """Every metric's moments of each run; a finished run's are read only once."""
+        with self._lock:
+            missing = [r for r in run_ids if r not in self._moments]
+        if missing:
+            found: dict[str, list[MetricMoments]] = {r: [] for r in missing}
+            for m in run_moments(self.store, missing):
+                found[m.run_id].append(m)
+            with self._lock:
+                self._moments.update(found)
+        with self._lock:
+            return [m for r in run_ids for m in self._moments[r]]
+
+    def queue(self, session: LabelSession) -> LabelQueue:
+        key = (session.run_id, session.metric, session.per_metric, session.seed)
+        with self._lock:
+            queue = self._queues.get(key)
+        if queue is None:
+            queue = LabelQueue.load(
+                self.store,
+                session.run_id,
+                metric=session.metric,
+                per_metric=session.per_metric,
+                seed=session.seed,
+            )
+            with self._lock:
+                self._queues[key] = queue
+        return queue
+
+
+def page(name: str, title: str, data: dict[str, Any], store: RunStore, status: int = 200):
+    body = render_app_page(name, title, {"store": store.layout.location, **data})
+    return HTMLResponse(
+        body,
+        status_code=status,
+        headers={
+            **HEADERS,
+            "Content-Security-Policy": app_content_security_policy() + "; frame-ancestors 'none'",
+        },
+    )
+
+
+def problem(store: RunStore, title: str, message: str, status: int) -> HTMLResponse:
+    return page("problem", title, {"title": title, "message": message}, store, status)
+
+
+def _int(value: str | None, name: str, default: int, minimum: int = 0) -> int:
+    if value is None or value == "":
+        return default
+    try:
+        number = int(value)
+    except ValueError:
+        raise BadRequest(f"{name} must be a whole number, got {value!r}") from None
+    if number < minimum:
+        raise BadRequest(f"{name} must be at least {minimum}, got {number}")
+    return number
+
+
+def _read_json(raw: bytes) -> dict[str, Any]:
+    if len(raw) > MAX_BODY_BYTES:
+        raise BadRequest("request too large")
+    try:
+        body = json.loads(raw)
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        raise BadRequest("the body must be a JSON object") from None
+    if not isinstance(body, dict):
+        raise BadRequest("the body must be a JSON object")
+    return body
+
+
+def _field(body: dict[str, Any], name: str, kind: type) -> Any:
+    value = body.get(name)
+    if not isinstance(value, kind) or value == "":
+        raise BadRequest(f"{name} is missing or not a {kind.__name__}")
+    return value
+
+
+def build_app(browser: Browser, port: int) -> Starlette:
+    """The app for ``browser``'s store, answering as 127.0.0.1:``port`` only."""
+    store = browser.store
+
+    def shown(handler: Callable[[Request], Response]) -> Callable[[Request], Response]:
+        """A page handler whose bad input is a page saying so (404 or 400), not a 500.
+        Sync handlers: Starlette runs them in its thread pool, off the event loop."""
+
+        def run(request: Request) -> Response:
+            try:
+                return handler(request)
+            except (RunNotFound, InvalidRunId) as exc:
+                return problem(store, "No such run", str(exc).strip("'\""), 404)
+            except (BadRequest, LabelError) as exc:
+                return problem(store, "Cannot show this", str(exc), 400)
+
+        return run
+
+    def runs_page(request: Request) -> Response:
+        return page("runs", "ragproof runs", runs_data(browser.records()), store)
+
+    def home(request: Request) -> Response:
+        if browser.label is not None:
+            return label_page(request, browser.label)
+        return runs_page(request)
+
+    def run_page(request: Request) -> Response:
+        records = browser.records()
+        run_id = request.path_params["run_id"]
+        record = next((r for r in records if r.run_id == run_id), None) or store.get_run(run_id)
+        data = run_data(store, record, records)
+        labels = store.labels(run_id)
+        if labels:
+            judged = judge_scores(store.case_results_frame(run_id))
+            data["labels"] = {row["metric"]: row for row in label_tally(judged, labels)}
+        return page("run", f"ragproof run {run_id}", data, store)
+
+    def report(request: Request) -> Response:
+        run_id = request.path_params["run_id"]
+        against = request.query_params.get("against") or None
+        allow = request.query_params.get("allow_mixed_judges") == "1"
+        try:
+            data = gather_report(store, run_id, against=against, allow_mixed_judges=allow)
+        except MixedJudgesError as exc:
+            return problem(store, "Not compared", str(exc), 409)
+        return HTMLResponse(render_html(data), headers=HEADERS)
+
+    def trends(request: Request) -> Response:
+        records = browser.records()
+        names = datasets(records)
+        dataset = request.query_params.get("dataset") or (names[0] if names else "")
+        if names and dataset not in names:
+            raise BadRequest(f"no stored run of dataset {dataset!r}")
+        runs = [r for r in records if r.dataset == dataset]
+        registry = stored_registry(*(r.config_json for r in runs[-1:]))
+        data = dataset_trends(dataset, runs, browser.moments([r.run_id for r in runs]), registry)
+        data["datasets"] = names
+        return page("trends", f"ragproof trends: {dataset}", data, store)
+
+    def compare(request: Request) -> Response:
+        a, b = request.query_params.get("a"), request.query_params.get("b")
+        if not a or not b:
+            raise BadRequest("name two runs: /compare?a=BASELINE&b=RUN")
+        allow = request.query_params.get("allow_mixed") == "1"
+        data = compare_data(store, a, b, allow_mixed=allow)
+        data["datasets"] = datasets(browser.records())
+        return page("compare", f"ragproof compare {a} {b}", data, store)
+
+    def cases(request: Request) -> Response:
+        run_id = request.path_params["run_id"]
+        params = request.query_params
+        status = params.get("status", "")
+        if status and status not in STATUSES:
+            raise BadRequest(f"status must be one of {', '.join(STATUSES)}, got {status!r}")
+        query = CaseQuery(
+            text=params.get("q", ""),
+            metric=params.get("metric", ""),
+            status=status,
+            offset=_int(params.get("offset"), "offset", 0),
+        )
+        data = search_cases(store, run_id, query)
+        registry = stored_registry(store.get_run(run_id).config_json)
+        data["metrics"] = registry.order(set(data["metrics"]))
+        data["run_id"] = run_id
+        return page("cases", f"ragproof cases of {run_id}", data, store)
+
+    def session_of(request: Request, run_id: str) -> LabelSession:
+        params = request.query_params
+        base = browser.label if browser.label and browser.label.run_id == run_id else None
+        default = base or LabelSession(run_id, None, 20, 0, "annotator")
+        return LabelSession(
+            run_id,
+            params.get("metric") or default.metric,
+            _int(params.get("sample"), "sample", default.per_metric, 1),
+            _int(params.get("seed"), "seed", default.seed),
+            params.get("annotator") or default.annotator,
+        )
+
+    def label_page(request: Request, session: LabelSession | None = None) -> Response:
+        session = session or session_of(request, request.path_params["run_id"])
+        queue = browser.queue(session)
+        state = queue.state(store, session.annotator)
+        data = label_page_data(session, queue, state, store.labels(session.run_id))
+        return page("label", f"ragproof label {session.run_id}", data, store)
+
+    def store_label(raw: bytes) -> Response:
+        body = _read_json(raw)
+        run_id = _field(body, "run_id", str)
+        session = LabelSession(
+            run_id,
+            body.get("metric_filter") or None,
+            _int(str(body.get("sample", "")), "sample", 20, 1),
+            _int(str(body.get("seed", "")), "seed", 0),
+            _field(body, "annotator", str),
+        )
+        queue = browser.queue(session)
+        item = queue.item(_field(body, "case_id", str), _field(body, "metric", str))
+        if item is None:
+            raise BadRequest("that case is not in this labelling sample")
+        label = queue.record(store, item.case_id, item.metric, body.get("score"), session.annotator)
+        return JSONResponse(
+            {
+                **verdict(item, label.score),
+                "tally": label_tally(queue.judged, store.labels(run_id)),
+            },
+            headers=HEADERS,
+        )
+
+    async def post_label(request: Request) -> Response:
+        if int(request.headers.get("content-length") or 0) > MAX_BODY_BYTES:
+            return JSONResponse({"error": "request too large"}, status_code=413)
+        raw = await request.body()
+        try:
+            return await run_in_threadpool(store_label, raw)
+        except (BadRequest, LabelError, RunNotFound, InvalidRunId) as exc:
+            return JSONResponse({"error": str(exc).strip("'\"")}, status_code=400)
+
+    routes = [
+        Route("/", shown(home)),
+        Route("/runs", shown(runs_page)),
+        Route("/runs/{run_id}", shown(run_page)),
+        Route("/runs/{run_id}/report", shown(report)),
+        Route("/runs/{run_id}/cases", shown(cases)),
+        Route("/trends", shown(trends)),
+        Route("/compare", shown(compare)),
+        Route("/label/{run_id}", shown(label_page)),
+        Route("/api/labels", post_label, methods=["POST"]),
+    ]
+    return Starlette(routes=routes, middleware=[Middleware(SameOriginGuard, hosts=own_hosts(port))])

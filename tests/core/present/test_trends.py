@@ -1,0 +1,72 @@
+"""A dataset's trend: each run's mean of each metric with its normal-approximation interval."""
+
+import math
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+from ragproof_core.metrics.registry import REGISTRY
+from ragproof_core.present.trends import (
+    MetricMoments,
+    dataset_trends,
+    normal_interval,
+    run_moments,
+)
+from ragproof_core.store.run_store import RunStore
+from tests.support.judged_run import (
+    GROUNDEDNESS,
+    GROUNDEDNESS_SCORES,
+    RELEVANCE,
+    RELEVANCE_SCORES,
+    write_judged_run,
+)
+
+
+def test_normal_interval_by_hand():
+    # mean 0.5, sd 0.5, n 4: half width 1.96 * 0.5 / 2 = 0.49
+    low, high = normal_interval(0.5, 0.5, 4)
+    assert math.isclose(low, 0.01) and math.isclose(high, 0.99)
+    assert normal_interval(0.5, None, 1) is None
+    assert normal_interval(None, 0.1, 10) is None
+    assert normal_interval(0.5, float("nan"), 1) is None
+
+
+def test_run_moments_are_numpys(tmp_path):
+    store = RunStore(tmp_path / "store")
+    write_judged_run(store, "r1")
+    moments = {m.metric: m for m in run_moments(store, ["r1"])}
+    for metric, scores in ((GROUNDEDNESS, GROUNDEDNESS_SCORES), (RELEVANCE, RELEVANCE_SCORES)):
+        values = np.array(list(scores.values()))
+        m = moments[metric]
+        assert m.n == values.size
+        assert math.isclose(m.mean, values.mean())
+        assert math.isclose(m.sd, values.std(ddof=1))
+    assert run_moments(store, []) == []
+
+
+def test_dataset_trends_keep_the_datasets_runs_oldest_first(tmp_path):
+    store = RunStore(tmp_path / "store")
+    first = store.get_run(write_judged_run(store, "r1"))
+    second = replace(first, run_id="r2", started_at=first.started_at.replace(hour=10))
+    elsewhere = replace(first, run_id="r3", dataset="other.jsonl")
+    moments = [
+        MetricMoments("r1", GROUNDEDNESS, 4, 0.5, 0.5),
+        MetricMoments("r2", GROUNDEDNESS, 1, 0.75, None),
+        MetricMoments("r3", GROUNDEDNESS, 9, 0.1, 0.1),
+        MetricMoments("r2", RELEVANCE, 4, 1.0, 0.0),
+    ]
+    trend = dataset_trends("judged.jsonl", [first, second, elsewhere], moments, REGISTRY)
+    assert [r["run_id"] for r in trend["runs"]] == ["r1", "r2"]
+    series = {m["metric"]: m for m in trend["metrics"]}
+    assert list(series) == REGISTRY.order({GROUNDEDNESS, RELEVANCE})
+    points = series[GROUNDEDNESS]["points"]
+    assert [(p["run"], p["run_id"], p["mean"], p["n"]) for p in points] == [
+        (0, "r1", 0.5, 4),
+        (1, "r2", 0.75, 1),
+    ]
+    assert points[0]["ci"] == pytest.approx([0.01, 0.99])
+    assert points[1]["ci"] is None  # one scored case: no interval
+    # A run that did not score a metric has no point on its line.
+    assert [p["run_id"] for p in series[RELEVANCE]["points"]] == ["r2"]
+    assert series[GROUNDEDNESS]["higher_is_better"] is True
