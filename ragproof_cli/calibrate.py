@@ -22,23 +22,21 @@ from ragproof_cli.common import (
     open_store,
     print_json,
 )
-from ragproof_core.calibration.calibrate import calibrate
-from ragproof_core.calibration.calibrate_combined import calibrate_combined
-from ragproof_core.calibration.fixtures_check import FixtureError, load_metric_fixtures
-from ragproof_core.calibration.labels import (
+from ragproof_core.calibration import (
+    FixtureError,
     LabelsError,
+    calibrate,
+    calibrate_combined,
     calibrate_run,
+    calibrate_stored,
+    load_metric_fixtures,
     read_labels,
     sample_for_labelling,
 )
-from ragproof_core.calibration.stored_calibration import calibrate_stored
-from ragproof_core.config.settings import JUDGE_MODES, load_config
-from ragproof_core.judge.environment import judge_environment
-from ragproof_core.judge.factory import make_judge
-from ragproof_core.judge.types import BudgetExceeded
-from ragproof_core.metrics.custom import custom_metric, give_rubrics
-from ragproof_core.store.files import write_json_lines
-from ragproof_core.store.views import StoreLocked
+from ragproof_core.config import JUDGE_MODES, load_config
+from ragproof_core.judge import BudgetExceeded, judge_environment, make_judge
+from ragproof_core.metrics import custom_metric, give_rubrics
+from ragproof_core.store import StoreLocked, write_json_lines
 
 
 def cmd_calibrate(args: argparse.Namespace) -> int:

@@ -22,8 +22,8 @@ arrives; what the judge did is the ledger this IO manager stores.
 import dagster as dg
 
 from ragproof_assets.evaluation.resources import StoreResource
-from ragproof_core.judge.ledger import JudgeLedger
-from ragproof_core.store.handles import StoredTable
+from ragproof_core.judge import JudgeLedger
+from ragproof_core.store import StoredTable
 
 LEDGER = "judge"
 

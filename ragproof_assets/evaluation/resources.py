@@ -7,12 +7,10 @@ from pathlib import Path
 import dagster as dg
 from pydantic import Field
 
-from ragproof_core.config.settings import JudgeSettings, store_root
-from ragproof_core.judge.environment import judge_environment
-from ragproof_core.judge.factory import make_judge
-from ragproof_core.judge.session import LiteLLMJudge
-from ragproof_core.run.shards import shard_budget
-from ragproof_core.store.run_store import RunStore
+from ragproof_core.config import JudgeSettings, store_root
+from ragproof_core.judge import LiteLLMJudge, judge_environment, make_judge
+from ragproof_core.run import shard_budget
+from ragproof_core.store import RunStore
 from ragproof_core.store_health import StoreHealth
 
 

@@ -36,32 +36,27 @@ from ragproof_assets.evaluation.resources import JudgeResource, StoreResource
 from ragproof_assets.evaluation.table_schemas import CASE_RESULTS_COLUMNS, OUTPUTS_COLUMNS
 from ragproof_core.adapters.loading import AdapterLoadError
 from ragproof_core.adapters.runner import close_adapter
-from ragproof_core.config.manifest import RunManifest
-from ragproof_core.config.redaction import redact
-from ragproof_core.config.settings import AdapterSpec, ConfigError
-from ragproof_core.judge.ledger import judge_ledger
-from ragproof_core.metrics.custom import give_rubrics, run_registry
-from ragproof_core.present.markdown import distributions_markdown, distributions_table
-from ragproof_core.run.evaluate import ABORTED_BUDGET, evaluate
-from ragproof_core.run.preflight import take_adapter
-from ragproof_core.run.shard_attempt import (
+from ragproof_core.config import AdapterSpec, ConfigError, RunManifest, redact
+from ragproof_core.judge import judge_ledger
+from ragproof_core.metrics import give_rubrics, run_registry
+from ragproof_core.present import distributions_markdown, distributions_table
+from ragproof_core.run import (
+    ABORTED_BUDGET,
     ATTEMPT_PREFIX,
+    EVALUATION_DOCUMENT,
     AttemptRecorder,
+    ShardReport,
     attempt_document,
     attempt_document_name,
-    new_attempt_token,
-    unfinished_attempts,
-)
-from ragproof_core.run.shards import (
-    EVALUATION_DOCUMENT,
-    ShardReport,
+    evaluate,
     merge_reports,
+    new_attempt_token,
     shard_share,
+    take_adapter,
+    unfinished_attempts,
     unit_shard_ranges,
 )
-from ragproof_core.store.handles import StoredTable
-from ragproof_core.store.result_tally import UnknownStatus
-from ragproof_core.store.run_store import RunStore
+from ragproof_core.store import RunStore, StoredTable, UnknownStatus
 from ragproof_core.store_health import STORE_FAULT, StoreHealth, StoreWriteError
 
 # Cases evaluated (and written) at a time within a shard: a shard's memory holds
