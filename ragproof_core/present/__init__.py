@@ -11,6 +11,21 @@ What the other layers use is exported here; modules inside the package import
 each other directly.
 """
 
+from ragproof_core.present.app_data import (
+    compare_data,
+    datasets,
+    run_data,
+    runs_data,
+)
+from ragproof_core.present.app_page import (
+    app_content_security_policy,
+    render_app_page,
+)
+from ragproof_core.present.case_search import (
+    STATUSES,
+    CaseQuery,
+    search_cases,
+)
 from ragproof_core.present.compare_markdown import (
     render_markdown,
 )
@@ -25,6 +40,9 @@ from ragproof_core.present.judge_activity import (
 )
 from ragproof_core.present.label_page import (
     LabelSession,
+    label_page_data,
+    label_tally,
+    verdict,
 )
 from ragproof_core.present.links import (
     SERVE_URL_ENV,
@@ -52,29 +70,49 @@ from ragproof_core.present.summary import (
     summary_markdown,
     summary_table,
 )
+from ragproof_core.present.trends import (
+    MetricMoments,
+    dataset_trends,
+    run_moments,
+)
 
 __all__ = [
+    "CaseQuery",
     "LabelSession",
+    "MetricMoments",
     "MixedJudgesError",
     "SERVE_URL_ENV",
+    "STATUSES",
     "agreement_lines",
+    "app_content_security_policy",
     "calibration_json",
     "calibration_table",
+    "compare_data",
+    "dataset_trends",
+    "datasets",
     "distributions_markdown",
     "distributions_table",
     "gather_report",
     "judge_usage_markdown",
     "judge_usage_table",
+    "label_page_data",
+    "label_tally",
     "latency_note",
     "refusal_tradeoff",
+    "render_app_page",
     "render_html",
     "render_markdown",
+    "run_data",
     "run_dict",
     "run_json",
+    "run_moments",
+    "runs_data",
     "runs_table",
+    "search_cases",
     "served_run_links",
     "summary_markdown",
     "summary_table",
+    "verdict",
     "worst_cases_markdown",
     "write_html",
 ]
