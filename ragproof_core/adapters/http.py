@@ -3,8 +3,9 @@
 ``answer(question)`` POSTs ``{"question": question}`` as JSON to ``url`` and
 reads an Answer object; a conversation's turn (CONTRACT section 16) POSTs
 ``{"question": question, "history": [{"role", "content"}, ...]}``, the earlier
-turns, and a single case's body stays ``{"question"}``. It reads an Answer object (``{"text": ..., "retrieved_chunks": [...],
-"citations": [...]}``) from the JSON reply.
+turns, and a single case's body stays ``{"question"}``. It reads an Answer
+object (``{"text": ..., "retrieved_chunks": [...], "citations": [...]}``) from
+the JSON reply.
 
 Retrieval is exposed only when ``retrieve_url`` is given: the constructor then
 returns an ``HttpRetrievingAdapter`` (a subclass with ``retrieve()``), so
