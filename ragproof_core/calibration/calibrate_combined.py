@@ -62,12 +62,15 @@ from ragproof_core.metrics.registry import REGISTRY, MetricSpec
 from ragproof_core.model import Case, CaseOutput, MetricResult
 
 DEFAULT_PATH = DEFAULT_DIRECTORY / "combined.jsonl"
-# The prompts these fixtures score: every evaluation prompt, so each part a
-# combined request can carry is calibrated in combined mode too.
-CALIBRATED: tuple[str, ...] = PROMPT_NAMES
-
 # The metric that scores each prompt on a fixture (the registry's calibration map).
 PROMPT_METRICS: dict[str, str] = {prompt: m.name for prompt, m in prompt_metrics().items()}
+# The prompts these fixtures score: every evaluation prompt asked of one case, so each
+# part a case's combined request can carry is calibrated in combined mode too. A
+# conversation's own prompt (knowledge_retention) is a request of its own, alone,
+# calibrated by its conversation fixtures.
+CALIBRATED: tuple[str, ...] = tuple(
+    p for p in PROMPT_NAMES if not prompt_metrics()[p].per_conversation
+)
 
 
 @dataclass(frozen=True, slots=True)
