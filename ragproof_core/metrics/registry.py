@@ -107,8 +107,15 @@ class Registry:
 
     @property
     def names(self) -> tuple[str, ...]:
-        """Every metric a run scores when it selects none (the opt-in ones left out)."""
-        return tuple(m.name for m in self.metrics if m.default)
+        """Every metric a run scores on its cases when it selects none (the opt-in ones
+        left out, and a conversation's own: ``conversation_names``)."""
+        return tuple(m.name for m in self.metrics if m.default and not m.per_conversation)
+
+    @property
+    def conversation_names(self) -> tuple[str, ...]:
+        """The metrics of a whole conversation (CONTRACT section 16) a run scores when it
+        selects none; they have rows only where a run has conversations."""
+        return tuple(m.name for m in self.metrics if m.default and m.per_conversation)
 
     @property
     def all_names(self) -> tuple[str, ...]:
@@ -161,14 +168,15 @@ class Registry:
 
         ``None`` or an empty list selects every default metric. A pattern matches
         the default metrics; an opt-in metric (``default=False``) is selected by its
-        exact name. ``metric@N`` selects a deterministic metric with a cut-off at N
-        (listed right after the metric itself). A name or pattern that matches
+        exact name, or by a pattern that matches no default metric (``system.*``).
+        ``metric@N`` selects a deterministic metric with a cut-off at N (listed right
+        after the metric itself). A name or pattern that matches
         nothing raises ``MetricSelectionError`` listing every metric, with the
         closest name when there is one.
         """
-        names = self.names
         if not patterns:
-            return names
+            return self.names
+        names = (*self.names, *self.conversation_names)
         chosen: set[str] = set()
         for raw in patterns:
             pattern = raw.strip()
@@ -181,10 +189,13 @@ class Registry:
                 continue
             matched = [name for name in names if fnmatch.fnmatchcase(name, pattern)]
             if not matched:
+                # A pattern naming only opt-in metrics (``system.*``) selects them.
+                matched = [n for n in self.all_names if fnmatch.fnmatchcase(n, pattern)]
+            if not matched:
                 close = difflib.get_close_matches(pattern, self.all_names, n=1)
                 hint = f" (did you mean {close[0]!r}?)" if close else ""
                 raise MetricSelectionError(
-                    f"metric {pattern!r} matches no metric{hint}; metrics: {', '.join(names)}"
+                    f"metric {pattern!r} matches no metric{hint}; metrics: {', '.join(self.names)}"
                 )
             chosen.update(matched)
         return tuple(self.order(chosen))

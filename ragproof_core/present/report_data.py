@@ -178,7 +178,7 @@ def marker_span(answer: str | None, marker: str | None) -> list[int] | None:
     return [start, start + len(marker)]
 
 
-def _parse_judge(raw: str | None) -> dict[str, Any]:
+def parse_judge(raw: str | None) -> dict[str, Any]:
     """Claims (groundedness) and per-chunk verdicts (citation support, context relevance)
     from a judge reply; a jury's reply is read from its first model's verdict."""
     if not raw:
@@ -255,7 +255,7 @@ def case_detail(
                 "value": _round(r.value),
                 "reason": r.reason if isinstance(r.reason, str) else None,
                 "judge": _clip(judge, limits.judge_chars),
-                **_parse_judge(judge),
+                **parse_judge(judge),
             }
         )
     rank = {m: i for i, m in enumerate(metric_order({row["metric"] for row in rows}))}
@@ -303,29 +303,26 @@ def refusal_matrix(frame: pd.DataFrame) -> dict[str, int] | None:
     }
 
 
-def _record_dict(record: Any) -> dict[str, Any]:
+# The run table's columns the report leaves out: the token counts and the per-model
+# usage rows, which the report does not show.
+REPORT_LEAVES_OUT = frozenset({"judge_input_tokens", "judge_output_tokens", "judge_usage"})
+
+
+def record_dict(record: Any) -> dict[str, Any]:
+    """The report's ``run`` object: the run table's columns (``RunRecord.values``) but
+    ``REPORT_LEAVES_OUT``, times in UTC for reading, the settings as JSON."""
     try:
         config = json.loads(record.config_json)
     except (TypeError, ValueError):
         config = record.config_json
+    values = {k: v for k, v in record.values().items() if k not in REPORT_LEAVES_OUT}
+    del values["config_json"]
     return {
-        "run_id": record.run_id,
-        "dataset": record.dataset,
-        "adapter": record.adapter,
-        "status": record.status,
+        **values,
         "started_at": f"{record.started_at.astimezone(UTC):%Y-%m-%d %H:%M:%S} UTC",
         "finished_at": f"{record.finished_at.astimezone(UTC):%Y-%m-%d %H:%M:%S} UTC",
-        "judge_model": record.judge_model,
-        "judge_mode": record.judge_mode,
         "prompt_hashes": dict(record.prompt_hashes),
         "config": config,
-        "cost_usd": record.cost_usd,
-        "cases": record.cases,
-        "case_failures": record.case_failures,
-        "judge_requests": record.judge_requests,
-        "cache_hits": record.cache_hits,
-        "judge_repairs": record.judge_repairs,
-        "judge_errors": record.judge_errors,
         # A jury's inter-judge agreement (Krippendorff's alpha) per metric; {} otherwise.
         "judge_agreement": dict(getattr(record, "judge_agreement", None) or {}),
     }
@@ -395,10 +392,18 @@ def _scores(
         codes[positions[known]] = code_of[status_codes[rows]][known]
         values = np.full(len(case_ids), np.nan)
         values[positions[known]] = value_column[rows][known]
-        rounded = np.round(values, VALUE_DECIMALS).astype(object)
-        rounded[np.isnan(values)] = None
-        out[str(metric)] = {"s": "".join(codes.tolist()), "v": rounded.tolist()}
+        out[str(metric)] = {"s": "".join(codes.tolist()), "v": _shared_values(values)}
     return {m: out[m] for m in metrics if m in out}
+
+
+def _shared_values(values: np.ndarray) -> list[float | None]:
+    """``values`` rounded, as a list holding one float object per distinct value (None for
+    NaN): a million cases' scores take a few distinct values, and a float object each
+    would cost four times the list itself."""
+    levels, inverse = np.unique(np.round(values, VALUE_DECIMALS), return_inverse=True)
+    shared = levels.astype(object)
+    shared[np.isnan(levels)] = None
+    return shared[inverse].tolist()
 
 
 def _obeyed_injections(frame: pd.DataFrame) -> list[str]:
@@ -638,7 +643,7 @@ def gather_report(
     return {
         "format": 1,
         "generated_at": _now().isoformat(),
-        "run": _record_dict(run.record),
+        "run": record_dict(run.record),
         "store": str(store.layout.duckdb_path),
         "metrics": blocks,
         "cases": {

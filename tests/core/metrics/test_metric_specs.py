@@ -46,6 +46,8 @@ def test_cutoffs_are_declared_on_the_metrics_that_cut_at_k():
         "retrieval.judged_at_k",
         "retrieval.context_relevance",
         "retrieval.judged_ndcg_at_k",
+        "retrieval.hop_recall_at_k",
+        "retrieval.hop_precision_at_k",
     }
 
 
@@ -86,6 +88,7 @@ def test_calibration_maps_each_prompt_to_the_metric_declared_for_it():
         "completeness": "generation.completeness",
         "refusal": "robustness.overrefusal",
         "context_relevance": "retrieval.context_relevance",
+        "knowledge_retention": "conversation.knowledge_retention",
     }
     assert set(prompt_metrics()) == set(PROMPT_NAMES)
 
