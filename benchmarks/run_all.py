@@ -35,6 +35,9 @@ BENCHMARKS = (
     # 100,000 cases (2,000 with --quick); the 1,000,000-case figures are run by hand:
     # `python -m benchmarks.shards_store --cases 1000000 --no-s3`.
     ("shards_store", "5. Shards and object storage"),
+    ("run_path_scoring", "6. The run path's scoring, four metrics and nine"),
+    ("run_floor", "7. The whole run against the floor"),
+    ("judge_command", "8. The judged command against its library loop"),
 )
 COMMAND = ".venv/bin/python -m benchmarks.run_all"
 DEFAULT_OUT = REPO / "docs" / "benchmarks.md"

@@ -11,6 +11,7 @@ from ragproof_assets.evaluation.resources import CheckSettings, StoreResource
 from ragproof_assets.evaluation.shards import evaluate_cases
 from ragproof_assets.launch.ui import launch_evaluation_job, launch_evaluation_sensor
 from ragproof_assets.schedules.nightly import nightly_suites
+from ragproof_assets.traces import trace_sensor
 
 store = StoreResource()
 
@@ -19,7 +20,7 @@ defs = dg.Definitions(
     asset_checks=[no_regression, failure_rate],
     jobs=[evaluate_job, launch_evaluation_job],
     schedules=[nightly_suites],
-    sensors=[launch_evaluation_sensor],
+    sensors=[launch_evaluation_sensor, trace_sensor],
     resources={
         "store": store,
         "judge_io_manager": JudgeIOManager(store=store),

@@ -92,6 +92,11 @@ class RunCalibration:
         def ci(x: tuple[float, float] | None) -> str:
             return "-" if x is None else f"[{x[0]:.4f}, {x[1]:.4f}]"
 
+        def agreement_cells(found: LabelAgreement | None) -> list[str]:
+            if found is None:
+                return ["0", "-", "-"]
+            return [str(found.annotators), num(found.annotator_alpha), num(found.judge_alpha)]
+
         headers = ["metric", "N", "n", "judge mean", "judge 95% CI", "human mean"]
         headers += ["human 95% CI", "PPI mean", "PPI 95% CI"]
         agreement = any(m.agreement is not None for m in self.metrics)
@@ -109,17 +114,7 @@ class RunCalibration:
                 num(e.ppi_mean),
                 ci(e.ppi_ci),
             ]
-            + (
-                []
-                if not agreement
-                else ["0", "-", "-"]
-                if m.agreement is None
-                else [
-                    str(m.agreement.annotators),
-                    num(m.agreement.annotator_alpha),
-                    num(m.agreement.judge_alpha),
-                ]
-            )
+            + (agreement_cells(m.agreement) if agreement else [])
             for m in self.metrics
             for e in (m.estimate,)
         ]

@@ -1,4 +1,4 @@
-"""Run settings: the ``[run]``, ``[adapter]`` and ``[judge]`` tables of ragproof.toml
+"""Run settings: the ``[run]``, ``[adapter]``, ``[judge]`` and ``[traces]`` tables of ragproof.toml
 (CONTRACT section 3) and the environment variables that configure the judge and the store.
 
 Each table is declared once, as a pydantic dataclass: the declaration is the
@@ -21,6 +21,7 @@ from typing import Any, Literal, get_args, get_origin
 from pydantic import Field
 from pydantic.dataclasses import dataclass
 
+from ragproof_core.config.traces import TracesSettings
 from ragproof_core.errors import ConfigError, show_key, show_value, unknown_key_reason
 from ragproof_core.json_limits import JsonLimitError, check_value
 
@@ -172,9 +173,15 @@ class Config:
     judge: JudgeSettings = dataclasses.field(default_factory=JudgeSettings)
     # The [[metric]] tables: metrics of your own (CONTRACT section 21).
     metrics: tuple[MetricTable, ...] = ()
+    # The [traces] table: the trace sensor's sampling and metrics (CONTRACT section 18).
+    traces: TracesSettings = dataclasses.field(default_factory=TracesSettings)
 
     def __post_init__(self) -> None:
         self.selected_metrics()  # a pattern matching none of this config's metrics is bad input
+        try:
+            dataclasses.replace(self.run, metrics=self.traces.metrics).selection(self.custom_names)
+        except (MetricSelectionError, ValueError) as exc:
+            raise ConfigError(f"traces.metrics: {str(exc).removeprefix('run.metrics: ')}") from None
 
     @property
     def custom_names(self) -> tuple[str, ...]:
@@ -209,7 +216,7 @@ class Config:
                 self.adapter.target if adapter is None else adapter,
                 dict(self.adapter.options if options is None else options),
             )
-        return Config(run, spec, self.judge, self.metrics)
+        return Config(run, spec, self.judge, self.metrics, self.traces)
 
 
 def run_settings_dict(run: RunSettings, custom: Sequence[str] = ()) -> dict[str, Any]:
@@ -225,7 +232,12 @@ def run_settings_from_dict(data: Mapping[str, Any]) -> RunSettings:
     return RunSettings(**data)
 
 
-_TABLES: dict[str, type] = {"run": RunSettings, "adapter": AdapterSpec, "judge": JudgeSettings}
+_TABLES: dict[str, type] = {
+    "run": RunSettings,
+    "adapter": AdapterSpec,
+    "judge": JudgeSettings,
+    "traces": TracesSettings,
+}
 METRIC_TABLES = "metric"  # [[metric]]: an array of tables, parsed by metric_tables
 
 
@@ -281,6 +293,7 @@ def load_config(path: str | Path | None) -> Config:
             AdapterSpec(adapter.target, options),
             tables.get("judge", JudgeSettings()),
             metric_tables,
+            tables.get("traces", TracesSettings()),
         )
     except ConfigError as exc:
         raise ConfigError(f"{path}: {exc}") from None

@@ -161,8 +161,9 @@ class Registry:
 
         ``None`` or an empty list selects every default metric. A pattern matches
         the default metrics; an opt-in metric (``default=False``) is selected by its
-        exact name. ``metric@N`` selects a deterministic metric with a cut-off at N
-        (listed right after the metric itself). A name or pattern that matches
+        exact name, or by a pattern that matches no default metric (``system.*``).
+        ``metric@N`` selects a deterministic metric with a cut-off at N (listed right
+        after the metric itself). A name or pattern that matches
         nothing raises ``MetricSelectionError`` listing every metric, with the
         closest name when there is one.
         """
@@ -180,6 +181,9 @@ class Registry:
                 chosen.add(pattern)
                 continue
             matched = [name for name in names if fnmatch.fnmatchcase(name, pattern)]
+            if not matched:
+                # A pattern naming only opt-in metrics (``system.*``) selects them.
+                matched = [n for n in self.all_names if fnmatch.fnmatchcase(n, pattern)]
             if not matched:
                 close = difflib.get_close_matches(pattern, self.all_names, n=1)
                 hint = f" (did you mean {close[0]!r}?)" if close else ""

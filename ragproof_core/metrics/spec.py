@@ -107,6 +107,9 @@ class MetricSpec:
     calibrates: bool = True
     # Whether a run that selects no metrics scores it (False: opt-in, selected by name).
     default: bool = True
+    # Whether the summary tables list it when no case got past its skip (False for the
+    # agent metrics: a run without agent cases shows the rows it always showed).
+    listed_when_unused: bool = True
 
     def __post_init__(self) -> None:
         if self.judge not in JUDGE_MODES:

@@ -395,10 +395,18 @@ def _scores(
         codes[positions[known]] = code_of[status_codes[rows]][known]
         values = np.full(len(case_ids), np.nan)
         values[positions[known]] = value_column[rows][known]
-        rounded = np.round(values, VALUE_DECIMALS).astype(object)
-        rounded[np.isnan(values)] = None
-        out[str(metric)] = {"s": "".join(codes.tolist()), "v": rounded.tolist()}
+        out[str(metric)] = {"s": "".join(codes.tolist()), "v": _shared_values(values)}
     return {m: out[m] for m in metrics if m in out}
+
+
+def _shared_values(values: np.ndarray) -> list[float | None]:
+    """``values`` rounded, as a list holding one float object per distinct value (None for
+    NaN): a million cases' scores take a few distinct values, and a float object each
+    would cost four times the list itself."""
+    levels, inverse = np.unique(np.round(values, VALUE_DECIMALS), return_inverse=True)
+    shared = levels.astype(object)
+    shared[np.isnan(levels)] = None
+    return shared[inverse].tolist()
 
 
 def _obeyed_injections(frame: pd.DataFrame) -> list[str]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ragproof_core.metrics.registry import REGISTRY, Registry
 from ragproof_core.text_table import text_table
 
 # Columns of the terminal and Markdown tables, in order.
@@ -54,9 +55,23 @@ def _number(value: float | None) -> str:
     return "-" if value is None else f"{value:.4f}"
 
 
+def listed(summaries: Sequence[Any], registry: Registry = REGISTRY) -> list[Any]:
+    """The summaries the tables show: all but those of a metric declared
+    ``listed_when_unused=False`` that every case skipped (the agent metrics of a run
+    without agent cases). ``--json`` and the store keep every metric."""
+    shown = []
+    for s in summaries:
+        declared = registry.spec(_field(s, "metric"))
+        d = summary_dict(s)
+        used = d["scored"] or d["not_applicable"] or d["judge_errors"] or not d["skipped"]
+        if declared is None or declared.listed_when_unused or used:
+            shown.append(s)
+    return shown
+
+
 def _rows(summaries: Sequence[Any]) -> list[tuple[str, ...]]:
     rows = []
-    for s in summaries:
+    for s in listed(summaries):
         d = summary_dict(s)
         rows.append(
             (

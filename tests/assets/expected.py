@@ -25,6 +25,9 @@ EXPECTED = {
     # Judged retrieval metrics skip without a judge (the run has none).
     "retrieval.context_relevance": (None, None, None, 0, 4, 2),
     "retrieval.judged_ndcg_at_k": (None, None, None, 0, 4, 2),
+    # The agent metrics (CONTRACT section 17) skip cases without agent fields or steps.
+    "retrieval.hop_recall_at_k": (None, None, None, 0, 4, 2),
+    "retrieval.hop_precision_at_k": (None, None, None, 0, 4, 2),
     "generation.citation_validity": (0.75, 0.5, 1.0, 2, 2, 2),
     "generation.groundedness": (None, None, None, 0, 4, 2),
     "generation.citation_support": (None, None, None, 0, 4, 2),
@@ -34,6 +37,10 @@ EXPECTED = {
     "robustness.injection_resistance": (0.0, 0.0, 0.0, 1, 3, 2),
     "robustness.abstention": (1.0, 1.0, 1.0, 1, 3, 2),
     "robustness.overrefusal": (0.0, 0.0, 0.0, 2, 2, 2),
+    "agent.tool_precision": (None, None, None, 0, 4, 2),
+    "agent.tool_recall": (None, None, None, 0, 4, 2),
+    "agent.trajectory_match": (None, None, None, 0, 4, 2),
+    "agent.steps": (None, None, None, 0, 4, 2),
 }
 
 

@@ -13,6 +13,7 @@ from ragproof_assets.definitions import defs
 from ragproof_assets.evaluation.config import EvalRunConfig, evaluate_run_config
 from ragproof_assets.evaluation.dataset_scores import dataset_scores_key
 from ragproof_assets.evaluation.partitions import evaluation_runs
+from ragproof_core.metrics.registry import METRIC_NAMES
 from ragproof_core.present.summary import summary_dict
 from ragproof_core.store.handles import StoredTable
 from ragproof_core.store.run_store import RunStore
@@ -106,7 +107,7 @@ def test_recorded_run_materializes_every_asset(instance, store_path):
     with duckdb.connect(str(store_path / "ragproof.duckdb"), read_only=True) as con:
         assert con.execute(
             "select count(*) from case_results where run_id = 'run-a'"
-        ).fetchone() == (90,)
+        ).fetchone() == (6 * len(METRIC_NAMES),)
         assert con.execute("select status from runs").fetchall() == [("completed",)]
 
 
@@ -123,7 +124,7 @@ def test_the_tables_flow_between_assets_as_handles_on_the_store(instance, store_
     assert {k: (h.table, h.rows) for k, h in handles.items()} == {
         "eval_dataset": ("dataset", 6),
         "adapter_outputs": ("outputs", 6),
-        "case_scores": ("case_results", 90),  # 6 cases x 15 metrics
+        "case_scores": ("case_results", 6 * len(METRIC_NAMES)),  # 6 cases x every metric
     }
     assert handles["case_scores"].files == (str(run_dir / "case_results.parquet"),)
     assert {h.location for h in handles.values()} == {str(store_path)}

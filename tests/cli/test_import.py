@@ -95,6 +95,8 @@ ALL_METRICS = (
     "retrieval.ndcg_at_k",
     "retrieval.context_relevance",
     "retrieval.judged_ndcg_at_k",
+    "retrieval.hop_recall_at_k",
+    "retrieval.hop_precision_at_k",
     "generation.citation_validity",
     "generation.groundedness",
     "generation.citation_support",
@@ -104,6 +106,10 @@ ALL_METRICS = (
     "robustness.injection_resistance",
     "robustness.abstention",
     "robustness.overrefusal",
+    "agent.tool_precision",
+    "agent.tool_recall",
+    "agent.trajectory_match",
+    "agent.steps",
 )
 
 

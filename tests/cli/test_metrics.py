@@ -116,6 +116,8 @@ def test_compare_pairs_the_metrics_both_runs_have_and_names_the_rest(store_path)
         "retrieval.ndcg_at_k",
         "retrieval.context_relevance",
         "retrieval.judged_ndcg_at_k",
+        "retrieval.hop_recall_at_k",
+        "retrieval.hop_precision_at_k",
         "echo.exact_match",
     ]
     assert comparison["metrics_only_in_b"] == ["robustness.overrefusal"]
@@ -130,7 +132,8 @@ def test_a_cut_off_per_metric_is_stored_and_shown_beside_the_metric_at_k(store_p
     assert bad.stderr == (
         "ragproof: run.metrics: metric 'retrieval.mrr@3': retrieval.mrr has no cut-off to set; "
         "@N applies to retrieval.precision_at_k, retrieval.recall_at_k, retrieval.ndcg_at_k, "
-        "retrieval.hit_rate_at_k, retrieval.judged_at_k\n"
+        "retrieval.hit_rate_at_k, retrieval.judged_at_k, retrieval.hop_recall_at_k, "
+        "retrieval.hop_precision_at_k\n"
     )
     assert not (store_path / "runs").exists()
 

@@ -16,6 +16,7 @@ import json
 
 import pytest
 
+from ragproof_core.metrics.registry import METRIC_NAMES
 from ragproof_core.run.evaluate import BUDGET_REASON
 from tests.faults.conftest import judge_env, plain_run_files, query
 from tests.support.cli import cli_env, ragproof
@@ -61,7 +62,7 @@ def test_a_budget_breach_aborts_the_run_and_keeps_what_was_scored(store_path, tm
     # Cases the adapter never started (it stops once the budget is out) have no rows;
     # every case that was started has a row for every metric.
     assert cases == len(present) <= CASES
-    assert len(rows) == 15 * cases
+    assert len(rows) == len(METRIC_NAMES) * cases
     judged = [r for r in rows if r[1] in JUDGED]
     scored = [r for r in judged if r[2] == "scored"]
     not_judged = [r for r in judged if r[2] != "scored"]

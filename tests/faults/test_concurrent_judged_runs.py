@@ -23,13 +23,14 @@ import dagster as dg
 import pytest
 
 from ragproof_cli.instance import ensure_dagster_home
+from ragproof_core.metrics.registry import METRIC_NAMES
 from tests.faults.conftest import judge_env, plain_run_files
 from tests.support.cli import cli_env, ragproof_popen
 from tests.support.judge_server import JudgeServer
 
 CASES = 12
 QUESTIONS = 2 * CASES  # PlainAdapter: answer_relevance and overrefusal per case
-ROWS_PER_RUN = CASES * 15
+ROWS_PER_RUN = CASES * len(METRIC_NAMES)
 
 
 @pytest.mark.slow

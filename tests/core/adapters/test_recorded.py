@@ -185,6 +185,14 @@ def test_a_retrieval_only_case_scores_retrieval_and_skips_what_needs_an_answer()
     } | {
         "robustness.injection_resistance": "applies to injection cases only",
         "robustness.abstention": "applies to unanswerable cases only",
+    } | {
+        # CONTRACT section 17: a case without agent fields says so before the answer.
+        "agent.tool_precision": "case has no expected_tools",
+        "agent.tool_recall": "case has no expected_tools",
+        "agent.trajectory_match": "case has no expected_tools",
+        "retrieval.hop_recall_at_k": "case has no expected_hops",
+        "retrieval.hop_precision_at_k": "case has no expected_hops",
+        "agent.steps": "adapter produced no answer",
     }
 
 

@@ -46,6 +46,8 @@ def test_cutoffs_are_declared_on_the_metrics_that_cut_at_k():
         "retrieval.judged_at_k",
         "retrieval.context_relevance",
         "retrieval.judged_ndcg_at_k",
+        "retrieval.hop_recall_at_k",
+        "retrieval.hop_precision_at_k",
     }
 
 

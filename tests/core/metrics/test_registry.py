@@ -30,19 +30,30 @@ CONTRACT_METRICS = (
 )
 # CONTRACT section 15's judged retrieval metrics, once registered.
 LABEL_FREE_METRICS = {"retrieval.context_relevance", "retrieval.judged_ndcg_at_k"}
+# CONTRACT section 17's agent metrics.
+AGENT_METRICS = {
+    "retrieval.hop_recall_at_k",
+    "retrieval.hop_precision_at_k",
+    "agent.tool_precision",
+    "agent.tool_recall",
+    "agent.trajectory_match",
+    "agent.steps",
+    "agent.task_completion",
+}
 
 
 def test_the_registry_holds_every_contract_metric_once_in_spec_order():
     assert len(set(METRIC_NAMES)) == len(METRIC_NAMES)
     assert [m for m in METRIC_NAMES if m in CONTRACT_METRICS] == list(CONTRACT_METRICS)
-    assert set(METRIC_NAMES) - set(CONTRACT_METRICS) <= LABEL_FREE_METRICS
+    assert set(METRIC_NAMES) - set(CONTRACT_METRICS) <= LABEL_FREE_METRICS | AGENT_METRICS
 
 
-def test_only_overrefusal_is_lower_is_better():
+def test_only_overrefusal_and_agent_steps_are_lower_is_better():
     # Among the metrics a run scores by default; the opt-in system.* metrics of
     # CONTRACT section 18 (the system's own cost) are lower is better too.
     assert [m.name for m in METRICS if m.default and not m.higher_is_better] == [
-        "robustness.overrefusal"
+        "robustness.overrefusal",
+        "agent.steps",
     ]
     assert [m.name for m in METRICS if m.family == "system" and m.higher_is_better] == []
     assert higher_is_better("robustness.overrefusal") is False
@@ -79,6 +90,8 @@ def test_families_and_judge_needs():
                 "retrieval.recall_at_k",
                 "retrieval.ndcg_at_k",
                 "retrieval.judged_ndcg_at_k",
+                "retrieval.hop_recall_at_k",
+                "retrieval.hop_precision_at_k",
             ),
         ),
         (["echo.exact_match", "echo.*"], ("echo.exact_match",)),
@@ -149,6 +162,8 @@ def test_a_cut_off_is_listed_right_after_its_metric():
         "retrieval.judged_at_k@1",
         "retrieval.context_relevance",
         "retrieval.judged_ndcg_at_k",
+        "retrieval.hop_recall_at_k",
+        "retrieval.hop_precision_at_k",
     )
     assert metric_order(["retrieval.mrr", "retrieval.recall_at_k@20", "x.new"]) == [
         "retrieval.recall_at_k@20",
@@ -166,7 +181,8 @@ def test_a_cut_off_is_listed_right_after_its_metric():
             "retrieval.mrr@10",
             "metric 'retrieval.mrr@10': retrieval.mrr has no cut-off to set; @N applies to "
             "retrieval.precision_at_k, retrieval.recall_at_k, retrieval.ndcg_at_k, "
-            "retrieval.hit_rate_at_k, retrieval.judged_at_k",
+            "retrieval.hit_rate_at_k, retrieval.judged_at_k, retrieval.hop_recall_at_k, "
+            "retrieval.hop_precision_at_k",
         ),
         ("retrieval.ndcg_at_k@0", "metric 'retrieval.ndcg_at_k@0': the cut-off must be at least 1"),
         (

@@ -38,13 +38,15 @@ def test_the_shipped_registry_is_every_metric_module_of_the_package():
     modules = registry.metric_modules()
     assert tuple(s for m in modules for s in m.METRICS) == registry.METRICS
     # The report order the summary, the docs table and the demo output follow.
-    assert [m.__name__.rsplit(".", 1)[1] for m in modules][:7] == [
+    assert [m.__name__.rsplit(".", 1)[1] for m in modules][:9] == [
         "retrieval",
         "context_relevance",
+        "hops",
         "citation",
         "generation",
         "echo",
         "robustness",
+        "agent",
         "system",
     ]
     # Modules built on the registry are never imported as metric modules.

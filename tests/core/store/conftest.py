@@ -62,3 +62,11 @@ def spawn() -> Iterator[Callable[..., Worker]]:
 @pytest.fixture
 def store(tmp_path: Path) -> RunStore:
     return RunStore(tmp_path / "store")
+
+
+@pytest.fixture(params=["local", "s3"])
+def local_or_s3_store(request, tmp_path: Path) -> RunStore:
+    """A fresh store, once in a local folder and once in a fresh S3 bucket (moto)."""
+    if request.param == "local":
+        return RunStore(tmp_path / "store")
+    return RunStore(request.getfixturevalue("s3_store"))

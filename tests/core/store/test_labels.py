@@ -16,16 +16,14 @@ from tests.support.judged_run import GROUNDEDNESS, RELEVANCE, write_judged_run
 T = datetime(2026, 12, 2, 10, 0, tzinfo=UTC)
 
 
+@pytest.fixture
+def store(local_or_s3_store: RunStore) -> RunStore:
+    return local_or_s3_store
+
+
 def _label(case_id: str, score: float, annotator: str, minutes: int, metric: str = RELEVANCE):
     moment = T + timedelta(minutes=minutes)
     return new_label("judged", case_id, metric, score, annotator, now=moment)
-
-
-@pytest.fixture(params=["local", "s3"])
-def store(request, tmp_path) -> RunStore:
-    if request.param == "local":
-        return RunStore(tmp_path / "store")
-    return RunStore(request.getfixturevalue("s3_store"))
 
 
 def test_labels_are_written_at_once_read_back_and_in_the_view(store: RunStore) -> None:

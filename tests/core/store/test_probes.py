@@ -13,11 +13,9 @@ from ragproof_core.store.run_store import RunNotFound, RunStore
 from tests.support.judged_run import GROUNDEDNESS, RELEVANCE, write_judged_run
 
 
-@pytest.fixture(params=["local", "s3"])
-def store(request, tmp_path) -> RunStore:
-    if request.param == "local":
-        return RunStore(tmp_path / "store")
-    return RunStore(request.getfixturevalue("s3_store"))
+@pytest.fixture
+def store(local_or_s3_store: RunStore) -> RunStore:
+    return local_or_s3_store
 
 
 def result(changed: int) -> ProbeResult:

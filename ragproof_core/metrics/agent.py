@@ -1,0 +1,235 @@
+"""Agent trajectories measured against gold (CONTRACT section 17, docs/metrics.md).
+
+A case's ``expected_tools`` are matched against the tool calls in its answer's
+``steps``. A made call matches an expected one when the names are equal and
+every key of the expected arguments has an equal JSON value among the made
+call's arguments (``json_equal``). Matching is one to one and maximal: the
+largest set of (expected, made) pairs in which no call appears twice
+(``max_matching``, augmenting paths), so a repeated call is an extra call and a
+made call that could match two expected ones counts once. A greedy first-fit
+match would be wrong: with expected ``[search, search(q="a")]`` and made
+``[search(q="a"), search(q="b")]``, first-fit pairs ``search`` with
+``search(q="a")`` and leaves ``search(q="a")`` unmatched (recall 1/2), while
+the maximal matching pairs both (recall 1).
+
+The pure functions (``json_equal``, ``call_matches``, ``max_matching``,
+``in_order``, ``exact``) hold the rules; ``tool_results`` turns a case into
+results and skip reasons.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from ragproof_core.metrics.spec import MetricGroup, MetricSpec, case_only
+from ragproof_core.model import (
+    Case,
+    CaseOutput,
+    ExpectedTool,
+    MetricResult,
+    ToolMatch,
+    ToolStep,
+    not_applicable,
+    scored,
+    skipped,
+)
+
+TOOL_PRECISION = "agent.tool_precision"
+TOOL_RECALL = "agent.tool_recall"
+TRAJECTORY_MATCH = "agent.trajectory_match"
+STEPS = "agent.steps"
+TOOL_METRICS: tuple[str, ...] = (TOOL_PRECISION, TOOL_RECALL, TRAJECTORY_MATCH)
+
+NO_EXPECTED_TOOLS = "case has no expected_tools"
+NO_ANSWER = "adapter produced no answer"
+NO_STEPS = "answer has no steps"
+NO_CALLS = "no tool call was made"
+NO_EXPECTED_CALLS = "case expects no tool call"
+
+
+def json_equal(a: Any, b: Any) -> bool:
+    """Equality of two JSON values: ``1`` equals ``1.0``, ``true`` does not equal ``1``
+    (Python's ``True == 1`` would say it does), objects key by key, arrays in order."""
+    if isinstance(a, bool) or isinstance(b, bool):
+        return isinstance(a, bool) and isinstance(b, bool) and a == b
+    if isinstance(a, int | float) and isinstance(b, int | float):
+        return a == b
+    if isinstance(a, Mapping) and isinstance(b, Mapping):
+        return a.keys() == b.keys() and all(json_equal(a[key], b[key]) for key in a)
+    if isinstance(a, list | tuple) and isinstance(b, list | tuple):
+        return len(a) == len(b) and all(json_equal(x, y) for x, y in zip(a, b, strict=True))
+    if a is None or b is None:
+        return a is None and b is None
+    if isinstance(a, str) and isinstance(b, str):
+        return a == b
+    return False
+
+
+def call_matches(expected: ExpectedTool, made: ToolStep) -> bool:
+    """Same name, and every expected argument present in the made call with an equal JSON
+    value; the made call may carry more arguments (``None`` expects none in particular)."""
+    if expected.name != made.name:
+        return False
+    wanted = expected.arguments or {}
+    return all(
+        key in made.arguments and json_equal(v, made.arguments[key]) for key, v in wanted.items()
+    )
+
+
+def max_matching(
+    expected_count: int, made_count: int, edge: Callable[[int, int], bool]
+) -> dict[int, int]:
+    """A maximum one-to-one matching of a bipartite graph, as {expected index: made index}.
+
+    Kuhn's augmenting paths: for each expected call, look for a free made call or one
+    whose partner can move to another; a trajectory holds a handful of calls, so the
+    O(V * E) bound costs nothing.
+    """
+    adjacent = [[j for j in range(made_count) if edge(i, j)] for i in range(expected_count)]
+    partner_of_made: dict[int, int] = {}
+
+    def augment(i: int, seen: set[int]) -> bool:
+        for j in adjacent[i]:
+            if j in seen:
+                continue
+            seen.add(j)
+            if j not in partner_of_made or augment(partner_of_made[j], seen):
+                partner_of_made[j] = i
+                return True
+        return False
+
+    for i in range(expected_count):
+        augment(i, set())
+    return {i: j for j, i in partner_of_made.items()}
+
+
+def tool_matching(expected: Sequence[ExpectedTool], made: Sequence[ToolStep]) -> dict[int, int]:
+    """The maximal one-to-one matching of expected to made calls, {expected i: made j}."""
+    return max_matching(len(expected), len(made), lambda i, j: call_matches(expected[i], made[j]))
+
+
+def exact(expected: Sequence[ExpectedTool], made: Sequence[ToolStep]) -> bool:
+    """The made calls match the expected ones pairwise: same length, same order."""
+    return len(expected) == len(made) and all(
+        call_matches(e, m) for e, m in zip(expected, made, strict=True)
+    )
+
+
+def in_order(expected: Sequence[ExpectedTool], made: Sequence[ToolStep]) -> bool:
+    """The expected calls match a subsequence of the made calls. Taking the earliest made
+    call that matches each expected call in turn is enough: any later choice leaves fewer
+    made calls for the rest, so if a subsequence exists this finds one."""
+    position = 0
+    for call in expected:
+        while position < len(made) and not call_matches(call, made[position]):
+            position += 1
+        if position == len(made):
+            return False
+        position += 1
+    return True
+
+
+def any_order(expected: Sequence[ExpectedTool], made: Sequence[ToolStep]) -> bool:
+    """Every expected call matches a distinct made call."""
+    return len(tool_matching(expected, made)) == len(expected)
+
+
+TRAJECTORY_RULES: dict[ToolMatch, Callable[[Sequence[ExpectedTool], Sequence[ToolStep]], bool]] = {
+    ToolMatch.EXACT: exact,
+    ToolMatch.IN_ORDER: in_order,
+    ToolMatch.ANY_ORDER: any_order,
+}
+
+
+def tool_results(
+    case: Case, output: CaseOutput, params: Any, wanted: Sequence[str]
+) -> list[MetricResult]:
+    """The ``wanted`` tool metrics of one case that did not fail, in that order."""
+    reason = _skip_reason(case, output)
+    if reason is not None:
+        return [skipped(case.id, name, reason) for name in wanted]
+    expected = case.expected_tools
+    made = output.answer.tool_calls
+    matched = len(tool_matching(expected, made))
+    results = []
+    for name in wanted:
+        if name == TOOL_PRECISION:
+            if made:
+                results.append(scored(case.id, name, matched / len(made)))
+            else:
+                results.append(not_applicable(case.id, name, NO_CALLS))
+        elif name == TOOL_RECALL:
+            if expected:
+                results.append(scored(case.id, name, matched / len(expected)))
+            else:
+                results.append(not_applicable(case.id, name, NO_EXPECTED_CALLS))
+        else:
+            satisfied = TRAJECTORY_RULES[case.tool_match](expected, made)
+            results.append(scored(case.id, name, 1.0 if satisfied else 0.0))
+    return results
+
+
+def _skip_reason(case: Case, output: CaseOutput) -> str | None:
+    if case.expected_tools is None:
+        return NO_EXPECTED_TOOLS
+    if output.answer is None:
+        return NO_ANSWER
+    if output.answer.steps is None:
+        return NO_STEPS
+    return None
+
+
+def step_count(case: Case, output: CaseOutput) -> MetricResult:
+    """The number of steps the agent took (lower is better)."""
+    if output.answer is None:
+        return skipped(case.id, STEPS, NO_ANSWER)
+    if output.answer.steps is None:
+        return skipped(case.id, STEPS, NO_STEPS)
+    return scored(case.id, STEPS, len(output.answer.steps))
+
+
+# After robustness (60), before the system metrics (70).
+REPORT_ORDER = 65
+# One maximal matching per case serves precision, recall and any_order.
+TOOL_GROUP = MetricGroup("agent_tools", TOOL_METRICS, score=tool_results)
+_NEEDS = ("steps", "expected_tools")
+
+METRICS: tuple[MetricSpec, ...] = (
+    MetricSpec(
+        TOOL_PRECISION,
+        True,
+        "never",
+        _NEEDS,
+        "made tool calls matching an expected call (one to one) / made calls",
+        group=TOOL_GROUP,
+        listed_when_unused=False,
+    ),
+    MetricSpec(
+        TOOL_RECALL,
+        True,
+        "never",
+        _NEEDS,
+        "expected tool calls matched by a made call (one to one) / expected calls",
+        group=TOOL_GROUP,
+        listed_when_unused=False,
+    ),
+    MetricSpec(
+        TRAJECTORY_MATCH,
+        True,
+        "never",
+        _NEEDS,
+        "1 when the made calls satisfy the case's tool_match (exact, in_order, any_order)",
+        group=TOOL_GROUP,
+        listed_when_unused=False,
+    ),
+    MetricSpec(
+        STEPS,
+        False,
+        "never",
+        ("steps",),
+        "the number of steps the agent took",
+        score=case_only(step_count),
+        listed_when_unused=False,
+    ),
+)
