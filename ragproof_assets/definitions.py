@@ -5,9 +5,9 @@ import dagster as dg
 from ragproof_assets.checks.run_summary import failure_rate, no_regression
 from ragproof_assets.evaluation.assets import eval_dataset, run_summary
 from ragproof_assets.evaluation.executors import executor_from_env
-from ragproof_assets.evaluation.io_managers import JudgeIOManager, TableIOManager
+from ragproof_assets.evaluation.io_managers import JudgeLedgerIOManager, TableIOManager
 from ragproof_assets.evaluation.jobs import evaluate_job
-from ragproof_assets.evaluation.resources import CheckSettings, StoreResource
+from ragproof_assets.evaluation.resources import CheckSettings, JudgeResource, StoreResource
 from ragproof_assets.evaluation.shards import evaluate_cases
 from ragproof_assets.launch.ui import launch_evaluation_job, launch_evaluation_sensor
 from ragproof_assets.schedules.nightly import nightly_suites
@@ -23,7 +23,8 @@ defs = dg.Definitions(
     sensors=[launch_evaluation_sensor, trace_sensor],
     resources={
         "store": store,
-        "judge_io_manager": JudgeIOManager(store=store),
+        "judge_resource": JudgeResource(store=store),
+        "judge_ledger_io_manager": JudgeLedgerIOManager(store=store),
         "table_io_manager": TableIOManager(store=store),
         "checks": CheckSettings(),
     },

@@ -22,23 +22,21 @@ from ragproof_cli.common import (
     open_store,
     print_json,
 )
-from ragproof_core.calibration.calibrate import calibrate
-from ragproof_core.calibration.calibrate_combined import calibrate_combined
-from ragproof_core.calibration.fixtures_check import FixtureError, load_metric_fixtures
-from ragproof_core.calibration.labels import (
+from ragproof_core.calibration import (
+    FixtureError,
     LabelsError,
+    calibrate,
+    calibrate_combined,
     calibrate_run,
+    calibrate_stored,
+    load_metric_fixtures,
     read_labels,
     sample_for_labelling,
 )
-from ragproof_core.calibration.stored_calibration import calibrate_stored
-from ragproof_core.config.settings import JUDGE_MODES, load_config
-from ragproof_core.judge.environment import judge_environment
-from ragproof_core.judge.factory import make_judge
-from ragproof_core.judge.types import BudgetExceeded
-from ragproof_core.metrics.custom import custom_metric, give_rubrics
-from ragproof_core.store.files import write_json_lines
-from ragproof_core.store.views import StoreLocked
+from ragproof_core.config import JUDGE_MODES, load_config
+from ragproof_core.judge import BudgetExceeded, judge_environment, make_judge
+from ragproof_core.metrics import custom_metric, give_rubrics
+from ragproof_core.store import StoreLocked, write_json_lines
 
 
 def cmd_calibrate(args: argparse.Namespace) -> int:
@@ -57,24 +55,20 @@ def _fixtures(args: argparse.Namespace) -> int:
     judge = make_judge(env, open_store().layout.judge_cache_path, use_cache=not args.no_cache)
     if judge is None:
         raise UsageError("calibrate needs a judge: set RAGPROOF_JUDGE_MODEL")
-    if extra and judge.mode == "combined":
-        raise UsageError(
-            "calibrate --config: a config's rubric metrics are calibrated in per_metric mode; "
-            "add --mode per_metric"
-        )
     give_rubrics(judge, [table for table, _ in extra])
+    rubrics = [(custom_metric(table), fixtures) for table, fixtures in extra]
 
     async def run():
         try:
             if judge.mode == "combined":
                 return await calibrate_combined(
-                    judge, exact_threshold=args.exact, within_threshold=args.within
+                    judge,
+                    exact_threshold=args.exact,
+                    within_threshold=args.within,
+                    extra=rubrics,
                 )
             return await calibrate(
-                judge,
-                exact_threshold=args.exact,
-                within_threshold=args.within,
-                extra=[(custom_metric(table), fixtures) for table, fixtures in extra],
+                judge, exact_threshold=args.exact, within_threshold=args.within, extra=rubrics
             )
         finally:
             await judge.drain()

@@ -9,8 +9,8 @@ import os
 import sys
 from collections.abc import Iterator
 
-from ragproof_core.config.settings import store_root
-from ragproof_core.store.run_store import RunStore
+from ragproof_core.config import store_root
+from ragproof_core.store import RunStore
 
 EXIT_OK, EXIT_BAD_INPUT, EXIT_BUDGET = 0, 1, 2
 EXIT_INTERNAL = 3

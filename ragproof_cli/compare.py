@@ -14,16 +14,18 @@ from ragproof_cli.common import (
     print_json,
 )
 from ragproof_cli.errors import mixed_judges_refusal, mixed_settings_refusal
-from ragproof_core.compare.comparison import (
+from ragproof_core.compare import (
+    CORRECTIONS,
+    HOLM,
     MixedJudgesError,
     MixedSettingsError,
     RunSide,
     compare_runs,
+    describe,
+    regressions,
 )
-from ragproof_core.compare.correction import CORRECTIONS, HOLM
-from ragproof_core.compare.gate import describe, regressions
-from ragproof_core.metrics.custom import stored_registry
-from ragproof_core.present.compare_markdown import render_markdown
+from ragproof_core.metrics import stored_registry
+from ragproof_core.present import render_markdown
 
 
 def cmd_compare(args: argparse.Namespace) -> int:

@@ -15,11 +15,10 @@ from collections.abc import Sequence
 
 from ragproof_cli.common import EXIT_BAD_INPUT, EXIT_INTERNAL, EXIT_OK, UsageError
 from ragproof_core.adapters.loading import AdapterLoadError
-from ragproof_core.config.settings import ConfigError
+from ragproof_core.config import ConfigError
 from ragproof_core.data.dataset import DatasetError
 from ragproof_core.generate.attacks import GenerationError
-from ragproof_core.store.layout import InvalidRunId
-from ragproof_core.store.run_store import RunNotFound
+from ragproof_core.store import InvalidRunId, RunNotFound
 
 # Errors whose message is already the one line a user needs.
 USER_ERRORS: tuple[type[BaseException], ...] = (

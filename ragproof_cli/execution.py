@@ -46,8 +46,8 @@ from ragproof_assets.evaluation.partitions import evaluation_runs
 from ragproof_assets.evaluation.run_tags import RUN_ID_TAG, SOURCE_TAG
 from ragproof_cli.errors import one_line
 from ragproof_cli.instance import open_instance_with_partition
-from ragproof_core.config.settings import RUN_KEYS
-from ragproof_core.store.layout import new_run_id
+from ragproof_core.config import RUN_KEYS
+from ragproof_core.store import new_run_id
 
 JOB_NAME = "evaluate"
 # workspace.yaml's one code location: its module and its location_name.

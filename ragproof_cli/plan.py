@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from ragproof_cli.common import EXIT_OK, UsageError, open_store, print_json
-from ragproof_core.compare.plan import plan_run
+from ragproof_core.compare import plan_run
 
 
 def cmd_plan(args: argparse.Namespace) -> int:

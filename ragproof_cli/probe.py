@@ -10,15 +10,11 @@ import contextlib
 import sys
 
 from ragproof_cli.common import EXIT_BUDGET, EXIT_OK, UsageError, open_store, print_json
-from ragproof_core.calibration.labels import judge_scores
-from ragproof_core.calibration.probe import DEFAULT_SAMPLE, probe, probe_sample
-from ragproof_core.config.settings import RunSettings
-from ragproof_core.judge.environment import judge_environment
-from ragproof_core.judge.factory import make_judge
-from ragproof_core.judge.types import BudgetExceeded
-from ragproof_core.metrics.registry import REGISTRY, MetricSelectionError, metric_order
-from ragproof_core.store.run_store import stored_run_settings
-from ragproof_core.store.views import StoreLocked
+from ragproof_core.calibration import DEFAULT_SAMPLE, judge_scores, probe, probe_sample
+from ragproof_core.config import RunSettings
+from ragproof_core.judge import BudgetExceeded, judge_environment, make_judge
+from ragproof_core.metrics import REGISTRY, MetricSelectionError, metric_order
+from ragproof_core.store import StoreLocked, stored_run_settings
 
 
 def _metrics(asked: list[str] | None, judged: set[str], run_id: str) -> list[str]:

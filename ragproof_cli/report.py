@@ -8,8 +8,7 @@ from pathlib import Path
 
 from ragproof_cli.common import EXIT_BAD_INPUT, EXIT_OK, open_store
 from ragproof_cli.errors import mixed_judges_refusal
-from ragproof_core.present.html import render_html, write_html
-from ragproof_core.present.report_data import MixedJudgesError, gather_report
+from ragproof_core.present import MixedJudgesError, gather_report, render_html, write_html
 
 
 def cmd_report(args: argparse.Namespace) -> int:

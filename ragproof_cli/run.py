@@ -24,26 +24,22 @@ from ragproof_cli.common import (
     stdout_to_stderr,
 )
 from ragproof_cli.errors import DEBUG_HINT, one_line
-from ragproof_core.config.settings import (
-    RUN_KEYS,
-    run_key_choices,
-    run_key_help,
-    run_key_type,
-)
-from ragproof_core.judge.cost import format_usd
-from ragproof_core.present.judge_activity import agreement_lines, judge_usage_table
-from ragproof_core.present.run_list import run_dict, runs_table
-from ragproof_core.present.summary import (
+from ragproof_core.config import RUN_KEYS, run_key_choices, run_key_help, run_key_type
+from ragproof_core.judge import format_usd
+from ragproof_core.present import (
+    agreement_lines,
     calibration_json,
     calibration_table,
+    judge_usage_table,
     latency_note,
     refusal_tradeoff,
+    run_dict,
     run_json,
+    runs_table,
     summary_table,
 )
-from ragproof_core.run.dry_run import estimate_run
-from ragproof_core.run.preflight import preflight
-from ragproof_core.store.run_store import stored_run_settings
+from ragproof_core.run import estimate_run, preflight
+from ragproof_core.store import stored_run_settings
 from ragproof_core.store_health import STORE_FAULT
 
 

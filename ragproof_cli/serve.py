@@ -6,9 +6,9 @@ import argparse
 import getpass
 
 from ragproof_cli.common import EXIT_OK, UsageError, open_store
-from ragproof_core.calibration.label_queue import DEFAULT_PER_METRIC
-from ragproof_core.present.label_page import LabelSession
-from ragproof_core.store.labels import LabelError, check_annotator
+from ragproof_core.calibration import DEFAULT_PER_METRIC
+from ragproof_core.present import LabelSession
+from ragproof_core.store import LabelError, check_annotator
 from ragproof_serve import Browser, PortInUse, serve
 
 

@@ -14,7 +14,7 @@ import decimal
 import math
 
 from ragproof_cli.common import EXIT_OK, UsageError, open_store, print_json
-from ragproof_core.store.query import QueryRefused, QueryResult, run_read_only
+from ragproof_core.store import QueryRefused, QueryResult, run_read_only
 
 
 def _json_value(value):

@@ -23,24 +23,30 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Route
 
-from ragproof_core.calibration.label_queue import DEFAULT_PER_METRIC, LabelQueue
-from ragproof_core.calibration.labels import judge_scores
-from ragproof_core.metrics.custom import stored_registry
-from ragproof_core.present.app_data import compare_data, datasets, run_data, runs_data
-from ragproof_core.present.app_page import app_content_security_policy, render_app_page
-from ragproof_core.present.case_search import STATUSES, CaseQuery, search_cases
-from ragproof_core.present.html import render_html
-from ragproof_core.present.label_page import (
+from ragproof_core.calibration import DEFAULT_PER_METRIC, LabelQueue, judge_scores
+from ragproof_core.metrics import stored_registry
+from ragproof_core.present import (
+    STATUSES,
+    CaseQuery,
     LabelSession,
+    MetricMoments,
+    MixedJudgesError,
+    app_content_security_policy,
+    compare_data,
+    dataset_trends,
+    datasets,
+    gather_report,
     label_page_data,
     label_tally,
+    render_app_page,
+    render_html,
+    run_data,
+    run_moments,
+    runs_data,
+    search_cases,
     verdict,
 )
-from ragproof_core.present.report_data import MixedJudgesError, gather_report
-from ragproof_core.present.trends import MetricMoments, dataset_trends, run_moments
-from ragproof_core.store.labels import LabelError
-from ragproof_core.store.layout import InvalidRunId
-from ragproof_core.store.run_store import RunNotFound, RunRecord, RunStore
+from ragproof_core.store import InvalidRunId, LabelError, RunNotFound, RunRecord, RunStore
 from ragproof_serve.guard import SameOriginGuard, own_hosts
 
 MAX_BODY_BYTES = 16_384  # a label is a few hundred bytes

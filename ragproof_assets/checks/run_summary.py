@@ -6,8 +6,8 @@ import dagster as dg
 
 from ragproof_assets.evaluation.assets import run_summary
 from ragproof_assets.evaluation.resources import CheckSettings, StoreResource
-from ragproof_core.compare.comparison import MixedJudgesError, RunSide, compare_runs
-from ragproof_core.store.run_store import stored_run_settings
+from ragproof_core.compare import MixedJudgesError, RunSide, compare_runs
+from ragproof_core.store import stored_run_settings
 
 
 @dg.asset_check(

@@ -27,23 +27,23 @@ from ragproof_assets.evaluation.resources import StoreResource
 from ragproof_assets.evaluation.run_tags import tag_launcher
 from ragproof_assets.evaluation.table_schemas import DATASET_COLUMNS, METRIC_SUMMARIES_COLUMNS
 from ragproof_core.adapters.loading import AdapterLoadError
-from ragproof_core.calibration.jury_agreement import jury_agreement
-from ragproof_core.config.manifest import RunManifest
-from ragproof_core.config.settings import ConfigError
+from ragproof_core.calibration import jury_agreement
+from ragproof_core.config import ConfigError, RunManifest
 from ragproof_core.data.dataset import DatasetError, dataset_sha256
-from ragproof_core.judge.ledger import JudgeLedger
-from ragproof_core.present.html import render_html
-from ragproof_core.present.judge_activity import judge_usage_markdown
-from ragproof_core.present.links import SERVE_URL_ENV, served_run_links
-from ragproof_core.present.markdown import worst_cases_markdown
-from ragproof_core.present.report_data import gather_report
-from ragproof_core.present.summary import latency_note, refusal_tradeoff, summary_markdown
-from ragproof_core.run.preflight import preflight
-from ragproof_core.run.shards import EVALUATION_DOCUMENT, EvaluationTotals
-from ragproof_core.store.handles import StoredTable
-from ragproof_core.store.result_tally import summarize_run
-from ragproof_core.store.run_store import RunRecord, RunStore
-from ragproof_core.store.views import StoreLocked
+from ragproof_core.judge import JudgeLedger
+from ragproof_core.present import (
+    SERVE_URL_ENV,
+    gather_report,
+    judge_usage_markdown,
+    latency_note,
+    refusal_tradeoff,
+    render_html,
+    served_run_links,
+    summary_markdown,
+    worst_cases_markdown,
+)
+from ragproof_core.run import EVALUATION_DOCUMENT, EvaluationTotals, preflight
+from ragproof_core.store import RunRecord, RunStore, StoredTable, StoreLocked, summarize_run
 
 GROUP = "evaluation"
 

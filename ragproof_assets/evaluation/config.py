@@ -21,7 +21,7 @@ from typing import Any
 import dagster as dg
 from pydantic import Field
 
-from ragproof_core.config.settings import (
+from ragproof_core.config import (
     DEMO_ADAPTER,
     RUN_KEYS,
     Config,

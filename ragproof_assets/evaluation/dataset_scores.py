@@ -13,7 +13,7 @@ import re
 
 import dagster as dg
 
-from ragproof_core.store.run_store import RunRecord
+from ragproof_core.store import RunRecord
 
 KEY_PREFIX = "scores_by_dataset"
 

@@ -7,30 +7,23 @@ says why); the IO manager keeps the handle in the run's folder, beside the
 rows it names, and gives it to every step downstream, on any machine that
 sees the store. Nothing goes through Dagster's own (local-disk) IO storage.
 
-``JudgeIOManager``: owns the judge cache and stores each run's judge ledger.
+``JudgeLedgerIOManager``: each run's judge ledger (model, prompt hashes,
+requests, cache hits, cost), stored by the evaluation step's ``judge_verdicts``
+output and given back to the run summary.
 
 The design card puts judge calls behind an IO manager that does the caching.
 The cache cannot wait for an output to be handed over at the end of a step
-(a killed run must keep every verdict already paid for), so the IO manager
-hands the evaluation step a judge wired to its cache, the cache commits each
-reply as it arrives, and ``handle_output`` stores the run's ledger (model,
-prompt hashes, requests, cache hits, cost), which ``load_input`` gives back
-to the run summary.
+(a killed run must keep every verdict already paid for), so the caching is the
+judge's own: the ``JudgeResource`` (``resources.py``) hands the evaluation step
+a judge wired to the store's judge cache, which commits each reply as it
+arrives; what the judge did is the ledger this IO manager stores.
 """
-
-from dataclasses import replace
 
 import dagster as dg
 
 from ragproof_assets.evaluation.resources import StoreResource
-from ragproof_core.config.settings import JudgeSettings
-from ragproof_core.judge.environment import judge_environment
-from ragproof_core.judge.factory import make_judge
-from ragproof_core.judge.ledger import JudgeLedger
-from ragproof_core.judge.session import LiteLLMJudge
-from ragproof_core.run.shards import shard_budget
-from ragproof_core.store.handles import StoredTable
-from ragproof_core.store_health import StoreHealth
+from ragproof_core.judge import JudgeLedger
+from ragproof_core.store import StoredTable
 
 LEDGER = "judge"
 
@@ -64,37 +57,10 @@ class TableIOManager(dg.ConfigurableIOManager):
         )
 
 
-class JudgeIOManager(dg.ConfigurableIOManager):
-    """Judge replies cached in the run store, keyed by (model, prompt hash, input hash)."""
+class JudgeLedgerIOManager(dg.ConfigurableIOManager):
+    """Each run's judge ledger, a document in the run's folder of the store."""
 
     store: StoreResource
-
-    def open_judge(
-        self,
-        *,
-        use_cache: bool,
-        concurrency: int,
-        table: JudgeSettings | None = None,
-        shards: int = 1,
-        health: StoreHealth | None = None,
-    ) -> LiteLLMJudge | None:
-        """A judge over this store's cache, or None when no judge model is configured.
-
-        ``table``: the run's ``[judge]`` table from its manifest; the environment
-        (RAGPROOF_JUDGE_MODE, ...) overrides it. One of ``shards`` shards gets that
-        share of the run's budget (and of its rate limit where no slot file is shared).
-        """
-        env = judge_environment(table or JudgeSettings())
-        if shards > 1 and env.max_cost_usd is not None:
-            env = replace(env, max_cost_usd=shard_budget(env.max_cost_usd, shards))
-        return make_judge(
-            env,
-            self.store.store().layout.judge_cache_path,
-            use_cache=use_cache,
-            concurrency=concurrency,
-            shards=shards,
-            health=health,
-        )
 
     def handle_output(self, context: dg.OutputContext, obj: JudgeLedger) -> None:
         self.store.store().write_document(context.partition_key, LEDGER, obj.to_dict())

@@ -1,12 +1,17 @@
-"""Resources: where the store lives and the thresholds of the asset checks."""
+"""Resources: where the store lives, the judge over its cache, and the thresholds of the
+asset checks."""
 
+from dataclasses import replace
 from pathlib import Path
 
 import dagster as dg
 from pydantic import Field
 
-from ragproof_core.config.settings import store_root
-from ragproof_core.store.run_store import RunStore
+from ragproof_core.config import JudgeSettings, store_root
+from ragproof_core.judge import LiteLLMJudge, judge_environment, make_judge
+from ragproof_core.run import shard_budget
+from ragproof_core.store import RunStore
+from ragproof_core.store_health import StoreHealth
 
 
 class StoreResource(dg.ConfigurableResource):
@@ -26,6 +31,40 @@ class StoreResource(dg.ConfigurableResource):
 
     def store(self) -> RunStore:
         return RunStore(self.path())
+
+
+class JudgeResource(dg.ConfigurableResource):
+    """The judge, configured by the environment and the run's ``[judge]`` table, with its
+    replies cached in the store's judge cache, keyed by (model, prompt hash, input hash)."""
+
+    store: StoreResource
+
+    def open_judge(
+        self,
+        *,
+        use_cache: bool,
+        concurrency: int,
+        table: JudgeSettings | None = None,
+        shards: int = 1,
+        health: StoreHealth | None = None,
+    ) -> LiteLLMJudge | None:
+        """A judge over this store's cache, or None when no judge model is configured.
+
+        ``table``: the run's ``[judge]`` table from its manifest; the environment
+        (RAGPROOF_JUDGE_MODE, ...) overrides it. One of ``shards`` shards gets that
+        share of the run's budget (and of its rate limit where no slot file is shared).
+        """
+        env = judge_environment(table or JudgeSettings())
+        if shards > 1 and env.max_cost_usd is not None:
+            env = replace(env, max_cost_usd=shard_budget(env.max_cost_usd, shards))
+        return make_judge(
+            env,
+            self.store.store().layout.judge_cache_path,
+            use_cache=use_cache,
+            concurrency=concurrency,
+            shards=shards,
+            health=health,
+        )
 
 
 class CheckSettings(dg.ConfigurableResource):

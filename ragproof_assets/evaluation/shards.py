@@ -30,39 +30,33 @@ import dagster as dg
 
 from ragproof_assets.evaluation.assets import GROUP
 from ragproof_assets.evaluation.config import EVAL_OP, PROGRESS_TAG, EvalRunConfig
-from ragproof_assets.evaluation.io_managers import JudgeIOManager
 from ragproof_assets.evaluation.partitions import evaluation_runs
 from ragproof_assets.evaluation.progress import progress_bar
-from ragproof_assets.evaluation.resources import StoreResource
+from ragproof_assets.evaluation.resources import JudgeResource, StoreResource
 from ragproof_assets.evaluation.table_schemas import CASE_RESULTS_COLUMNS, OUTPUTS_COLUMNS
 from ragproof_core.adapters.loading import AdapterLoadError
 from ragproof_core.adapters.runner import close_adapter
-from ragproof_core.config.manifest import RunManifest
-from ragproof_core.config.redaction import redact
-from ragproof_core.config.settings import AdapterSpec, ConfigError
-from ragproof_core.judge.ledger import judge_ledger
-from ragproof_core.metrics.custom import give_rubrics, run_registry
-from ragproof_core.present.markdown import distributions_markdown, distributions_table
-from ragproof_core.run.evaluate import ABORTED_BUDGET, evaluate
-from ragproof_core.run.preflight import take_adapter
-from ragproof_core.run.shard_attempt import (
+from ragproof_core.config import AdapterSpec, ConfigError, RunManifest, redact
+from ragproof_core.judge import judge_ledger
+from ragproof_core.metrics import give_rubrics, run_registry
+from ragproof_core.present import distributions_markdown, distributions_table
+from ragproof_core.run import (
+    ABORTED_BUDGET,
     ATTEMPT_PREFIX,
+    EVALUATION_DOCUMENT,
     AttemptRecorder,
+    ShardReport,
     attempt_document,
     attempt_document_name,
-    new_attempt_token,
-    unfinished_attempts,
-)
-from ragproof_core.run.shards import (
-    EVALUATION_DOCUMENT,
-    ShardReport,
+    evaluate,
     merge_reports,
+    new_attempt_token,
     shard_share,
+    take_adapter,
+    unfinished_attempts,
     unit_shard_ranges,
 )
-from ragproof_core.store.handles import StoredTable
-from ragproof_core.store.result_tally import UnknownStatus
-from ragproof_core.store.run_store import RunStore
+from ragproof_core.store import RunStore, StoredTable, UnknownStatus
 from ragproof_core.store_health import STORE_FAULT, StoreHealth, StoreWriteError
 
 # Cases evaluated (and written) at a time within a shard: a shard's memory holds
@@ -125,7 +119,7 @@ def launched_adapter(context: dg.OpExecutionContext, manifest: RunManifest) -> A
 def evaluate_shard(
     context: dg.OpExecutionContext,
     eval_dataset: StoredTable,
-    judge_io_manager: dg.ResourceParam[JudgeIOManager],
+    judge_resource: JudgeResource,
 ):
     run_id = context.partition_key
     index = _shard_index(context)
@@ -146,7 +140,7 @@ def evaluate_shard(
     # Shared by the judge cache, the ledger recorder and the result writes below: once
     # one of them cannot write, the judge sends no further request.
     health = StoreHealth()
-    judge = judge_io_manager.open_judge(
+    judge = judge_resource.open_judge(
         use_cache=manifest.use_cache,
         concurrency=settings.concurrency,
         table=manifest.judge,
@@ -266,7 +260,7 @@ def _store_fault(exc: StoreWriteError) -> dg.Failure:
     ins={"shards_done": dg.In(dg.Nothing)},
     out={
         "adapter_outputs": dg.Out(StoredTable, io_manager_key="table_io_manager"),
-        "judge_verdicts": dg.Out(io_manager_key="judge_io_manager"),
+        "judge_verdicts": dg.Out(io_manager_key="judge_ledger_io_manager"),
         "case_scores": dg.Out(StoredTable, io_manager_key="table_io_manager"),
     },
     description="Add the shards' reports up: the run's outputs, judge ledger and case scores.",
@@ -349,7 +343,7 @@ def _distributions(run_store, run_id: str) -> str:
             metadata={"dagster/column_schema": OUTPUTS_COLUMNS},
         ),
         "judge_verdicts": dg.AssetOut(
-            io_manager_key="judge_io_manager",
+            io_manager_key="judge_ledger_io_manager",
             description="The judge's work in this run: model, prompt hashes, requests, cache "
             "hits and cost. Verdicts themselves are cached by (model, prompt hash, input hash).",
         ),

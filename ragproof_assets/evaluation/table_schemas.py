@@ -4,7 +4,7 @@ table declarations (``ragproof_core.store.tables``) so they cannot drift from th
 import dagster as dg
 import pyarrow as pa
 
-from ragproof_core.store.tables import CASE_RESULTS, DATASET, METRIC_SUMMARIES, OUTPUTS, Table
+from ragproof_core.store import CASE_RESULTS, DATASET, METRIC_SUMMARIES, OUTPUTS, Table
 
 
 def column_type(arrow: pa.DataType) -> str:

@@ -30,10 +30,10 @@ from ragproof_assets.evaluation.config import EvalRunConfig, evaluate_run_config
 from ragproof_assets.evaluation.jobs import evaluate_job
 from ragproof_assets.evaluation.partitions import evaluation_runs
 from ragproof_assets.evaluation.run_tags import LAUNCHED_BY_TAG, RUN_ID_TAG, SOURCE_TAG
-from ragproof_core.config.settings import ConfigError
+from ragproof_core.config import ConfigError
 from ragproof_core.data.dataset import DatasetError, load_dataset
-from ragproof_core.judge.environment import judge_environment
-from ragproof_core.store.layout import new_run_id
+from ragproof_core.judge import judge_environment
+from ragproof_core.store import new_run_id
 
 LAUNCH_JOB = "launch_evaluation"
 LAUNCH_OP = "request_evaluation"  # an op may not share its job's name

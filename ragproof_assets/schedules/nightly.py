@@ -17,9 +17,9 @@ from pydantic import ValidationError
 from ragproof_assets.evaluation.config import EvalRunConfig, LaunchForm, evaluate_run_config
 from ragproof_assets.evaluation.jobs import evaluate_job
 from ragproof_assets.evaluation.partitions import evaluation_runs
-from ragproof_core.config.settings import ConfigError
+from ragproof_core.config import ConfigError
 from ragproof_core.errors import describe, show_key, show_value, unknown_key_reason
-from ragproof_core.store.layout import new_run_id
+from ragproof_core.store import new_run_id
 
 DEFAULT_SUITES_FILE = Path("data/suites.toml")
 

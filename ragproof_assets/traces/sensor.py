@@ -31,10 +31,10 @@ from ragproof_assets.evaluation.config import EvalRunConfig, evaluate_run_config
 from ragproof_assets.evaluation.jobs import evaluate_job
 from ragproof_assets.evaluation.partitions import evaluation_runs
 from ragproof_assets.evaluation.run_tags import RUN_ID_TAG, SOURCE_TAG
-from ragproof_core.config.settings import load_config
+from ragproof_core.config import load_config
 from ragproof_core.data.dataset import DatasetError
 from ragproof_core.run.trace_feed import import_trace_file, list_trace_files
-from ragproof_core.store.layout import new_run_id
+from ragproof_core.store import new_run_id
 
 TRACES_ENV = "RAGPROOF_TRACES"
 CONFIG_ENV = "RAGPROOF_TRACES_CONFIG"

@@ -16,13 +16,22 @@ retrieval is not exposed and retrieval metrics skip.
 The runnable gets the question as its input, or ``{input_key: question}`` when
 ``input_key`` is set. ``use_async`` (default true) calls ``ainvoke``; false calls
 ``invoke`` on the runner's threads.
+
+``steps = true`` (for an agent) records the run's trajectory (CONTRACT section 17)
+with a LangChain callback handler passed in the run's config: each tool run is a
+tool step (its name, its input as the arguments, its output) and each retriever
+run a retrieve step (its query and documents, mapped to chunks as the context
+is), in the order they started, nested runs included. Without it the answer has
+no ``steps``, as before.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Mapping
 from typing import Any
+from uuid import UUID
 
 from ragproof_core.adapters.coerce import AdapterOutputError
 from ragproof_core.adapters.framework import (
@@ -37,7 +46,7 @@ from ragproof_core.adapters.framework import (
     require,
     wrong_build_error,
 )
-from ragproof_core.model import Answer, Chunk
+from ragproof_core.model import Answer, Chunk, RetrieveStep, Step, ToolStep
 
 
 class LangChainAdapter(FrameworkAdapter):
@@ -55,14 +64,13 @@ class LangChainAdapter(FrameworkAdapter):
         numbered_citations: bool = False,
         id_key: str | None = DEFAULT_ID_KEY,
         use_async: bool = True,
+        steps: bool = False,
     ) -> None:
         super().__init__(factory, citations_key, numbered_citations, id_key, use_async)
-        require(
-            "langchain_core",
-            package="langchain-core",
-            extra="langchain",
-            adapter="LangChainAdapter",
-        )
+        needs = {"package": "langchain-core", "extra": "langchain", "adapter": "LangChainAdapter"}
+        require("langchain_core", **needs)
+        callbacks = require("langchain_core.callbacks", **needs)
+        self._recorder = step_recorder(callbacks.BaseCallbackHandler) if steps else None
         self.runnable = build_from_factory(factory, factory_options)
         self.retriever = None if retriever is None else build_from_factory(retriever, None)
         for option, path, obj in (
@@ -76,18 +84,31 @@ class LangChainAdapter(FrameworkAdapter):
         self.context_key = context_key
 
     def _call(self, question: str) -> Reply:
-        output = self.runnable.invoke(self._input(question))
+        recorder = self._new_recorder()
+        output = self.runnable.invoke(self._input(question), **_config(recorder))
         documents = None if self.retriever is None else self.retriever.invoke(question)
-        return self._reply(output, documents)
+        return self._with_steps(self._reply(output, documents), recorder)
 
     async def _acall(self, question: str) -> Reply:
+        recorder = self._new_recorder()
+        run = self.runnable.ainvoke(self._input(question), **_config(recorder))
         if self.retriever is None:
-            return self._reply(await self.runnable.ainvoke(self._input(question)), None)
+            return self._with_steps(self._reply(await run, None), recorder)
         # Independent calls: the case takes as long as the slower one, not both.
-        output, documents = await asyncio.gather(
-            self.runnable.ainvoke(self._input(question)), self.retriever.ainvoke(question)
+        output, documents = await asyncio.gather(run, self.retriever.ainvoke(question))
+        return self._with_steps(self._reply(output, documents), recorder)
+
+    def _new_recorder(self) -> Any:
+        return None if self._recorder is None else self._recorder()
+
+    def _with_steps(self, reply: Reply, recorder: Any) -> Reply:
+        if recorder is None:
+            return reply
+        steps = recorder.steps(lambda docs: self._chunks(docs, "retriever run"))
+        answer = reply.answer
+        return Reply(
+            Answer(answer.text, answer.retrieved_chunks, answer.citations, steps), reply.retrieved
         )
-        return self._reply(output, documents)
 
     def _retrieve(self, question: str) -> tuple[Chunk, ...]:
         # With a retriever of its own, retrieve() need not run the whole chain.
@@ -147,6 +168,84 @@ class LangChainAdapter(FrameworkAdapter):
         return chunk_from(
             doc.page_content, doc.metadata, getattr(doc, "id", None), score, self.id_key
         )
+
+
+def _config(recorder: Any) -> dict[str, Any]:
+    """The run's keyword arguments: none without a recorder (a user's runnable need not
+    take ``config``), else a config carrying the recorder as its callback."""
+    return {} if recorder is None else {"config": {"callbacks": [recorder]}}
+
+
+def step_recorder(base: type) -> type:
+    """A LangChain callback handler class (subclass of ``base``, LangChain's
+    ``BaseCallbackHandler``, given at run time: the extra is optional) recording one
+    run's tool and retriever runs, in the order they started."""
+
+    class StepRecorder(base):
+        # Called in the run's own order, never from an executor: the steps keep it.
+        run_inline = True
+
+        def __init__(self) -> None:
+            super().__init__()
+            self.started: dict[UUID, int] = {}
+            self.raw: list[dict[str, Any]] = []
+
+        def on_tool_start(
+            self,
+            serialized: dict[str, Any] | None,
+            input_str: str,
+            *,
+            run_id: UUID,
+            inputs: dict[str, Any] | None = None,
+            **kwargs: Any,
+        ) -> None:
+            name = (serialized or {}).get("name") or kwargs.get("name") or "tool"
+            self.started[run_id] = len(self.raw)
+            self.raw.append(
+                {"type": "tool", "name": name, "arguments": tool_arguments(inputs, input_str)}
+            )
+
+        def on_tool_end(self, output: Any, *, run_id: UUID, **kwargs: Any) -> None:
+            if run_id in self.started:
+                self.raw[self.started[run_id]]["output"] = _output_text(output)
+
+        def on_retriever_start(
+            self, serialized: dict[str, Any] | None, query: str, *, run_id: UUID, **kwargs: Any
+        ) -> None:
+            self.started[run_id] = len(self.raw)
+            self.raw.append({"type": "retrieve", "query": query, "documents": []})
+
+        def on_retriever_end(self, documents: Any, *, run_id: UUID, **kwargs: Any) -> None:
+            if run_id in self.started:
+                self.raw[self.started[run_id]]["documents"] = list(documents)
+
+        def steps(self, chunks: Any) -> tuple[Step, ...]:
+            out: list[Step] = []
+            for raw in self.raw:
+                if raw["type"] == "tool":
+                    out.append(ToolStep(raw["name"], raw["arguments"], raw.get("output")))
+                else:
+                    out.append(RetrieveStep(raw["query"], chunks(raw["documents"])))
+            return tuple(out)
+
+    return StepRecorder
+
+
+def tool_arguments(inputs: Mapping[str, Any] | None, input_str: str) -> dict[str, Any]:
+    """A tool run's arguments as a JSON object: the structured input when LangChain passes
+    one, else the input string parsed as a JSON object, else ``{"input": input_str}``."""
+    if isinstance(inputs, Mapping):
+        return json.loads(json.dumps(dict(inputs), default=str))
+    try:
+        parsed = json.loads(input_str)
+    except ValueError:
+        parsed = None
+    return parsed if isinstance(parsed, dict) else {"input": input_str}
+
+
+def _output_text(output: Any) -> str:
+    content = getattr(output, "content", output)
+    return content if isinstance(content, str) else json.dumps(content, default=str)
 
 
 def _text(value: Any) -> str:

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import asyncio
 from collections import Counter
+from collections.abc import Awaitable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -47,23 +48,29 @@ from ragproof_core.calibration.report import (
     SCORERS,
     WITHIN_THRESHOLD,
     CalibrationReport,
+    calibration_scorer,
     fixture_outcome,
     fixture_params,
     prompt_agreements,
     prompt_metrics,
 )
+from ragproof_core.judge.jury import run_judged
 from ragproof_core.judge.prompts import PROMPT_NAMES
 from ragproof_core.judge.types import BudgetExceeded
 from ragproof_core.metrics.combined_run import combined_results
+from ragproof_core.metrics.registry import REGISTRY, MetricSpec
 from ragproof_core.model import Case, CaseOutput, MetricResult
 
 DEFAULT_PATH = DEFAULT_DIRECTORY / "combined.jsonl"
-# The prompts these fixtures score: every evaluation prompt, so each part a
-# combined request can carry is calibrated in combined mode too.
-CALIBRATED: tuple[str, ...] = PROMPT_NAMES
-
 # The metric that scores each prompt on a fixture (the registry's calibration map).
 PROMPT_METRICS: dict[str, str] = {prompt: m.name for prompt, m in prompt_metrics().items()}
+# The prompts these fixtures score: every evaluation prompt asked of one case, so each
+# part a case's combined request can carry is calibrated in combined mode too. A
+# conversation's own prompt (knowledge_retention) is a request of its own, alone,
+# calibrated by its conversation fixtures.
+CALIBRATED: tuple[str, ...] = tuple(
+    p for p in PROMPT_NAMES if not prompt_metrics()[p].per_conversation
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -155,33 +162,56 @@ async def calibrate_combined(
     *,
     exact_threshold: float = EXACT_THRESHOLD,
     within_threshold: float = WITHIN_THRESHOLD,
+    extra: Sequence[tuple[MetricSpec, Sequence[Fixture]]] = (),
 ) -> CalibrationReport:
-    """Judge every combined fixture in one combined request each and report agreement."""
+    """Judge every combined fixture in one combined request each and report agreement.
+
+    ``extra``: a config's rubric metrics with their own fixtures (prompt = the metric's
+    name, its rubric prompt given to ``judge``); each fixture is one combined request
+    whose one part is the rubric's, as the metric is asked in a combined run, and the
+    rubrics are reported after the shipped prompts."""
     if fixtures is None or isinstance(fixtures, Path | str):
         fixtures = load_combined_fixtures(fixtures)
+    registry = REGISTRY.with_metrics(declared for declared, _ in extra)
     stopped: list[bool] = []
 
-    async def one(fixture: CombinedFixture) -> list[MetricResult]:
-        chosen = [(PROMPT_METRICS[p], SCORERS[p]) for p in fixture.human_scores]
+    async def ask(case: Case, output: CaseOutput, chosen: list) -> list[MetricResult]:
         # context_relevance joins the combined request as in a run, over every
         # retrieved chunk (k = all of them, as per_metric calibration grades them).
-        return await combined_results(
-            fixture.case,
-            fixture.output,
-            judge,
-            chosen,
-            lambda: stopped.append(True),
-            "",
-            fixture_params(fixture.output),
-        )
+        # A jury asks each model and combines their results per metric, as a run does.
+        def one(chosen_judge: Any) -> Awaitable[list[MetricResult]]:
+            return combined_results(
+                case,
+                output,
+                chosen_judge,
+                chosen,
+                lambda: stopped.append(True),
+                "",
+                fixture_params(output),
+                registry,
+            )
 
-    results = await asyncio.gather(*(one(f) for f in fixtures))
+        return list(await run_judged(one, judge))
+
+    def shipped(fixture: CombinedFixture) -> Awaitable[list[MetricResult]]:
+        chosen = [(PROMPT_METRICS[p], SCORERS[p]) for p in fixture.human_scores]
+        return ask(fixture.case, fixture.output, chosen)
+
+    def rubric(declared: MetricSpec, fixture: Fixture) -> Awaitable[list[MetricResult]]:
+        chosen = [(declared.name, calibration_scorer(declared))]
+        return ask(fixture.case, fixture.output, chosen)
+
+    own = [(declared, f) for declared, found in extra for f in found]
+    results = await asyncio.gather(
+        *(shipped(f) for f in fixtures), *(rubric(declared, f) for declared, f in own)
+    )
     if stopped:
         raise BudgetExceeded("calibration stopped at the judge budget")
-    singles = [s for f in fixtures for s in f.parts()]
+    singles = [*(s for f in fixtures for s in f.parts()), *(f for _, f in own)]
     flat = (r for rs in results for r in rs)
     outcomes = [fixture_outcome(s, r) for s, r in zip(singles, flat, strict=True)]
-    present = [p for p in CALIBRATED if any(o.prompt == p for o in outcomes)]
+    named = (*CALIBRATED, *dict.fromkeys(declared.name for declared, _ in extra))
+    present = [p for p in named if any(o.prompt == p for o in outcomes)]
     prompts = prompt_agreements(present, outcomes, exact_threshold, within_threshold)
     return CalibrationReport(
         judge_model=judge.model,

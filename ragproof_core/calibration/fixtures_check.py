@@ -17,6 +17,16 @@ For ``refusal`` the human score is 1 when the answer refused, else 0.
 every chunk shown to the judge) and its human score is the mean of the human's
 per-chunk grades (relevant 1, partial 0.5, irrelevant 0), one of 0, 0.5 or 1.
 
+Conversations (CONTRACT section 16): a fixture's ``case`` may carry
+``history``, the earlier turns as ``[{"role": "user" | "assistant", "content":
+str}, ...]`` (user first, alternating), and is then judged as that
+conversation's next turn. ``groundedness_history.jsonl`` holds groundedness
+fixtures with a history (prompt ``groundedness_history``: the groundedness
+prompt with its history rules, scored by ``generation.groundedness``);
+``knowledge_retention.jsonl`` holds conversations: the history, then the last
+turn's question and answer, and the human's share of assistant turns (from the
+second on) that kept what the user said.
+
 ``check_fixtures`` lists every problem at once (a person fixing fixtures wants
 the whole list, not one error per run); ``load_fixtures`` refuses a directory
 with any. Run ``python -m ragproof_core.calibration.fixtures_check [DIR]`` to check.
@@ -34,10 +44,14 @@ from typing import Any
 
 from ragproof_core.calibration import critique
 from ragproof_core.judge.prompts import PROMPT_NAMES
-from ragproof_core.model import Answer, Case, CaseOutput, Chunk
+from ragproof_core.model import Answer, Case, CaseOutput, Chunk, Message
 
+# The groundedness prompt judging a conversation's later turn, with its history.
+GROUNDEDNESS_HISTORY = "groundedness_history"
 # Every evaluation prompt, plus the critique gate of `ragproof generate qa`.
-CALIBRATED_PROMPTS: tuple[str, ...] = (*PROMPT_NAMES, critique.PROMPT)
+CALIBRATED_PROMPTS: tuple[str, ...] = (*PROMPT_NAMES, GROUNDEDNESS_HISTORY, critique.PROMPT)
+# The fixtures that are a conversation's later turn: they need a history.
+NEEDS_HISTORY = frozenset({GROUNDEDNESS_HISTORY, "knowledge_retention"})
 
 DEFAULT_DIRECTORY = Path(__file__).with_name("fixtures")
 COMBINED_FIXTURES = "combined"
@@ -134,6 +148,9 @@ def parse_fixture(
         problems.append(f"{where}: reason must be a non-empty string")
 
     case_raw, output_raw = obj["case"], obj["output"]
+    history = _history(case_raw, problems, where)
+    if prompt in NEEDS_HISTORY and not history:
+        problems.append(f"{where}: a {prompt} fixture needs case.history (the earlier turns)")
     question = expected = None
     if not isinstance(case_raw, dict) or not _text(case_raw.get("question")):
         problems.append(f"{where}: case must be an object with a non-empty question")
@@ -167,7 +184,7 @@ def parse_fixture(
         answer = Answer(answer_raw["text"], chunks, None if citations is None else tuple(citations))
         # A fixture the metric would skip can never be scored: catch it here,
         # not as a calibration failure.
-        if prompt in ("groundedness", "citation_support") and chunks is None:
+        if prompt in ("groundedness", GROUNDEDNESS_HISTORY, "citation_support") and chunks is None:
             problems.append(f"{where}: a {prompt} fixture needs output.answer.retrieved_chunks")
         if prompt == "citation_support" and not citations:
             problems.append(f"{where}: a citation_support fixture needs output.answer.citations")
@@ -190,13 +207,36 @@ def parse_fixture(
                 # The critique scorer compares the judge's flags with these.
                 metadata={"human_flags": obj["human_flags"]} if "human_flags" in obj else {},
             ),
-            output=CaseOutput(case_id=fixture_id, answer=answer, retrieved=retrieved),
+            output=CaseOutput(
+                case_id=fixture_id, answer=answer, retrieved=retrieved, history=history
+            ),
             human_score=human,
             reason=obj["reason"],
             where=where,
         ),
         [],
     )
+
+
+def _history(case_raw: Any, problems: list[str], where: str) -> tuple[Message, ...] | None:
+    """``case.history``: user and assistant messages alternating, user first."""
+    raw = case_raw.get("history") if isinstance(case_raw, dict) else None
+    if raw is None:
+        return None
+    messages = []
+    for i, item in enumerate(raw if isinstance(raw, list) else [None]):
+        role = "user" if i % 2 == 0 else "assistant"
+        if not (isinstance(item, dict) and item.get("role") == role and _text(item.get("content"))):
+            problems.append(
+                f'{where}: case.history[{i}] must be {{"role": "{role}", "content": text}} '
+                "(user and assistant alternating, user first)"
+            )
+            return None
+        messages.append(Message(role, item["content"]))
+    if len(messages) % 2:
+        problems.append(f"{where}: case.history must end with the assistant's answer")
+        return None
+    return tuple(messages)
 
 
 def json_lines(path: Path, lines: list[str], problems: list[str]) -> Iterator[tuple[str, Any]]:

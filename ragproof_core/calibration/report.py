@@ -34,13 +34,17 @@ from typing import Any
 
 from ragproof_core.calibration import critique
 from ragproof_core.calibration.agreement import BANDS, band, confusion_matrix, quadratic_kappa
-from ragproof_core.calibration.fixtures_check import CALIBRATED_PROMPTS, Fixture
+from ragproof_core.calibration.fixtures_check import (
+    CALIBRATED_PROMPTS,
+    GROUNDEDNESS_HISTORY,
+    Fixture,
+)
 from ragproof_core.config.settings import RunSettings
 from ragproof_core.judge.prompts import PROMPT_NAMES
 from ragproof_core.judge.types import Judge
-from ragproof_core.metrics.judge_plan import run_plan
+from ragproof_core.metrics.judge_plan import run_plan, with_history
 from ragproof_core.metrics.registry import REGISTRY, MetricSpec, Registry
-from ragproof_core.model import Case, CaseOutput, MetricResult, Status
+from ragproof_core.model import Answer, Case, CaseOutput, MetricResult, Status, TurnOf, turn_id
 from ragproof_core.text_table import text_table
 
 EXACT_THRESHOLD = 0.70
@@ -57,10 +61,32 @@ def calibration_scorer(declared: MetricSpec) -> Callable[..., Awaitable[MetricRe
     """The pipeline's own metric, ``(case, output, judge) -> MetricResult``, for a fixture."""
 
     async def score(case: Case, output: CaseOutput, judge: Judge | None) -> MetricResult:
-        planned = declared.plan(case, output, judge is not None, fixture_params(output))
-        return await run_plan(planned, judge)
+        params = fixture_params(output)
+        if declared.per_conversation:
+            turns, outputs = conversation_of(case, output)
+            return await run_plan(
+                declared.conversation(turns, outputs, judge is not None, params), judge
+            )
+        planned = declared.plan(case, output, judge is not None, params)
+        # A fixture with a history is a conversation's later turn, judged as a run does.
+        return await run_plan(with_history(planned, output), judge)
 
     return score
+
+
+def conversation_of(case: Case, output: CaseOutput) -> tuple[list[Case], list[CaseOutput]]:
+    """A fixture's conversation as a run holds it: turns ``ID#1`` ... from its history,
+    then its own question and answer as the last turn."""
+    history = output.history or ()
+    total = len(history) // 2 + 1
+    pairs = [(history[i].content, history[i + 1].content) for i in range(0, len(history), 2)]
+    pairs.append((case.question, "" if output.answer is None else output.answer.text))
+    turns = [
+        Case(turn_id(case.id, t), question, turn=TurnOf(case.id, t, total))
+        for t, (question, _) in enumerate(pairs, start=1)
+    ]
+    outputs = [CaseOutput(c.id, Answer(text)) for c, (_, text) in zip(turns, pairs, strict=True)]
+    return turns, outputs
 
 
 def prompt_metrics(registry: Registry = REGISTRY) -> dict[str, MetricSpec]:
@@ -76,6 +102,7 @@ SCORERS: dict[str, Callable[..., Awaitable[MetricResult]]] = {
     # Scores the share of the human's three flags the judge agrees with.
     critique.PROMPT: critique.critique_agreement,
 }
+SCORERS[GROUNDEDNESS_HISTORY] = SCORERS["groundedness"]
 
 
 @dataclass(frozen=True, slots=True)

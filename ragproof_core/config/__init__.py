@@ -1,2 +1,52 @@
 """Configuration: the run settings read from ragproof.toml, flags and the environment, and
-the typed run manifest a run records of them (``manifest.py``)."""
+the typed run manifest a run records of them (``manifest.py``).
+
+What the other layers use is exported here; modules inside the package import
+each other directly.
+"""
+
+from ragproof_core.config.manifest import (
+    RunManifest,
+)
+from ragproof_core.config.redaction import (
+    REDACTED,
+    is_secret_key,
+    redact,
+)
+from ragproof_core.config.settings import (
+    DEMO_ADAPTER,
+    JUDGE_MODES,
+    RUN_KEYS,
+    AdapterSpec,
+    Config,
+    ConfigError,
+    JudgeEnv,
+    JudgeSettings,
+    RunSettings,
+    load_config,
+    run_key_choices,
+    run_key_help,
+    run_key_type,
+    store_root,
+)
+
+__all__ = [
+    "AdapterSpec",
+    "Config",
+    "ConfigError",
+    "DEMO_ADAPTER",
+    "JUDGE_MODES",
+    "JudgeEnv",
+    "JudgeSettings",
+    "REDACTED",
+    "RUN_KEYS",
+    "RunManifest",
+    "RunSettings",
+    "is_secret_key",
+    "load_config",
+    "redact",
+    "run_key_choices",
+    "run_key_help",
+    "run_key_type",
+    "store_root",
+]

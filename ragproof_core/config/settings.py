@@ -126,7 +126,13 @@ class RunSettings:
     def selection(self, custom: Sequence[str] = ()) -> tuple[str, ...]:
         """The selected metric names, shipped then ``custom`` (the run's own metrics);
         ``MetricSelectionError`` when a pattern matches none of them."""
-        return REGISTRY.with_metrics(named_only(name) for name in custom).select(self.metrics)
+        registry = REGISTRY.with_metrics(named_only(name) for name in custom)
+        chosen = registry.select(self.metrics)
+        if not self.metrics:
+            # A conversation's own metrics (CONTRACT section 16) leave rows only where a
+            # run has conversations, so a run that selects nothing scores them too.
+            chosen = (*chosen, *registry.conversation_names)
+        return chosen
 
 
 # The [run] keys, in declaration order: the command line's flags, the Dagster

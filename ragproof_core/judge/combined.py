@@ -29,7 +29,9 @@ from typing import TYPE_CHECKING, Any
 
 from ragproof_core.judge.client import TransportError
 from ragproof_core.judge.prompts import (
+    HISTORY,
     MARKER_PREFIX,
+    MESSAGE_INPUTS,
     PROMPT_INPUTS,
     PROMPT_NAMES,
     Prompt,
@@ -37,6 +39,7 @@ from ragproof_core.judge.prompts import (
     fence_token,
     fenced_block,
     fenced_chunks,
+    fenced_messages,
 )
 from ragproof_core.judge.reply_cache import input_hash
 from ragproof_core.judge.schemas import (
@@ -112,7 +115,8 @@ def combined_inputs(
     for name in names:
         inputs = parts[name]
         expected = filled[name].input_names if name in filled else PROMPT_INPUTS[name]
-        if set(inputs) != set(expected):
+        # A conversation's turn: every part may carry the history (they must agree).
+        if set(inputs) - {HISTORY} != set(expected) - {HISTORY}:
             raise PromptError(
                 f"combined part {name!r} takes inputs {sorted(expected)}, got {sorted(inputs)}"
             )
@@ -142,12 +146,15 @@ def render_combined(
     ).replace("{{fence}}", fence)
     data = _data_blocks(fence, inputs)
     user = prompt.user_template.replace("{{data}}", data, 1)
+    if HISTORY in inputs:
+        system += "\n" + prompt.history_rules.replace("{{fence}}", fence)
     return [{"role": "system", "content": system}, {"role": "user", "content": user}]
 
 
 def _data_blocks(fence: str, inputs: Mapping[str, Any]) -> str:
     # Block names say what each block is; no headings, to keep the request small.
-    out = [
+    out = [fenced_messages(fence, inputs[key], "\n") for key in MESSAGE_INPUTS if key in inputs]
+    out += [
         fenced_block(fence, key, inputs[key])
         for key in ("question", "answer", "expected_answer")
         if key in inputs

@@ -30,6 +30,8 @@ REPLY_SHAPES: dict[str, str] = {
     "context_relevance": (
         '{"verdicts": [{"chunk_id": str, "relevance": "relevant" | "partial" | "irrelevant"}]}'
     ),
+    # Conversations (CONTRACT section 16).
+    "knowledge_retention": '{"turns": [{"turn": int, "retained": bool}]}',
 }
 VERDICT_ENUMS: dict[str, tuple[str, ...]] = {
     "answer_relevance": ("relevant", "partial", "irrelevant"),
@@ -203,6 +205,16 @@ def _context_relevance(data: dict[str, Any]) -> None:
     _list_of_objects(data, "verdicts", {"chunk_id": _string, "relevance": _relevance})
 
 
+def _integer(value: Any, path: str) -> None:
+    # bool is an int in Python, not in JSON; 2.0 is not a turn number either.
+    if type(value) is not int:
+        raise ReplyValidationError(f"{path} must be a JSON integer, got {_kind(value)}")
+
+
+def _knowledge_retention(data: dict[str, Any]) -> None:
+    _list_of_objects(data, "turns", {"turn": _integer, "retained": _boolean})
+
+
 _VALIDATORS = {
     "groundedness": _groundedness,
     "citation_support": _citation_support,
@@ -213,4 +225,5 @@ _VALIDATORS = {
     "critique_qa": _critique_qa,
     "generate_unanswerable": lambda d: _non_empty_string(d, "question"),
     "context_relevance": _context_relevance,
+    "knowledge_retention": _knowledge_retention,
 }

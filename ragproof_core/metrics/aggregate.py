@@ -14,8 +14,12 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
-from ragproof_core.metrics.registry import METRIC_NAMES
+from ragproof_core.metrics.registry import METRIC_NAMES, REGISTRY
 from ragproof_core.model import MetricResult, Status
+
+# Metrics of a whole conversation (CONTRACT section 16): a run without conversations
+# has nothing they measure, so they get no summary row there (only rows with results).
+PER_CONVERSATION: frozenset[str] = frozenset(m.name for m in REGISTRY.metrics if m.per_conversation)
 
 P50 = Fraction(1, 2)
 P95 = Fraction(19, 20)
@@ -140,9 +144,25 @@ def summarize(
                 raise ValueError(
                     f"case {result.case_id!r}, metric {result.metric!r}: unknown status {status!r}"
                 ) from None
-    listed = dict.fromkeys(metric_names)
-    extra = sorted(name for name in tallies if name not in listed)
+    listed = _listed(metric_names, tallies)
+    extra = sorted(name for name in tallies if name not in listed and name not in metric_names)
     return [tallies[name].summary(name) for name in (*listed, *extra)]
+
+
+def _listed(metric_names: Sequence[str], seen: Mapping[str, Any]) -> dict[str, None]:
+    """The names every summary lists: all of ``metric_names`` but a conversation's own
+    metrics no row was stored for (a run without conversations)."""
+    return dict.fromkeys(
+        name
+        for name in metric_names
+        if name not in PER_CONVERSATION or (name in seen and _has_rows(seen[name]))
+    )
+
+
+def _has_rows(tally: Any) -> bool:
+    if isinstance(tally, _Tally):
+        return bool(tally.values) or any(tally.counts.values())
+    return any(tally.values())
 
 
 def summarize_counted(
@@ -153,7 +173,7 @@ def summarize_counted(
     """``summarize`` from counts already made: ``counts[metric][status]`` for every metric
     with a row, and ``values_of(metric)`` its scored values (any order). The stored
     results of a large run are counted column by column (``store.result_tally``)."""
-    listed = dict.fromkeys(metric_names)
+    listed = _listed(metric_names, counts)
     extra = sorted(name for name in counts if name not in listed)
     summaries = []
     for name in (*listed, *extra):

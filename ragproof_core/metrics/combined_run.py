@@ -18,7 +18,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 from ragproof_core.judge.types import BudgetExceeded
-from ragproof_core.metrics.judge_plan import JudgePlan, Planned, result_from_verdict
+from ragproof_core.metrics.judge_plan import JudgePlan, Planned, result_from_verdict, with_history
 from ragproof_core.metrics.registry import REGISTRY, Registry
 from ragproof_core.metrics.spec import DEFAULT_PARAMS
 from ragproof_core.model import Case, CaseOutput, MetricResult, skipped
@@ -54,7 +54,7 @@ async def combined_results(
     for name, _ in chosen:
         declared = registry.spec(name)
         if declared is not None and declared.plan is not None:
-            plans[name] = declared.plan(case, output, True, params)
+            plans[name] = with_history(declared.plan(case, output, True, params), output)
     parts = combined_parts(list(plans.values()))
 
     async def combined() -> dict[str, Any] | None:

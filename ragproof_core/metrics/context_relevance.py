@@ -26,7 +26,7 @@ from functools import partial
 from typing import Any
 
 from ragproof_core.judge.types import Judge, JudgeVerdict
-from ragproof_core.metrics.judge_plan import JudgePlan, Planned
+from ragproof_core.metrics.judge_plan import JudgePlan, Planned, inputs_with_history
 from ragproof_core.metrics.spec import MetricGroup, MetricSpec
 from ragproof_core.model import (
     Case,
@@ -184,7 +184,7 @@ async def context_relevance_results(
     planned = plan(case, output, k, judge is not None)
     if not isinstance(planned, ContextPlan):
         return planned
-    verdict = await judge.ask(PROMPT, planned.inputs(case.question))
+    verdict = await judge.ask(PROMPT, inputs_with_history(planned.inputs(case.question), output))
     if not verdict.ok:
         return failure(planned, verdict)
     return score(planned, verdict.data)

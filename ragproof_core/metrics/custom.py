@@ -27,7 +27,7 @@ from typing import Any
 from ragproof_core.adapters.loading import resolve_target
 from ragproof_core.judge.prompts import RUBRIC, Prompt, load_template, rubric_prompt
 from ragproof_core.metrics.custom_tables import MetricTable, tables_from_dicts
-from ragproof_core.metrics.judge_plan import JudgePlan, Planned
+from ragproof_core.metrics.judge_plan import JudgePlan, Planned, messages_input
 from ragproof_core.metrics.registry import REGISTRY, Registry
 from ragproof_core.metrics.spec import MetricSpec
 from ragproof_core.model import Case, CaseOutput, MetricResult, case_error, scored, skipped
@@ -178,8 +178,10 @@ def material_inputs(
             if case.expected_answer is None or not case.expected_answer.strip():
                 return skipped(case.id, table.name, NO_EXPECTED_ANSWER)
             inputs[item] = case.expected_answer
-        else:  # history: cases carry no conversation yet
-            return skipped(case.id, table.name, NO_HISTORY)
+        else:  # history: a conversation's earlier turns (none for its first)
+            if output.history is None:
+                return skipped(case.id, table.name, NO_HISTORY)
+            inputs[item] = messages_input(output.history)
     return inputs
 
 

@@ -16,12 +16,13 @@ the judge's verdicts:
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
 from typing import Any
 
+from ragproof_core.judge.prompts import HISTORY
 from ragproof_core.judge.types import Judge, JudgeVerdict
-from ragproof_core.model import MetricResult, judge_error
+from ragproof_core.model import CaseOutput, Message, MetricResult, judge_error
 
 
 @dataclass(frozen=True)
@@ -37,6 +38,31 @@ class JudgePlan:
 
 
 Planned = MetricResult | JudgePlan
+
+
+def messages_input(messages: Sequence[Message], first_turn: int = 1) -> list[dict[str, Any]]:
+    """A conversation's messages as a judge input: user and assistant alternating from
+    turn ``first_turn``, each ``{"turn", "role", "content"}``."""
+    return [
+        {"turn": first_turn + i // 2, "role": m.role, "content": m.content}
+        for i, m in enumerate(messages)
+    ]
+
+
+def with_history(planned: Planned, output: CaseOutput) -> Planned:
+    """A conversation turn's plan with the earlier turns as its judge's ``history`` input
+    (CONTRACT section 16); a single case's or a first turn's plan unchanged, so its
+    request is exactly what it always was."""
+    if not output.history or not isinstance(planned, JudgePlan) or HISTORY in planned.inputs:
+        return planned
+    return replace(planned, inputs=inputs_with_history(planned.inputs, output))
+
+
+def inputs_with_history(inputs: dict[str, Any], output: CaseOutput) -> dict[str, Any]:
+    """A judge question's inputs, with the earlier turns when ``output`` is a later turn's."""
+    if not output.history:
+        return inputs
+    return {**inputs, HISTORY: messages_input(output.history)}
 
 
 def verdict_json(verdict: JudgeVerdict) -> str:

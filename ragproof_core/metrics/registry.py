@@ -107,8 +107,15 @@ class Registry:
 
     @property
     def names(self) -> tuple[str, ...]:
-        """Every metric a run scores when it selects none (the opt-in ones left out)."""
-        return tuple(m.name for m in self.metrics if m.default)
+        """Every metric a run scores on its cases when it selects none (the opt-in ones
+        left out, and a conversation's own: ``conversation_names``)."""
+        return tuple(m.name for m in self.metrics if m.default and not m.per_conversation)
+
+    @property
+    def conversation_names(self) -> tuple[str, ...]:
+        """The metrics of a whole conversation (CONTRACT section 16) a run scores when it
+        selects none; they have rows only where a run has conversations."""
+        return tuple(m.name for m in self.metrics if m.default and m.per_conversation)
 
     @property
     def all_names(self) -> tuple[str, ...]:
@@ -167,9 +174,9 @@ class Registry:
         nothing raises ``MetricSelectionError`` listing every metric, with the
         closest name when there is one.
         """
-        names = self.names
         if not patterns:
-            return names
+            return self.names
+        names = (*self.names, *self.conversation_names)
         chosen: set[str] = set()
         for raw in patterns:
             pattern = raw.strip()
@@ -188,7 +195,7 @@ class Registry:
                 close = difflib.get_close_matches(pattern, self.all_names, n=1)
                 hint = f" (did you mean {close[0]!r}?)" if close else ""
                 raise MetricSelectionError(
-                    f"metric {pattern!r} matches no metric{hint}; metrics: {', '.join(names)}"
+                    f"metric {pattern!r} matches no metric{hint}; metrics: {', '.join(self.names)}"
                 )
             chosen.update(matched)
         return tuple(self.order(chosen))

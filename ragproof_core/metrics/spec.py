@@ -16,6 +16,10 @@ their own function); ``metrics.registry`` lists them. A spec says:
   - ``plan(case, output, has_judge, params)``: a judged metric's pure plan
     (``judge.plan``), asked alone in per_metric mode and as one part of the
     case's request in combined mode;
+  - ``plan`` and ``conversation(turns, outputs, has_judge, params)``: a metric
+    of a whole conversation (CONTRACT section 16), planned once its last turn
+    is done and stored under the conversation's id; its ``plan`` is what a
+    single case gets (a skip), and turns carry no row of it;
   - ``group``: several metrics computed from one pass (retrieval's four from
     one deduplicated ranking) or one judge reply (context relevance and
     judged nDCG). A group's members are still one spec each; judged members
@@ -66,6 +70,8 @@ DEFAULT_PARAMS = MetricParams()
 
 Score = Callable[[Case, CaseOutput, Any], MetricResult]
 Plan = Callable[[Case, CaseOutput, bool, Any], Planned]
+# (the conversation's turns, their outputs, has_judge, params) -> a plan or a result.
+ConversationPlan = Callable[[Sequence[Case], Sequence[CaseOutput], bool, Any], Planned]
 GroupAsk = Callable[[Case, CaseOutput, Judge | None, Any], Awaitable[Sequence[MetricResult]]]
 
 
@@ -110,6 +116,8 @@ class MetricSpec:
     # Whether the summary tables list it when no case got past its skip (False for the
     # agent metrics: a run without agent cases shows the rows it always showed).
     listed_when_unused: bool = True
+    # A metric of a whole conversation (module docstring); ``plan`` skips single cases.
+    conversation: ConversationPlan | None = None
 
     def __post_init__(self) -> None:
         if self.judge not in JUDGE_MODES:
@@ -124,6 +132,13 @@ class MetricSpec:
             raise ValueError(f"metric {self.name!r}: a judged metric has a plan, no other has")
         if self.plan is not None and self.prompt is None:
             raise ValueError(f"metric {self.name!r}: a judged metric names its prompt")
+        if self.conversation is not None and (self.plan is None or self.group is not None):
+            raise ValueError(f"metric {self.name!r}: a conversation's metric has a plan, no group")
+
+    @property
+    def per_conversation(self) -> bool:
+        """Scored once per conversation, under its id, rather than per case."""
+        return self.conversation is not None
 
     @property
     def calibrates_prompt(self) -> str | None:

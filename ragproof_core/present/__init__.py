@@ -6,4 +6,113 @@ section 10), the compare Markdown and the judge activity tables.
 a plain JSON-ready dict; ``html`` renders that dict into one self-contained
 page; ``markdown`` holds the small Markdown views Dagster shows. No module here
 imports Dagster.
+
+What the other layers use is exported here; modules inside the package import
+each other directly.
 """
+
+from ragproof_core.present.app_data import (
+    compare_data,
+    datasets,
+    run_data,
+    runs_data,
+)
+from ragproof_core.present.app_page import (
+    app_content_security_policy,
+    render_app_page,
+)
+from ragproof_core.present.case_search import (
+    STATUSES,
+    CaseQuery,
+    search_cases,
+)
+from ragproof_core.present.compare_markdown import (
+    render_markdown,
+)
+from ragproof_core.present.html import (
+    render_html,
+    write_html,
+)
+from ragproof_core.present.judge_activity import (
+    agreement_lines,
+    judge_usage_markdown,
+    judge_usage_table,
+)
+from ragproof_core.present.label_page import (
+    LabelSession,
+    label_page_data,
+    label_tally,
+    verdict,
+)
+from ragproof_core.present.links import (
+    SERVE_URL_ENV,
+    served_run_links,
+)
+from ragproof_core.present.markdown import (
+    distributions_markdown,
+    distributions_table,
+    worst_cases_markdown,
+)
+from ragproof_core.present.report_data import (
+    MixedJudgesError,
+    gather_report,
+)
+from ragproof_core.present.run_list import (
+    run_dict,
+    runs_table,
+)
+from ragproof_core.present.summary import (
+    calibration_json,
+    calibration_table,
+    latency_note,
+    refusal_tradeoff,
+    run_json,
+    summary_markdown,
+    summary_table,
+)
+from ragproof_core.present.trends import (
+    MetricMoments,
+    dataset_trends,
+    run_moments,
+)
+
+__all__ = [
+    "CaseQuery",
+    "LabelSession",
+    "MetricMoments",
+    "MixedJudgesError",
+    "SERVE_URL_ENV",
+    "STATUSES",
+    "agreement_lines",
+    "app_content_security_policy",
+    "calibration_json",
+    "calibration_table",
+    "compare_data",
+    "dataset_trends",
+    "datasets",
+    "distributions_markdown",
+    "distributions_table",
+    "gather_report",
+    "judge_usage_markdown",
+    "judge_usage_table",
+    "label_page_data",
+    "label_tally",
+    "latency_note",
+    "refusal_tradeoff",
+    "render_app_page",
+    "render_html",
+    "render_markdown",
+    "run_data",
+    "run_dict",
+    "run_json",
+    "run_moments",
+    "runs_data",
+    "runs_table",
+    "search_cases",
+    "served_run_links",
+    "summary_markdown",
+    "summary_table",
+    "verdict",
+    "worst_cases_markdown",
+    "write_html",
+]

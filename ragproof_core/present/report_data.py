@@ -303,29 +303,26 @@ def refusal_matrix(frame: pd.DataFrame) -> dict[str, int] | None:
     }
 
 
-def _record_dict(record: Any) -> dict[str, Any]:
+# The run table's columns the report leaves out: the token counts and the per-model
+# usage rows, which the report does not show.
+REPORT_LEAVES_OUT = frozenset({"judge_input_tokens", "judge_output_tokens", "judge_usage"})
+
+
+def record_dict(record: Any) -> dict[str, Any]:
+    """The report's ``run`` object: the run table's columns (``RunRecord.values``) but
+    ``REPORT_LEAVES_OUT``, times in UTC for reading, the settings as JSON."""
     try:
         config = json.loads(record.config_json)
     except (TypeError, ValueError):
         config = record.config_json
+    values = {k: v for k, v in record.values().items() if k not in REPORT_LEAVES_OUT}
+    del values["config_json"]
     return {
-        "run_id": record.run_id,
-        "dataset": record.dataset,
-        "adapter": record.adapter,
-        "status": record.status,
+        **values,
         "started_at": f"{record.started_at.astimezone(UTC):%Y-%m-%d %H:%M:%S} UTC",
         "finished_at": f"{record.finished_at.astimezone(UTC):%Y-%m-%d %H:%M:%S} UTC",
-        "judge_model": record.judge_model,
-        "judge_mode": record.judge_mode,
         "prompt_hashes": dict(record.prompt_hashes),
         "config": config,
-        "cost_usd": record.cost_usd,
-        "cases": record.cases,
-        "case_failures": record.case_failures,
-        "judge_requests": record.judge_requests,
-        "cache_hits": record.cache_hits,
-        "judge_repairs": record.judge_repairs,
-        "judge_errors": record.judge_errors,
         # A jury's inter-judge agreement (Krippendorff's alpha) per metric; {} otherwise.
         "judge_agreement": dict(getattr(record, "judge_agreement", None) or {}),
     }
@@ -646,7 +643,7 @@ def gather_report(
     return {
         "format": 1,
         "generated_at": _now().isoformat(),
-        "run": _record_dict(run.record),
+        "run": record_dict(run.record),
         "store": str(store.layout.duckdb_path),
         "metrics": blocks,
         "cases": {

@@ -32,27 +32,38 @@ HEADERS = (
 _RIGHT = {HEADERS.index(name) for name in ("k", "metrics", "cases", "cost")}
 
 
+# The run table's columns the listing leaves out (``show --json`` and the report carry
+# them): the stored settings, which k, source_match and metric_count sum up, and the
+# judge's counts and detail.
+LEFT_OUT = frozenset(
+    {
+        "config_json",
+        "judge_requests",
+        "cache_hits",
+        "judge_repairs",
+        "judge_errors",
+        "judge_input_tokens",
+        "judge_output_tokens",
+        "judge_usage",
+        "judge_agreement",
+    }
+)
+
+
 def run_dict(record: RunRecord) -> dict[str, Any]:
-    """A run's object in ``runs --json`` and ``show --json``; keys absent from an
-    old run's stored settings are None."""
+    """A run's object in ``runs --json`` and ``show --json``: the run table's columns
+    (``RunRecord.values``) but ``LEFT_OUT``, then the settings that tell runs apart;
+    keys absent from an old run's stored settings are None."""
     settings = stored_run_settings(record)
     metrics = settings.get("metrics")
+    values = {name: v for name, v in record.values().items() if name not in LEFT_OUT}
     return {
-        "run_id": record.run_id,
-        "dataset": record.dataset,
-        "adapter": record.adapter,
-        "status": record.status,
+        **values,
         "started_at": record.started_at.isoformat(),
         "finished_at": record.finished_at.isoformat(),
         "k": settings.get("k"),
         "source_match": settings.get("source_match"),
         "metric_count": len(metrics) if isinstance(metrics, list) else None,
-        "judge_model": record.judge_model,
-        "judge_mode": record.judge_mode,
-        "prompt_hashes": record.prompt_hashes,
-        "cost_usd": record.cost_usd,
-        "cases": record.cases,
-        "case_failures": record.case_failures,
     }
 
 

@@ -1,1 +1,55 @@
-"""Running an evaluation: preflight, evaluating cases, shards and the dry run."""
+"""Running an evaluation: preflight, evaluating cases, shards and the dry run.
+
+What the other layers use is exported here; modules inside the package import
+each other directly.
+"""
+
+from ragproof_core.run.dry_run import (
+    estimate_run,
+)
+from ragproof_core.run.evaluate import (
+    ABORTED_BUDGET,
+    evaluate,
+)
+from ragproof_core.run.preflight import (
+    preflight,
+    take_adapter,
+)
+from ragproof_core.run.shard_attempt import (
+    ATTEMPT_PREFIX,
+    AttemptRecorder,
+    attempt_document,
+    attempt_document_name,
+    new_attempt_token,
+    unfinished_attempts,
+)
+from ragproof_core.run.shards import (
+    EVALUATION_DOCUMENT,
+    EvaluationTotals,
+    ShardReport,
+    merge_reports,
+    shard_budget,
+    shard_share,
+    unit_shard_ranges,
+)
+
+__all__ = [
+    "ABORTED_BUDGET",
+    "ATTEMPT_PREFIX",
+    "AttemptRecorder",
+    "EVALUATION_DOCUMENT",
+    "EvaluationTotals",
+    "ShardReport",
+    "attempt_document",
+    "attempt_document_name",
+    "estimate_run",
+    "evaluate",
+    "merge_reports",
+    "new_attempt_token",
+    "preflight",
+    "shard_budget",
+    "shard_share",
+    "take_adapter",
+    "unfinished_attempts",
+    "unit_shard_ranges",
+]

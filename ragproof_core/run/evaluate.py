@@ -24,7 +24,7 @@ from ragproof_core.judge.jury import run_judged, score_metric
 from ragproof_core.judge.types import BudgetExceeded, Judge
 from ragproof_core.judge.usage import attributed_to
 from ragproof_core.metrics.combined_run import combined_results
-from ragproof_core.metrics.judge_plan import run_plan
+from ragproof_core.metrics.judge_plan import JudgePlan, result_from_verdict, run_plan, with_history
 from ragproof_core.metrics.registry import REGISTRY, MetricGroup, MetricSpec, Registry
 from ragproof_core.model import (
     Case,
@@ -63,7 +63,8 @@ def per_metric_function(declared: MetricSpec, params: Any):
     """A judged metric as ``(case, output, judge) -> MetricResult``: its plan, asked alone."""
 
     async def metric(case: Case, output: CaseOutput, judge: Judge | None) -> MetricResult:
-        return await run_plan(declared.plan(case, output, judge is not None, params), judge)
+        planned = declared.plan(case, output, judge is not None, params)
+        return await run_plan(with_history(planned, output), judge)
 
     return metric
 
@@ -78,7 +79,12 @@ class Selection:
 
     @classmethod
     def from_settings(cls, settings: RunSettings, registry: Registry = REGISTRY) -> Selection:
-        return cls(registry.select(settings.metrics), registry)
+        names = registry.select(settings.metrics)
+        if not settings.metrics:
+            # As config.settings spells out a run's stored selection: a conversation's
+            # own metrics leave rows only where a run has conversations.
+            names = (*names, *registry.conversation_names)
+        return cls(names, registry)
 
     @cached_property
     def specs(self) -> tuple[MetricSpec, ...]:
@@ -112,8 +118,13 @@ class Selection:
 
     @cached_property
     def judged(self) -> tuple[MetricSpec, ...]:
-        """Selected judged metrics asked on their own in per_metric mode."""
-        return tuple(m for m in self.specs if m.group is None and m.plan is not None)
+        """Selected judged metrics asked of a case on their own in per_metric mode (a
+        conversation's own metrics are asked of the conversation: ``conversational``)."""
+        return tuple(
+            m
+            for m in self.specs
+            if m.group is None and m.plan is not None and not m.per_conversation
+        )
 
     @cached_property
     def judged_groups(self) -> tuple[MetricGroup, ...]:
@@ -123,7 +134,18 @@ class Selection:
     @cached_property
     def planned(self) -> tuple[MetricSpec, ...]:
         """Every selected metric with a plan: the parts of combined mode's request."""
-        return tuple(m for m in self.specs if m.plan is not None)
+        return tuple(m for m in self.specs if m.plan is not None and not m.per_conversation)
+
+    @cached_property
+    def conversational(self) -> tuple[MetricSpec, ...]:
+        """Selected metrics of a whole conversation, scored under its id."""
+        return tuple(m for m in self.specs if m.per_conversation)
+
+    @cached_property
+    def case_names(self) -> tuple[str, ...]:
+        """The names a case or a turn has rows for: all but a conversation's own."""
+        own = {m.name for m in self.conversational}
+        return tuple(name for name in self.names if name not in own)
 
     @cached_property
     def order(self) -> dict[str, int]:
@@ -147,8 +169,45 @@ def deterministic_results(
 def failure_results(
     case: Case, output: CaseOutput, selection: Selection = ALL_METRICS
 ) -> list[MetricResult]:
-    """A case failure counts in every metric's error count and enters no mean."""
-    return [case_error(case.id, name, output.error or "case failed") for name in selection.names]
+    """A case failure counts in every metric's error count and enters no mean (a
+    conversation's own metrics have their row under the conversation's id)."""
+    return [
+        case_error(case.id, name, output.error or "case failed") for name in selection.case_names
+    ]
+
+
+async def conversation_results(
+    turns: Sequence[Case],
+    outputs: Sequence[CaseOutput],
+    judge: Judge | None,
+    on_budget: Callable[[], None],
+    selection: Selection = ALL_METRICS,
+    settings: RunSettings = DEFAULT_SETTINGS,
+) -> list[MetricResult]:
+    """The selected per-conversation metrics of one conversation (its turns and outputs in
+    order), stored under its id. In combined mode each is a ``combined`` request of its
+    one part (CONTRACT section 12)."""
+    results: list[MetricResult] = []
+    for declared in selection.conversational:
+        planned = declared.conversation(turns, outputs, judge is not None, settings)
+        if not isinstance(planned, JudgePlan):
+            results.append(planned)
+            continue
+        with attributed_to(declared.name):
+            try:
+                (result,) = await run_judged(lambda j, p=planned: _ask_alone(p, j), judge)
+            except BudgetExceeded:
+                on_budget()
+                result = skipped(planned.case_id, declared.name, BUDGET_REASON)
+        results.append(result)
+    return results
+
+
+async def _ask_alone(planned: JudgePlan, judge: Judge) -> tuple[MetricResult]:
+    if getattr(judge, "mode", "per_metric") == "combined":
+        verdicts = await judge.ask_combined({planned.prompt: planned.inputs})
+        return (result_from_verdict(planned, verdicts[planned.prompt]),)
+    return (await run_plan(planned, judge),)
 
 
 async def judged_results(
@@ -287,6 +346,35 @@ async def evaluate(
         pending.add(task)
         task.add_done_callback(pending.discard)
 
+    # A conversation's own results go right after its last turn's.
+    after_turn: dict[str, str] = {}
+
+    async def score_conversation(turns: Sequence[Case], outputs: Sequence[CaseOutput]) -> None:
+        nonlocal store_fault
+        conversation_id = turns[0].turn.conversation_id
+        after_turn[turns[-1].id] = conversation_id
+        try:
+            results_by_case[conversation_id] = await conversation_results(
+                turns, outputs, judge, stop_for_budget, selection, settings
+            )
+        except StoreWriteError as exc:
+            store_fault = store_fault or exc
+        except Exception as exc:
+            reason = f"internal error while scoring: {type(exc).__name__}: {exc}"
+            results_by_case[conversation_id] = [
+                case_error(conversation_id, m.name, reason) for m in selection.conversational
+            ]
+
+    async def on_conversation(turns: Sequence[Case], outputs: Sequence[CaseOutput]) -> None:
+        if not selection.conversational:
+            return
+        if judge is None:
+            await score_conversation(turns, outputs)
+            return
+        task = asyncio.create_task(score_conversation(turns, outputs))
+        pending.add(task)
+        task.add_done_callback(pending.discard)
+
     with collector_paused():
         outputs = await run_adapter(
             cases,
@@ -294,6 +382,7 @@ async def evaluate(
             settings,
             on_output=on_output,
             should_stop=lambda: aborted or store_fault is not None,
+            on_conversation=on_conversation,
         )
         if pending:
             await asyncio.gather(*pending)
@@ -306,6 +395,9 @@ async def evaluate(
         case_results = results_by_case.get(output.case_id, [])
         case_results.sort(key=lambda r: order.get(r.metric, len(order)))
         results.extend(case_results)
+        conversation_id = after_turn.get(output.case_id)
+        if conversation_id is not None:
+            results.extend(results_by_case.get(conversation_id, []))
     return Evaluation(
         outputs=list(outputs),
         results=results,

@@ -1,0 +1,70 @@
+"""The store: Parquet files per run, DuckDB views over them, and each table declared
+once (``tables.py``). What the other layers use is exported here."""
+
+from ragproof_core.store.files import (
+    write_json_lines,
+)
+from ragproof_core.store.handles import (
+    StoredTable,
+)
+from ragproof_core.store.labels import (
+    LabelError,
+    StoredLabel,
+    check_annotator,
+    new_label,
+)
+from ragproof_core.store.layout import (
+    InvalidRunId,
+    new_run_id,
+)
+from ragproof_core.store.query import (
+    QueryRefused,
+    QueryResult,
+    run_read_only,
+)
+from ragproof_core.store.result_tally import (
+    UnknownStatus,
+    summarize_run,
+)
+from ragproof_core.store.run_store import (
+    RunNotFound,
+    RunRecord,
+    RunStore,
+    stored_run_settings,
+)
+from ragproof_core.store.tables import (
+    CASE_RESULTS,
+    DATASET,
+    METRIC_SUMMARIES,
+    OUTPUTS,
+    Table,
+)
+from ragproof_core.store.views import (
+    StoreLocked,
+)
+
+__all__ = [
+    "CASE_RESULTS",
+    "DATASET",
+    "InvalidRunId",
+    "LabelError",
+    "METRIC_SUMMARIES",
+    "OUTPUTS",
+    "QueryRefused",
+    "QueryResult",
+    "RunNotFound",
+    "RunRecord",
+    "RunStore",
+    "StoreLocked",
+    "StoredLabel",
+    "StoredTable",
+    "Table",
+    "UnknownStatus",
+    "check_annotator",
+    "new_label",
+    "new_run_id",
+    "run_read_only",
+    "stored_run_settings",
+    "summarize_run",
+    "write_json_lines",
+]

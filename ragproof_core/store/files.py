@@ -13,7 +13,7 @@ import glob as globbing
 import json
 import os
 import secrets
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
@@ -134,6 +134,10 @@ class LocalFiles:
 
     def read_text(self, path: Path) -> str:
         return Path(path).read_text(encoding="utf-8")
+
+    def read_many(self, paths: Sequence[Path]) -> list[bytes]:
+        """The bytes of each of ``paths``, in the order given."""
+        return [Path(p).read_bytes() for p in paths]
 
     def parquet_file(self, path: Path) -> pq.ParquetFile:
         """Raises FileNotFoundError when ``path`` does not exist."""

@@ -15,7 +15,7 @@ local disk (``run_store.py``).
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from pathlib import PurePath, PurePosixPath
 from typing import Any
@@ -84,6 +84,14 @@ class ObjectFiles:
 
     def read_text(self, path: PurePath) -> str:
         return self.fs.cat_file(str(path)).decode("utf-8")
+
+    def read_many(self, paths: Sequence[PurePath]) -> list[bytes]:
+        """The bytes of each of ``paths``, fetched concurrently (one ``cat`` of them all:
+        s3fs, gcsfs and adlfs ask for every object at once), in the order given."""
+        if not paths:
+            return []
+        found = self.fs.cat([str(p) for p in paths], on_error="raise")
+        return [found[str(p)] for p in paths]
 
     def parquet_file(self, path: PurePath) -> pq.ParquetFile:
         """Raises FileNotFoundError when ``path`` does not exist."""

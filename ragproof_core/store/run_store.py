@@ -27,6 +27,7 @@ from typing import Any
 import duckdb
 import pandas as pd
 import pyarrow as pa
+import pyarrow.parquet as pq
 
 from ragproof_core.config import settings
 from ragproof_core.config.manifest import RunManifest
@@ -498,12 +499,15 @@ class RunStore:
         """The run's labels in force (the latest per case, metric and annotator), oldest
         first; only ``annotator``'s when given. Empty when nobody labelled the run."""
         wanted = None if annotator is None else label_files.annotator_digest(annotator)
+        paths = [
+            path
+            for path in self._label_files(run_id)
+            if wanted is None or (label_files.id_digests(path.name) or ("",))[0] == wanted
+        ]
         found = []
-        for path in self._label_files(run_id):
-            digests = label_files.id_digests(path.name)
-            if wanted is not None and (digests is None or digests[0] != wanted):
-                continue
-            table = schema.conform(self.files.parquet_file(path).read(), label_files.LABELS_SCHEMA)
+        # One small object per label: on object storage they are fetched all at once.
+        for path, data in zip(paths, self.files.read_many(paths), strict=True):
+            table = schema.conform(pq.read_table(pa.BufferReader(data)), label_files.LABELS_SCHEMA)
             found += [(path.stem, label) for label in label_files.decode_labels(table)]
         return [
             label

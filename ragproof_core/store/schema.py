@@ -453,6 +453,12 @@ class RunRecord:
         """Every model that judged the run: one, or a jury's (sorted, as in ``judge_model``)."""
         return [] if not self.judge_model else self.judge_model.split(",")
 
+    def values(self) -> dict[str, Any]:
+        """Every column of the run table (``tables.RUN``), in its order, keyed by the
+        attribute that holds it (``judge_usage`` for ``judge_usage_json``): what a view of
+        the record starts from, so a column declared once reaches each of them."""
+        return {c.attribute: getattr(self, c.attribute) for c in tables.RUN.columns}
+
     def judge_activity(self) -> dict[str, Any]:
         """The ``judge`` object of ``run --json`` and ``show --json`` (CONTRACT sections 9, 15)."""
         return {

@@ -55,10 +55,10 @@ def test_calibrate_passes_exit_0(judge_server):
         name: (12, 12, 12)
         for name in (
             "groundedness", "citation_support", "answer_relevance", "completeness", "refusal",
-            "context_relevance", "critique_qa",
+            "context_relevance", "knowledge_retention", "groundedness_history", "critique_qa",
         )
     }  # fmt: skip
-    assert judge_server.request_count == 84
+    assert judge_server.request_count == 12 * 9
 
 
 @pytest.mark.slow

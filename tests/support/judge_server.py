@@ -19,6 +19,8 @@ prompt named by the ``ragproof-prompt: <name>`` marker in the system message:
 - rubric (a rubric metric's prompt, and its ``custom.*`` part in combined mode):
   the best (last) band, or the worst (first) when the answer matches the
   refusal pattern;
+- knowledge_retention: every assistant turn from the 2nd on retained unless its
+  message contains the word FORGOT;
 - context_relevance: each chunk graded by the words (4+ letters) it shares with
   the question: 2 or more relevant, 1 partial, none irrelevant. A model whose
   name contains "strict" needs 3 and 2, so a jury of ``judge-test`` and
@@ -52,6 +54,12 @@ from ragproof_core.metrics.heuristics.refusal import is_refusal
 
 _BLOCK = re.compile(
     r"<<<BEGIN (?P<fence>DATA-[0-9a-f]+) (?P<name>\w+)(?: id=(?P<id>\"(?:[^\"\\]|\\.)*\"))?>>>\n"
+    r"(?P<text>.*?)\n<<<END (?P=fence)>>>",
+    re.DOTALL,
+)
+# A conversation's message block: "user turn=N" or "assistant turn=N".
+_MESSAGE = re.compile(
+    r"<<<BEGIN (?P<fence>DATA-[0-9a-f]+) (?P<role>user|assistant) turn=(?P<turn>\d+)>>>\n"
     r"(?P<text>.*?)\n<<<END (?P=fence)>>>",
     re.DOTALL,
 )
@@ -132,12 +140,24 @@ class ReceivedRequest:
                     return found.group(1).split()
         return []
 
-    def blocks(self) -> list[dict[str, str]]:
-        """The fenced data blocks of the first user message (the data being judged)."""
-        user = next(
+    @property
+    def user(self) -> str:
+        return next(
             (m.get("content") or "" for m in self.body.get("messages", []) if m["role"] == "user"),
             "",
         )
+
+    def messages(self) -> list[dict[str, Any]]:
+        """A conversation's message blocks (history or conversation), in order:
+        ``{"role", "turn", "text"}``."""
+        return [
+            {"role": m["role"], "turn": int(m["turn"]), "text": m["text"]}
+            for m in _MESSAGE.finditer(self.user)
+        ]
+
+    def blocks(self) -> list[dict[str, str]]:
+        """The fenced data blocks of the first user message (the data being judged)."""
+        user = self.user
         found = []
         for match in _BLOCK.finditer(user):
             block = {"name": match["name"], "text": match["text"]}
@@ -193,16 +213,25 @@ def default_content(request: ReceivedRequest) -> str:
             {
                 part: rubric_reply(request.bands(part), blocks)
                 if part.startswith("custom.")
+                else knowledge_retention_reply(request.messages())
+                if part == "knowledge_retention"
                 else default_reply(part, blocks, model)
                 for part in request.parts
             }
         )
+    if prompt == "knowledge_retention":
+        return json.dumps(knowledge_retention_reply(request.messages()))
     if prompt == "rubric":
         return json.dumps(rubric_reply(request.bands(), blocks))
     reply = default_reply(prompt, blocks, str(request.body.get("model", "")))
     if reply is None:
         return json.dumps({"error": f"no ragproof-prompt marker (got {prompt!r})"})
     return json.dumps(reply)
+
+
+def knowledge_retention_reply(messages: list[dict[str, Any]]) -> dict[str, Any]:
+    turns = [m for m in messages if m["role"] == "assistant" and m["turn"] >= 2]
+    return {"turns": [{"turn": m["turn"], "retained": "FORGOT" not in m["text"]} for m in turns]}
 
 
 def rubric_reply(bands: list[str], blocks: list[dict[str, str]]) -> dict[str, Any]:

@@ -4,7 +4,8 @@
 citing one chunk; ``POST /retrieve`` returns that chunk in a list (or wrapped
 as ``{"chunks": [...]}`` when the question is ``"wrapped"``). Special
 questions trigger failures: ``"fail"`` -> 503 with a text body, ``"not-json"``
--> 200 with a non-JSON body. Every request is recorded (path, headers, body).
+-> 200 with a non-JSON body; ``"agent"`` answers with ``steps`` (AGENT_STEPS).
+Every request is recorded (path, headers, body).
 """
 
 from __future__ import annotations
@@ -16,6 +17,12 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 CHUNK = {"id": "doc1#0", "text": "ragproof evaluates RAG pipelines.", "score": 0.75}
+# An agent's trajectory as a service reports it (CONTRACT section 17).
+AGENT_STEPS = [
+    {"type": "retrieve", "query": "what is ragproof", "chunks": [CHUNK]},
+    {"type": "tool", "name": "fetch_page", "arguments": {"url": "/docs", "depth": 1}},
+    {"type": "retrieve", "query": "ragproof metrics", "chunks": []},
+]
 
 
 @dataclass
@@ -44,6 +51,8 @@ class RagService:
                     self._reply(503, b"service overloaded:\n  try again later", "text/plain")
                 elif question == "not-json":
                     self._reply(200, b"<html>oops</html>", "text/html")
+                elif question == "agent":
+                    self._json({"text": "an agent's answer", "steps": AGENT_STEPS})
                 elif self.path.partition("?")[0] == "/answer":
                     self._json(
                         {

@@ -10,7 +10,7 @@ from ragproof_core.adapters.http import HttpAdapter, HttpAdapterError, HttpRetri
 from ragproof_core.adapters.loading import load_adapter
 from ragproof_core.adapters.runner import close_adapter, run_adapter
 from ragproof_core.config.settings import RunSettings
-from ragproof_core.model import Answer, Case, Chunk
+from ragproof_core.model import Answer, Case, Chunk, RetrieveStep, ToolStep
 from tests.support.rag_service import RagService
 
 SERVICE_CHUNK = Chunk("doc1#0", "ragproof evaluates RAG pipelines.", 0.75)
@@ -133,3 +133,15 @@ def test_built_from_config_options(service):
 def test_retrieving_subclass_requires_retrieve_url():
     with pytest.raises(ValueError, match="HttpRetrievingAdapter needs retrieve_url"):
         HttpRetrievingAdapter("http://127.0.0.1:9/answer")
+
+
+def test_the_answer_carries_the_steps_the_service_reports(service):
+    """CONTRACT section 17: the reply's ``steps`` become the answer's trajectory."""
+    answer = asyncio.run(ask(HttpAdapter(f"{service.base}/answer"), "agent"))
+    assert answer.steps == (
+        RetrieveStep("what is ragproof", (SERVICE_CHUNK,)),
+        ToolStep("fetch_page", {"url": "/docs", "depth": 1}),
+        RetrieveStep("ragproof metrics", ()),
+    )
+    plain = asyncio.run(ask(HttpAdapter(f"{service.base}/answer"), "What is ragproof?"))
+    assert plain.steps is None

@@ -17,7 +17,9 @@ from langchain_core.language_models.fake import FakeListLLM  # noqa: E402
 
 from ragproof_core.adapters.langchain import LangChainAdapter  # noqa: E402
 from ragproof_core.adapters.loading import AdapterLoadError, load_adapter  # noqa: E402
-from ragproof_core.model import Chunk  # noqa: E402
+from ragproof_core.config.settings import RunSettings  # noqa: E402
+from ragproof_core.model import Case, Chunk, ExpectedTool, RetrieveStep, ToolStep  # noqa: E402
+from ragproof_core.run.evaluate import evaluate  # noqa: E402
 from tests.support.frameworks import langchain_app  # noqa: E402
 from tests.support.frameworks.questions import (  # noqa: E402
     CASES,
@@ -168,3 +170,57 @@ def test_load_errors_name_the_factory():
         load_adapter(target, {"factory": "my_missing_app:build"})
     with pytest.raises(AdapterLoadError, match="option 'use_async' must be true or false"):
         load_adapter(target, {"factory": f"{APP}:build_chain", "use_async": "yes"})
+
+
+AGENT = "tests.support.frameworks.langchain_agent:build_agent"
+
+
+@pytest.mark.parametrize("use_async", [True, False], ids=["ainvoke", "invoke"])
+def test_an_agent_run_records_its_tool_call_and_both_retrievals_as_steps(use_async):
+    """CONTRACT section 17: a fake model scripted to search, call a real tool and search
+    again; the callback records the retriever and tool runs in order, and the agent
+    metrics score them."""
+    adapter = LangChainAdapter(AGENT, steps=True, use_async=use_async)
+    case = Case(
+        "a1",
+        "What is the capital of France?",
+        expected_tools=(ExpectedTool("read_passage", {"source_id": "d1"}),),
+        expected_hops=(("d3",), ("d7", "d1")),
+    )
+    evaluation = asyncio.run(evaluate([case], adapter, RunSettings(k=5)))
+    (output,) = evaluation.outputs
+    assert output.answer.text == "Paris is the capital of France [d1]."
+    steps = output.answer.steps
+    assert [type(s) for s in steps] == [RetrieveStep, ToolStep, RetrieveStep]
+    assert (steps[0].query, [c.id for c in steps[0].chunks]) == (
+        "capital of France",
+        ["d3", "d7", "fw-4"],
+    )
+    assert steps[1] == ToolStep(
+        "read_passage",
+        {"source_id": "d1", "include_title": True},
+        "Paris is the capital of France.",
+    )
+    assert (steps[2].query, [c.id for c in steps[2].chunks]) == (
+        "Paris France capital city",
+        ["fw-4", "d7", "d3"],
+    )
+    scores = {
+        r.metric: r.value
+        for r in evaluation.results
+        if r.metric.startswith(("agent", "retrieval.hop"))
+    }
+    assert scores == {
+        "agent.tool_precision": 1.0,
+        "agent.tool_recall": 1.0,
+        "agent.trajectory_match": 1.0,
+        "agent.steps": 3.0,
+        # hop 1 finds d3 (1/1), hop 2 finds d7 but not d1 (1/2); one hit of k = 5 each.
+        "retrieval.hop_recall_at_k": 0.75,
+        "retrieval.hop_precision_at_k": 0.2,
+    }
+
+
+def test_without_the_steps_option_an_answer_reports_no_trajectory():
+    adapter = LangChainAdapter(AGENT, use_async=False)
+    assert adapter.answer("What is the capital of France?").steps is None

@@ -25,7 +25,7 @@ from tests.support.judge_server import JudgeServer, ReceivedRequest
 FIXTURES = load_fixtures()
 PROMPTS = (
     "groundedness", "citation_support", "answer_relevance", "completeness", "refusal",
-    "context_relevance", "critique_qa",
+    "context_relevance", "knowledge_retention", "groundedness_history", "critique_qa",
 )  # fmt: skip
 
 
@@ -35,6 +35,18 @@ def fixture_key(fixture: Fixture) -> str:
     if fixture.prompt in ("context_relevance", "critique_qa"):
         return fixture.case.question
     return fixture.output.answer.text
+
+
+def request_key(request: ReceivedRequest) -> tuple[str, str]:
+    """(fixture prompt, key) of a request: a conversation's fixtures by their last answer
+    (knowledge retention) or their answer with a history (groundedness of a later turn)."""
+    texts = {b["name"]: b["text"] for b in request.blocks() if "id" not in b}
+    if request.prompt == "knowledge_retention":
+        return request.prompt, request.messages()[-1]["text"]
+    if request.prompt == "groundedness" and request.messages():
+        return "groundedness_history", texts["answer"]
+    by_question = request.prompt in ("critique_qa", "context_relevance")
+    return request.prompt, texts["question"] if by_question else texts["answer"]
 
 
 BY_ANSWER = {(f.prompt, fixture_key(f)): f for f in FIXTURES}
@@ -54,7 +66,14 @@ def reply_for(
         flips = {1.0: 0, 0.5: 1, 0.0: 3}[target]
         flags = ("standalone", "answerable", "specific")
         return json.dumps({f: human[f] is (i >= flips) for i, f in enumerate(flags)})
-    if prompt == "groundedness":
+    if prompt == "knowledge_retention":
+        # Turns 2..T judged; retained for the first share of them.
+        turns = sorted({m["turn"] for m in request.messages()})[1:]
+        kept = round(target * len(turns))
+        assert kept / len(turns) == target, "plan needs a reachable retained share"
+        verdicts = [{"turn": t, "retained": i < kept} for i, t in enumerate(turns)]
+        return json.dumps({"turns": verdicts})
+    if prompt in ("groundedness", "groundedness_history"):
         flags = {1.0: [True, True], 0.5: [True, False], 0.0: [False, False]}[target]
         claims = [{"claim": f"claim {i}", "supported": s} for i, s in enumerate(flags)]
         return json.dumps({"claims": claims})
@@ -79,10 +98,7 @@ def reply_for(
 
 def responder(plan: dict[str, float | str]):
     def respond(request: ReceivedRequest) -> str:
-        texts = {b["name"]: b["text"] for b in request.blocks() if "id" not in b}
-        by_question = request.prompt in ("critique_qa", "context_relevance")
-        text = texts["question"] if by_question else texts["answer"]
-        fixture: Fixture = BY_ANSWER[(request.prompt, text)]
+        fixture: Fixture = BY_ANSWER[request_key(request)]
         # critique_qa plans an agreement band; by default the judge agrees on every flag.
         default = 1.0 if fixture.prompt == "critique_qa" else fixture.human_score
         target = plan.get(fixture.id, default)
@@ -124,7 +140,7 @@ def test_full_agreement_passes(server, monkeypatch, tmp_path):
     report, judge = run_calibration(server, monkeypatch, {}, tmp_path)
     assert report.passed is True
     assert agreement(report) == {p: (12, 12, 12, 0, True) for p in PROMPTS}
-    assert server.request_count == 84
+    assert server.request_count == 12 * len(PROMPTS)
 
 
 def test_agreement_just_above_both_thresholds_passes(server, monkeypatch, tmp_path):
@@ -153,10 +169,12 @@ def test_agreement_just_above_both_thresholds_passes(server, monkeypatch, tmp_pa
         "refusal": (12, 11, 11, 0, True),
         "critique_qa": (12, 12, 12, 0, True),
         "context_relevance": (12, 12, 12, 0, True),
+        "knowledge_retention": (12, 12, 12, 0, True),
+        "groundedness_history": (12, 12, 12, 0, True),
     }
     assert report.passed is True
-    # 84 questions, plus the repair retry of the one invalid reply.
-    assert server.request_count == 85
+    # 12 questions a prompt, plus the repair retry of the one invalid reply.
+    assert server.request_count == 12 * len(PROMPTS) + 1
     errored = next(o for o in report.outcomes if o.fixture_id == "a01-docs-macos-install")
     assert (errored.status, errored.judge_band, errored.exact, errored.within) == (
         "judge_error", None, False, False,
@@ -183,6 +201,8 @@ def test_agreement_just_below_either_threshold_fails(server, monkeypatch, tmp_pa
         "refusal": (12, 12, 12, 0, True),
         "critique_qa": (12, 12, 12, 0, True),
         "context_relevance": (12, 12, 12, 0, True),
+        "knowledge_retention": (12, 12, 12, 0, True),
+        "groundedness_history": (12, 12, 12, 0, True),
     }
     assert report.passed is False
     table = report.render_table()
@@ -200,10 +220,10 @@ def test_thresholds_are_parameters(server, monkeypatch, tmp_path):
 
 def test_calibration_verdicts_are_cached_like_any_judge_call(server, monkeypatch, tmp_path):
     first, _ = run_calibration(server, monkeypatch, {}, tmp_path)
-    assert server.request_count == 84
+    assert server.request_count == 12 * len(PROMPTS)
     second, judge = run_calibration(server, monkeypatch, {}, tmp_path)
-    assert server.request_count == 84  # every verdict came from the cache
-    assert judge.stats.cache_hits == 84
+    assert server.request_count == 12 * len(PROMPTS)  # every verdict came from the cache
+    assert judge.stats.cache_hits == 12 * len(PROMPTS)
     assert second.to_dict() == first.to_dict()
 
 

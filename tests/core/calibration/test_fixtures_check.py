@@ -50,6 +50,8 @@ def test_shipped_fixtures_are_sound():
         "completeness": 12,
         "refusal": 12,
         "context_relevance": 12,
+        "knowledge_retention": 12,
+        "groundedness_history": 12,
         "critique_qa": 12,
     }
 
@@ -57,7 +59,8 @@ def test_shipped_fixtures_are_sound():
 def test_shipped_fixtures_cover_every_band():
     fixtures = load_fixtures()
     bands = {p: {f.human_score for f in fixtures if f.prompt == p} for p in
-             ("groundedness", "citation_support", "answer_relevance", "completeness")}  # fmt: skip
+             ("groundedness", "citation_support", "answer_relevance", "completeness",
+              "knowledge_retention", "groundedness_history")}  # fmt: skip
     assert all(found == {0.0, 0.5, 1.0} for found in bands.values()), bands
     assert {f.human_score for f in fixtures if f.prompt == "refusal"} == {0.0, 1.0}
 
@@ -72,6 +75,8 @@ def test_main_prints_counts_and_exits_zero(capsys):
         "completeness: 12 fixtures (0: 4, 0.5: 4, 1: 4)",
         "refusal: 12 fixtures (0: 5, 1: 7)",
         "context_relevance: 12 fixtures (0: 4, 0.5: 5, 1: 3)",
+        "knowledge_retention: 12 fixtures (0: 5, 0.5: 3, 1: 4)",
+        "groundedness_history: 12 fixtures (0: 2, 0.5: 4, 1: 6)",
         "critique_qa: 12 fixtures (0: 9, 1: 3)",
     ]
 
@@ -106,10 +111,11 @@ def test_every_problem_is_reported_with_file_and_line(fixtures, capsys):
         f"{g}:7: human_score must be 0, 0.5 or 1, got True",
         f"{r}:1: refusal human_score must be 0 or 1 (refused), got 0.5",
         f"{r}:2: unknown prompt 'tone'; known: groundedness, citation_support, "
-        "answer_relevance, completeness, refusal, context_relevance, critique_qa",
+        "answer_relevance, completeness, refusal, context_relevance, knowledge_retention, "
+        "groundedness_history, critique_qa",
         f"{fixtures / 'style.jsonl'}: unknown prompt 'style' (file name); known: groundedness, "
         "citation_support, answer_relevance, completeness, refusal, context_relevance, "
-        "critique_qa",
+        "knowledge_retention, groundedness_history, critique_qa",
         f"{fixtures}: prompt 'groundedness' has 6 valid fixture(s), at least 10 needed",
     ]
     assert check_fixtures(fixtures) == expected

@@ -21,6 +21,7 @@ from ragproof_core.calibration.probe import (
     probe_sample,
 )
 from ragproof_core.config.settings import RunSettings
+from ragproof_core.judge.types import BudgetExceeded
 from ragproof_core.model import Answer, CaseOutput, Chunk
 from ragproof_core.store.run_store import RunStore
 from tests.core.judge.conftest import make_judge, run
@@ -129,3 +130,25 @@ def test_a_probe_counts_exactly_the_scripted_changes(server, tmp_path, monkeypat
     # A second probe of the same sample is read back from the cache: no request.
     assert probing() == result
     assert server.request_count == 62
+
+
+def test_a_probe_stops_at_the_judge_budget(server, tmp_path) -> None:
+    store = RunStore(tmp_path / "store")
+    write_judged_run(store)
+    chosen = probe_sample(judge_scores(store.case_results_frame("judged")), [RELEVANCE], 10, 0)
+    # $1 per million tokens each way and a budget below one request's estimate.
+    judge = make_judge(server.url, input_cost=1.0, output_cost=1.0, max_cost=1e-6)
+    with pytest.raises(BudgetExceeded):
+        run(
+            probe(
+                judge,
+                "judged",
+                {c.id: c for c in cases()},
+                {o.case_id: o for o in outputs()},
+                chosen,
+                RunSettings(),
+                sample=10,
+                seed=0,
+            )
+        )
+    assert server.request_count == 0

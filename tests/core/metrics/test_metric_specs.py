@@ -88,6 +88,7 @@ def test_calibration_maps_each_prompt_to_the_metric_declared_for_it():
         "completeness": "generation.completeness",
         "refusal": "robustness.overrefusal",
         "context_relevance": "retrieval.context_relevance",
+        "knowledge_retention": "conversation.knowledge_retention",
     }
     assert set(prompt_metrics()) == set(PROMPT_NAMES)
 

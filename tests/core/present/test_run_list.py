@@ -81,3 +81,19 @@ def test_a_run_stored_without_settings_shows_dashes_and_no_runs_says_so():
     assert run_dict(old)["k"] is None and run_dict(old)["metric_count"] is None
     assert runs_table([old]).splitlines()[2].split()[5:8] == ["-", "-", "-"]
     assert runs_table([]) == "no runs stored yet"
+
+
+def test_the_listing_and_the_report_start_from_every_column_of_the_run_table():
+    from ragproof_core.present.report_data import REPORT_LEAVES_OUT, record_dict
+    from ragproof_core.present.run_list import LEFT_OUT
+    from ragproof_core.store.tables import RUN
+
+    attributes = [c.attribute for c in RUN.columns]
+    assert list(JUDGED.values()) == attributes
+    # Each view holds every column but the ones it leaves out by name: a column declared
+    # in store/tables.py reaches both without another list to edit.
+    listed = set(run_dict(JUDGED)) - {"k", "source_match", "metric_count"}
+    assert listed == set(attributes) - LEFT_OUT
+    reported = set(record_dict(JUDGED)) - {"config"}
+    assert reported == set(attributes) - REPORT_LEAVES_OUT - {"config_json"}
+    assert set(attributes) >= LEFT_OUT and set(attributes) >= REPORT_LEAVES_OUT
