@@ -1,6 +1,6 @@
 """Run every benchmark and write docs/benchmarks.md.
 
-    .venv/bin/python -m benchmarks.run_all            # about 10 minutes; writes docs/benchmarks.md
+    .venv/bin/python -m benchmarks.run_all            # about 15 minutes; writes docs/benchmarks.md
     .venv/bin/python -m benchmarks.run_all --quick    # under a minute; writes benchmarks/.work/
 
 Each benchmark runs as its own child process (no memory, JIT state or imports
@@ -38,6 +38,7 @@ BENCHMARKS = (
     ("run_path_scoring", "6. The run path's scoring, four metrics and nine"),
     ("run_floor", "7. The whole run against the floor"),
     ("judge_command", "8. The judged command against its library loop"),
+    ("otlp_import", "9. Importing production traces"),
 )
 COMMAND = ".venv/bin/python -m benchmarks.run_all"
 DEFAULT_OUT = REPO / "docs" / "benchmarks.md"

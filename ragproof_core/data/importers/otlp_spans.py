@@ -136,38 +136,45 @@ def iter_spans(path: str | Path) -> Iterator[Span]:
 
 
 def _documents(path: str) -> Iterator[tuple[int, Any]]:
-    """``(line, document)`` for a file of one document a line; ``(0, document)`` for a
-    file holding one document over many lines (its spans' lines are found on error)."""
+    """``(line, document)`` for a file of one document a line, read a line at a time;
+    ``(0, document)`` for a file holding one document over many lines (its spans'
+    lines are found on error)."""
     try:
-        with open(path, "rb") as handle:
-            data = handle.read()
+        handle = open(path, "rb")  # noqa: SIM115 - closed below
     except OSError as exc:
         raise DatasetError(path, 0, f"cannot read file ({exc.strerror or exc})") from None
-    lines = data.split(b"\n")
-    first = next((i for i, raw in enumerate(lines) if raw.strip()), None)
-    if first is None:
-        raise DatasetError(path, 1, "file holds no OTLP/JSON document")
+    with handle:
+        number, first = 0, b""
+        for number, first in enumerate(handle, start=1):  # noqa: B007 - the first content line
+            if first.strip():
+                break
+        if not first.strip():
+            raise DatasetError(path, 1, "file holds no OTLP/JSON document")
+        try:
+            head = json.loads(first)
+        except (ValueError, UnicodeDecodeError):
+            handle.seek(0)
+            yield 0, _whole(path, handle.read())
+            return
+        yield number, head
+        for line, raw in enumerate(handle, start=number + 1):
+            if not raw.strip():
+                continue
+            try:
+                yield line, json.loads(raw)
+            except json.JSONDecodeError as exc:
+                raise DatasetError(path, line, f"not valid JSON ({exc.msg})") from None
+            except UnicodeDecodeError:
+                raise DatasetError(path, line, "not UTF-8 text") from None
+
+
+def _whole(path: str, data: bytes) -> Any:
     try:
-        head = json.loads(lines[first])
-    except (ValueError, UnicodeDecodeError):
-        try:
-            yield 0, json.loads(data)
-        except json.JSONDecodeError as exc:
-            raise DatasetError(path, exc.lineno, f"not valid JSON ({exc.msg})") from None
-        except UnicodeDecodeError:
-            raise DatasetError(path, 1, "not UTF-8 text") from None
-        return
-    yield first + 1, head
-    for number in range(first + 1, len(lines)):
-        raw = lines[number]
-        if not raw.strip():
-            continue
-        try:
-            yield number + 1, json.loads(raw)
-        except json.JSONDecodeError as exc:
-            raise DatasetError(path, number + 1, f"not valid JSON ({exc.msg})") from None
-        except UnicodeDecodeError:
-            raise DatasetError(path, number + 1, "not UTF-8 text") from None
+        return json.loads(data)
+    except json.JSONDecodeError as exc:
+        raise DatasetError(path, exc.lineno, f"not valid JSON ({exc.msg})") from None
+    except UnicodeDecodeError:
+        raise DatasetError(path, 1, "not UTF-8 text") from None
 
 
 def _raw_spans(document: dict) -> Iterator[Any]:

@@ -116,3 +116,18 @@ def test_a_bad_recorded_latency_is_bad_input_with_its_line(tmp_path, latency, me
     path.write_text("".join(json.dumps(line) + "\n" for line in lines))
     with pytest.raises(AdapterLoadError, match=f"^{path}:2: {message}"):
         RecordedAdapter(str(path))
+
+
+class _PricedAdapter:
+    """A live pipeline that reports its usage with each answer."""
+
+    async def answer(self, question: str) -> dict:
+        await asyncio.sleep(0.05)
+        return {"text": "ok", "usage": {"input_tokens": 9, "output_tokens": 1, "cost_usd": 0.5}}
+
+
+def test_a_live_call_is_timed_and_its_usage_kept():
+    (output,) = asyncio.run(run_adapter([CASE], _PricedAdapter(), RunSettings()))
+    assert 0.05 <= output.latency_s < 5.0
+    assert latency_s(CASE, output).value == output.latency_s
+    assert (tokens(CASE, output).value, cost_usd(CASE, output).value) == (10.0, 0.5)

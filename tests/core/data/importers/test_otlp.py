@@ -222,7 +222,9 @@ def test_a_repeated_span_is_bad_input(tmp_path):
     span = root_span(trace_id(1), "q?", "a")
     first = write_traces(tmp_path / "a.jsonl", [span])
     again = write_traces(tmp_path / "b.jsonl", [span])
-    with pytest.raises(DatasetError, match=r"b\.jsonl:1: span .*repeats a span .*a\.jsonl:1\)"):
+    with pytest.raises(
+        DatasetError, match=r"b\.jsonl:1: span .*repeats a span of trace .* read earlier"
+    ):
         import_otlp([first, again])
 
 
