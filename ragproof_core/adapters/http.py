@@ -1,8 +1,11 @@
 """Evaluate a RAG pipeline running as an HTTP service (CONTRACT section 2).
 
 ``answer(question)`` POSTs ``{"question": question}`` as JSON to ``url`` and
-reads an Answer object (``{"text": ..., "retrieved_chunks": [...],
-"citations": [...]}``) from the JSON reply.
+reads an Answer object; a conversation's turn (CONTRACT section 16) POSTs
+``{"question": question, "history": [{"role", "content"}, ...]}``, the earlier
+turns, and a single case's body stays ``{"question"}``. It reads an Answer
+object (``{"text": ..., "retrieved_chunks": [...], "citations": [...]}``) from
+the JSON reply.
 
 Retrieval is exposed only when ``retrieve_url`` is given: the constructor then
 returns an ``HttpRetrievingAdapter`` (a subclass with ``retrieve()``), so
@@ -64,8 +67,8 @@ class HttpAdapter:
     def __repr__(self) -> str:
         return f"{type(self).__name__}(url={_public_url(self.url)!r})"
 
-    async def answer(self, question: str) -> Answer:
-        return to_answer(await self._post(self.url, question))
+    async def answer(self, question: str, history: list[dict[str, str]] | None = None) -> Answer:
+        return to_answer(await self._post(self.url, question, history))
 
     async def aclose(self) -> None:
         """Close the connection pool; the adapter opens a new one if used again."""
@@ -73,8 +76,13 @@ class HttpAdapter:
         if client is not None:
             await client.aclose()
 
-    async def _post(self, url: str, question: str) -> Any:
-        response = await self._http().post(url, json={"question": question})
+    async def _post(
+        self, url: str, question: str, history: list[dict[str, str]] | None = None
+    ) -> Any:
+        body: dict[str, Any] = {"question": question}
+        if history is not None:
+            body["history"] = history
+        response = await self._http().post(url, json=body)
         if not response.is_success:
             raise HttpAdapterError(
                 f"HTTP {response.status_code} from {_public_url(url)}: {_excerpt(response.text)}"
@@ -114,8 +122,10 @@ class HttpRetrievingAdapter(HttpAdapter):
             raise ValueError("HttpRetrievingAdapter needs retrieve_url")
         super().__init__(url, timeout_s, headers, retrieve_url)
 
-    async def retrieve(self, question: str) -> tuple[Chunk, ...]:
-        reply = await self._post(self.retrieve_url, question)
+    async def retrieve(
+        self, question: str, history: list[dict[str, str]] | None = None
+    ) -> tuple[Chunk, ...]:
+        reply = await self._post(self.retrieve_url, question, history)
         if isinstance(reply, dict) and "chunks" in reply:
             reply = reply["chunks"]
         return to_chunks(reply)

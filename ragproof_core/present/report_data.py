@@ -178,7 +178,7 @@ def marker_span(answer: str | None, marker: str | None) -> list[int] | None:
     return [start, start + len(marker)]
 
 
-def _parse_judge(raw: str | None) -> dict[str, Any]:
+def parse_judge(raw: str | None) -> dict[str, Any]:
     """Claims (groundedness) and per-chunk verdicts (citation support, context relevance)
     from a judge reply; a jury's reply is read from its first model's verdict."""
     if not raw:
@@ -255,7 +255,7 @@ def case_detail(
                 "value": _round(r.value),
                 "reason": r.reason if isinstance(r.reason, str) else None,
                 "judge": _clip(judge, limits.judge_chars),
-                **_parse_judge(judge),
+                **parse_judge(judge),
             }
         )
     rank = {m: i for i, m in enumerate(metric_order({row["metric"] for row in rows}))}

@@ -17,6 +17,9 @@ View columns, in order (extra columns only ever go after CONTRACT's):
 - ``case_results``: run_id, case_id, metric, status, value, reason, judge_raw_json
 - ``metric_summaries``: run_id, metric, mean, p50, p95, scored, skipped,
   errored, not_applicable, judge_errors
+- ``conversations``: run_id, conversation_id, metric, turns_scored, mean: one
+  row per run, conversation and per-turn metric (CONTRACT section 16), the
+  turns found through the run's dataset
 - ``calibrations``: one row per calibration and judge metric
   (``store/calibrations.py``): judge-only, human-only and bias-corrected (PPI)
   means and interval bounds from human labels (CONTRACT section 12)
@@ -64,12 +67,21 @@ CASE_RESULTS_COLUMNS: tuple[str, ...] = tables.CASE_RESULTS.names
 METRIC_SUMMARIES_COLUMNS: tuple[str, ...] = tables.METRIC_SUMMARIES.names
 # Views with a row per run (and case, metric); ``metrics`` lists the metric registry.
 RUN_VIEWS: tuple[str, ...] = ("runs", "case_results", "metric_summaries")
+# One row per run, conversation and metric (CONTRACT section 16): its turns' results,
+# found through the run's dataset (each turn's conversation_id).
+CONVERSATIONS_COLUMNS: tuple[str, ...] = (
+    "run_id",
+    "conversation_id",
+    "metric",
+    "turns_scored",
+    "mean",
+)
 # Tables kept one file per record in a folder of each run (``layout.RECORD_FOLDERS``):
 # rows only for runs someone calibrated, labelled or probed.
 RECORD_TABLES: dict[str, tables.Table] = {
     t.name: t for t in (tables.CALIBRATIONS, tables.LABELS, tables.PROBES)
 }
-VIEW_NAMES: tuple[str, ...] = (*RUN_VIEWS, *RECORD_TABLES, "metrics")
+VIEW_NAMES: tuple[str, ...] = (*RUN_VIEWS, "conversations", *RECORD_TABLES, "metrics")
 
 DEFAULT_LOCK_TIMEOUT_S = 30.0
 # A database file that is not (yet) valid is retried only briefly: the only
@@ -107,6 +119,7 @@ def view_ddl(layout: StoreLayout) -> list[str]:
         f"FROM {_scan(layout, 'case_results')} WHERE run_id IN (SELECT run_id FROM runs)",
         f"CREATE OR REPLACE VIEW metric_summaries AS SELECT {', '.join(METRIC_SUMMARIES_COLUMNS)} "
         f"FROM {_scan(layout, 'metric_summaries')} WHERE run_id IN (SELECT run_id FROM runs)",
+        _conversations_view(layout),
         _record_view("calibrations", layout, "ORDER BY run_id, created_at, calibration_id, metric"),
         # A changed mind is a newer label: the view shows the one in force.
         _record_view(
@@ -120,6 +133,23 @@ def view_ddl(layout: StoreLayout) -> list[str]:
         ),
         _metrics_view(),
     ]
+
+
+def _conversations_view(layout: StoreLayout) -> str:
+    """Each conversation's per-turn metrics: scored turns and their mean (NULL when none
+    was scored). A conversation's own metrics are stored under its id, not a turn's, and
+    are read from ``case_results``."""
+    turns = (
+        f"SELECT run_id, id, conversation_id FROM {_scan(layout, 'dataset')} "
+        "WHERE conversation_id IS NOT NULL"
+    )
+    return (
+        "CREATE OR REPLACE VIEW conversations AS SELECT r.run_id, t.conversation_id, r.metric, "
+        "count(*) FILTER (WHERE r.status = 'scored') AS turns_scored, avg(r.value) AS mean "
+        f"FROM case_results r JOIN ({turns}) t ON r.run_id = t.run_id AND r.case_id = t.id "
+        "GROUP BY r.run_id, t.conversation_id, r.metric "
+        "ORDER BY r.run_id, t.conversation_id, r.metric"
+    )
 
 
 def _record_view(name: str, layout: StoreLayout, tail: str) -> str:

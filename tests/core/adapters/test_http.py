@@ -10,7 +10,7 @@ from ragproof_core.adapters.http import HttpAdapter, HttpAdapterError, HttpRetri
 from ragproof_core.adapters.loading import load_adapter
 from ragproof_core.adapters.runner import close_adapter, run_adapter
 from ragproof_core.config.settings import RunSettings
-from ragproof_core.model import Answer, Case, Chunk, RetrieveStep, ToolStep
+from ragproof_core.model import Answer, Case, Chunk, RetrieveStep, ToolStep, TurnOf
 from tests.support.rag_service import RagService
 
 SERVICE_CHUNK = Chunk("doc1#0", "ragproof evaluates RAG pipelines.", 0.75)
@@ -133,6 +133,28 @@ def test_built_from_config_options(service):
 def test_retrieving_subclass_requires_retrieve_url():
     with pytest.raises(ValueError, match="HttpRetrievingAdapter needs retrieve_url"):
         HttpRetrievingAdapter("http://127.0.0.1:9/answer")
+
+
+def test_a_conversation_posts_each_turn_with_its_history(service):
+    """CONTRACT section 16: {"question", "history"} per turn, to both endpoints."""
+    adapter = HttpAdapter(f"{service.base}/answer", retrieve_url=f"{service.base}/retrieve")
+    turns = [
+        Case("c1#1", "What is ragproof?", turn=TurnOf("c1", 1, 2)),
+        Case("c1#2", "And who uses it?", turn=TurnOf("c1", 2, 2)),
+    ]
+    outputs = asyncio.run(run_adapter(turns, adapter, RunSettings(concurrency=1)))
+    asyncio.run(adapter.aclose())
+    assert [o.error for o in outputs] == [None, None]
+    earlier = [
+        {"role": "user", "content": "What is ragproof?"},
+        {"role": "assistant", "content": "echo: What is ragproof?"},
+    ]
+    assert [(r.path, r.body) for r in service.requests] == [
+        ("/retrieve", {"question": "What is ragproof?", "history": []}),
+        ("/answer", {"question": "What is ragproof?", "history": []}),
+        ("/retrieve", {"question": "And who uses it?", "history": earlier}),
+        ("/answer", {"question": "And who uses it?", "history": earlier}),
+    ]
 
 
 def test_the_answer_carries_the_steps_the_service_reports(service):

@@ -63,12 +63,12 @@ def test_a_run_without_labels_has_no_calibration_column_values(tmp_path):
 
 
 def test_context_relevance_verdicts_and_a_jurys_reply_are_read_for_the_chunks():
-    from ragproof_core.present.report_data import _parse_judge
+    from ragproof_core.present.report_data import parse_judge
 
     reply = '{"verdicts": [{"chunk_id": "d1", "relevance": "partial"}]}'
-    assert _parse_judge(reply) == {"verdicts": [{"chunk_id": "d1", "relevance": "partial"}]}
+    assert parse_judge(reply) == {"verdicts": [{"chunk_id": "d1", "relevance": "partial"}]}
     jury = (
         '{"jury": {"m1": {"verdicts": [{"chunk_id": "d2", "supported": true}]}, "m2": {}},'
         ' "scores": {"m1": 1.0}}'
     )
-    assert _parse_judge(jury) == {"verdicts": [{"chunk_id": "d2", "supported": True}]}
+    assert parse_judge(jury) == {"verdicts": [{"chunk_id": "d2", "supported": True}]}

@@ -9,10 +9,14 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from ragproof_core.data.dataset import load_dataset
 from ragproof_core.metrics.registry import METRIC_NAMES
+from ragproof_core.model import case_error, scored, skipped
 from ragproof_core.store import views
 from ragproof_core.store.run_store import RunStore
 from tests.core.store import sample
+
+CONVERSATIONS = Path(__file__).resolve().parents[2] / "fixtures" / "conversations"
 
 # CONTRACT section 6, in order; extras may only follow.
 CONTRACT_RUNS = [
@@ -314,3 +318,30 @@ def test_lost_schema_files_are_restored_without_a_database_write(store: RunStore
     assert db.stat().st_mtime_ns == before
     with store.connect() as con:
         assert con.execute("SELECT count(*) FROM runs").fetchone() == (0,)
+
+
+def test_the_conversations_view_has_a_row_per_conversation_and_turn_metric(
+    store: RunStore,
+) -> None:
+    """CONTRACT section 16: turns_scored and the mean of a conversation's scored turns;
+    single cases and a conversation's own metric (under its id) are not turns."""
+    cases = load_dataset(CONVERSATIONS / "mixed.jsonl")
+    sample.write_run(store, "r1")
+    store.write_dataset("r1", cases)
+    recall = "retrieval.recall_at_k"
+    store.write_case_results(
+        "r1",
+        [
+            scored("s1", recall, 1.0),
+            scored("c1#1", recall, 1.0),
+            scored("c1#2", recall, 0.0),
+            skipped("c1#3", recall, "case has no expected_source_ids"),
+            case_error("c2#1", recall, "boom"),
+            scored("c1", "conversation.knowledge_retention", 0.5),
+        ],
+    )
+    with store.connect() as con:
+        assert con.execute("SELECT * FROM conversations").fetchall() == [
+            ("r1", "c1", recall, 2, 0.5),
+            ("r1", "c2", recall, 0, None),
+        ]
