@@ -26,7 +26,6 @@ from pathlib import Path
 
 from benchmarks._common import (
     RAGPROOF,
-    REPO,
     WORK,
     Table,
     clean_env,

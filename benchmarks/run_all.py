@@ -1,6 +1,6 @@
 """Run every benchmark and write docs/benchmarks.md.
 
-    .venv/bin/python -m benchmarks.run_all            # about 10 minutes; writes docs/benchmarks.md
+    .venv/bin/python -m benchmarks.run_all            # about 15 minutes; writes docs/benchmarks.md
     .venv/bin/python -m benchmarks.run_all --quick    # under a minute; writes benchmarks/.work/
 
 Each benchmark runs as its own child process (no memory, JIT state or imports

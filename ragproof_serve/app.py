@@ -23,7 +23,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Route
 
-from ragproof_core.calibration import LabelQueue, judge_scores
+from ragproof_core.calibration import DEFAULT_PER_METRIC, LabelQueue, judge_scores
 from ragproof_core.metrics import stored_registry
 from ragproof_core.present import (
     STATUSES,
@@ -147,8 +147,6 @@ def _int(value: str | None, name: str, default: int, minimum: int = 0) -> int:
 
 
 def _read_json(raw: bytes) -> dict[str, Any]:
-    if len(raw) > MAX_BODY_BYTES:
-        raise BadRequest("request too large")
     try:
         body = json.loads(raw)
     except (UnicodeDecodeError, json.JSONDecodeError):
@@ -254,7 +252,7 @@ def build_app(browser: Browser, port: int) -> Starlette:
     def session_of(request: Request, run_id: str) -> LabelSession:
         params = request.query_params
         base = browser.label if browser.label and browser.label.run_id == run_id else None
-        default = base or LabelSession(run_id, None, 20, 0, "annotator")
+        default = base or LabelSession(run_id, None, DEFAULT_PER_METRIC, 0, "annotator")
         return LabelSession(
             run_id,
             params.get("metric") or default.metric,
@@ -276,7 +274,7 @@ def build_app(browser: Browser, port: int) -> Starlette:
         session = LabelSession(
             run_id,
             body.get("metric_filter") or None,
-            _int(str(body.get("sample", "")), "sample", 20, 1),
+            _int(str(body.get("sample", "")), "sample", DEFAULT_PER_METRIC, 1),
             _int(str(body.get("seed", "")), "seed", 0),
             _field(body, "annotator", str),
         )
@@ -294,9 +292,11 @@ def build_app(browser: Browser, port: int) -> Starlette:
         )
 
     async def post_label(request: Request) -> Response:
-        if int(request.headers.get("content-length") or 0) > MAX_BODY_BYTES:
-            return JSONResponse({"error": "request too large"}, status_code=413)
-        raw = await request.body()
+        raw = b""
+        async for chunk in request.stream():
+            raw += chunk
+            if len(raw) > MAX_BODY_BYTES:  # read no further than a label can be long
+                return JSONResponse({"error": "request too large"}, status_code=413)
         try:
             return await run_in_threadpool(store_label, raw)
         except (BadRequest, LabelError, RunNotFound, InvalidRunId) as exc:

@@ -17,6 +17,13 @@ previous question and the current one together ("When is its else clause
 executed?" after "What does the try statement do?"). A single case is
 answered from its question alone, as always.
 
+``DemoAgent`` is the same pipeline as a small multi-hop agent (CONTRACT section
+17), which the README's first command runs on ``data/demo/agent_cases.jsonl``:
+it searches with the question, reads the best passage (the tool
+``read_passage``), searches again with the question's terms that passage did
+not cover (the rewritten query), reads that search's best passage, and answers
+with a sentence from each passage it read. Its answer carries those steps.
+
 Being extractive, it cannot obey an instruction given in the question, but it
 will copy an instruction planted in a retrieved passage when that sentence
 matches the question well: exactly the indirect prompt injection the demo
@@ -32,7 +39,7 @@ from typing import Any
 
 from ragproof_core.adapters.bm25 import BM25Index, tokenize
 from ragproof_core.data.dataset import iter_json_lines
-from ragproof_core.model import Answer, Chunk
+from ragproof_core.model import Answer, Chunk, RetrieveStep, Step, ToolStep
 
 DEFAULT_CORPUS = Path(__file__).resolve().parents[2] / "data/corpus/passages.jsonl"
 
@@ -220,3 +227,46 @@ class DemoRAG:
         ):
             chosen.append(candidates[1])
         return chosen
+
+
+READ_PASSAGE = "read_passage"
+
+
+class DemoAgent(DemoRAG):
+    """``DemoRAG`` as a two-hop agent (module docstring); the same options."""
+
+    def answer(self, question: str) -> Answer:
+        steps: list[Step] = []
+        first = self.retrieve(question)
+        steps.append(RetrieveStep(question, tuple(first)))
+        if not first or (first[0].score or 0.0) < self.min_score:
+            return Answer(ABSTAIN_TEXT, tuple(first), None, tuple(steps))
+        read = [self._read(first[0], steps)]
+        rewritten = self._uncovered(question, first[0])
+        found = list(first)
+        if rewritten:
+            second = self.retrieve(rewritten)
+            steps.append(RetrieveStep(rewritten, tuple(second)))
+            found += second
+            if second and second[0].id != first[0].id:
+                read.append(self._read(second[0], steps))
+        chosen = []
+        for query, chunk in zip((question, rewritten), read, strict=False):
+            chosen += self._pick_sentences(query, [chunk])[:1]
+        context = tuple({c.id: c for c in found}.values())
+        if not chosen:
+            return Answer(ABSTAIN_TEXT, context, None, tuple(steps))
+        text = " ".join(c.text for c in chosen)
+        citations = tuple(dict.fromkeys(c.chunk_id for c in chosen))
+        return Answer(text, context, citations, tuple(steps))
+
+    def _read(self, chunk: Chunk, steps: list[Step]) -> Chunk:
+        """The tool call that reads one passage in full."""
+        steps.append(ToolStep(READ_PASSAGE, {"id": chunk.id}, self._passages[chunk.id].text))
+        return chunk
+
+    def _uncovered(self, question: str, chunk: Chunk) -> str:
+        """The rewritten query: the question's terms that ``chunk`` (its title and text)
+        does not contain, in the question's order; empty when it covers them all."""
+        seen = set(tokenize(f"{self._passages[chunk.id].title}\n{chunk.text}"))
+        return " ".join(t for t in dict.fromkeys(tokenize(question)) if t not in seen)

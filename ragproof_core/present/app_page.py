@@ -11,22 +11,21 @@ posts its labels there, and links and the search form stay on it.
 from __future__ import annotations
 
 import html
-import re
-from importlib import resources
 from typing import Any
 
-from ragproof_core.present.html import embed_json, script_hash
+from ragproof_core.present.html import (
+    embed_json,
+    fill_template,
+    page_script,
+    script_hash,
+    static_text,
+)
 
-_PLACEHOLDER = re.compile(r"\{\{([A-Z_]+)\}\}")
 PAGES = ("runs", "run", "trends", "compare", "cases", "label", "problem")
 
 
-def _static(name: str) -> str:
-    return resources.files("ragproof_core.present").joinpath("static", name).read_text("utf-8")
-
-
 def app_script() -> str:
-    return _static("app.js")
+    return page_script("app.js")
 
 
 def app_content_security_policy() -> str:
@@ -45,8 +44,8 @@ def render_app_page(page: str, title: str, data: dict[str, Any]) -> str:
     fields = {
         "TITLE": html.escape(title),
         "CSP": html.escape(app_content_security_policy(), quote=False).replace('"', "&quot;"),
-        "STYLE": _static("report.css") + _static("app.css"),
+        "STYLE": static_text("report.css") + static_text("app.css"),
         "DATA": embed_json({"page": page, **data}),
         "SCRIPT": app_script(),
     }
-    return _PLACEHOLDER.sub(lambda m: fields[m.group(1)], _static("app.html"))
+    return fill_template("app.html", fields)

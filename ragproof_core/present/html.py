@@ -26,8 +26,20 @@ from ragproof_core.store import files
 _PLACEHOLDER = re.compile(r"\{\{([A-Z_]+)\}\}")
 
 
-def _static(name: str) -> str:
+def static_text(name: str) -> str:
+    """A file of ``present/static`` (the pages' template, style and scripts)."""
     return resources.files("ragproof_core.present").joinpath("static", name).read_text("utf-8")
+
+
+def page_script(name: str) -> str:
+    """A page's one script: the shared DOM helpers (``dom.js``), then its own."""
+    return static_text("dom.js") + "\n" + static_text(name)
+
+
+def fill_template(name: str, fields: dict[str, str]) -> str:
+    """Template ``name`` with each ``{{FIELD}}`` replaced in one pass: text inserted
+    for one field is never rescanned."""
+    return _PLACEHOLDER.sub(lambda m: fields[m.group(1)], static_text(name))
 
 
 def embed_json(data: Any) -> str:
@@ -55,17 +67,16 @@ def content_security_policy(script: str) -> str:
 
 
 def render_html(data: dict[str, Any]) -> str:
-    script = _static("report.js")
+    script = page_script("report.js")
     fields = {
         "TITLE": html.escape(f"ragproof report: {data['run']['run_id']}"),
         # In a double-quoted attribute: single quotes stay readable, " would be escaped.
         "CSP": html.escape(content_security_policy(script), quote=False).replace('"', "&quot;"),
-        "STYLE": _static("report.css"),
+        "STYLE": static_text("report.css"),
         "DATA": embed_json(data),
         "SCRIPT": script,
     }
-    # One pass over the template: text inserted for one field is never rescanned.
-    return _PLACEHOLDER.sub(lambda m: fields[m.group(1)], _static("template.html"))
+    return fill_template("template.html", fields)
 
 
 def write_html(path: Path, data: dict[str, Any]) -> Path:

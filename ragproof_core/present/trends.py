@@ -97,8 +97,7 @@ def _points(runs: Sequence[RunRecord], moments: Mapping[str, MetricMoments]) -> 
         ci = normal_interval(m.mean, m.sd, m.n)
         points.append(
             {
-                "run": index,
-                "run_id": record.run_id,
+                "run": index,  # the run is ``runs[index]``: its id is not repeated per point
                 "mean": m.mean,
                 "ci": None if ci is None else [max(0.0, ci[0]), min(1.0, ci[1])],
                 "n": m.n,

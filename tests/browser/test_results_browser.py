@@ -20,6 +20,9 @@ import numpy as np
 import pytest
 import s3fs
 
+from ragproof_core.calibration.probe import ProbeResult, ProbeRow
+from ragproof_core.present.links import served_run_links
+from ragproof_core.store.run_store import RunStore
 from tests.support.cli import ragproof
 from tests.support.judge_server import JudgeServer
 from tests.support.runs import Runs
@@ -319,10 +322,25 @@ def test_labelling_five_cases_resuming_and_a_second_annotator(browser, store, ap
         f"{np.mean(list(judge.values())):.4f}",
         f"{ppi:.4f}",
     ]
-    # The run's page shows the same count and corrected mean.
+    # The run's page shows the same count and corrected mean, and the run's latest
+    # judge bias probe (as `ragproof probe` stores it).
+    rows = (
+        ProbeRow(GROUNDEDNESS, "verbosity", 8, 2, 0),
+        ProbeRow(GROUNDEDNESS, "position", 8, 0, 0),
+    )
+    RunStore(store["runs"].store).write_probe(ProbeResult(good, "openai/judge-test", 8, 0, rows))
     p.open(f"/runs/{good}")
     row = page.locator(f"#metrics-table tr[data-metric='{GROUNDEDNESS}'] td").all_inner_texts()
     assert row[5:7] == ["7", f"{ppi:.4f}"]
+    probes = page.locator("#probes-table tbody tr")
+    assert probes.nth(0).locator("td").all_inner_texts()[:5] == [
+        GROUNDEDNESS,
+        "verbosity",
+        "8",
+        "2",
+        "0.250",
+    ]
+    assert probes.count() == 2
     p.assert_inert()
     page.close()
 
@@ -358,6 +376,11 @@ def test_foreign_host_and_origin_are_refused_and_hostile_text_is_inert(browser, 
         assert mallory == [(0,)]
         # The same request from the app's own page is taken.
         assert client.post("/api/labels", json=label, headers={"Origin": own}).status_code == 200
+        # What the Dagster UI links with RAGPROOF_SERVE_URL set is served here.
+        links = served_run_links(app.url, good)
+        for url in (links.page, links.report):
+            answer = client.get(url)
+            assert answer.status_code == 200 and good in answer.text, url
 
     # Hostile questions, answers, chunk texts and ids are text on every page.
     p = Page(browser, app.url)

@@ -43,6 +43,7 @@ from openinference.semconv.trace import (
 from ragproof_core.data.dataset import DatasetError
 from ragproof_core.data.importers.otlp_spans import Span, iter_spans
 from ragproof_core.data.importers.writer import Imported
+from ragproof_core.gc_pause import collector_paused
 
 RETRIEVER = OpenInferenceSpanKindValues.RETRIEVER.value
 TOOL = OpenInferenceSpanKindValues.TOOL.value
@@ -87,11 +88,13 @@ class _Turn:
 
 def import_otlp(paths: Sequence[str | Path], rate: float = 1.0, seed: int | str = 0) -> Imported:
     """Cases and recorded outputs from OTLP/JSON ``paths``, sampled at ``rate`` with ``seed``."""
-    traces = _gather(paths)
-    turns, notes = _turns(traces)
-    total_traces = len(turns)
-    kept = [t for t in turns if sampled(t.session_id or t.trace_id, rate, seed)]
-    cases, outputs = _rows(kept)
+    # A million spans build millions of small objects and no reference cycles.
+    with collector_paused():
+        traces = _gather(paths)
+        turns, notes = _turns(traces)
+        total_traces = len(turns)
+        kept = [t for t in turns if sampled(t.session_id or t.trace_id, rate, seed)]
+        cases, outputs = _rows(kept)
     if rate < 1.0:
         notes.append(
             f"sampled {len(kept)} of {total_traces} traces (rate {rate:g}, seed {seed}; "

@@ -208,27 +208,21 @@ def _span(raw: Any, path: str, line: int) -> Span:
     start, end = _time(raw, "startTimeUnixNano"), _time(raw, "endTimeUnixNano")
     if end < start:
         raise SpanError("endTimeUnixNano is before startTimeUnixNano")
-    attributes = _list(raw.get("attributes"), "attributes")
-    kind = _kind(attributes)
+    decoded = _attributes(_list(raw.get("attributes"), "attributes"))
+    kind = decoded.get(SpanAttributes.OPENINFERENCE_SPAN_KIND)
+    kind = kind.upper() if isinstance(kind, str) else None
     wanted = KIND_KEYS.get(kind or "", frozenset())
     if not parent:
         wanted = wanted | ROOT_KEYS
-    kept: dict[str, Any] = {}
+    kept = {key: decoded[key] for key in wanted if key in decoded}
     documents: dict[int, dict[str, Any]] | None = None
-    for attribute in attributes:
-        if not isinstance(attribute, dict) or not isinstance(attribute.get("key"), str):
-            raise SpanError("attributes: expected {key, value} objects")
-        key = attribute["key"]
-        # Every value is decoded, used or not: a malformed one is bad input wherever it is.
-        value = any_value(key, attribute.get("value"))
-        if key in wanted:
-            kept[key] = value
-        elif kind == OpenInferenceSpanKindValues.RETRIEVER.value and (
-            found := DOCUMENT_KEY.match(key)
-        ):
-            documents = {} if documents is None else documents
-            field = found.group(2).removeprefix("document.")
-            documents.setdefault(int(found.group(1)), {})[field] = value
+    if kind == OpenInferenceSpanKindValues.RETRIEVER.value:
+        for key, value in decoded.items():
+            found = DOCUMENT_KEY.match(key)
+            if found is not None:
+                documents = {} if documents is None else documents
+                field = found.group(2).removeprefix("document.")
+                documents.setdefault(int(found.group(1)), {})[field] = value
     if kind == OpenInferenceSpanKindValues.TOOL.value and isinstance(raw.get("name"), str):
         kept["span.name"] = raw["name"]  # the tool's name when tool.name is absent
     return Span(
@@ -263,16 +257,20 @@ def _time(raw: dict, key: str) -> int:
     raise SpanError(f"lacks {key}" if value is None else f"{key}: expected an integer")
 
 
-def _kind(attributes: list) -> str | None:
+def _attributes(attributes: list) -> dict[str, Any]:
+    """Every attribute decoded, used or not: a malformed value is bad input wherever it is.
+    A plain string value (most of them) takes the short way."""
+    decoded: dict[str, Any] = {}
     for attribute in attributes:
-        if isinstance(attribute, dict) and attribute.get("key") == (
-            SpanAttributes.OPENINFERENCE_SPAN_KIND
-        ):
-            value = attribute.get("value")
-            _check_any_value(SpanAttributes.OPENINFERENCE_SPAN_KIND, value)
-            kind = any_value(SpanAttributes.OPENINFERENCE_SPAN_KIND, value)
-            return kind.upper() if isinstance(kind, str) else None
-    return None
+        key = attribute.get("key") if type(attribute) is dict else None
+        if type(key) is not str:
+            raise SpanError("attributes: expected {key, value} objects")
+        value = attribute.get("value")
+        if type(value) is dict and len(value) == 1 and type(value.get("stringValue")) is str:
+            decoded[key] = value["stringValue"]
+        else:
+            decoded[key] = any_value(key, value)
+    return decoded
 
 
 def _error(status: Any) -> str | None:

@@ -8,41 +8,6 @@
   "use strict";
   var data = JSON.parse(document.getElementById("app-data").textContent);
   var app = document.getElementById("app");
-
-  // --- DOM helpers -------------------------------------------------------------------
-  function el(tag, attrs) {
-    var node = document.createElement(tag);
-    setAttrs(node, attrs);
-    for (var i = 2; i < arguments.length; i++) add(node, arguments[i]);
-    return node;
-  }
-  function setAttrs(node, attrs) {
-    if (!attrs) return;
-    Object.keys(attrs).forEach(function (k) {
-      if (attrs[k] === null || attrs[k] === undefined || attrs[k] === false) return;
-      if (k === "class") node.className = attrs[k];
-      else node.setAttribute(k, String(attrs[k]));
-    });
-  }
-  function add(node, child) {
-    if (child === null || child === undefined || child === false) return;
-    if (Array.isArray(child)) { child.forEach(function (c) { add(node, c); }); return; }
-    if (typeof child === "string" || typeof child === "number") child = document.createTextNode(String(child));
-    node.appendChild(child);
-  }
-  var SVGNS = "http://www.w3.org/2000/svg";
-  function svg(tag, attrs) {
-    var node = document.createElementNS(SVGNS, tag);
-    Object.keys(attrs || {}).forEach(function (k) { node.setAttribute(k, String(attrs[k])); });
-    for (var i = 2; i < arguments.length; i++) {
-      var c = arguments[i];
-      if (typeof c === "string") c = document.createTextNode(c);
-      if (c) node.appendChild(c);
-    }
-    return node;
-  }
-  function num(x, d) { return x === null || x === undefined ? "–" : Number(x).toFixed(d === undefined ? 4 : d); }
-  function signed(x) { return x === null || x === undefined ? "–" : (x >= 0 ? "+" : "") + Number(x).toFixed(4); }
   function interval(ci) { return ci ? "[" + num(ci[0]) + ", " + num(ci[1]) + "]" : "–"; }
   function clipped(c) {
     if (!c) return el("span", { class: "sub" }, "(none)");
@@ -112,6 +77,7 @@
     ["source_match", "source match", function (r) { return r.source_match || "–"; }],
     ["mode", "judge mode", function (r) { return r.judge_mode || "–"; }]
   ];
+  var FIRST_ROWS = 100;
   function runsPage() {
     nav();
     var head = section("runs-head", null);
@@ -135,7 +101,7 @@
     var compareButton = el("button", { id: "compare-selected", type: "button" }, "Compare A with B");
     bar.appendChild(compareButton);
     head.appendChild(bar);
-    var rows = runs.map(function (r) {
+    function runRow(r) {
       var tr = el("tr", { class: "run-row", "data-run": r.run_id },
         el("td", null, el("input", { type: "radio", name: "run-a", value: r.run_id, "aria-label": "A" })),
         el("td", null, el("input", { type: "radio", name: "run-b", value: r.run_id, "aria-label": "B" })),
@@ -152,7 +118,9 @@
         cell(r.cost_usd === null ? "unknown" : "$" + Number(r.cost_usd).toFixed(4), true));
       tr._run = r;
       return tr;
-    });
+    }
+    // The newest runs at once; the rest once the page has been painted.
+    var rows = runs.slice(0, FIRST_ROWS).map(runRow);
     var list = section("runs", null);
     list.classList.add("wide");
     list.appendChild(table("runs-table",
@@ -174,6 +142,16 @@
       window.location.href = href(["compare"], { a: a.value, b: b.value });
     });
     apply();
+    if (runs.length <= FIRST_ROWS) return null;
+    return function () {
+      var body = document.querySelector("#runs-table tbody");
+      runs.slice(FIRST_ROWS).forEach(function (r) {
+        var tr = runRow(r);
+        rows.push(tr);
+        body.appendChild(tr);
+      });
+      apply();
+    };
   }
 
   // --- one run -------------------------------------------------------------------------
@@ -222,23 +200,35 @@
   }
 
   // --- trends --------------------------------------------------------------------------
+  // Up to this many runs each point is its own element with a hover title; beyond,
+  // each layer (line, intervals, dots) is one path, so 1,000 runs stay a few elements.
+  var POINT_ELEMENTS = 200;
   function chart(metric, runs) {
     var W = 560, H = 170, L = 40, R = 10, T = 10, B = 24;
     var n = Math.max(runs.length, 1);
     function x(i) { return L + (n === 1 ? (W - L - R) / 2 : i * (W - L - R) / (n - 1)); }
     function y(v) { return T + (1 - v) * (H - T - B); }
+    function xy(i, v) { return x(i).toFixed(1) + "," + y(v).toFixed(1); }
     var g = svg("svg", { width: W, height: H, viewBox: "0 0 " + W + " " + H, class: "trend", role: "img" });
     [0, 0.5, 1].forEach(function (v) {
       g.appendChild(svg("line", { x1: L, x2: W - R, y1: y(v), y2: y(v), class: "grid" }));
       g.appendChild(svg("text", { x: L - 6, y: y(v) + 4, "text-anchor": "end", class: "axis" }, String(v)));
     });
-    var path = metric.points.map(function (p, i) { return (i ? "L" : "M") + x(p.run).toFixed(1) + "," + y(p.mean).toFixed(1); }).join(" ");
+    var points = metric.points;
+    var path = points.map(function (p, i) { return (i ? "L" : "M") + xy(p.run, p.mean); }).join(" ");
     if (path) g.appendChild(svg("path", { d: path, class: "line" }));
-    metric.points.forEach(function (p) {
-      var grp = svg("g", { class: "point", "data-run": p.run_id });
+    if (points.length > POINT_ELEMENTS) {
+      var cis = points.filter(function (p) { return p.ci; }).map(function (p) { return "M" + xy(p.run, p.ci[1]) + " L" + xy(p.run, p.ci[0]); });
+      if (cis.length) g.appendChild(svg("path", { d: cis.join(" "), class: "ci" }));
+      g.appendChild(svg("path", { d: points.map(function (p) { return "M" + xy(p.run, p.mean) + " h0.01"; }).join(" "), class: "dots" }));
+      return g;
+    }
+    points.forEach(function (p) {
+      var runId = runs[p.run].run_id;
+      var grp = svg("g", { class: "point", "data-run": runId });
       if (p.ci) grp.appendChild(svg("line", { x1: x(p.run), x2: x(p.run), y1: y(p.ci[1]), y2: y(p.ci[0]), class: "ci" }));
       grp.appendChild(svg("circle", { cx: x(p.run), cy: y(p.mean), r: 3 },
-        svg("title", null, p.run_id + ": " + num(p.mean) + " " + interval(p.ci) + ", n = " + p.n)));
+        svg("title", null, runId + ": " + num(p.mean) + " " + interval(p.ci) + ", n = " + p.n)));
       g.appendChild(grp);
     });
     return g;
@@ -258,7 +248,7 @@
       var s = el("section", { class: "card trend-card", "data-metric": m.metric });
       var last = m.points.length ? m.points[m.points.length - 1] : null;
       s.appendChild(el("h2", null, m.metric, el("span", { class: "dir" }, m.higher_is_better ? " (higher is better)" : " (lower is better)")));
-      s.appendChild(el("p", { class: "sub latest" }, last ? "latest " + last.run_id + ": " + num(last.mean) + " " + interval(last.ci) + ", n = " + last.n : "never scored"));
+      s.appendChild(el("p", { class: "sub latest" }, last ? "latest " + data.runs[last.run].run_id + ": " + num(last.mean) + " " + interval(last.ci) + ", n = " + last.n : "never scored"));
       s.appendChild(chart(m, data.runs));
       grid.appendChild(s);
     });
@@ -437,6 +427,12 @@
   }
 
   var PAGES = { runs: runsPage, run: runPage, trends: trendsPage, compare: comparePage, cases: casesPage, label: labelPage, problem: problemPage };
-  PAGES[data.page]();
-  document.body.setAttribute("data-ready", "1");
+  // A page may leave work for after its first paint; it is drawn once that is done.
+  var later = PAGES[data.page]();
+  function drawn() { document.body.setAttribute("data-ready", "1"); }
+  if (typeof later === "function") {
+    requestAnimationFrame(function () { setTimeout(function () { later(); drawn(); }, 0); });
+  } else {
+    drawn();
+  }
 })();

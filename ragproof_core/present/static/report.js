@@ -11,41 +11,6 @@
   var PAGE = 200;
   var metricsByName = {};
   data.metrics.forEach(function (m) { metricsByName[m.name] = m; });
-
-  // --- DOM helpers -------------------------------------------------------------------
-  function el(tag, attrs) {
-    var node = document.createElement(tag);
-    setAttrs(node, attrs);
-    for (var i = 2; i < arguments.length; i++) add(node, arguments[i]);
-    return node;
-  }
-  function setAttrs(node, attrs) {
-    if (!attrs) return;
-    Object.keys(attrs).forEach(function (k) {
-      if (attrs[k] === null || attrs[k] === undefined || attrs[k] === false) return;
-      if (k === "class") node.className = attrs[k];
-      else node.setAttribute(k, String(attrs[k]));
-    });
-  }
-  function add(node, child) {
-    if (child === null || child === undefined || child === false) return;
-    if (Array.isArray(child)) { child.forEach(function (c) { add(node, c); }); return; }
-    if (typeof child === "string" || typeof child === "number") child = document.createTextNode(String(child));
-    node.appendChild(child);
-  }
-  var SVGNS = "http://www.w3.org/2000/svg";
-  function svg(tag, attrs) {
-    var node = document.createElementNS(SVGNS, tag);
-    Object.keys(attrs || {}).forEach(function (k) { node.setAttribute(k, String(attrs[k])); });
-    for (var i = 2; i < arguments.length; i++) {
-      var c = arguments[i];
-      if (typeof c === "string") c = document.createTextNode(c);
-      if (c) node.appendChild(c);
-    }
-    return node;
-  }
-  function num(x, d) { return x === null || x === undefined ? "–" : Number(x).toFixed(d === undefined ? 4 : d); }
-  function signed(x) { return x === null || x === undefined ? "–" : (x >= 0 ? "+" : "") + Number(x).toFixed(4); }
   function clipped(c) {
     if (!c) return null;
     return c.cut ? [c.t, el("span", { class: "sub" }, " … (" + c.cut + " more characters in the store)")] : c.t;

@@ -13,11 +13,13 @@ import pytest
 from ragproof_core.adapters.demo import (
     ABSTAIN_TEXT,
     DEFAULT_CORPUS,
+    DemoAgent,
     DemoRAG,
     load_passages,
     split_sentences,
 )
-from ragproof_core.model import Answer, Chunk
+from ragproof_core.data.dataset import load_dataset
+from ragproof_core.model import Answer, Chunk, RetrieveStep, ToolMatch, ToolStep
 
 ROOT = Path(__file__).resolve().parents[3]
 TINY = ROOT / "tests/fixtures/demo/tiny_corpus.jsonl"
@@ -261,3 +263,44 @@ def test_the_demo_conversations_name_passages_of_the_corpus():
         assert all(g is None or set(g) <= corpus for g in golds)
         # Every follow-up with gold ids asks for other passages than the first turn's.
         assert any(g and g != golds[0] for g in golds[1:]), conversation["id"]
+
+
+# --- DemoAgent: the demo's multi-hop agent (CONTRACT section 17) -----------
+
+
+def test_the_agent_searches_reads_searches_again_with_what_is_uncovered_and_reads():
+    agent = DemoAgent()
+    question = (
+        "Which statement terminates the nearest enclosing loop, "
+        "and when are default parameter values evaluated?"
+    )
+    answer = agent.answer(question)
+    steps = answer.steps
+    assert [type(s) for s in steps] == [RetrieveStep, ToolStep, RetrieveStep, ToolStep]
+    assert steps[0].query == question and steps[0].chunks[0].id == "break-1"
+    assert steps[1].name == "read_passage" and steps[1].arguments == {"id": "break-1"}
+    # The rewritten query keeps the question's terms break-1 does not contain.
+    assert steps[2].query == "and default parameter values evaluated"
+    assert steps[2].chunks[0].id == "function-4"
+    assert steps[3].arguments == {"id": "function-4"}
+    assert steps[3].output == steps[2].chunks[0].text  # the passage read in full
+    assert answer.citations == ("break-1", "function-4")
+
+
+def test_the_agent_abstains_with_its_one_search_as_the_trajectory(tiny):
+    agent = DemoAgent(corpus=str(TINY), k=2, min_score=100.0)
+    answer = agent.answer("What is the capital of France?")
+    assert answer.text == ABSTAIN_TEXT
+    assert [type(s) for s in answer.steps] == [RetrieveStep]
+
+
+def test_the_shipped_agent_cases_carry_hops_and_tools():
+    cases = load_dataset(ROOT / "data/demo/agent_cases.jsonl")
+    assert 10 <= len(cases) <= 15
+    for case in cases:
+        assert case.expected_hops and case.expected_tools
+        # One read per hop, of that hop's gold passage.
+        assert [t.arguments for t in case.expected_tools] == [
+            {"id": hop[0]} for hop in case.expected_hops
+        ]
+    assert {c.tool_match for c in cases} == set(ToolMatch)

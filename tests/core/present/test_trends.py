@@ -61,12 +61,9 @@ def test_dataset_trends_keep_the_datasets_runs_oldest_first(tmp_path):
     series = {m["metric"]: m for m in trend["metrics"]}
     assert list(series) == REGISTRY.order({GROUNDEDNESS, RELEVANCE})
     points = series[GROUNDEDNESS]["points"]
-    assert [(p["run"], p["run_id"], p["mean"], p["n"]) for p in points] == [
-        (0, "r1", 0.5, 4),
-        (1, "r2", 0.75, 1),
-    ]
+    assert [(p["run"], p["mean"], p["n"]) for p in points] == [(0, 0.5, 4), (1, 0.75, 1)]
     assert points[0]["ci"] == pytest.approx([0.01, 0.99])
     assert points[1]["ci"] is None  # one scored case: no interval
     # A run that did not score a metric has no point on its line.
-    assert [p["run_id"] for p in series[RELEVANCE]["points"]] == ["r2"]
+    assert [p["run"] for p in series[RELEVANCE]["points"]] == [1]
     assert series[GROUNDEDNESS]["higher_is_better"] is True
