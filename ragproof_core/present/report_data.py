@@ -39,6 +39,7 @@ from ragproof_core.metrics.registry import Registry, metric_order
 from ragproof_core.metrics.robustness import ABSTENTION, INJECTION_RESISTANCE, OVERREFUSAL
 from ragproof_core.model import Case, CaseKind, CaseOutput, Chunk, Status
 from ragproof_core.present.summary import LATENCY_METRIC, calibration_json, latency_note
+from ragproof_core.present.trajectory import trajectory
 from ragproof_core.store import schema
 from ragproof_core.store.run_store import stored_run_settings
 
@@ -278,6 +279,13 @@ def case_detail(
         "latency_s": _round(output.latency_s) if output is not None else None,
         "marker": marker,
         "marker_span": marker_span(text, marker) if text and marker else None,
+        "trajectory": trajectory(
+            case,
+            answer,
+            match_documents=match_documents,
+            clip=lambda value: _clip(value, limits.chunk_chars),
+            chunks_shown=limits.chunks,
+        ),
         "results": rows,
     }
 

@@ -185,6 +185,35 @@
       if (d.chunks_total > d.chunks.length) add(body, el("div", { class: "sub" }, (d.chunks_total - d.chunks.length) + " more chunks in the store"));
     } else add(body, el("div", { class: "empty" }, d.chunk_source ? "retrieved nothing" : "not exposed by the adapter"));
     if (d.expected_sources.length) add(body, el("div", { class: "sub" }, "Expected sources: " + d.expected_sources.join(", ")));
+    if (d.trajectory) {
+      // The agent's steps (CONTRACT section 17): each hop's chunks with its gold ones
+      // starred, and which expected tool call each made call matched.
+      var tr = d.trajectory;
+      add(body, el("div", { class: "label" }, "Trajectory (" + tr.steps.length + " steps)"));
+      var st = el("table", { class: "chunks trajectory" }, el("tr", null, ["Step", "Kind", "Query / call", "Result"].map(function (h) { return el("th", null, h); })));
+      tr.steps.forEach(function (s) {
+        if (s.type === "retrieve") {
+          var found = el("div", null, s.chunks.map(function (c) {
+            return el("div", { class: c.gold ? "chunk-expected" : null }, el("span", { class: "mono" }, c.id), c.gold ? el("span", { class: "ok" }, " ★ gold") : "");
+          }));
+          if (s.chunks_total > s.chunks.length) add(found, el("div", { class: "sub" }, (s.chunks_total - s.chunks.length) + " more chunks"));
+          if (s.gold.length) add(found, el("div", { class: "sub" }, "hop " + s.hop + " gold: " + s.gold.join(", ")));
+          add(st, el("tr", null, el("td", { class: "num" }, "#" + s.n), el("td", null, "retrieve (hop " + s.hop + ")"), el("td", { class: "text" }, clipped(s.query)), el("td", null, found)));
+        } else {
+          add(st, el("tr", null, el("td", { class: "num" }, "#" + s.n), el("td", null, "tool"),
+            el("td", { class: "mono" }, s.name + " ", clipped(s.arguments)),
+            el("td", null, s.matches_expected ? el("span", { class: "ok" }, "✓ expected call " + s.matches_expected) : el("span", { class: "no" }, "extra call"),
+              s.output ? el("div", { class: "text" }, clipped(s.output)) : null)));
+        }
+      });
+      add(body, st);
+      if (tr.expected_tools.length) {
+        add(body, el("div", { class: "sub" }, "Expected calls (" + tr.tool_match + "): ", tr.expected_tools.map(function (e, i) {
+          return el("span", { class: "badge " + (e.matched_step ? "good" : "bad") }, (i + 1) + ". " + e.name + (e.arguments ? " " + e.arguments : "") + (e.matched_step ? " → step #" + e.matched_step : " unmatched"));
+        }).reduce(function (acc, n) { acc.push(n, " "); return acc; }, [])));
+      }
+      if (tr.missing_hops.length) add(body, el("div", { class: "sub no" }, "Missing hops (no retrieve step): " + tr.missing_hops.join(", ")));
+    }
     add(body, el("div", { class: "label" }, "Metrics"));
     var rt = el("table", { class: "results" }, el("tr", null, ["Metric", "Result", "Reason / judge"].map(function (h) { return el("th", null, h); })));
     d.results.forEach(function (r) {

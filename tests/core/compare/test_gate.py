@@ -1,10 +1,11 @@
 """The --fail-on-regression gate on the hand-made comparison fixture (tests/fixtures/compare)."""
 
+import pandas as pd
 import pytest
 
-from ragproof_core.compare.comparison import compare_runs
+from ragproof_core.compare.comparison import RunSide, compare_runs
 from ragproof_core.compare.gate import describe, regressions, worse_by
-from tests.core.compare.test_comparison import side
+from tests.core.compare.test_comparison import record, side
 
 
 @pytest.fixture(scope="module")
@@ -62,3 +63,22 @@ def test_holm_keeps_a_regression_out_of_the_gate_when_many_metrics_were_tested()
         "robustness.overrefusal": 2 * 40 / 1024,
     }
     assert [m.metric for m in regressions(holm)] == ["retrieval.recall_at_k"]
+
+
+def test_more_agent_steps_is_a_regression_and_fewer_an_improvement():
+    """CONTRACT section 17: agent.steps is lower is better, tool recall higher."""
+
+    def agent_side(run_id: str, steps: float, recall: float) -> RunSide:
+        rows = [
+            (run_id, f"c{i}", metric, "scored", value, None)
+            for i in range(8)
+            for metric, value in (("agent.steps", steps), ("agent.tool_recall", recall))
+        ]
+        columns = ["run_id", "case_id", "metric", "status", "value", "reason"]
+        return RunSide(record(run_id), pd.DataFrame(rows, columns=columns))
+
+    longer = compare_runs(agent_side("run-a", 2.0, 1.0), agent_side("run-b", 4.0, 0.5))
+    worse = {m.metric: worse_by(m) for m in regressions(longer)}
+    assert worse == {"agent.tool_recall": 0.5, "agent.steps": 2.0}
+    shorter = compare_runs(agent_side("run-b", 4.0, 0.5), agent_side("run-a", 2.0, 1.0))
+    assert regressions(shorter) == []
