@@ -47,12 +47,15 @@ class JudgeResource(dg.ConfigurableResource):
         table: JudgeSettings | None = None,
         shards: int = 1,
         health: StoreHealth | None = None,
+        shard: int = 0,
+        anchor: float | None = None,
     ) -> LiteLLMJudge | None:
         """A judge over this store's cache, or None when no judge model is configured.
 
         ``table``: the run's ``[judge]`` table from its manifest; the environment
         (RAGPROOF_JUDGE_MODE, ...) overrides it. One of ``shards`` shards gets that
-        share of the run's budget (and of its rate limit where no slot file is shared).
+        share of the run's budget; shard ``shard`` takes its slots of the run's rate
+        limit schedule anchored at ``anchor`` where no slot file is shared.
         """
         env = judge_environment(table or JudgeSettings())
         if shards > 1 and env.max_cost_usd is not None:
@@ -64,6 +67,8 @@ class JudgeResource(dg.ConfigurableResource):
             concurrency=concurrency,
             shards=shards,
             health=health,
+            shard=shard,
+            anchor=anchor,
         )
 
 

@@ -146,6 +146,9 @@ def evaluate_shard(
         table=manifest.judge,
         shards=shards,
         health=health,
+        shard=index,
+        # Every shard of the run draws its rate-limit slots from one schedule from here.
+        anchor=manifest.started_at.timestamp(),
     )
     # The run's own metrics ([[metric]] tables); a rubric metric's prompt joins the judge's.
     registry = run_registry(manifest.metrics)

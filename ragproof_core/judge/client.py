@@ -8,6 +8,15 @@ only transport faults (429, 408, 5xx, timeouts, refused connections) with
 bounded, deterministic exponential backoff, and give up immediately on other
 4xx, which no retry can fix.
 
+With a rate limit (``at_send``, the RPM limiter's ``acquire``) the slot is
+taken where the request leaves, not before LiteLLM's own work on it (the first
+call of a process spends about half a second there): LiteLLM sends through an
+aiohttp session of ours whose request-start hook awaits the slot (``SendGate``).
+Whether a provider's path in LiteLLM uses that session is learnt per event
+loop from its first request, which waits for a slot both before the call and
+at the send; should the hook not fire, every request takes its slot before the
+call instead, as close to the send as LiteLLM allows.
+
 API keys never pass through here: LiteLLM reads them from the environment.
 Error messages carry the exception's text (for provider errors the provider's
 message, not the request), with any secret-looking environment value masked.
@@ -21,8 +30,10 @@ import functools
 import os
 import sys
 import warnings
+import weakref
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from contextvars import ContextVar
+from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any
 
@@ -98,6 +109,75 @@ async def flush_litellm(timeout_s: float = 5.0) -> None:
         await asyncio.wait_for(GLOBAL_LOGGING_WORKER.flush(), timeout_s)
 
 
+@dataclass
+class SendGate:
+    """One attempt's rate-limit slot, taken by the HTTP request-start hook.
+
+    ``take``: whether the hook waits for a slot (False when the attempt already
+    took one before the call); ``sent`` counts the requests the hook saw."""
+
+    acquire: Callable[[], Awaitable[object]]
+    timeout_s: float
+    take: bool = True
+    on_send: Callable[[], None] = field(default=lambda: None)
+    deadline: asyncio.Timeout | None = None
+    sent: int = 0
+
+    async def open(self) -> None:
+        self.sent += 1
+        self.on_send()
+        if not self.take or self.deadline is None:
+            return
+        # Waiting for the slot is not the provider's time: the reply's deadline
+        # starts when the request leaves.
+        self.deadline.reschedule(None)
+        await self.acquire()
+        self.deadline.reschedule(asyncio.get_running_loop().time() + self.timeout_s)
+
+
+# The gate of the request the current task is sending. LiteLLM sends from the
+# task that awaits it, so the session's hook finds the gate of its own request.
+_SEND_GATE: ContextVar[SendGate | None] = ContextVar("ragproof_send_gate", default=None)
+
+
+async def _on_request_start(*_: object) -> None:
+    gate = _SEND_GATE.get()
+    if gate is not None:
+        await gate.open()
+
+
+def gated_session() -> Any:
+    """An aiohttp session whose every request first passes the current task's gate."""
+    # aiohttp comes with LiteLLM; importing it here keeps it off the CLI's start-up.
+    import aiohttp
+
+    litellm = import_litellm()
+    trace = aiohttp.TraceConfig()
+    trace.on_request_start.append(_on_request_start)
+    trust_env = bool(litellm.aiohttp_trust_env) or os.environ.get(
+        "AIOHTTP_TRUST_ENV", ""
+    ).lower() in ("1", "true", "yes", "on")
+    return aiohttp.ClientSession(trust_env=trust_env, trace_configs=[trace])
+
+
+async def _close_when_cancelled(session: Any) -> None:
+    """Hold ``session`` open until this task is cancelled, then close it: asyncio.run
+    and asyncio.Runner cancel a loop's remaining tasks as it ends, so the session
+    never outlives its loop unclosed, even where nobody calls ``aclose``."""
+    try:
+        await asyncio.get_running_loop().create_future()
+    finally:
+        await session.close()
+
+
+@dataclass
+class _LoopGate:
+    """What an event loop's first request showed: does the send hook fire?"""
+
+    settled: asyncio.Event
+    fires: bool = False
+
+
 def _status_code(exc: BaseException) -> int | None:
     status = getattr(exc, "status_code", None)
     return status if isinstance(status, int) else None
@@ -137,7 +217,7 @@ class LiteLLMClient:
         max_attempts: int = 4,
         backoff_base_s: float = 0.5,
         backoff_max_s: float = 8,
-        before_request: Callable[[], Awaitable[object]] | None = None,
+        at_send: Callable[[], Awaitable[object]] | None = None,
     ) -> None:
         if max_attempts < 1:
             raise ValueError(f"max_attempts must be at least 1, got {max_attempts}")
@@ -147,8 +227,19 @@ class LiteLLMClient:
         self.max_attempts = max_attempts
         self.backoff_base_s = backoff_base_s
         self.backoff_max_s = backoff_max_s
-        # Awaited before every attempt, retries included: the RPM limiter's hook.
-        self.before_request = before_request
+        # Awaited as every request leaves, retries included: the RPM limiter's hook.
+        self.at_send = at_send
+        # Per event loop (a session binds to one): the gated session, and whether
+        # LiteLLM's path for this model sends through it.
+        self._sessions: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Any] = (
+            weakref.WeakKeyDictionary()
+        )
+        self._gates: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _LoopGate] = (
+            weakref.WeakKeyDictionary()
+        )
+        self._closers: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Task] = (
+            weakref.WeakKeyDictionary()
+        )
 
     def backoff_s(self, attempt: int, retry_after_s: float | None = None) -> float:
         """Delay after failed attempt number ``attempt`` (1-based).
@@ -165,23 +256,8 @@ class LiteLLMClient:
         litellm = import_litellm()
         last: BaseException | None = None
         for attempt in range(1, self.max_attempts + 1):
-            if self.before_request is not None:
-                await self.before_request()
             try:
-                # LiteLLM's timeout bounds each socket read, so a reply trickling a
-                # few bytes at a time never hits it: the whole call gets the deadline.
-                response = await asyncio.wait_for(
-                    litellm.acompletion(
-                        model=self.model,
-                        api_base=self.api_base,
-                        messages=messages,
-                        temperature=0,
-                        response_format={"type": "json_object"},
-                        max_retries=0,
-                        timeout=self.timeout_s,
-                    ),
-                    self.timeout_s,
-                )
+                response = await self._attempt(litellm, messages)
             except Exception as exc:  # classified below; anything unknown is not retried
                 if isinstance(exc, TimeoutError):  # our deadline, reported like LiteLLM's own
                     exc = litellm.Timeout(
@@ -198,6 +274,69 @@ class LiteLLMClient:
             return _to_raw_reply(response)
         assert last is not None
         raise TransportError(_describe(last, self.max_attempts, final=False)) from last
+
+    async def _attempt(self, litellm: Any, messages: list[dict[str, str]]) -> Any:
+        """One request. LiteLLM's timeout bounds each socket read, so a reply trickling
+        a few bytes at a time never hits it: the whole call gets the deadline."""
+        call = functools.partial(
+            litellm.acompletion,
+            model=self.model,
+            api_base=self.api_base,
+            messages=messages,
+            temperature=0,
+            response_format={"type": "json_object"},
+            max_retries=0,
+            timeout=self.timeout_s,
+        )
+        if self.at_send is None:
+            async with asyncio.timeout(self.timeout_s):
+                return await call()
+        loop = asyncio.get_running_loop()
+        state = self._gates.get(loop)
+        probe = state is None
+        if state is None:
+            state = self._gates[loop] = _LoopGate(asyncio.Event())
+        elif not state.settled.is_set():
+            await state.settled.wait()  # the probe shows within one slot or so
+
+        def sent() -> None:
+            state.fires = True
+            state.settled.set()
+
+        # The probe takes a slot before the call and another at the send; once the
+        # hook is known to fire, only at the send; while it is not, only before.
+        before = probe or not state.fires
+        gate = SendGate(self.at_send, self.timeout_s, take=probe or state.fires, on_send=sent)
+        try:
+            if before:
+                await self.at_send()
+            session = self._session(loop)
+            async with asyncio.timeout(self.timeout_s) as gate.deadline:
+                token = _SEND_GATE.set(gate)
+                try:
+                    return await call(shared_session=session)
+                finally:
+                    _SEND_GATE.reset(token)
+        finally:
+            if gate.sent == 0 and not before:
+                state.fires = False  # this path never sent through the hook: slot before
+            state.settled.set()
+
+    def _session(self, loop: asyncio.AbstractEventLoop) -> Any:
+        session = self._sessions.get(loop)
+        if session is None or session.closed:
+            session = self._sessions[loop] = gated_session()
+            self._closers[loop] = loop.create_task(_close_when_cancelled(session))
+        return session
+
+    async def aclose(self) -> None:
+        """Close this event loop's gated session now (else it closes as the loop ends)."""
+        loop = asyncio.get_running_loop()
+        self._sessions.pop(loop, None)
+        closer = self._closers.pop(loop, None)
+        if closer is not None:
+            closer.cancel()
+            await asyncio.wait([closer])
 
 
 def _describe(exc: BaseException, attempts: int, final: bool) -> str:

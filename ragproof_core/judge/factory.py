@@ -24,14 +24,17 @@ def make_judge(
     concurrency: int = 16,
     shards: int = 1,
     health: StoreHealth | None = None,
+    shard: int = 0,
+    anchor: float | None = None,
 ):
     """The configured judge (a ``JuryJudge`` when several models are named), or None
     when RAGPROOF_JUDGE_MODEL is unset. ``cache_path``: the store's
     ``layout.judge_cache_path`` (a SQLite file, or a remote segment folder).
 
     With ``rpm`` set, requests are spaced through a slot file beside a local cache
-    (shared by every process using this store), or in-process otherwise, where
-    this process, one of ``shards``, keeps its share of the rate.
+    (shared by every process using this store); otherwise this process, shard
+    ``shard`` of ``shards``, takes its own slots of the run's schedule anchored at
+    ``anchor`` (the run's start, epoch seconds; see ``rate_limit``).
     """
     models = tuple(dict.fromkeys(env.models))  # a model named twice is one juror
     if not models:
@@ -39,7 +42,7 @@ def make_judge(
     health = StoreHealth() if health is None else health
     cache = open_judge_cache(cache_path, health) if cache_path is not None and use_cache else None
     slot_path = cache_path.with_name(SLOT_FILE_NAME) if isinstance(cache_path, Path) else None
-    limiter = make_limiter(env.rpm, slot_path, shares=shards)
+    limiter = make_limiter(env.rpm, slot_path, shares=shards, share=shard, anchor=anchor)
     if len(models) > 1:
         return make_jury(env, models, cache, use_cache, concurrency, limiter, health)
     return LiteLLMJudge(

@@ -106,6 +106,8 @@ class JuryJudge:
 
     async def drain(self) -> None:
         await flush_litellm()
+        for member in self.members:
+            await member.client.aclose()
 
     def estimate(self, prompt: str, inputs: dict[str, Any]) -> tuple[bool, float]:
         """For --dry-run: cached only when every model has it; the models' costs added."""

@@ -1,26 +1,37 @@
 """A requests-per-minute limit on judge calls (RAGPROOF_JUDGE_RPM, ``[judge] rpm``).
 
 Every request, repairs and transport retries included, starts at least
-``60 / rpm`` seconds after the previous one. A request reserves the next free
-start time and sleeps until it: the limiter only ever delays, so a rate limit
-never drops a case (a provider's 429 still backs off in the client as before).
+``60 / rpm`` seconds after the previous one, as the provider sees it: a
+provider counts arrivals, so the slot is taken when the request is about to
+leave (``LiteLLMClient``'s send gate, right before the HTTP request goes out),
+not when its task is scheduled. A request reserves the next free start time
+and sleeps until it: the limiter only ever delays, so a rate limit never drops
+a case (a provider's 429 still backs off in the client as before).
 
-Across processes (the shards of a run, or concurrent runs on one store) the
-next free start time lives in a small slot file beside the judge cache,
-read and advanced under an exclusive ``fcntl`` lock, so every process on the
-machine draws from one schedule. Without a local file (``slot_path=None``, e.g.
-a remote store, where nothing may be kept on local disk, and shards may run on
-different machines) the schedule is kept in the process, and each of a run's
-``shares`` shards keeps ``rpm / shares``: the run as a whole stays within
-``rpm`` with no coordination beyond knowing its shard count. The price is
-idle capacity when one shard finishes early; the gain is that no object-store
-round trip sits in front of every request.
+Across processes the schedule is shared in one of two ways:
+
+- A local store: the next free start time lives in a small slot file beside
+  the judge cache, read and advanced under an exclusive ``fcntl`` lock, so
+  every process on the machine (the shards of a run, concurrent runs on the
+  store) draws from one schedule, and a shard that finishes early leaves its
+  share to the others.
+- A remote store (nothing may be kept on local disk, and shards may run on
+  different machines): the run's schedule is the grid of start times
+  ``anchor + k * 60 / rpm``, anchored at the run's start time from its
+  manifest, and shard ``s`` of ``n`` owns the slots ``k = s, s + n, s + 2n,
+  ...``. No two shards ever own one slot, whenever each starts and however
+  fast it goes, and no store round trip sits in front of a request. A shard
+  that starts late skips the slots already past; one that finishes early
+  leaves its slots idle (the run then runs below ``rpm``, never above it).
+  The shards' clocks must agree (NTP): a skew of e seconds between two
+  machines can shorten a gap by e.
 """
 
 from __future__ import annotations
 
 import asyncio
 import fcntl
+import math
 import os
 import time
 from pathlib import Path
@@ -29,6 +40,10 @@ SLOT_FILE_NAME = "judge_rate.slot"
 # A stored start time further ahead than this is from a clock that jumped back
 # (or a corrupt file): start afresh rather than sleep for hours.
 _STALE_AHEAD_S = 24 * 3600
+# Woken later than this fraction of the interval after its slot, a request takes
+# another slot instead, at most RETAKES times.
+LATE_FRACTION = 0.05
+RETAKES = 2
 
 
 def interval_s(rpm: float) -> float:
@@ -42,6 +57,16 @@ def next_start(now: float, reserved: float | None, interval: float) -> float:
     if reserved is None or reserved - now > _STALE_AHEAD_S:
         return now
     return max(now, reserved)
+
+
+def own_slot(
+    now: float, anchor: float, interval: float, share: int, shares: int, after: int
+) -> int:
+    """The first slot ``k`` of the grid ``anchor + k * interval`` that starts no
+    earlier than ``now``, is not before slot ``after`` and belongs to shard
+    ``share`` of ``shares`` (``k % shares == share``)."""
+    first = max(after, math.ceil((now - anchor) / interval))
+    return first + (share - first) % shares
 
 
 class RateLimiter:
@@ -59,6 +84,16 @@ class RateLimiter:
         return now, start
 
     async def acquire(self) -> float:
+        """Wait for a slot; one woken too late for it (its process busy or descheduled)
+        would arrive too close to the next slot's request, so it takes a later slot,
+        at most ``RETAKES`` times (a machine always that late still sends)."""
+        for _ in range(RETAKES + 1):
+            start = await self._wait_for_slot()
+            if time.time() - start <= self.interval * LATE_FRACTION:
+                break
+        return start
+
+    async def _wait_for_slot(self) -> float:
         # Reserve synchronously (no await in between), so coroutines never share a slot.
         now, start = self._reserve()
         if start > now:
@@ -92,7 +127,7 @@ class SlotFileLimiter(RateLimiter):
         finally:
             os.close(fd)  # closing releases the lock
 
-    async def acquire(self) -> float:
+    async def _wait_for_slot(self) -> float:
         # The lock may wait on another process: never block the event loop on it.
         now, start = await asyncio.to_thread(self._reserve)
         now = time.time()
@@ -101,11 +136,40 @@ class SlotFileLimiter(RateLimiter):
         return start
 
 
-def make_limiter(rpm: float | None, slot_path: Path | None, shares: int = 1) -> RateLimiter | None:
-    """The limiter for ``rpm`` (None: no limit); shared through ``slot_path`` when
-    given, else this process's ``1 / shares`` of it (one of ``shares`` shards)."""
+class InterleavedLimiter(RateLimiter):
+    """Shard ``share`` of ``shares``: the slots of the run's grid that are its own."""
+
+    def __init__(self, rpm: float, anchor: float, share: int, shares: int) -> None:
+        super().__init__(rpm)
+        if not 0 <= share < shares:
+            raise ValueError(f"shard {share} is not one of {shares}")
+        self.anchor = anchor
+        self.share = share
+        self.shares = shares
+        self._slot = share - shares  # the last slot taken: none yet
+
+    def _reserve(self) -> tuple[float, float]:
+        now = time.time()
+        after = self._slot + self.shares
+        self._slot = own_slot(now, self.anchor, self.interval, self.share, self.shares, after)
+        return now, self.anchor + self._slot * self.interval
+
+
+def make_limiter(
+    rpm: float | None,
+    slot_path: Path | None,
+    shares: int = 1,
+    share: int = 0,
+    anchor: float | None = None,
+) -> RateLimiter | None:
+    """The limiter for ``rpm`` (None: no limit): shared through ``slot_path`` when
+    given; else, for shard ``share`` of ``shares``, its slots of the run's grid
+    anchored at ``anchor`` (the run's start, epoch seconds); without an anchor,
+    this process's ``1 / shares`` of the rate."""
     if rpm is None:
         return None
-    if slot_path is None:
-        return RateLimiter(rpm / max(1, shares))
-    return SlotFileLimiter(rpm, slot_path)
+    if slot_path is not None:
+        return SlotFileLimiter(rpm, slot_path)
+    if shares > 1 and anchor is not None:
+        return InterleavedLimiter(rpm, anchor, share, shares)
+    return RateLimiter(rpm / max(1, shares))

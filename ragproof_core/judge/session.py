@@ -118,7 +118,8 @@ class LiteLLMJudge:
         # Per (metric, model) counts; a jury's models share one tally.
         self.usage = UsageTally() if usage is None else usage
         if limiter is not None:
-            self.client.before_request = limiter.acquire
+            # The slot is taken as the request leaves: a provider counts arrivals.
+            self.client.at_send = limiter.acquire
         # A jury's models share the first model's concurrency limit (run.concurrency in total).
         self._share_from = share_from
         # asyncio primitives bind to the loop that first waits on them; a judge
@@ -185,8 +186,10 @@ class LiteLLMJudge:
             self.cache.close()
 
     async def drain(self) -> None:
-        """Await before the event loop that ran ``ask`` ends (see ``flush_litellm``)."""
+        """Await before the event loop that ran ``ask`` ends (see ``flush_litellm``);
+        closes the rate limit's HTTP session of this loop."""
         await flush_litellm()
+        await self.client.aclose()
 
     def prompt(self, name: str) -> Prompt:
         try:

@@ -317,6 +317,13 @@ class JudgeServer:
         with self._lock:
             return len(self.requests)
 
+    def arrival_gaps(self) -> list[float]:
+        """Seconds between consecutive arrivals, in arrival order (what a provider's
+        rate limit counts)."""
+        with self._lock:
+            arrivals = sorted(r.received_at for r in self.requests)
+        return [b - a for a, b in zip(arrivals, arrivals[1:], strict=False)]
+
     def script(self, *items: Reply | str | int | Callable[[ReceivedRequest], Any]) -> None:
         with self._lock:
             self._script.extend(items)
@@ -388,11 +395,12 @@ class JudgeServer:
     # -- request handling ------------------------------------------------------------
 
     async def _handle(self, request: web.Request) -> web.Response:
+        arrived = time.monotonic()  # before the body is read: when the request arrived
         try:
             body = await request.json()
         except json.JSONDecodeError:
             body = {}
-        received = ReceivedRequest(request.path, dict(request.headers), body, time.monotonic())
+        received = ReceivedRequest(request.path, dict(request.headers), body, arrived)
         with self._lock:
             self.requests.append(received)
             item = self._script.popleft() if self._script else Reply()

@@ -19,11 +19,14 @@ from ragproof_core.config.settings import JudgeEnv
 from ragproof_core.judge.factory import make_judge
 from ragproof_core.judge.rate_limit import (
     SLOT_FILE_NAME,
+    InterleavedLimiter,
     RateLimiter,
     SlotFileLimiter,
     make_limiter,
     next_start,
+    own_slot,
 )
+from ragproof_core.judge.session import LiteLLMJudge
 from ragproof_core.metrics.generation import answer_relevance
 from ragproof_core.model import Answer, Case, CaseOutput, Status
 from tests.conftest import REPO
@@ -41,7 +44,10 @@ def cases(n: int) -> list[tuple[Case, CaseOutput]]:
 
 
 async def ask_all(judge, n: int):
-    return await asyncio.gather(*(answer_relevance(c, o, judge) for c, o in cases(n)))
+    try:
+        return await asyncio.gather(*(answer_relevance(c, o, judge) for c, o in cases(n)))
+    finally:
+        await judge.drain()  # the rate limit's HTTP session closes with the loop
 
 
 def test_twenty_requests_at_600_per_minute_take_at_least_1_9_seconds(server, tmp_path):
@@ -164,3 +170,63 @@ def test_schedule_rules():
     assert next_start(100.0, 100.0 + 90_000, 1.0) == 100.0  # a clock jump: start afresh
     with pytest.raises(ValueError, match="rpm must be positive"):
         RateLimiter(0)
+
+
+def test_interleaved_slots_belong_to_one_shard_each():
+    # A grid of 1 s slots from 1000.0; shard 1 of 3 owns slots 1, 4, 7, ...
+    assert own_slot(1000.0, 1000.0, 1.0, 1, 3, after=-2) == 1
+    assert own_slot(1000.0, 1000.0, 1.0, 0, 3, after=-3) == 0
+    assert own_slot(1004.5, 1000.0, 1.0, 1, 3, after=4) == 7  # slot 4 is past: the next own
+    assert own_slot(1000.2, 1000.0, 1.0, 1, 3, after=4) == 4  # ahead of time: its next slot
+    assert own_slot(990.0, 1000.0, 1.0, 2, 3, after=-100) == -10  # a clock behind the anchor
+    # Shards started at different times and run at different speeds never share a slot,
+    # and every slot a shard takes starts no earlier than when it asked.
+    taken: dict[int, int] = {}
+    for share, asks in enumerate([(1000.0, 1000.1, 1009.0), (1003.3, 1003.4), (1000.05,)]):
+        after = share - 3
+        for now in asks:
+            after = own_slot(now, 1000.0, 1.0, share, 3, after + 3)
+            assert after % 3 == share and 1000.0 + after >= now
+            assert after not in taken
+            taken[after] = share
+
+
+def test_three_interleaved_shards_start_one_interval_apart():
+    anchor = time.time()
+    limiters = [InterleavedLimiter(1200, anchor, s, 3) for s in range(3)]
+
+    async def main():
+        return await asyncio.gather(*(lim.acquire() for lim in limiters for _ in range(4)))
+
+    starts = sorted(asyncio.run(main()))
+    assert len(starts) == 12
+    assert min(b - a for a, b in zip(starts, starts[1:], strict=False)) >= 0.05 - 1e-6
+    assert make_limiter(1200, None, shares=3, share=2, anchor=anchor).share == 2
+    with pytest.raises(ValueError, match="shard 3 is not one of 3"):
+        InterleavedLimiter(60, anchor, 3, 3)
+
+
+class CountingLimiter(RateLimiter):
+    def __init__(self, rpm: float) -> None:
+        super().__init__(rpm)
+        self.taken = 0
+
+    async def acquire(self) -> float:
+        self.taken += 1
+        return await super().acquire()
+
+
+def test_slots_are_taken_as_requests_leave_after_one_probe_per_event_loop(server):
+    """The first request of an event loop takes a slot before LiteLLM's work on it and
+    another as it leaves; once its send hook is seen to fire, every other request
+    takes one slot, at the send. (Arrival gaps across processes:
+    tests/assets/test_shard_rate_limit.py.)"""
+    limiter = CountingLimiter(rpm=6000)
+    judge = LiteLLMJudge(JudgeEnv(model=MODEL, api_base=server.url), None, limiter=limiter)
+    results = run(ask_all(judge, 6))
+    assert [r.status for r in results] == [Status.SCORED] * 6
+    assert server.request_count == 6
+    assert limiter.taken == 6 + 1
+    results = run(ask_all(judge, 3))  # a new event loop probes again
+    assert limiter.taken == 7 + 3 + 1
+    assert server.request_count == 9

@@ -1,0 +1,92 @@
+"""RAGPROOF_JUDGE_RPM as the provider sees it (CONTRACT section 15): requests *arrive*
+at least 60/RPM seconds apart across every shard of a run, on a local store (the
+slot file beside the judge cache) and on S3 (moto on loopback: each shard takes its
+own slots of the run's schedule, anchored at the run's start).
+
+Four `ragproof run` commands, 1 and 3 shards on each store kind, run at once, each
+against its own judge server, which stamps every request as it arrives. The
+tolerance is 100 ms (20% of the 0.5 s interval): the time between a slot opening in
+a shard's process and its request reaching the server (the event loop, the socket,
+the server's own scheduling on this shared 2-core machine; the runs are niced so the
+server stamps promptly). Measured at load average 20 on 2 cores, the smallest gaps
+were 0.437 s to 0.488 s; below load 13, 0.473 s to 0.496 s. Before the slot was taken
+at the send, such a run showed gaps of 0.001 s and 0.08 s.
+"""
+
+from __future__ import annotations
+
+import statistics
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.faults.conftest import judge_env, plain_run_files
+from tests.support.cli import RAGPROOF, cli_env
+from tests.support.judge_server import JudgeServer
+
+RPM = 120
+INTERVAL_S = 60 / RPM
+TOLERANCE_S = 0.1
+CASES = 6
+REQUESTS = 2 * CASES  # PlainAdapter: answer_relevance and overrefusal per case
+
+
+def _start(folder: Path, store: str, shards: int, server: JudgeServer, extra: dict[str, str]):
+    folder.mkdir()
+    dataset, config = plain_run_files(folder, CASES, concurrency=12)
+    # A trivial adapter, but four runs at once on a shared machine: no case may time out.
+    config.write_text(config.read_text().replace("[run]\n", "[run]\ntimeout_s = 600\n"))
+    env = cli_env(
+        RAGPROOF_STORE=store,
+        DAGSTER_HOME=str(folder / "dagster_home"),
+        RAGPROOF_JUDGE_RPM=str(RPM),
+        **judge_env(server.url),
+        **extra,
+    )
+    args = ("run", "--dataset", dataset.name, "--config", config.name, "--shards", str(shards))
+    # The runs yield the CPU to this process, whose judge servers stamp each arrival:
+    # a stamp taken late would make two requests look closer than they arrived.
+    return subprocess.Popen(
+        ["nice", "-n", "10", str(RAGPROOF), *args],
+        cwd=folder,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+@pytest.mark.slow(weight=3)
+def test_judge_requests_arrive_60_over_rpm_apart_with_1_and_3_shards_on_both_stores(
+    s3_server, tmp_path: Path
+) -> None:
+    kinds = [("local", 1), ("local", 3), ("s3", 1), ("s3", 3)]
+    servers = [JudgeServer().__enter__() for _ in kinds]
+    try:
+        runs = []
+        for (kind, shards), server in zip(kinds, servers, strict=True):
+            name = f"{kind}-{shards}"
+            if kind == "local":
+                store, extra = str(tmp_path / name / "store"), {}
+            else:
+                store, extra = f"s3://{s3_server.new_bucket()}/store", s3_server.env()
+            runs.append(_start(tmp_path / name, store, shards, server, extra))
+        outputs = []
+        for run in runs:
+            out, err = run.communicate(timeout=300)
+            assert run.returncode == 0, err
+            outputs.append(out + err[-3000:])
+        figures = {}
+        for (kind, shards), server, out in zip(kinds, servers, outputs, strict=True):
+            if server.request_count != REQUESTS:
+                print(kind, shards, out)
+            assert server.request_count == REQUESTS, (kind, shards)
+            gaps = server.arrival_gaps()
+            figures[f"{kind}, {shards} shard(s)"] = (min(gaps), statistics.median(gaps))
+        print("arrival gaps (min, median) at RPM 120:", figures)
+        for where, (smallest, _median) in figures.items():
+            assert smallest >= INTERVAL_S - TOLERANCE_S, (where, figures)
+    finally:
+        for server in servers:
+            server.stop()
