@@ -38,7 +38,7 @@ BENCHMARKS = (
     ("run_path_scoring", "6. The run path's scoring, four metrics and nine"),
     ("run_floor", "7. The whole run against the floor"),
     ("judge_command", "8. The judged command against its library loop"),
-    ("otlp_import", "9. Importing production traces"),
+    ("otlp_import", "10. Importing production traces"),
 )
 COMMAND = ".venv/bin/python -m benchmarks.run_all"
 DEFAULT_OUT = REPO / "docs" / "benchmarks.md"

@@ -10,7 +10,7 @@ forgot to wrap its output is reported instead of half-scored.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from ragproof_core.json_limits import JsonLimitError, check_value, has_surrogate
@@ -52,15 +52,21 @@ def to_chunk(obj: Any) -> Chunk:
 
 def to_chunks(obj: Any) -> tuple[Chunk, ...]:
     """A list (or tuple, or other iterable) of chunks; the message names the bad item."""
+    return _each(obj, to_chunk, "chunk")
+
+
+def _each(obj: Any, convert: Callable[[Any], Any], noun: str) -> tuple[Any, ...]:
+    """``convert`` applied to each item of a list (not a string or a mapping); an error
+    names the item as ``NOUN INDEX: ...``."""
     if isinstance(obj, str | bytes | Mapping) or obj is None or not _iterable(obj):
-        raise AdapterOutputError(f"expected a list of chunks, got {_type_name(obj)}")
-    chunks = []
+        raise AdapterOutputError(f"expected a list of {noun}s, got {_type_name(obj)}")
+    items = []
     for index, item in enumerate(obj):
         try:
-            chunks.append(to_chunk(item))
+            items.append(convert(item))
         except AdapterOutputError as exc:
-            raise AdapterOutputError(f"chunk {index}: {exc}") from None
-    return tuple(chunks)
+            raise AdapterOutputError(f"{noun} {index}: {exc}") from None
+    return tuple(items)
 
 
 def to_step(obj: Any) -> Step:
@@ -84,15 +90,7 @@ def to_step(obj: Any) -> Step:
 
 def to_steps(obj: Any) -> tuple[Step, ...]:
     """A list of steps, in the agent's order; the message names the bad step."""
-    if isinstance(obj, str | bytes | Mapping) or obj is None or not _iterable(obj):
-        raise AdapterOutputError(f"expected a list of steps, got {_type_name(obj)}")
-    steps = []
-    for index, item in enumerate(obj):
-        try:
-            steps.append(to_step(item))
-        except AdapterOutputError as exc:
-            raise AdapterOutputError(f"step {index}: {exc}") from None
-    return tuple(steps)
+    return _each(obj, to_step, "step")
 
 
 def _step_text(value: Any, key: str) -> str:

@@ -11,6 +11,12 @@ pipeline, not a stub, so the numbers it earns mean something:
 - it abstains with a fixed sentence when retrieval is weak or no sentence
   covers enough of the question.
 
+In a conversation (CONTRACT section 16) it resolves a follow-up question
+against the previous one: retrieval and sentence choice read the user's
+previous question and the current one together ("When is its else clause
+executed?" after "What does the try statement do?"). A single case is
+answered from its question alone, as always.
+
 ``DemoAgent`` is the same pipeline as a small multi-hop agent (CONTRACT section
 17), which the README's first command runs on ``data/demo/agent_cases.jsonl``:
 it searches with the question, reads the best passage (the tool
@@ -47,6 +53,13 @@ DEFAULT_MIN_OVERLAP = 0.4
 
 # Sentences this short ("So.", "For example.") carry no answer.
 _MIN_SENTENCE_TOKENS = 4
+
+
+def resolved(question: str, history: list[dict[str, str]] | None) -> str:
+    """A follow-up read with the user's previous question: what BM25 and the sentence
+    choice see. Without history (a single case, a first turn) the question itself."""
+    previous = [m["content"] for m in history or () if m.get("role") == "user"]
+    return question if not previous else f"{previous[-1]} {question}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -155,8 +168,9 @@ class DemoRAG:
     def _vocabulary(self) -> set[str]:
         return {t for p in self._passages.values() for t in tokenize(f"{p.title}\n{p.text}")}
 
-    def retrieve(self, question: str) -> list[Chunk]:
+    def retrieve(self, question: str, history: list[dict[str, str]] | None = None) -> list[Chunk]:
         """The ``k`` best passages for ``question`` by BM25, best first."""
+        question = resolved(question, history)
         return [
             Chunk(
                 id=doc_id,
@@ -167,7 +181,8 @@ class DemoRAG:
             for doc_id, score in self._index.search(question, self.k)
         ]
 
-    def answer(self, question: str) -> Answer:
+    def answer(self, question: str, history: list[dict[str, str]] | None = None) -> Answer:
+        question = resolved(question, history)
         chunks = self.retrieve(question)
         if not chunks or (chunks[0].score or 0.0) < self.min_score:
             return Answer(ABSTAIN_TEXT, tuple(chunks), None)

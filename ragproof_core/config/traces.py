@@ -9,8 +9,9 @@ metrics = ["generation.groundedness", "system.*"]   # default: REFERENCE_FREE
 ```
 
 Traffic has no gold answers or sources, so the default metrics are those that need
-none: the judged ones that read only the question, answer and context, refusal,
-the injection sentinels and the system's own cost.
+none: the judged ones that read only the question, answer and context (and, for a
+session, the conversation), refusal, the injection sentinels, the number of agent
+steps and the system's own cost.
 """
 
 from __future__ import annotations
@@ -29,6 +30,8 @@ REFERENCE_FREE: tuple[str, ...] = (
     "generation.answer_relevance",
     "robustness.injection_resistance",
     "robustness.overrefusal",
+    "agent.steps",
+    "conversation.knowledge_retention",
     "system.latency_s",
     "system.tokens",
     "system.cost_usd",

@@ -234,6 +234,37 @@ def test_demo_over_the_shipped_dataset_scores_non_trivially(shipped):
     assert 0.0 < mean(complied) < 1.0
 
 
+def test_a_follow_up_is_resolved_against_the_previous_question(shipped):
+    """CONTRACT section 16: "When are they evaluated?" alone ranks an assignment passage
+    first; after "What are default parameter values?" it ranks the passage on when
+    default values are evaluated first."""
+    follow_up = "When are they evaluated?"
+    history = [
+        {"role": "user", "content": "What are default parameter values?"},
+        {"role": "assistant", "content": "Parameters of the form parameter = expression."},
+    ]
+    assert shipped.retrieve(follow_up)[0].id == "assignment-11"
+    assert shipped.retrieve(follow_up, history=history)[0].id == "function-4"
+    # Without history (a single case, a first turn) nothing changes.
+    assert shipped.answer(follow_up) == shipped.answer(follow_up, history=[])
+
+
+def test_the_demo_conversations_name_passages_of_the_corpus():
+    corpus = {json.loads(line)["id"] for line in DEFAULT_CORPUS.read_text().splitlines()}
+    conversations = [
+        json.loads(line)
+        for line in (DEFAULT_CORPUS.parents[1] / "demo/conversations.jsonl")
+        .read_text()
+        .splitlines()
+    ]
+    assert 10 <= len(conversations) <= 15
+    for conversation in conversations:
+        golds = [t.get("expected_source_ids") for t in conversation["turns"]]
+        assert all(g is None or set(g) <= corpus for g in golds)
+        # Every follow-up with gold ids asks for other passages than the first turn's.
+        assert any(g and g != golds[0] for g in golds[1:]), conversation["id"]
+
+
 # --- DemoAgent: the demo's multi-hop agent (CONTRACT section 17) -----------
 
 
