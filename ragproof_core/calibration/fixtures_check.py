@@ -27,6 +27,10 @@ prompt with its history rules, scored by ``generation.groundedness``);
 turn's question and answer, and the human's share of assistant turns (from the
 second on) that kept what the user said.
 
+``task_completion.jsonl`` holds agents' answers (CONTRACT section 17): its
+``output.answer`` carries ``steps`` (retrieve and tool steps) and the human
+score is complete 1, partial 0.5, failed 0.
+
 ``check_fixtures`` lists every problem at once (a person fixing fixtures wants
 the whole list, not one error per run); ``load_fixtures`` refuses a directory
 with any. Run ``python -m ragproof_core.calibration.fixtures_check [DIR]`` to check.
@@ -42,9 +46,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ragproof_core.adapters.coerce import AdapterOutputError, to_steps
 from ragproof_core.calibration import critique
 from ragproof_core.judge.prompts import PROMPT_NAMES
-from ragproof_core.model import Answer, Case, CaseOutput, Chunk, Message
+from ragproof_core.model import Answer, Case, CaseOutput, Chunk, Message, Step
 
 # The groundedness prompt judging a conversation's later turn, with its history.
 GROUNDEDNESS_HISTORY = "groundedness_history"
@@ -52,6 +57,8 @@ GROUNDEDNESS_HISTORY = "groundedness_history"
 CALIBRATED_PROMPTS: tuple[str, ...] = (*PROMPT_NAMES, GROUNDEDNESS_HISTORY, critique.PROMPT)
 # The fixtures that are a conversation's later turn: they need a history.
 NEEDS_HISTORY = frozenset({GROUNDEDNESS_HISTORY, "knowledge_retention"})
+# The fixtures of an agent's answer: they need its steps.
+NEEDS_STEPS = frozenset({"task_completion"})
 
 DEFAULT_DIRECTORY = Path(__file__).with_name("fixtures")
 COMBINED_FIXTURES = "combined"
@@ -181,7 +188,15 @@ def parse_fixture(
         ):
             problems.append(f"{where}: output.answer.citations must be a list of chunk ids")
             citations = None
-        answer = Answer(answer_raw["text"], chunks, None if citations is None else tuple(citations))
+        steps = _steps(answer_raw.get("steps"), problems, where)
+        answer = Answer(
+            answer_raw["text"],
+            chunks,
+            None if citations is None else tuple(citations),
+            steps=steps,
+        )
+        if prompt in NEEDS_STEPS and steps is None:
+            problems.append(f"{where}: a {prompt} fixture needs output.answer.steps")
         # A fixture the metric would skip can never be scored: catch it here,
         # not as a calibration failure.
         if prompt in ("groundedness", GROUNDEDNESS_HISTORY, "citation_support") and chunks is None:
@@ -216,6 +231,17 @@ def parse_fixture(
         ),
         [],
     )
+
+
+def _steps(value: Any, problems: list[str], where: str) -> tuple[Step, ...] | None:
+    """``output.answer.steps``, an agent's trajectory in the shape of CONTRACT section 17."""
+    if value is None:
+        return None
+    try:
+        return to_steps(value)
+    except AdapterOutputError as exc:
+        problems.append(f"{where}: output.answer.steps: {exc}")
+        return None
 
 
 def _history(case_raw: Any, problems: list[str], where: str) -> tuple[Message, ...] | None:

@@ -156,7 +156,7 @@ def _data_blocks(fence: str, inputs: Mapping[str, Any]) -> str:
     out = [fenced_messages(fence, inputs[key], "\n") for key in MESSAGE_INPUTS if key in inputs]
     out += [
         fenced_block(fence, key, inputs[key])
-        for key in ("question", "answer", "expected_answer")
+        for key in ("question", "steps", "answer", "expected_answer")
         if key in inputs
     ]
     context = inputs.get("context")

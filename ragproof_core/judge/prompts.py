@@ -51,6 +51,7 @@ PROMPT_NAMES: tuple[str, ...] = (
     "refusal",
     "context_relevance",
     "knowledge_retention",
+    "task_completion",
 )
 # Prompts that write test sets (``ragproof generate qa``, CONTRACT section 13).
 # They are loaded and checked with the rest but are not evaluation prompts: a
@@ -74,6 +75,9 @@ PROMPT_INPUTS: dict[str, tuple[str, ...]] = {
     "context_relevance": ("question", "chunks"),
     # One call per conversation (CONTRACT section 16): its turns as messages.
     "knowledge_retention": ("conversation",),
+    # An agent's answer (CONTRACT section 17): ``steps`` is its trajectory as text,
+    # one JSON object a line (``metrics.agent.steps_text``), fenced as one block.
+    "task_completion": ("question", "steps", "answer"),
 }
 CHUNK_INPUTS = frozenset({"context", "citations", "chunks"})
 # Inputs holding a conversation's messages: lists of {"turn": int, "role": str,

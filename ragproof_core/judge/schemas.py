@@ -32,11 +32,14 @@ REPLY_SHAPES: dict[str, str] = {
     ),
     # Conversations (CONTRACT section 16).
     "knowledge_retention": '{"turns": [{"turn": int, "retained": bool}]}',
+    # Agent steps (CONTRACT section 17).
+    "task_completion": '{"verdict": "complete" | "partial" | "failed"}',
 }
 VERDICT_ENUMS: dict[str, tuple[str, ...]] = {
     "answer_relevance": ("relevant", "partial", "irrelevant"),
     "completeness": ("complete", "partial", "missing"),
     "context_relevance": ("relevant", "partial", "irrelevant"),
+    "task_completion": ("complete", "partial", "failed"),
 }
 
 # Far more than any real verdict needs; a longer reply is refused before decoding.
@@ -226,4 +229,5 @@ _VALIDATORS = {
     "generate_unanswerable": lambda d: _non_empty_string(d, "question"),
     "context_relevance": _context_relevance,
     "knowledge_retention": _knowledge_retention,
+    "task_completion": lambda d: _enum(d, "verdict", VERDICT_ENUMS["task_completion"]),
 }

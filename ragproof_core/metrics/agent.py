@@ -15,21 +15,31 @@ the maximal matching pairs both (recall 1).
 The pure functions (``json_equal``, ``call_matches``, ``max_matching``,
 ``in_order``, ``exact``) hold the rules; ``tool_results`` turns a case into
 results and skip reasons.
+
+``agent.task_completion`` is judged (prompt ``task_completion``, one call per
+case whose answer has steps): the judge reads the question, the steps (one JSON
+object a line, ``steps_text``) and the answer, and replies complete, partial or
+failed, scored 1, 0.5 and 0.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Mapping, Sequence
+from functools import partial
 from typing import Any
 
-from ragproof_core.metrics.spec import MetricGroup, MetricSpec, case_only
+from ragproof_core.metrics.judge_plan import JudgePlan, Planned
+from ragproof_core.metrics.spec import MetricGroup, MetricSpec, case_only, plan_without_params
 from ragproof_core.model import (
     Case,
     CaseOutput,
     ExpectedTool,
     MetricResult,
+    Step,
     ToolMatch,
     ToolStep,
+    case_error,
     not_applicable,
     scored,
     skipped,
@@ -39,6 +49,9 @@ TOOL_PRECISION = "agent.tool_precision"
 TOOL_RECALL = "agent.tool_recall"
 TRAJECTORY_MATCH = "agent.trajectory_match"
 STEPS = "agent.steps"
+TASK_COMPLETION = "agent.task_completion"
+TASK_COMPLETION_PROMPT = "task_completion"
+TASK_COMPLETION_SCORES: dict[str, float] = {"complete": 1.0, "partial": 0.5, "failed": 0.0}
 TOOL_METRICS: tuple[str, ...] = (TOOL_PRECISION, TOOL_RECALL, TRAJECTORY_MATCH)
 
 NO_EXPECTED_TOOLS = "case has no expected_tools"
@@ -46,6 +59,7 @@ NO_ANSWER = "adapter produced no answer"
 NO_STEPS = "answer has no steps"
 NO_CALLS = "no tool call was made"
 NO_EXPECTED_CALLS = "case expects no tool call"
+NO_JUDGE = "no judge configured (set RAGPROOF_JUDGE_MODEL)"
 
 
 def json_equal(a: Any, b: Any) -> bool:
@@ -189,6 +203,52 @@ def step_count(case: Case, output: CaseOutput) -> MetricResult:
     return scored(case.id, STEPS, len(output.answer.steps))
 
 
+def steps_text(steps: Sequence[Step]) -> str:
+    """The trajectory as the judge reads it: one JSON object a line, in order (chunks with
+    their id and text only); ``(no steps)`` for a trajectory in which no call was made."""
+    if not steps:
+        return "(no steps)"
+    lines = []
+    for step in steps:
+        data = step.to_json()
+        if "chunks" in data:
+            data["chunks"] = [{"id": c["id"], "text": c["text"]} for c in data["chunks"]]
+        lines.append(json.dumps(data, ensure_ascii=False, sort_keys=True))
+    return "\n".join(lines)
+
+
+def plan_task_completion(case: Case, output: CaseOutput, has_judge: bool) -> Planned:
+    """complete 1.0, partial 0.5, failed 0.0; asked only of an answer with steps."""
+    if output.failed:  # defensive: the pipeline already counts case failures
+        return case_error(case.id, TASK_COMPLETION, output.error or "case failed")
+    if output.answer is None:
+        return skipped(case.id, TASK_COMPLETION, NO_ANSWER)
+    if output.answer.steps is None:
+        return skipped(case.id, TASK_COMPLETION, NO_STEPS)
+    if not has_judge:
+        return skipped(case.id, TASK_COMPLETION, NO_JUDGE)
+    return JudgePlan(
+        case.id,
+        TASK_COMPLETION,
+        TASK_COMPLETION_PROMPT,
+        {
+            "question": case.question,
+            "steps": steps_text(output.answer.steps),
+            "answer": output.answer.text,
+        },
+        partial(score_task_completion, case.id),
+    )
+
+
+def score_task_completion(case_id: str, data: Mapping[str, Any]) -> MetricResult:
+    return scored(
+        case_id,
+        TASK_COMPLETION,
+        TASK_COMPLETION_SCORES[data["verdict"]],
+        json.dumps(data, ensure_ascii=False),
+    )
+
+
 # After robustness (60), before the system metrics (70).
 REPORT_ORDER = 65
 # One maximal matching per case serves precision, recall and any_order.
@@ -230,6 +290,16 @@ METRICS: tuple[MetricSpec, ...] = (
         ("steps",),
         "the number of steps the agent took",
         score=case_only(step_count),
+        listed_when_unused=False,
+    ),
+    MetricSpec(
+        TASK_COMPLETION,
+        True,
+        "required",
+        ("steps",),
+        "complete 1, partial 0.5, failed 0 (judge over the question, steps and answer)",
+        plan=plan_without_params(plan_task_completion),
+        prompt=TASK_COMPLETION_PROMPT,
         listed_when_unused=False,
     ),
 )

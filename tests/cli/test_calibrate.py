@@ -56,9 +56,10 @@ def test_calibrate_passes_exit_0(judge_server):
         for name in (
             "groundedness", "citation_support", "answer_relevance", "completeness", "refusal",
             "context_relevance", "knowledge_retention", "groundedness_history", "critique_qa",
+            "task_completion",
         )
     }  # fmt: skip
-    assert judge_server.request_count == 12 * 9
+    assert judge_server.request_count == 12 * 10
 
 
 @pytest.mark.slow

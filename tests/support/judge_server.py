@@ -19,6 +19,9 @@ prompt named by the ``ragproof-prompt: <name>`` marker in the system message:
 - rubric (a rubric metric's prompt, and its ``custom.*`` part in combined mode):
   the best (last) band, or the worst (first) when the answer matches the
   refusal pattern;
+- task_completion: "failed" when the steps block is ``(no steps)`` or the answer
+  is a refusal (``is_refusal``), "partial" when the answer contains the word
+  PARTIAL, else "complete";
 - knowledge_retention: every assistant turn from the 2nd on retained unless its
   message contains the word FORGOT;
 - context_relevance: each chunk graded by the words (4+ letters) it shares with
@@ -264,7 +267,15 @@ def default_reply(
         return json.loads(generation_content(prompt, blocks, texts))
     if prompt == "context_relevance":
         return context_relevance_reply(blocks, model)
+    if prompt == "task_completion":
+        return task_completion_reply(texts.get("steps", ""), answer)
     return None
+
+
+def task_completion_reply(steps: str, answer: str) -> dict[str, Any]:
+    if steps == "(no steps)" or is_refusal(answer):
+        return {"verdict": "failed"}
+    return {"verdict": "partial" if "PARTIAL" in answer else "complete"}
 
 
 def chunk_topic(text: str, words: int = 6) -> str:

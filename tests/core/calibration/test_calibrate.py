@@ -26,6 +26,7 @@ FIXTURES = load_fixtures()
 PROMPTS = (
     "groundedness", "citation_support", "answer_relevance", "completeness", "refusal",
     "context_relevance", "knowledge_retention", "groundedness_history", "critique_qa",
+    "task_completion",
 )  # fmt: skip
 
 
@@ -87,6 +88,8 @@ def reply_for(
         return json.dumps({"verdict": {1.0: "relevant", 0.5: "partial", 0.0: "irrelevant"}[target]})
     if prompt == "completeness":
         return json.dumps({"verdict": {1.0: "complete", 0.5: "partial", 0.0: "missing"}[target]})
+    if prompt == "task_completion":
+        return json.dumps({"verdict": {1.0: "complete", 0.5: "partial", 0.0: "failed"}[target]})
     if prompt == "context_relevance":
         # Every chunk graded alike: the mean is exactly that grade.
         grade = {1.0: "relevant", 0.5: "partial", 0.0: "irrelevant"}[target]
@@ -171,6 +174,7 @@ def test_agreement_just_above_both_thresholds_passes(server, monkeypatch, tmp_pa
         "context_relevance": (12, 12, 12, 0, True),
         "knowledge_retention": (12, 12, 12, 0, True),
         "groundedness_history": (12, 12, 12, 0, True),
+        "task_completion": (12, 12, 12, 0, True),
     }
     assert report.passed is True
     # 12 questions a prompt, plus the repair retry of the one invalid reply.
@@ -203,6 +207,7 @@ def test_agreement_just_below_either_threshold_fails(server, monkeypatch, tmp_pa
         "context_relevance": (12, 12, 12, 0, True),
         "knowledge_retention": (12, 12, 12, 0, True),
         "groundedness_history": (12, 12, 12, 0, True),
+        "task_completion": (12, 12, 12, 0, True),
     }
     assert report.passed is False
     table = report.render_table()

@@ -53,6 +53,7 @@ def test_shipped_fixtures_are_sound():
         "knowledge_retention": 12,
         "groundedness_history": 12,
         "critique_qa": 12,
+        "task_completion": 12,
     }
 
 
@@ -60,7 +61,7 @@ def test_shipped_fixtures_cover_every_band():
     fixtures = load_fixtures()
     bands = {p: {f.human_score for f in fixtures if f.prompt == p} for p in
              ("groundedness", "citation_support", "answer_relevance", "completeness",
-              "knowledge_retention", "groundedness_history")}  # fmt: skip
+              "knowledge_retention", "groundedness_history", "task_completion")}  # fmt: skip
     assert all(found == {0.0, 0.5, 1.0} for found in bands.values()), bands
     assert {f.human_score for f in fixtures if f.prompt == "refusal"} == {0.0, 1.0}
 
