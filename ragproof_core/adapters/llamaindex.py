@@ -74,7 +74,7 @@ class LlamaIndexAdapter(FrameworkAdapter):
         self._chats = callable(getattr(self.engine, "chat", None))
         if not self._chats and not callable(getattr(self.engine, "query", None)):
             raise wrong_build_error(
-                "factory", factory, self.engine, "neither a query engine nor a chat engine"
+                "factory", factory, self.engine, "not a query engine with query()"
             )
 
     def _call(self, question: str, history: History = None) -> Reply:
