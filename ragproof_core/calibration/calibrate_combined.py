@@ -67,9 +67,11 @@ PROMPT_METRICS: dict[str, str] = {prompt: m.name for prompt, m in prompt_metrics
 # The prompts these fixtures score: every evaluation prompt asked of one case, so each
 # part a case's combined request can carry is calibrated in combined mode too. A
 # conversation's own prompt (knowledge_retention) is a request of its own, alone,
-# calibrated by its conversation fixtures.
+# calibrated by its conversation fixtures. An agent's answer (task_completion) needs
+# steps, which no combined fixture has yet: its own fixtures calibrate it, per prompt.
+PER_PROMPT_ONLY = frozenset({"task_completion"})
 CALIBRATED: tuple[str, ...] = tuple(
-    p for p in PROMPT_NAMES if not prompt_metrics()[p].per_conversation
+    p for p in PROMPT_NAMES if not prompt_metrics()[p].per_conversation and p not in PER_PROMPT_ONLY
 )
 
 

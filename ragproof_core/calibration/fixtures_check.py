@@ -195,7 +195,7 @@ def parse_fixture(
             None if citations is None else tuple(citations),
             steps=steps,
         )
-        if prompt in NEEDS_STEPS and steps is None:
+        if prompt in NEEDS_STEPS and answer_raw.get("steps") is None:
             problems.append(f"{where}: a {prompt} fixture needs output.answer.steps")
         # A fixture the metric would skip can never be scored: catch it here,
         # not as a calibration failure.

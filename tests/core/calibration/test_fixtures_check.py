@@ -77,6 +77,7 @@ def test_main_prints_counts_and_exits_zero(capsys):
         "refusal: 12 fixtures (0: 5, 1: 7)",
         "context_relevance: 12 fixtures (0: 4, 0.5: 5, 1: 3)",
         "knowledge_retention: 12 fixtures (0: 5, 0.5: 3, 1: 4)",
+        "task_completion: 12 fixtures (0: 5, 0.5: 3, 1: 4)",
         "groundedness_history: 12 fixtures (0: 2, 0.5: 4, 1: 6)",
         "critique_qa: 12 fixtures (0: 9, 1: 3)",
     ]
@@ -113,10 +114,10 @@ def test_every_problem_is_reported_with_file_and_line(fixtures, capsys):
         f"{r}:1: refusal human_score must be 0 or 1 (refused), got 0.5",
         f"{r}:2: unknown prompt 'tone'; known: groundedness, citation_support, "
         "answer_relevance, completeness, refusal, context_relevance, knowledge_retention, "
-        "groundedness_history, critique_qa",
+        "task_completion, groundedness_history, critique_qa",
         f"{fixtures / 'style.jsonl'}: unknown prompt 'style' (file name); known: groundedness, "
         "citation_support, answer_relevance, completeness, refusal, context_relevance, "
-        "knowledge_retention, groundedness_history, critique_qa",
+        "knowledge_retention, task_completion, groundedness_history, critique_qa",
         f"{fixtures}: prompt 'groundedness' has 6 valid fixture(s), at least 10 needed",
     ]
     assert check_fixtures(fixtures) == expected
@@ -211,3 +212,13 @@ def test_a_context_relevance_fixture_needs_retrieved_chunks_and_no_answer(fixtur
         None,
         ["acme-cli-logging#1", "acme-cli-logging#2"],
     )
+
+
+def test_a_task_completion_fixture_needs_well_formed_steps(fixtures):
+    t = fixtures / "task_completion.jsonl"
+    edit(t, 1, output={"answer": {"text": "Refunded."}})
+    edit(t, 2, output={"answer": {"text": "Refunded.", "steps": [{"type": "call"}]}})
+    assert check_fixtures(fixtures) == [
+        f"{t}:1: a task_completion fixture needs output.answer.steps",
+        f"{t}:2: output.answer.steps: step 0: step 'type' must be 'retrieve' or 'tool', got 'call'",
+    ]

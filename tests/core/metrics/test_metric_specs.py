@@ -89,6 +89,7 @@ def test_calibration_maps_each_prompt_to_the_metric_declared_for_it():
         "refusal": "robustness.overrefusal",
         "context_relevance": "retrieval.context_relevance",
         "knowledge_retention": "conversation.knowledge_retention",
+        "task_completion": "agent.task_completion",
     }
     assert set(prompt_metrics()) == set(PROMPT_NAMES)
 

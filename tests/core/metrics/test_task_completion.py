@@ -22,7 +22,16 @@ from ragproof_core.metrics.agent import (
 )
 from ragproof_core.metrics.judge_plan import JudgePlan, run_plan
 from ragproof_core.metrics.registry import spec
-from ragproof_core.model import Answer, Case, CaseOutput, Chunk, RetrieveStep, Status, ToolStep
+from ragproof_core.model import (
+    Answer,
+    Case,
+    CaseOutput,
+    Chunk,
+    MetricResult,
+    RetrieveStep,
+    Status,
+    ToolStep,
+)
 from ragproof_core.run.evaluate import evaluate
 from tests.conftest import FIXTURES
 from tests.core.judge.conftest import make_judge, run
@@ -46,6 +55,11 @@ EXPECTED_STEPS_TEXT = (
 
 def answered(steps, text: str = "Refunded.") -> CaseOutput:
     return CaseOutput("q1", Answer(text, steps=steps))
+
+
+def ask(server: JudgeServer, steps) -> MetricResult:
+    """The metric of CASE with ``steps``, asked per metric of the local judge server."""
+    return run(run_plan(plan_task_completion(CASE, answered(steps), True), make_judge(server.url)))
 
 
 def test_declared_as_a_judged_agent_metric_on_its_own_prompt():
@@ -84,7 +98,7 @@ def test_skips_an_answer_without_steps_and_a_run_without_judge():
 def test_each_verdict_scores_exactly(server: JudgeServer, verdict: str, value: float):
     reply = json.dumps({"verdict": verdict})
     server.script(reply)
-    result = run(run_plan(plan_task_completion(CASE, answered(STEPS), True), make_judge(server.url)))
+    result = ask(server, STEPS)
     assert (result.metric, result.status, result.value) == (TASK_COMPLETION, Status.SCORED, value)
     assert json.loads(result.judge_raw_json) == {"verdict": verdict}
     (request,) = server.requests
@@ -98,7 +112,7 @@ def test_each_verdict_scores_exactly(server: JudgeServer, verdict: str, value: f
 
 def test_a_verdict_outside_the_three_is_repaired_then_a_judge_error(server: JudgeServer):
     server.script('{"verdict": "done"}', '{"verdict": "mostly"}')
-    result = run(run_plan(plan_task_completion(CASE, answered(STEPS), True), make_judge(server.url)))
+    result = ask(server, STEPS)
     assert result.status == Status.JUDGE_ERROR
     assert "verdict must be one of" in result.reason
     assert server.request_count == 2
@@ -110,7 +124,7 @@ def test_untrusted_tool_output_and_chunk_text_stay_inside_their_fenced_block(ser
         RetrieveStep("q", (Chunk("x", evil),)),
         ToolStep("lookup", {"id": "1"}, evil),
     )
-    run(run_plan(plan_task_completion(CASE, answered(steps), True), make_judge(server.url)))
+    ask(server, steps)
     (request,) = server.requests
     system, user = (m["content"] for m in request.body["messages"][:2])
     assert evil not in system
@@ -124,9 +138,7 @@ def test_untrusted_tool_output_and_chunk_text_stay_inside_their_fenced_block(ser
 def _evaluate(judge):
     cases = load_dataset(FOLDER / "cases.jsonl")
     adapter = RecordedAdapter(str(FOLDER / "outputs.jsonl"))
-    settings = RunSettings(
-        concurrency=1, metrics=("generation.answer_relevance", TASK_COMPLETION)
-    )
+    settings = RunSettings(concurrency=1, metrics=("generation.answer_relevance", TASK_COMPLETION))
     return run(evaluate(cases, adapter, settings, judge))
 
 
