@@ -21,14 +21,7 @@ pytestmark = pytest.mark.slow  # a real `ragproof run` subprocess
 @pytest.fixture(scope="module")
 def report(tmp_path_factory, server) -> tuple[str, dict]:
     runs = Runs(tmp_path_factory.mktemp("report-conversations"))
-    run_id = runs.run(
-        FIXTURE,
-        "ragproof.toml",
-        RAGPROOF_JUDGE_MODEL="openai/judge-test",
-        RAGPROOF_JUDGE_API_BASE=server.url,
-        OPENAI_API_KEY="sk-test",
-        RAGPROOF_JUDGE_INPUT_COST_PER_MTOK="0",
-    )
+    run_id = runs.run_judged(FIXTURE, "ragproof.toml", server.url)
     page = (runs.store / "runs" / run_id / "report.html").read_text(encoding="utf-8")
     return page, _data(page)
 
