@@ -544,7 +544,7 @@ def _load(store: Any, run_id: str) -> _LoadedRun:
     dataset = dataset_file.read(columns=names)
     ids = dataset["id"].to_pylist()
     kinds = dict(zip(ids, dataset["kind"].to_pylist(), strict=True))
-    turns = {}
+    turns: dict[str, tuple[str, ...]] = {}
     if "conversation_id" in names and dataset["conversation_id"].null_count < len(dataset):
         turns = conversation_turns(ids, dataset["conversation_id"].to_pylist())
     # One file per shard in a sharded run.
