@@ -16,6 +16,7 @@ from tests.support.cli import cli_env, ragproof
 from tests.support.judge_server import JudgeServer
 
 DATASET = str(RECORDED / "cases.jsonl")
+CONVERSATIONS = RECORDED.parent / "conversations"
 
 
 def _run(config: str, env=None) -> str:
@@ -174,3 +175,36 @@ def test_generate_injection_writes_a_valid_reproducible_dataset(tmp_path):
         "nope",
     )
     assert bad.returncode == 1 and "nope" in bad.stderr
+
+
+def test_compare_pairs_a_conversations_turns_by_turn_id():
+    """Two recorded runs over tests/fixtures/conversations/mixed.jsonl that differ in
+    turn c1#2 only (the better run retrieves its gold policy-4 first): compare pairs
+    the turns by their ids, and the one regression from better to worse is c1#2."""
+    runs = {}
+    for name in ("ragproof_better.toml", "ragproof.toml"):
+        done = ragproof(
+            "run",
+            "--dataset",
+            str(CONVERSATIONS / "mixed.jsonl"),
+            "--config",
+            str(CONVERSATIONS / name),
+            "--json",
+        )
+        assert done.returncode == 0, done.stderr
+        runs[name] = json.loads(done.stdout)["run_id"]
+    compared = ragproof("compare", runs["ragproof_better.toml"], runs["ragproof.toml"], "--json")
+    assert compared.returncode == 0, compared.stderr
+    report = json.loads(compared.stdout)
+    recall = report["metrics"]["retrieval.recall_at_k"]
+    # Paired over s1, c1#1, c1#2 and c2#1 (c1#3 has no gold ids): c1#2 goes 1 -> 0.
+    assert (recall["paired"], recall["mean_a"], recall["mean_b"], recall["delta"]) == (
+        4,
+        1.0,
+        0.75,
+        -0.25,
+    )
+    assert {(r["metric"], r["case_id"]) for r in report["regressions"]} >= {
+        ("retrieval.recall_at_k", "c1#2")
+    }
+    assert {r["case_id"] for r in report["regressions"]} == {"c1#2"}
