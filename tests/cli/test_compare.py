@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 
 import dagster as dg
+import pytest
 
 from ragproof_assets.definitions import defs
 from ragproof_assets.evaluation.config import EvalRunConfig, evaluate_run_config
@@ -180,7 +181,8 @@ def test_generate_injection_writes_a_valid_reproducible_dataset(tmp_path):
 def test_compare_pairs_a_conversations_turns_by_turn_id():
     """Two recorded runs over tests/fixtures/conversations/mixed.jsonl that differ in
     turn c1#2 only (the better run retrieves its gold policy-4 first): compare pairs
-    the turns by their ids, and the one regression from better to worse is c1#2."""
+    the turns by their ids, and the one regression from better to worse is c1#2;
+    plan works on the turns too."""
     runs = {}
     for name in ("ragproof_better.toml", "ragproof.toml"):
         done = ragproof(
@@ -208,3 +210,12 @@ def test_compare_pairs_a_conversations_turns_by_turn_id():
         ("retrieval.recall_at_k", "c1#2")
     }
     assert {r["case_id"] for r in report["regressions"]} == {"c1#2"}
+
+    # plan counts turns as cases: recall 1, 1, 0, 1 over the four turns with gold ids,
+    # sd 0.5; to see 0.5: ceil((2.8016 * 0.5 / 0.5)^2) = ceil(7.849) = 8.
+    planned = ragproof("plan", "--run", runs["ragproof.toml"], "--delta", "0.5", "--json")
+    assert planned.returncode == 0, planned.stderr
+    metrics = {m["metric"]: m for m in json.loads(planned.stdout)["metrics"]}
+    recall_plan = metrics["retrieval.recall_at_k"]
+    assert (recall_plan["scored"], recall_plan["cases_needed"]) == (4, 8)
+    assert recall_plan["sd"] == pytest.approx(0.5)
