@@ -10,10 +10,12 @@ Other messages (RAGAS tool messages) are not part of a turn.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ragproof_core.data.importers.reading import json_type, string_list
 from ragproof_core.data.importers.writer import context_chunks
 from ragproof_core.model import turn_id
 
@@ -25,6 +27,39 @@ class ChatMessage:
     role: str
     content: str
     contexts: list[str] | None = None
+
+
+def chat_message(
+    message: Any,
+    where: str,
+    role_key: str,
+    roles: Mapping[str, str],
+    contexts_key: str | None = None,
+) -> ChatMessage:
+    """A source message as a ``ChatMessage``; raises ValueError starting with ``where``.
+
+    ``roles`` maps the source's ``role_key`` values to ``user``, ``assistant``
+    or ``other``; ``contexts_key`` names the message's list of retrieved
+    contexts, if the format has one.
+    """
+    if not isinstance(message, dict):
+        raise ValueError(f"{where}: expected a JSON object, got {json_type(message)}")
+    kind, content = message.get(role_key), message.get("content")
+    if kind not in roles:
+        names = [repr(name) for name in roles]
+        allowed = names[0] if len(names) == 1 else f"{', '.join(names[:-1])} or {names[-1]}"
+        raise ValueError(f"{where}: {role_key!r} must be {allowed}, got {json.dumps(kind)}")
+    if not isinstance(content, str):
+        raise ValueError(f"{where}: 'content' must be a string, got {json_type(content)}")
+    if roles[kind] == "user" and not content.strip():
+        raise ValueError(f"{where}: a {kind} message's 'content' must not be empty")
+    contexts = None
+    if contexts_key is not None:
+        try:
+            contexts = string_list(message.get(contexts_key), contexts_key)
+        except ValueError as exc:
+            raise ValueError(f"{where}: {exc}") from None
+    return ChatMessage(roles[kind], content, contexts)
 
 
 @dataclass

@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from ragproof_core.data.dataset import DatasetError
-from ragproof_core.data.importers.conversation import ChatMessage, conversation_rows
+from ragproof_core.data.importers.conversation import chat_message, conversation_rows
 from ragproof_core.data.importers.reading import json_type, optional_string, read_text, string_list
 from ragproof_core.data.importers.writer import Imported, case_row, collect, recorded_row, row_id
 from ragproof_core.json_limits import MAX_DEPTH, JsonLimitError, bounded_int, scan_depth
@@ -47,7 +47,7 @@ _ALIASES = {
 _WHITESPACE = " \t\r\n"
 # A conversational test case's own fields kept under the conversation's metadata.
 _CONVERSATION_TEXT = ("scenario", "expected_outcome", "user_description", "chatbot_role")
-_ROLES = ("user", "assistant")
+_ROLES = {"user": "user", "assistant": "assistant"}
 
 
 def import_deepeval(path: str | Path) -> Imported:
@@ -107,29 +107,14 @@ def _convert_conversation(
     turns = item["turns"]
     if not isinstance(turns, list):
         raise ValueError(f"'turns' must be a list of turns, got {json_type(turns)}")
-    messages = [_message(turn, index) for index, turn in enumerate(turns)]
+    messages = [
+        chat_message(turn, f"'turns' item {index}", "role", _ROLES, "retrieval_context")
+        for index, turn in enumerate(turns)
+    ]
     metadata = {key: value for key in _CONVERSATION_TEXT if (value := optional_string(item, key))}
     metadata.update(_context_metadata(item))
     case_id = optional_string(item, "id") or row_id(number)
     return conversation_rows(case_id, messages, "turns", metadata)
-
-
-def _message(turn: Any, index: int) -> ChatMessage:
-    where = f"'turns' item {index}"
-    if not isinstance(turn, dict):
-        raise ValueError(f"{where}: expected a JSON object, got {json_type(turn)}")
-    role, content = turn.get("role"), turn.get("content")
-    if role not in _ROLES:
-        raise ValueError(f"{where}: 'role' must be 'user' or 'assistant', got {json.dumps(role)}")
-    if not isinstance(content, str):
-        raise ValueError(f"{where}: 'content' must be a string, got {json_type(content)}")
-    if role == "user" and not content.strip():
-        raise ValueError(f"{where}: a user message's 'content' must not be empty")
-    try:
-        contexts = string_list(_get(turn, "retrieval_context"), "retrieval_context")
-    except ValueError as exc:
-        raise ValueError(f"{where}: {exc}") from None
-    return ChatMessage(role, content, contexts)
 
 
 def json_array_items(path: str | Path) -> Iterator[tuple[int, Any]]:

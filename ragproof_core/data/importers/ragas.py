@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from ragproof_core.data.dataset import DatasetError, iter_json_lines
-from ragproof_core.data.importers.conversation import ChatMessage, conversation_rows
+from ragproof_core.data.importers.conversation import chat_message, conversation_rows
 from ragproof_core.data.importers.reading import (
     bad_utf8_line,
     json_type,
@@ -96,23 +96,12 @@ def _convert_multi_turn(
     topics = string_list(row.get("reference_topics"), "reference_topics")
     if topics is not None:
         metadata["reference_topics"] = topics
-    chat = [_message(message, index) for index, message in enumerate(messages)]
+    chat = [
+        chat_message(message, f"'user_input' item {index}", "type", _ROLES)
+        for index, message in enumerate(messages)
+    ]
     case_id = optional_string(row, "id") or row_id(number)
     return conversation_rows(case_id, chat, "user_input", metadata)
-
-
-def _message(message: Any, index: int) -> ChatMessage:
-    where = f"'user_input' item {index}"
-    if not isinstance(message, dict):
-        raise ValueError(f"{where}: expected a JSON object, got {json_type(message)}")
-    kind, content = message.get("type"), message.get("content")
-    if kind not in _ROLES:
-        raise ValueError(f"{where}: 'type' must be 'human', 'ai' or 'tool', got {json.dumps(kind)}")
-    if not isinstance(content, str):
-        raise ValueError(f"{where}: 'content' must be a string, got {json_type(content)}")
-    if kind == "human" and not content.strip():
-        raise ValueError(f"{where}: a human message's 'content' must not be empty")
-    return ChatMessage(_ROLES[kind], content)
 
 
 def parse_list(value: Any, key: str) -> Any:
