@@ -170,36 +170,36 @@ def test_a_negative_or_null_usage_block_is_ignored(server: JudgeServer) -> None:
     )
 
 
-MALFORMED_USAGE_CALL = """
+MALFORMED_USAGE_CALLS = """
 import asyncio, sys
 from ragproof_core.judge.client import LiteLLMClient, TransportError
 client = LiteLLMClient("openai/judge-test", sys.argv[1], max_attempts=2, backoff_base_s=0.001)
-try:
-    asyncio.run(client.complete([{"role": "user", "content": "ragproof-prompt: refusal"}]))
-except TransportError as exc:
-    print("judge error:", str(exc).split(":")[0])
+for _ in range(int(sys.argv[2])):
+    try:
+        asyncio.run(client.complete([{"role": "user", "content": "ragproof-prompt: refusal"}]))
+    except TransportError as exc:
+        print("judge error:", str(exc).split(":")[0])
 """
 
+MALFORMED_USAGES = [
+    {"prompt_tokens": "lots", "completion_tokens": [1], "total_tokens": {}},
+    {"prompt_tokens": 1.5, "completion_tokens": "2", "prompt_tokens_details": "bad"},
+    "garbage",
+]
 
-@pytest.mark.parametrize(
-    "usage",
-    [
-        {"prompt_tokens": "lots", "completion_tokens": [1], "total_tokens": {}},
-        {"prompt_tokens": 1.5, "completion_tokens": "2", "prompt_tokens_details": "bad"},
-        "garbage",
-    ],
-)
-def test_a_malformed_usage_block_is_a_judge_error_without_warnings(
-    server: JudgeServer, usage: Any
-) -> None:
-    server.usage = usage
+
+def test_a_malformed_usage_block_is_a_judge_error_without_warnings(server: JudgeServer) -> None:
+    # One process asks once per malformed block (each reply twice: both attempts);
+    # ``-W always::UserWarning`` shows a repeated warning (pydantic's serializer
+    # warnings are UserWarnings) every time, not only on its first call.
+    server.script(*(Reply(usage=usage) for usage in MALFORMED_USAGES for _ in range(2)))
     done = subprocess.run(
-        [sys.executable, "-c", MALFORMED_USAGE_CALL, server.url],
+        [sys.executable, "-W", "always::UserWarning", "-c", MALFORMED_USAGE_CALLS, server.url, "3"],
         capture_output=True,
         text=True,
         env={**os.environ, "OPENAI_API_KEY": API_KEY},
         timeout=120,
     )
     assert (done.returncode, done.stderr) == (0, "")
-    assert done.stdout == "judge error: InternalServerError (HTTP 500)\n"
-    assert server.request_count == 2
+    assert done.stdout == "judge error: InternalServerError (HTTP 500)\n" * 3
+    assert server.request_count == 2 * 3
