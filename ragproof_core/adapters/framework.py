@@ -27,6 +27,10 @@ from ragproof_core.adapters.loading import AdapterLoadError, resolve_target
 from ragproof_core.model import Answer, Case, CaseOutput, Chunk
 
 DEFAULT_ID_KEY = "source_id"
+
+# A conversation turn's earlier messages (``adapters.history``): a list of
+# {"role", "content"} dicts for a turn (empty for the first), None for a single case.
+History = list[dict[str, str]] | None
 DEFAULT_CITATIONS_KEY = "citations"
 
 # "[1]", "[2, 3]" or "[1][3]": the numbered style LlamaIndex's CitationQueryEngine
@@ -135,10 +139,12 @@ class Reply:
 class FrameworkAdapter:
     """Base of the framework adapters: sync or async calls, one pipeline run per case.
 
-    Subclasses implement ``_call(question)`` and ``_acall(question)``, both
-    returning a ``Reply``. The runner awaits async methods and runs sync ones on
-    its daemon threads, deciding by inspecting the bound method, so the methods
-    it sees (``run_case``, ``answer``, ``retrieve``) are picked once here.
+    Subclasses implement ``_call(question, history)`` and ``_acall(question,
+    history)``, both returning a ``Reply``; each passes a conversation's
+    ``history`` in its framework's own chat form. The runner awaits async
+    methods and runs sync ones on its daemon threads, deciding by inspecting
+    the bound method, so the methods it sees (``run_case``, ``answer``,
+    ``retrieve``) are picked once here.
 
     The options every framework adapter takes (``factory``, ``citations_key``,
     ``numbered_citations``, ``id_key``, ``use_async``) are kept here under their
@@ -176,31 +182,31 @@ class FrameworkAdapter:
     def __repr__(self) -> str:
         return f"{type(self).__name__}(factory={self.factory!r})"
 
-    def _call(self, question: str) -> Reply:
+    def _call(self, question: str, history: History = None) -> Reply:
         raise NotImplementedError
 
-    async def _acall(self, question: str) -> Reply:
+    async def _acall(self, question: str, history: History = None) -> Reply:
         raise NotImplementedError
 
-    def _run_case(self, case: Case) -> CaseOutput:
-        reply = self._call(case.question)
+    def _run_case(self, case: Case, history: History = None) -> CaseOutput:
+        reply = self._call(case.question, history)
         return CaseOutput(case.id, answer=reply.answer, retrieved=reply.retrieved)
 
-    async def _arun_case(self, case: Case) -> CaseOutput:
-        reply = await self._acall(case.question)
+    async def _arun_case(self, case: Case, history: History = None) -> CaseOutput:
+        reply = await self._acall(case.question, history)
         return CaseOutput(case.id, answer=reply.answer, retrieved=reply.retrieved)
 
-    def _answer(self, question: str) -> Answer:
-        return self._call(question).answer
+    def _answer(self, question: str, history: History = None) -> Answer:
+        return self._call(question, history).answer
 
-    async def _aanswer(self, question: str) -> Answer:
-        return (await self._acall(question)).answer
+    async def _aanswer(self, question: str, history: History = None) -> Answer:
+        return (await self._acall(question, history)).answer
 
-    def _retrieve(self, question: str) -> tuple[Chunk, ...]:
-        return _exposed(self._call(question))
+    def _retrieve(self, question: str, history: History = None) -> tuple[Chunk, ...]:
+        return _exposed(self._call(question, history))
 
-    async def _aretrieve(self, question: str) -> tuple[Chunk, ...]:
-        return _exposed(await self._acall(question))
+    async def _aretrieve(self, question: str, history: History = None) -> tuple[Chunk, ...]:
+        return _exposed(await self._acall(question, history))
 
 
 def _exposed(reply: Reply) -> tuple[Chunk, ...]:

@@ -22,6 +22,13 @@
   marked ``referenced``; else, with ``numbered_citations = true``, the ``[n]``
   markers in the text (the n-th retrieved document).
 
+- ``history_inputs`` (same forms as ``inputs``): the inputs given a
+  conversation's earlier turns (CONTRACT section 16) as a list of Haystack
+  ``ChatMessage``s (``from_user``/``from_assistant``), the current question
+  not included. Default: every open input named ``history`` or
+  ``chat_history`` (a ``ChatPromptBuilder`` template variable, say). A
+  conversation run on a pipeline with none fails every turn, naming the option.
+
 Chunk ids come from ``Document.meta[id_key]``, else ``Document.id``.
 
 ``use_async`` (default: when the pipeline has ``run_async``) awaits
@@ -43,6 +50,7 @@ from ragproof_core.adapters.framework import (
     DEFAULT_CITATIONS_KEY,
     DEFAULT_ID_KEY,
     FrameworkAdapter,
+    History,
     Reply,
     build_from_factory,
     chunk_from,
@@ -56,6 +64,7 @@ from ragproof_core.model import Answer, Chunk
 
 _QUESTION_SOCKETS = ("query", "question")
 _ANSWER_OUTPUTS = ("answers", "replies")
+_HISTORY_SOCKETS = ("history", "chat_history")
 
 
 class HaystackAdapter(FrameworkAdapter):
@@ -72,9 +81,12 @@ class HaystackAdapter(FrameworkAdapter):
         numbered_citations: bool = False,
         id_key: str | None = DEFAULT_ID_KEY,
         use_async: bool | None = None,
+        history_inputs: Sequence[str] | Mapping[str, str | Sequence[str]] | None = None,
     ) -> None:
         os.environ.setdefault("HAYSTACK_TELEMETRY_ENABLED", "False")
-        require("haystack", package="haystack-ai", extra="haystack", adapter="HaystackAdapter")
+        needs = {"package": "haystack-ai", "extra": "haystack", "adapter": "HaystackAdapter"}
+        require("haystack", **needs)
+        self._chat_message = require("haystack.dataclasses", **needs).ChatMessage
         self.pipeline = build_from_factory(factory, factory_options)
         if not callable(getattr(self.pipeline, "run", None)) or not hasattr(
             self.pipeline, "inputs"
@@ -90,27 +102,43 @@ class HaystackAdapter(FrameworkAdapter):
             )
         super().__init__(factory, citations_key, numbered_citations, id_key, use_async)
         self.inputs = _question_sockets(self.pipeline.inputs(), inputs)
+        self.history_inputs = _history_sockets(self.pipeline.inputs(), history_inputs)
         self.answer_output = _path(answer_output, "answer_output")
         self.documents_output = _path(documents_output, "documents_output")
         # Intermediate outputs (the retriever's documents feeding a prompt builder)
         # are only returned for the components named here.
         self._include = set(self.pipeline.graph.nodes)
 
-    def _call(self, question: str) -> Reply:
-        result = self.pipeline.run(self._data(question), include_outputs_from=self._include)
-        return self._reply(result)
+    def _call(self, question: str, history: History = None) -> Reply:
+        data = self._data(question, history)
+        return self._reply(self.pipeline.run(data, include_outputs_from=self._include))
 
-    async def _acall(self, question: str) -> Reply:
-        result = await self.pipeline.run_async(
-            self._data(question), include_outputs_from=self._include
-        )
-        return self._reply(result)
+    async def _acall(self, question: str, history: History = None) -> Reply:
+        data = self._data(question, history)
+        return self._reply(await self.pipeline.run_async(data, include_outputs_from=self._include))
 
-    def _data(self, question: str) -> dict[str, dict[str, str]]:
-        data: dict[str, dict[str, str]] = {}
+    def _data(self, question: str, history: History) -> dict[str, dict[str, Any]]:
+        data: dict[str, dict[str, Any]] = {}
         for component, socket in self.inputs:
             data.setdefault(component, {})[socket] = question
+        if history is not None:
+            if not self.history_inputs:
+                raise AdapterOutputError(
+                    "a conversation needs a pipeline input for the earlier turns: none is "
+                    "named 'history' or 'chat_history'; set option history_inputs"
+                )
+            for component, socket in self.history_inputs:
+                # A fresh list per input: a component may append to the one it gets.
+                data.setdefault(component, {})[socket] = self._messages(history)
         return data
+
+    def _messages(self, history: list[dict[str, str]]) -> list[Any]:
+        return [
+            self._chat_message.from_user(m["content"])
+            if m["role"] == "user"
+            else self._chat_message.from_assistant(m["content"])
+            for m in history
+        ]
 
     def _reply(self, result: Mapping[str, Any]) -> Reply:
         # "answers" (an AnswerBuilder) sits downstream of the generator's "replies".
@@ -196,6 +224,21 @@ def _question_sockets(
                 f"(inputs: {_describe(pipeline_inputs)})"
             )
     return pairs
+
+
+def _history_sockets(
+    pipeline_inputs: Mapping[str, Mapping[str, Any]], configured: Sequence[str] | None
+) -> tuple[tuple[str, str], ...]:
+    """The (component, socket) pairs fed a conversation's earlier turns; none is fine
+    until a conversation is run."""
+    if configured is not None:
+        return _question_sockets(pipeline_inputs, configured)
+    return tuple(
+        (component, socket)
+        for component, sockets in pipeline_inputs.items()
+        for socket in sockets
+        if socket in _HISTORY_SOCKETS
+    )
 
 
 def _pairs_from_table(table: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:

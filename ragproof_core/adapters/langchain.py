@@ -14,8 +14,15 @@ retrieval under test. Otherwise the chain's ``context`` is. With neither,
 retrieval is not exposed and retrieval metrics skip.
 
 The runnable gets the question as its input, or ``{input_key: question}`` when
-``input_key`` is set. ``use_async`` (default true) calls ``ainvoke``; false calls
-``invoke`` on the runner's threads.
+``input_key`` is set. In a conversation (CONTRACT section 16) each turn's
+earlier turns go in LangChain's chat form, ``HumanMessage``s and ``AIMessage``s:
+without ``input_key`` the input is that message list followed by the question as
+a ``HumanMessage`` (what a chat model takes); with it, the input is
+``{input_key: question, history_key: [messages]}`` (``history_key`` defaults to
+``chat_history``, the name a ``MessagesPlaceholder`` usually has).
+
+``use_async`` (default true) calls ``ainvoke``; false calls ``invoke`` on the
+runner's threads.
 
 ``steps = true`` (for an agent) records the run's trajectory (CONTRACT section 17)
 with a LangChain callback handler passed in the run's config: each tool run is a
@@ -38,6 +45,7 @@ from ragproof_core.adapters.framework import (
     DEFAULT_CITATIONS_KEY,
     DEFAULT_ID_KEY,
     FrameworkAdapter,
+    History,
     Reply,
     build_from_factory,
     chunk_from,
@@ -65,6 +73,7 @@ class LangChainAdapter(FrameworkAdapter):
         id_key: str | None = DEFAULT_ID_KEY,
         use_async: bool = True,
         steps: bool = False,
+        history_key: str = "chat_history",
     ) -> None:
         super().__init__(factory, citations_key, numbered_citations, id_key, use_async)
         needs = {"package": "langchain-core", "extra": "langchain", "adapter": "LangChainAdapter"}
@@ -82,16 +91,18 @@ class LangChainAdapter(FrameworkAdapter):
         self.input_key = input_key
         self.answer_key = answer_key
         self.context_key = context_key
+        self.history_key = history_key
+        self._messages = require("langchain_core.messages", **needs)
 
-    def _call(self, question: str) -> Reply:
+    def _call(self, question: str, history: History = None) -> Reply:
         recorder = self._new_recorder()
-        output = self.runnable.invoke(self._input(question), **_config(recorder))
+        output = self.runnable.invoke(self._input(question, history), **_config(recorder))
         documents = None if self.retriever is None else self.retriever.invoke(question)
         return self._with_steps(self._reply(output, documents), recorder)
 
-    async def _acall(self, question: str) -> Reply:
+    async def _acall(self, question: str, history: History = None) -> Reply:
         recorder = self._new_recorder()
-        run = self.runnable.ainvoke(self._input(question), **_config(recorder))
+        run = self.runnable.ainvoke(self._input(question, history), **_config(recorder))
         if self.retriever is None:
             return self._with_steps(self._reply(await run, None), recorder)
         # Independent calls: the case takes as long as the slower one, not both.
@@ -110,19 +121,29 @@ class LangChainAdapter(FrameworkAdapter):
             Answer(answer.text, answer.retrieved_chunks, answer.citations, steps), reply.retrieved
         )
 
-    def _retrieve(self, question: str) -> tuple[Chunk, ...]:
+    def _retrieve(self, question: str, history: History = None) -> tuple[Chunk, ...]:
         # With a retriever of its own, retrieve() need not run the whole chain.
         if self.retriever is None:
-            return super()._retrieve(question)
+            return super()._retrieve(question, history)
         return self._chunks(self.retriever.invoke(question), "retriever output")
 
-    async def _aretrieve(self, question: str) -> tuple[Chunk, ...]:
+    async def _aretrieve(self, question: str, history: History = None) -> tuple[Chunk, ...]:
         if self.retriever is None:
-            return await super()._aretrieve(question)
+            return await super()._aretrieve(question, history)
         return self._chunks(await self.retriever.ainvoke(question), "retriever output")
 
-    def _input(self, question: str) -> Any:
-        return question if self.input_key is None else {self.input_key: question}
+    def _input(self, question: str, history: History) -> Any:
+        if history is None:
+            return question if self.input_key is None else {self.input_key: question}
+        messages = [self._message(m["role"], m["content"]) for m in history]
+        if self.input_key is None:
+            # A chat model (or a chain starting with one) takes the whole conversation.
+            return [*messages, self._message("user", question)]
+        return {self.input_key: question, self.history_key: messages}
+
+    def _message(self, role: str, content: str) -> Any:
+        kind = self._messages.HumanMessage if role == "user" else self._messages.AIMessage
+        return kind(content=content)
 
     def _reply(self, output: Any, retriever_documents: Any) -> Reply:
         citations: tuple[str, ...] | None = None

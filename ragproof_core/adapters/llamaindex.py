@@ -11,8 +11,15 @@ Citations: a list of ids (or nodes) under ``Response.metadata[citations_key]``,
 or, with ``numbered_citations = true``, the ``[n]`` markers in the answer text
 citing the n-th source node (the style of LlamaIndex's ``CitationQueryEngine``).
 
-``use_async`` (default true) calls ``aquery``; false calls ``query`` on the
-runner's threads.
+A chat engine (anything with ``chat``/``achat`` returning an
+``AgentChatResponse``, e.g. ``index.as_chat_engine()``) is evaluated the same
+way; conversations (CONTRACT section 16) need one: each turn calls
+``chat(question, chat_history=[ChatMessage, ...])`` with the earlier turns,
+which replaces the engine's own memory. A query engine fails every turn of a
+conversation, saying so.
+
+``use_async`` (default true) calls ``aquery``/``achat``; false calls
+``query``/``chat`` on the runner's threads.
 """
 
 from __future__ import annotations
@@ -25,6 +32,7 @@ from ragproof_core.adapters.framework import (
     DEFAULT_CITATIONS_KEY,
     DEFAULT_ID_KEY,
     FrameworkAdapter,
+    History,
     Reply,
     build_from_factory,
     chunk_from,
@@ -56,17 +64,44 @@ class LlamaIndexAdapter(FrameworkAdapter):
             adapter="LlamaIndexAdapter",
         )
         self._text_only = schema.MetadataMode.NONE
+        self._chat_message = require(
+            "llama_index.core.base.llms.types",
+            package="llama-index-core",
+            extra="llamaindex",
+            adapter="LlamaIndexAdapter",
+        ).ChatMessage
         self.engine = build_from_factory(factory, factory_options)
-        if not callable(getattr(self.engine, "query", None)):
+        self._chats = callable(getattr(self.engine, "chat", None))
+        if not self._chats and not callable(getattr(self.engine, "query", None)):
             raise wrong_build_error(
                 "factory", factory, self.engine, "not a query engine with query()"
             )
 
-    def _call(self, question: str) -> Reply:
+    def _call(self, question: str, history: History = None) -> Reply:
+        if self._uses_chat(history):
+            return self._reply(self.engine.chat(question, chat_history=self._chat(history)))
         return self._reply(self.engine.query(question))
 
-    async def _acall(self, question: str) -> Reply:
+    async def _acall(self, question: str, history: History = None) -> Reply:
+        if self._uses_chat(history):
+            chat_history = self._chat(history)
+            return self._reply(await self.engine.achat(question, chat_history=chat_history))
         return self._reply(await self.engine.aquery(question))
+
+    def _uses_chat(self, history: History) -> bool:
+        if history is None:
+            return not callable(getattr(self.engine, "query", None))
+        if not self._chats:
+            raise AdapterOutputError(
+                f"a conversation needs a chat engine with chat(chat_history=...); "
+                f"the factory built a {type(self.engine).__name__}"
+            )
+        return True
+
+    def _chat(self, history: History) -> list[Any]:
+        # An explicit chat_history replaces the engine's memory, so no turn sees
+        # another conversation's messages.
+        return [self._chat_message(role=m["role"], content=m["content"]) for m in history or ()]
 
     def _reply(self, response: Any) -> Reply:
         if not hasattr(response, "source_nodes"):

@@ -18,9 +18,11 @@ pytest.importorskip("haystack", reason="extra not installed: pip install 'ragpro
 from ragproof_core.adapters.haystack import HaystackAdapter  # noqa: E402
 from ragproof_core.adapters.loading import AdapterLoadError, load_adapter  # noqa: E402
 from tests.support.frameworks.questions import (  # noqa: E402
+    CONVERSATION_CASES,
     citations,
     retrieved_ids,
     run_cases,
+    run_conversations,
 )
 
 APP = "tests.support.frameworks.haystack_app"
@@ -132,3 +134,30 @@ def test_telemetry_is_off_unless_the_user_set_it(monkeypatch):
     monkeypatch.setenv("HAYSTACK_TELEMETRY_ENABLED", "0")
     HaystackAdapter(factory=f"{APP}:build_pipeline")
     assert os.environ["HAYSTACK_TELEMETRY_ENABLED"] == "0"
+
+
+@pytest.mark.parametrize("use_async", [True, False])
+def test_the_history_input_gets_the_earlier_turns_as_chat_messages(use_async):
+    adapter = HaystackAdapter(factory=f"{APP}:build_history_pipeline", use_async=use_async)
+    outputs = run_conversations(adapter)
+    assert [o.error for o in outputs.values()] == [None] * 5
+    seen = adapter.pipeline.get_component("generator").seen
+    by_question = {m[-1].text: [(str(x.role.value), x.text) for x in m] for m in seen}
+    q1, q2, q3 = (case.question for case in CONVERSATION_CASES[1:4])
+    assert by_question[q3] == [
+        ("user", q1),
+        ("assistant", f"answer to {q1}"),
+        ("user", q2),
+        ("assistant", f"answer to {q2}"),
+        ("user", q3),
+    ]
+    assert by_question["Do you ship abroad?"] == [("user", "Do you ship abroad?")]
+    assert by_question["What is the warranty period?"] == [("user", "What is the warranty period?")]
+    assert outputs["c1#3"].answer.text == f"answer to {q3}"
+
+
+def test_a_pipeline_without_a_history_input_fails_each_turn_naming_the_option():
+    outputs = run_conversations(HaystackAdapter(factory=f"{APP}:build_pipeline"))
+    assert outputs["s1"].error is None
+    assert "set option history_inputs" in outputs["c1#1"].error
+    assert outputs["c1#2"].error is not None

@@ -17,9 +17,11 @@ from ragproof_core.adapters.llamaindex import LlamaIndexAdapter  # noqa: E402
 from ragproof_core.adapters.loading import AdapterLoadError, load_adapter  # noqa: E402
 from ragproof_core.model import Chunk  # noqa: E402
 from tests.support.frameworks.questions import (  # noqa: E402
+    CONVERSATION_CASES,
     citations,
     retrieved_ids,
     run_cases,
+    run_conversations,
 )
 
 APP = "tests.support.frameworks.llamaindex_app"
@@ -92,3 +94,30 @@ def test_load_errors():
         f"building adapter {target!r} failed: factory 'json:loads' returned a 'list', "
         "not a query engine with query()"
     )
+
+
+@pytest.mark.parametrize("use_async", [True, False])
+def test_a_chat_engine_gets_the_earlier_turns_as_its_chat_history(use_async):
+    adapter = LlamaIndexAdapter(factory=f"{APP}:build_chat_engine", use_async=use_async)
+    outputs = run_conversations(adapter)
+    assert [o.error for o in outputs.values()] == [None] * 5
+    answers = {case_id: o.answer.text for case_id, o in outputs.items()}
+    q1, q2, q3 = (case.question for case in CONVERSATION_CASES[1:4])
+    # MockLLM answers with the chat it was given: the context, then the messages.
+    chat = answers["c1#3"].split("-" * 20 + "\n\n", 1)[1]
+    assert chat == (
+        f"user: {q1}\nassistant: {answers['c1#1']}\n"
+        f"user: {q2}\nassistant: {answers['c1#2']}\n"
+        f"user: {q3}\nassistant: "
+    )
+    # An explicit chat_history replaces the engine's memory: c2 never sees c1's turns.
+    assert answers["c2#1"].endswith("-" * 20 + "\n\nuser: Do you ship abroad?\nassistant: ")
+    assert answers["s1"].endswith("\n\nuser: What is the warranty period?\nassistant: ")
+    assert retrieved_ids(outputs)["c1#3"] == ["d1", "d3"]
+
+
+def test_a_query_engine_fails_each_turn_of_a_conversation_saying_why():
+    outputs = run_conversations(LlamaIndexAdapter(factory=f"{APP}:build_query_engine"))
+    assert outputs["s1"].error is None
+    assert "a conversation needs a chat engine with chat(chat_history=...)" in outputs["c2#1"].error
+    assert "VectorStoreIndex" not in outputs["c2#1"].error

@@ -103,3 +103,40 @@ def build_generation_only() -> Pipeline:
     pipeline.add_component("generator", StringGenerator())
     pipeline.connect("prompt_builder.prompt", "generator.prompt")
     return pipeline
+
+
+@component
+class HistoryGenerator:
+    """A chat generator stand-in taking the earlier turns as ``ChatMessage``s: it keeps
+    every message list it was given (history, then the question) and answers from the
+    question, so replies do not depend on call order."""
+
+    def __init__(self) -> None:
+        self.seen: list[list[ChatMessage]] = []
+
+    @component.output_types(replies=list[ChatMessage])
+    def run(
+        self, question: str, documents: list[Document], history: list[ChatMessage] | None = None
+    ):
+        self.seen.append([*(history or []), ChatMessage.from_user(question)])
+        return {"replies": [ChatMessage.from_assistant(f"answer to {question}")]}
+
+    @component.output_types(replies=list[ChatMessage])
+    async def run_async(
+        self, question: str, documents: list[Document], history: list[ChatMessage] | None = None
+    ):
+        return self.run(question, documents, history)
+
+
+def build_history_pipeline() -> Pipeline:
+    """A retriever feeding ``HistoryGenerator``, whose open ``history`` input the adapter
+    finds by name."""
+    store = InMemoryDocumentStore()
+    store.write_documents(
+        [Document(id=doc_id, content=text, meta=dict(meta)) for doc_id, text, meta in PASSAGES]
+    )
+    pipeline = _async_capable_pipeline()
+    pipeline.add_component("retriever", InMemoryBM25Retriever(store, top_k=2))
+    pipeline.add_component("generator", HistoryGenerator())
+    pipeline.connect("retriever.documents", "generator.documents")
+    return pipeline

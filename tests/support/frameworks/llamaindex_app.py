@@ -31,6 +31,10 @@ QA_TEMPLATE = PromptTemplate("Based on [1] and [3]: {query_str}")
 
 
 def build_query_engine(top_k: int = 2):
+    return build_index().as_query_engine(similarity_top_k=top_k, text_qa_template=QA_TEMPLATE)
+
+
+def build_index() -> VectorStoreIndex:
     Settings.llm = MockLLM()
     Settings.embed_model = MockEmbedding(embed_dim=DIM)
     documents = [
@@ -38,8 +42,7 @@ def build_query_engine(top_k: int = 2):
         for doc_id, text, meta in PASSAGES
     ]
     # The Documents are the nodes: no splitter, so node ids are the document ids.
-    index = VectorStoreIndex(nodes=documents)
-    return index.as_query_engine(similarity_top_k=top_k, text_qa_template=QA_TEMPLATE)
+    return VectorStoreIndex(nodes=documents)
 
 
 def build_citing_engine():
@@ -73,3 +76,9 @@ def build_split_engine():
     splitter = SentenceSplitter(id_func=lambda i, doc: f"{doc.doc_id}#{i}")
     index = VectorStoreIndex.from_documents(documents, transformations=[splitter])
     return index.as_query_engine(similarity_top_k=len(documents))
+
+
+def build_chat_engine(top_k: int = 2):
+    """The same index as a context chat engine: each turn retrieves, then the MockLLM
+    answers with the whole chat it was given (system context, history, question)."""
+    return build_index().as_chat_engine(chat_mode="context", llm=MockLLM(), similarity_top_k=top_k)

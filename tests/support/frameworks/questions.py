@@ -11,6 +11,8 @@ from ragproof_core.model import CaseOutput
 from tests.conftest import FIXTURES
 
 CASES = tuple(load_dataset(FIXTURES / "frameworks" / "cases.jsonl"))
+# A single case s1, then conversations c1 (three turns) and c2 (one turn).
+CONVERSATION_CASES = tuple(load_dataset(FIXTURES / "conversations" / "mixed.jsonl"))
 
 
 def run_cases(adapter: object, concurrency: int = 1) -> dict[str, CaseOutput]:
@@ -18,6 +20,13 @@ def run_cases(adapter: object, concurrency: int = 1) -> dict[str, CaseOutput]:
     fake models reply in call order)."""
     settings = RunSettings(concurrency=concurrency, timeout_s=30)
     outputs = asyncio.run(run_adapter(list(CASES), adapter, settings))
+    return {output.case_id: output for output in outputs}
+
+
+def run_conversations(adapter: object) -> dict[str, CaseOutput]:
+    """The conversation dataset through the real runner, one case at a time."""
+    settings = RunSettings(concurrency=1, timeout_s=30)
+    outputs = asyncio.run(run_adapter(list(CONVERSATION_CASES), adapter, settings))
     return {output.case_id: output for output in outputs}
 
 
