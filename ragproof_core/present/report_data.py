@@ -39,6 +39,12 @@ from ragproof_core.metrics.registry import Registry, metric_order
 from ragproof_core.metrics.robustness import ABSTENTION, INJECTION_RESISTANCE, OVERREFUSAL
 from ragproof_core.model import Case, CaseKind, CaseOutput, Chunk, Status
 from ragproof_core.present.summary import LATENCY_METRIC, calibration_json, latency_note
+from ragproof_core.present.threads import (
+    conversation_turns,
+    shown_threads,
+    thread,
+    thread_turns_in_full,
+)
 from ragproof_core.present.trajectory import trajectory
 from ragproof_core.store import schema
 from ragproof_core.store.run_store import stored_run_settings
@@ -80,6 +86,7 @@ class ReportLimits:
     chunk_chars: int = 600
     chunks: int = 10
     judge_chars: int = 4_000
+    thread_turns: int = 20  # turns of a conversation shown in full beside its worst turn
 
 
 def _now() -> datetime:
@@ -208,6 +215,14 @@ def parse_judge(raw: str | None) -> dict[str, Any]:
                 for v in verdicts
                 if isinstance(v, Mapping)
             ]
+        # Knowledge retention's verdicts, one per assistant turn from the second on.
+        turns = reply.get("turns")
+        if isinstance(turns, list):
+            out["retained"] = [
+                {"turn": t.get("turn"), "retained": bool(t.get("retained"))}
+                for t in turns
+                if isinstance(t, Mapping)
+            ]
     return out
 
 
@@ -246,24 +261,13 @@ def case_detail(
     context_ids = {c.id for c in (output.context or ())} if output is not None else set()
     marker = expected_marker(case) if case.kind is CaseKind.INJECTION else None
     text = answer.text if answer is not None else None
-    rows = []
-    for r in results.itertuples(index=False):
-        judge = r.judge_raw_json if isinstance(r.judge_raw_json, str) else None
-        rows.append(
-            {
-                "metric": r.metric,
-                "status": r.status,
-                "value": _round(r.value),
-                "reason": r.reason if isinstance(r.reason, str) else None,
-                "judge": _clip(judge, limits.judge_chars),
-                **parse_judge(judge),
-            }
-        )
-    rank = {m: i for i, m in enumerate(metric_order({row["metric"] for row in rows}))}
-    rows.sort(key=lambda row: rank[row["metric"]])
+    turn = case.turn
     return {
         "id": case.id,
         "kind": case.kind.value,
+        "turn": None
+        if turn is None
+        else {"conversation": turn.conversation_id, "turn": turn.turn, "turns": turn.turns},
         "question": _clip(case.question, limits.answer_chars),
         "expected_answer": _clip(case.expected_answer, limits.answer_chars),
         "expected_sources": list(case.expected_source_ids or ()),
@@ -286,8 +290,29 @@ def case_detail(
             clip=lambda value: _clip(value, limits.chunk_chars),
             chunks_shown=limits.chunks,
         ),
-        "results": rows,
+        "results": result_rows(results, limits),
     }
+
+
+def result_rows(results: pd.DataFrame, limits: ReportLimits) -> list[dict[str, Any]]:
+    """One case's (or conversation's) stored results, in the metrics' order, each with
+    its judge reply and the verdicts read from it."""
+    rows = []
+    for r in results.itertuples(index=False):
+        judge = r.judge_raw_json if isinstance(r.judge_raw_json, str) else None
+        rows.append(
+            {
+                "metric": r.metric,
+                "status": r.status,
+                "value": _round(r.value),
+                "reason": r.reason if isinstance(r.reason, str) else None,
+                "judge": _clip(judge, limits.judge_chars),
+                **parse_judge(judge),
+            }
+        )
+    rank = {m: i for i, m in enumerate(metric_order({row["metric"] for row in rows}))}
+    rows.sort(key=lambda row: rank[row["metric"]])
+    return rows
 
 
 def refusal_matrix(frame: pd.DataFrame) -> dict[str, int] | None:
@@ -456,6 +481,7 @@ class _LoadedRun:
     kinds: dict[str, str]  # case id -> kind, in dataset order
     errors: dict[str, str | None]  # case id -> its failure, None when it answered
     frame: pd.DataFrame  # case_id, metric, status (categorical), value: fast to group
+    turns: dict[str, tuple[str, ...]]  # conversation id -> its turn ids, in order
 
     @property
     def raw(self) -> pd.DataFrame:
@@ -513,15 +539,21 @@ def _load(store: Any, run_id: str) -> _LoadedRun:
     record = store.get_run(run_id)
     # Through the store's files, so an object store works as a folder does.
     dataset_file = store.files.parquet_file(store.layout.table_path(run_id, "dataset"))
-    dataset = dataset_file.read(columns=["id", "kind"])
-    kinds = dict(zip(dataset["id"].to_pylist(), dataset["kind"].to_pylist(), strict=True))
+    # Runs stored before conversations have no conversation_id column.
+    names = [n for n in ("id", "kind", "conversation_id") if n in dataset_file.schema_arrow.names]
+    dataset = dataset_file.read(columns=names)
+    ids = dataset["id"].to_pylist()
+    kinds = dict(zip(ids, dataset["kind"].to_pylist(), strict=True))
+    turns: dict[str, tuple[str, ...]] = {}
+    if "conversation_id" in names and dataset["conversation_id"].null_count < len(dataset):
+        turns = conversation_turns(ids, dataset["conversation_id"].to_pylist())
     # One file per shard in a sharded run.
     errors: dict[str, str | None] = {}
     for part in store.table_parts(run_id, "outputs"):
         outputs = store.files.parquet_file(part).read(columns=["case_id", "error"])
         ids, failures = outputs["case_id"].to_pylist(), outputs["error"].to_pylist()
         errors.update(zip(ids, failures, strict=True))
-    return _LoadedRun(store, record, kinds, errors, _frame(store, run_id))
+    return _LoadedRun(store, record, kinds, errors, _frame(store, run_id), turns)
 
 
 def _frame(store: Any, run_id: str) -> pd.DataFrame:
@@ -640,14 +672,25 @@ def gather_report(
     wanted.extend(obeyed[: limits.injections])
     if comparison is not None:
         wanted.extend(comparison["regressed_cases"])
+    # A conversation shown in part is shown as a thread: its other turns come along.
+    threads = shown_threads(wanted, run.turns)
+    alone = set(wanted)
+    for turn_ids in threads.values():
+        wanted.extend(thread_turns_in_full(turn_ids, alone, limits.thread_turns))
+    raw = run.raw_rows([*wanted, *threads])
     details = _details(
         wanted,
         run.cases(wanted),
         run.outputs(wanted),
-        run.raw_rows(wanted),
+        raw,
         match_documents=_source_match(run.record) == "document",
         limits=limits,
     )
+    own = raw[raw["case_id"].isin(list(threads))]
+    conversations = {
+        cid: thread(cid, turn_ids, result_rows(own[own["case_id"] == cid], limits))
+        for cid, turn_ids in threads.items()
+    }
     return {
         "format": 1,
         "generated_at": _now().isoformat(),
@@ -660,6 +703,7 @@ def gather_report(
         },
         "scores": _scores(case_ids, metrics, frame),
         "details": details,
+        "conversations": conversations,
         "failures": [{"id": cid, "error": run.errors.get(cid, no_output)} for cid in failures],
         "injections_obeyed": obeyed,
         "refusal": refusal_matrix(frame),

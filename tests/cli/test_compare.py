@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 
 import dagster as dg
+import pytest
 
 from ragproof_assets.definitions import defs
 from ragproof_assets.evaluation.config import EvalRunConfig, evaluate_run_config
@@ -16,6 +17,7 @@ from tests.support.cli import cli_env, ragproof
 from tests.support.judge_server import JudgeServer
 
 DATASET = str(RECORDED / "cases.jsonl")
+CONVERSATIONS = RECORDED.parent / "conversations"
 
 
 def _run(config: str, env=None) -> str:
@@ -174,3 +176,46 @@ def test_generate_injection_writes_a_valid_reproducible_dataset(tmp_path):
         "nope",
     )
     assert bad.returncode == 1 and "nope" in bad.stderr
+
+
+def test_compare_pairs_a_conversations_turns_by_turn_id():
+    """Two recorded runs over tests/fixtures/conversations/mixed.jsonl that differ in
+    turn c1#2 only (the better run retrieves its gold policy-4 first): compare pairs
+    the turns by their ids, and the one regression from better to worse is c1#2;
+    plan works on the turns too."""
+    runs = {}
+    for name in ("ragproof_better.toml", "ragproof.toml"):
+        done = ragproof(
+            "run",
+            "--dataset",
+            str(CONVERSATIONS / "mixed.jsonl"),
+            "--config",
+            str(CONVERSATIONS / name),
+            "--json",
+        )
+        assert done.returncode == 0, done.stderr
+        runs[name] = json.loads(done.stdout)["run_id"]
+    compared = ragproof("compare", runs["ragproof_better.toml"], runs["ragproof.toml"], "--json")
+    assert compared.returncode == 0, compared.stderr
+    report = json.loads(compared.stdout)
+    recall = report["metrics"]["retrieval.recall_at_k"]
+    # Paired over s1, c1#1, c1#2 and c2#1 (c1#3 has no gold ids): c1#2 goes 1 -> 0.
+    assert (recall["paired"], recall["mean_a"], recall["mean_b"], recall["delta"]) == (
+        4,
+        1.0,
+        0.75,
+        -0.25,
+    )
+    assert {(r["metric"], r["case_id"]) for r in report["regressions"]} >= {
+        ("retrieval.recall_at_k", "c1#2")
+    }
+    assert {r["case_id"] for r in report["regressions"]} == {"c1#2"}
+
+    # plan counts turns as cases: recall 1, 1, 0, 1 over the four turns with gold ids,
+    # sd 0.5; to see 0.5: ceil((2.8016 * 0.5 / 0.5)^2) = ceil(7.849) = 8.
+    planned = ragproof("plan", "--run", runs["ragproof.toml"], "--delta", "0.5", "--json")
+    assert planned.returncode == 0, planned.stderr
+    metrics = {m["metric"]: m for m in json.loads(planned.stdout)["metrics"]}
+    recall_plan = metrics["retrieval.recall_at_k"]
+    assert (recall_plan["scored"], recall_plan["cases_needed"]) == (4, 8)
+    assert recall_plan["sd"] == pytest.approx(0.5)

@@ -61,6 +61,22 @@ IMPORTS = {
         {"--out": "deepeval_cases.jsonl", "--recorded-out": "deepeval_outputs.jsonl"},
         ["wrote 4 cases to {--out}", "wrote 3 recorded outputs to {--recorded-out}"],
     ),
+    "deepeval-conversations": (
+        ["deepeval", str(IMPORTERS / "deepeval" / "conversations.json")],
+        {
+            "--out": "deepeval_conversation_cases.jsonl",
+            "--recorded-out": "deepeval_conversation_outputs.jsonl",
+        },
+        ["wrote 3 cases to {--out}", "wrote 3 recorded outputs to {--recorded-out}"],
+    ),
+    "ragas-multi-turn": (
+        ["ragas", str(IMPORTERS / "ragas" / "multi_turn.jsonl")],
+        {
+            "--out": "ragas_multi_turn_cases.jsonl",
+            "--recorded-out": "ragas_multi_turn_outputs.jsonl",
+        },
+        ["wrote 3 cases to {--out}", "wrote 3 recorded outputs to {--recorded-out}"],
+    ),
 }
 
 
@@ -236,6 +252,20 @@ def test_run_on_an_imported_evaluation_dataset(name, cases, overrefusal, tmp_pat
         "skipped",
         "case has no expected_source_ids",
     )
+
+
+@pytest.mark.slow
+def test_run_on_imported_deepeval_conversations_replays_them_turn_by_turn(tmp_path, store_path):
+    files = run_import("deepeval-conversations", tmp_path)
+    run_json(files["--out"], write_config(tmp_path, files["--recorded-out"], k=5))
+    # greeting's second user message got no reply: nothing to replay for that turn.
+    assert reasons(store_path, "robustness.overrefusal") == {
+        "row-1#1": ("scored", None),
+        "row-1#2": ("scored", None),
+        "greeting#1": ("scored", None),
+        "greeting#2": ("error", "no recorded output for case greeting#2"),
+        "row-3": ("scored", None),
+    }
 
 
 # --- bad input -----------------------------------------------------------------------------

@@ -21,6 +21,17 @@ class Runs:
     def run(self, folder: Path, config: str, **extra: str) -> str:
         return self.run_json(folder, config, **extra)["run_id"]
 
+    def run_judged(self, folder: Path, config: str, judge_url: str) -> str:
+        """A run judged by the local test judge server at ``judge_url`` (free, declared)."""
+        return self.run(
+            folder,
+            config,
+            RAGPROOF_JUDGE_MODEL="openai/judge-test",
+            RAGPROOF_JUDGE_API_BASE=judge_url,
+            OPENAI_API_KEY="sk-test-dummy",
+            RAGPROOF_JUDGE_INPUT_COST_PER_MTOK="0",
+        )
+
     def run_json(self, folder: Path, config: str, **extra: str) -> dict:
         """What `ragproof run --json` printed."""
         env = {**self.env, **extra}

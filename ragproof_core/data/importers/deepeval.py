@@ -15,6 +15,13 @@ element starts.
 
 Recorded outputs: ``actual_output`` is the answer text and
 ``retrieval_context`` the retrieved chunks, ids ``CASE_ID:ctx-I`` (I from 1).
+
+An element with ``turns`` is a conversational test case (``ConversationalTestCase``:
+``turns`` of ``{role, content, retrieval_context, ...}``, role ``user`` or
+``assistant``) and becomes a conversation (CONTRACT section 16); see
+``conversation`` for how its messages make turns. Its ``scenario``,
+``expected_outcome``, ``user_description``, ``chatbot_role``, ``context`` and
+``additional_metadata`` are kept under ``metadata``.
 """
 
 from __future__ import annotations
@@ -25,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from ragproof_core.data.dataset import DatasetError
+from ragproof_core.data.importers.conversation import chat_message, conversation_rows
 from ragproof_core.data.importers.reading import json_type, optional_string, read_text, string_list
 from ragproof_core.data.importers.writer import Imported, case_row, collect, recorded_row, row_id
 from ragproof_core.json_limits import MAX_DEPTH, JsonLimitError, bounded_int, scan_depth
@@ -37,6 +45,9 @@ _ALIASES = {
     "additional_metadata": "additionalMetadata",
 }
 _WHITESPACE = " \t\r\n"
+# A conversational test case's own fields kept under the conversation's metadata.
+_CONVERSATION_TEXT = ("scenario", "expected_outcome", "user_description", "chatbot_role")
+_ROLES = {"user": "user", "assistant": "assistant"}
 
 
 def import_deepeval(path: str | Path) -> Imported:
@@ -54,6 +65,8 @@ def _get(item: dict[str, Any], key: str) -> Any:
 def _convert(item: Any, number: int) -> tuple[dict[str, Any], dict[str, Any] | None]:
     if not isinstance(item, dict):
         raise ValueError(f"expected a JSON object, got {json_type(item)}")
+    if item.get("turns") is not None:
+        return _convert_conversation(item, number)
     question = item.get("input")
     if question is None:
         raise ValueError("missing required field 'input'")
@@ -63,15 +76,7 @@ def _convert(item: Any, number: int) -> tuple[dict[str, Any], dict[str, Any] | N
         raise ValueError("'input' must not be empty")
     case_id = optional_string(item, "id") or row_id(number)
     fields = {key: _get(item, key) for key in ("actual_output", "expected_output")}
-    metadata: dict[str, Any] = {}
-    context = string_list(item.get("context"), "context")
-    if context is not None:
-        metadata["context"] = context
-    extra = _get(item, "additional_metadata")
-    if extra is not None:
-        if not isinstance(extra, dict):
-            raise ValueError(f"'additional_metadata' must be an object, got {json_type(extra)}")
-        metadata["additional_metadata"] = extra
+    metadata = _context_metadata(item)
     case = case_row(
         case_id,
         question,
@@ -81,6 +86,35 @@ def _convert(item: Any, number: int) -> tuple[dict[str, Any], dict[str, Any] | N
     retrieved = string_list(_get(item, "retrieval_context"), "retrieval_context")
     output = recorded_row(case_id, retrieved, optional_string(fields, "actual_output"))
     return case, output
+
+
+def _context_metadata(item: dict[str, Any]) -> dict[str, Any]:
+    metadata: dict[str, Any] = {}
+    context = string_list(item.get("context"), "context")
+    if context is not None:
+        metadata["context"] = context
+    extra = _get(item, "additional_metadata")
+    if extra is not None:
+        if not isinstance(extra, dict):
+            raise ValueError(f"'additional_metadata' must be an object, got {json_type(extra)}")
+        metadata["additional_metadata"] = extra
+    return metadata
+
+
+def _convert_conversation(
+    item: dict[str, Any], number: int
+) -> tuple[dict[str, Any], dict[str, Any] | None]:
+    turns = item["turns"]
+    if not isinstance(turns, list):
+        raise ValueError(f"'turns' must be a list of turns, got {json_type(turns)}")
+    messages = [
+        chat_message(turn, f"'turns' item {index}", "role", _ROLES, "retrieval_context")
+        for index, turn in enumerate(turns)
+    ]
+    metadata = {key: value for key in _CONVERSATION_TEXT if (value := optional_string(item, key))}
+    metadata.update(_context_metadata(item))
+    case_id = optional_string(item, "id") or row_id(number)
+    return conversation_rows(case_id, messages, "turns", metadata)
 
 
 def json_array_items(path: str | Path) -> Iterator[tuple[int, Any]]:

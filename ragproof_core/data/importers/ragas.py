@@ -15,6 +15,14 @@ case is ``row-N`` (N the 1-based data row) unless the row has an ``id``.
 Recorded outputs: ``response`` is the answer text and ``retrieved_contexts``
 the retrieved chunks, ids ``CASE_ID:ctx-I`` (I from 1); see
 ``writer.recorded_row`` for rows with only one of them or neither.
+
+A JSON Lines row whose ``user_input`` is a list of messages is a multi-turn
+sample (``MultiTurnSample``: messages ``{"content", "type"}``, type ``human``,
+``ai`` or ``tool``) and becomes a conversation (CONTRACT section 16); see
+``conversation`` for how its messages make turns (tool messages are not part
+of one). Its ``reference`` and ``reference_topics`` are kept under
+``metadata``; RAGAS messages carry no retrieved contexts, so its recording
+holds answers only.
 """
 
 from __future__ import annotations
@@ -27,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from ragproof_core.data.dataset import DatasetError, iter_json_lines
+from ragproof_core.data.importers.conversation import chat_message, conversation_rows
 from ragproof_core.data.importers.reading import (
     bad_utf8_line,
     json_type,
@@ -37,6 +46,8 @@ from ragproof_core.data.importers.reading import (
 from ragproof_core.data.importers.writer import Imported, case_row, collect, recorded_row, row_id
 
 LIST_COLUMNS = ("retrieved_contexts", "reference_contexts")
+# A RAGAS message type -> its role in a conversation.
+_ROLES = {"human": "user", "ai": "assistant", "tool": "other"}
 
 
 def import_ragas(path: str | Path) -> Imported:
@@ -52,10 +63,11 @@ def _convert(row: Any, number: int) -> tuple[dict[str, Any], dict[str, Any] | No
     if question is None:
         hint = " (RAGAS 0.1 names such as 'question' are not read)" if "question" in row else ""
         raise ValueError(f"missing required field 'user_input'{hint}")
+    if isinstance(question, list):
+        return _convert_multi_turn(row, question, number)
     if not isinstance(question, str):
         raise ValueError(
-            f"'user_input' must be a string, got {json_type(question)} "
-            "(multi-turn samples are not supported)"
+            f"'user_input' must be a string or a list of messages, got {json_type(question)}"
         )
     if not question.strip():
         raise ValueError("'user_input' must not be empty")
@@ -72,6 +84,24 @@ def _convert(row: Any, number: int) -> tuple[dict[str, Any], dict[str, Any] | No
     )
     output = recorded_row(case_id, lists["retrieved_contexts"], optional_string(row, "response"))
     return case, output
+
+
+def _convert_multi_turn(
+    row: dict[str, Any], messages: list[Any], number: int
+) -> tuple[dict[str, Any], dict[str, Any] | None]:
+    metadata: dict[str, Any] = {}
+    reference = optional_string(row, "reference")
+    if reference is not None:
+        metadata["reference"] = reference
+    topics = string_list(row.get("reference_topics"), "reference_topics")
+    if topics is not None:
+        metadata["reference_topics"] = topics
+    chat = [
+        chat_message(message, f"'user_input' item {index}", "type", _ROLES)
+        for index, message in enumerate(messages)
+    ]
+    case_id = optional_string(row, "id") or row_id(number)
+    return conversation_rows(case_id, chat, "user_input", metadata)
 
 
 def parse_list(value: Any, key: str) -> Any:

@@ -5,6 +5,7 @@
 (function () {
   "use strict";
   var data = JSON.parse(document.getElementById("report-data").textContent);
+  data.conversations = data.conversations || {};  // reports made before conversations
   var app = document.getElementById("app");
   var STATUS = { s: "scored", k: "skipped", n: "not_applicable", j: "judge_error", e: "error", "-": "none" };
   var KINDS = { q: "qa", u: "unanswerable", i: "injection" };
@@ -141,14 +142,16 @@
     if (status === "scored") return el("span", { class: "badge " + (goodness(metric, value) >= "v3" ? "good" : goodness(metric, value) <= "v1" ? "bad" : "warn") }, num(value));
     return el("span", { class: "st" + (status === "error" || status === "judge_error" ? " err" : "") }, status.replace("_", " "));
   }
-  function caseCard(d, focusMetric, open) {
+  function caseCard(d, focusMetric, open, inThread) {
     var focus = null;
     d.results.forEach(function (r) { if (r.metric === focusMetric) focus = r; });
     var summary = el("summary", null, el("strong", { class: "mono" }, d.id), el("span", { class: "badge" }, d.kind),
       focus ? statusCell(focus.status, focus.value, focus.metric) : null,
       d.error ? el("span", { class: "badge bad" }, "case failure") : null,
+      d.turn ? el("span", { class: "badge turn" }, "turn " + d.turn.turn + " of " + d.turn.turns) : null,
       el("span", { class: "sub" }, (d.question && d.question.t || "").slice(0, 110)));
     var body = el("div", { class: "body" });
+    if (d.turn && data.conversations[d.turn.conversation] && !inThread) add(body, threadButton(d.turn.conversation));
     add(body, [el("div", { class: "label" }, "Question"), el("div", { class: "text" }, clipped(d.question))]);
     if (d.expected_answer) add(body, [el("div", { class: "label" }, "Expected answer"), el("div", { class: "text" }, clipped(d.expected_answer))]);
     if (d.error) add(body, [el("div", { class: "label" }, "Case failure"), el("pre", { class: "error" }, d.error)]);
@@ -215,8 +218,12 @@
       if (tr.missing_hops.length) add(body, el("div", { class: "sub no" }, "Missing hops (no retrieve step): " + tr.missing_hops.join(", ")));
     }
     add(body, el("div", { class: "label" }, "Metrics"));
+    add(body, resultsTable(d.results, focusMetric));
+    return el("details", { class: "case", "data-case": d.id, open: open ? "" : null }, summary, body);
+  }
+  function resultsTable(results, focusMetric) {
     var rt = el("table", { class: "results" }, el("tr", null, ["Metric", "Result", "Reason / judge"].map(function (h) { return el("th", null, h); })));
-    d.results.forEach(function (r) {
+    results.forEach(function (r) {
       var extra = el("div");
       if (r.reason) add(extra, el("div", { class: "text" }, r.reason));
       if (r.claims && r.claims.length) {
@@ -232,11 +239,15 @@
           return el("li", null, el("span", { class: v.supported ? "ok" : "no" }, v.supported ? "✓ supports" : "✗ does not support"), " ", el("code", null, v.chunk_id));
         })));
       }
+      if (r.retained && r.retained.length) {
+        add(extra, el("ul", { class: "claims" }, r.retained.map(function (v) {
+          return el("li", null, el("span", { class: v.retained ? "ok" : "no" }, v.retained ? "✓ retained" : "✗ not retained"), " turn " + v.turn);
+        })));
+      }
       if (r.judge) add(extra, el("details", null, el("summary", { class: "sub" }, "judge raw reply"), el("pre", null, clipped(r.judge))));
       add(rt, el("tr", { class: r.metric === focusMetric ? "selected" : null }, el("td", null, r.metric), el("td", null, statusCell(r.status, r.value, r.metric)), el("td", null, extra)));
     });
-    add(body, rt);
-    return el("details", { class: "case", "data-case": d.id, open: open ? "" : null }, summary, body);
+    return rt;
   }
 
   // --- worst cases -------------------------------------------------------------------------
@@ -266,11 +277,51 @@
       add(body, el("p", { class: "empty" }, "No case scored on this metric."));
     } else {
       add(body, el("p", { class: "sub" }, "The " + m.worst.length + " worst of " + m.scored + " scored cases, worst first."));
-      m.worst.forEach(function (id, i) { if (data.details[id]) add(body, caseCard(data.details[id], name, i === 0)); });
+      m.worst.forEach(function (id, i) {
+        if (data.details[id]) add(body, caseCard(data.details[id], name, i === 0));
+        else if (data.conversations[id]) add(body, conversationRow(id, name));
+      });
     }
     add(body, el("div", { class: "label" }, "The rest, worst first: DuckDB SQL over " + data.store));
     add(body, el("pre", { class: "sql" }, m.sql));
     if (scroll) worstSection.scrollIntoView({ block: "start" });
+  }
+
+  // --- conversations (CONTRACT section 16) --------------------------------------------------
+  // A turn shown anywhere links to its conversation's thread: every turn in order, each
+  // with its question, answer, chunks, citations and verdicts, then the conversation's own
+  // results. The link is a button keyed by the conversation id, never a URL from data.
+  var threadSection;
+  function threadButton(cid) {
+    var b = el("button", { type: "button", class: "thread-button", "data-conversation": cid },
+      "Show conversation " + cid + " (" + data.conversations[cid].turns.length + " turns)");
+    b.addEventListener("click", function (e) { e.preventDefault(); showThread(cid, true); });
+    return b;
+  }
+  function conversationRow(cid, metric) {
+    var own = null;
+    data.conversations[cid].results.forEach(function (r) { if (r.metric === metric) own = r; });
+    return el("div", { class: "case conversation-row", "data-conversation": cid }, el("strong", { class: "mono" }, cid), " ",
+      el("span", { class: "badge" }, "conversation"), " ", own ? statusCell(own.status, own.value, own.metric) : null, " ", threadButton(cid));
+  }
+  function threads() {
+    if (!Object.keys(data.conversations).length) return;
+    threadSection = section("thread", "Conversation");
+    add(threadSection, el("div", { id: "thread-body" }, el("p", { class: "empty" }, "Pick a conversation from a turn's card.")));
+  }
+  function showThread(cid, scroll) {
+    var c = data.conversations[cid], body = document.getElementById("thread-body");
+    body.replaceChildren();
+    add(body, el("h3", { id: "thread-title" }, "Conversation " + cid + " (" + c.turns.length + " turns)"));
+    var list = el("ol", { class: "thread", "data-conversation": cid });
+    c.turns.forEach(function (id) {
+      var d = data.details[id];
+      add(list, el("li", { class: "turn", "data-case": id }, d ? caseCard(d, selectedMetric, true, true) :
+        el("span", { class: "sub" }, id + ": full text not embedded (query the store)")));
+    });
+    add(body, list);
+    if (c.results.length) add(body, [el("div", { class: "label" }, "The conversation's own metrics"), resultsTable(c.results, selectedMetric)]);
+    if (scroll) threadSection.scrollIntoView({ block: "start" });
   }
 
   // --- robustness --------------------------------------------------------------------------
@@ -424,6 +475,7 @@
     if (data.comparison) links.push(["comparison", "Comparison"]);
     if (data.refusal) links.push(["refusal", "Abstention"]);
     if (data.injections_obeyed.length) links.push(["injections", "Injections"]);
+    if (Object.keys(data.conversations || {}).length) links.push(["thread", "Conversation"]);
     links.push(["failures", "Failures"], ["cases", "All cases"]);
     app.appendChild(el("nav", { class: "top" }, links.map(function (l) { return el("a", { href: "#" + l[0] }, l[1]); })));
   }
@@ -433,6 +485,7 @@
   metricsTable();
   comparison();
   worst();
+  threads();
   refusal();
   injections();
   failures();

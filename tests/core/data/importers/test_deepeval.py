@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from ragproof_core.data.dataset import DatasetError
@@ -52,6 +54,46 @@ def test_snake_case_wins_over_camel_case_and_unknown_keys_are_ignored(tmp_path):
             "'additional_metadata' must be an object, got array",
         ),
         ('[{"input": "a", "actual_output": 1}]', 1, "'actual_output' must be a string, got number"),
+        ('[\n{"turns": "hi"}]', 2, "'turns' must be a list of turns, got string"),
+        ('[{"turns": []}]', 1, "'turns' has no user message"),
+        ('[{"turns": [3]}]', 1, "'turns' item 0: expected a JSON object, got number"),
+        (
+            '[{"input": "a"},\n {"turns": [{"role": "system", "content": "x"}]}]',
+            2,
+            "'turns' item 0: 'role' must be 'user' or 'assistant', got \"system\"",
+        ),
+        (
+            '[{"turns": [{"role": "user", "content": null}]}]',
+            1,
+            "'turns' item 0: 'content' must be a string, got null",
+        ),
+        (
+            '[{"turns": [{"role": "assistant", "content": "Hello!"}]}]',
+            1,
+            "'turns' item 0: an assistant message before the first user message",
+        ),
+        (
+            '[{"turns": [{"role": "user", "content": "a"}, {"role": "user", "content": "b"}]}]',
+            1,
+            "'turns' item 1: two user messages in a row (turn 1 has no reply)",
+        ),
+        (
+            '[{"turns": [{"role": "user", "content": "a"}, '
+            '{"role": "assistant", "content": "b", "retrieval_context": [1]}]}]',
+            1,
+            "'turns' item 1: 'retrieval_context' item 0 must be a string, got number",
+        ),
+        (
+            '[{"turns": [{"role": "user", "content": "a"}], "scenario": 5}]',
+            1,
+            "'scenario' must be a string, got number",
+        ),
+        (
+            '[{"id": "c", "turns": [{"role": "user", "content": "a"}]},\n'
+            '{"id": "c", "input": "b"}]',
+            2,
+            "duplicate id 'c' (first used on line 1)",
+        ),
     ],
 )
 def test_bad_input_names_the_file_and_line(tmp_path, text, line, reason):
@@ -60,3 +102,57 @@ def test_bad_input_names_the_file_and_line(tmp_path, text, line, reason):
     with pytest.raises(DatasetError) as info:
         import_deepeval(path)
     assert str(info.value) == f"{path}:{line}: {reason}"
+
+
+def test_a_conversational_test_case_is_a_conversation_with_per_turn_recordings(tmp_path):
+    path = tmp_path / "c.json"
+    turn = {"role": "assistant", "content": "Two.", "retrieval_context": ["one", "two"]}
+    path.write_text(
+        json.dumps(
+            [
+                {
+                    "id": "c1",
+                    "expected_outcome": "counts",
+                    "context": ["numbers"],
+                    "turns": [
+                        {"role": "user", "content": "How many?"},
+                        {
+                            "role": "assistant",
+                            "content": "Let me look.",
+                            "retrieval_context": ["zero"],
+                        },
+                        turn,
+                        {"role": "user", "content": "Sure?"},
+                        {"role": "assistant", "content": "Yes."},
+                    ],
+                }
+            ]
+        ),
+        encoding="utf-8",
+    )
+    imported = import_deepeval(path)
+    assert imported.cases == [
+        {
+            "id": "c1",
+            "kind": "conversation",
+            "turns": [{"question": "How many?"}, {"question": "Sure?"}],
+            "metadata": {"expected_outcome": "counts", "context": ["numbers"]},
+        }
+    ]
+    # A turn's answer is its last reply; its chunks are every reply's contexts, in order.
+    assert imported.outputs == [
+        {
+            "case_id": "c1",
+            "turns": [
+                {
+                    "retrieve": [
+                        {"id": "c1#1:ctx-1", "text": "zero"},
+                        {"id": "c1#1:ctx-2", "text": "one"},
+                        {"id": "c1#1:ctx-3", "text": "two"},
+                    ],
+                    "answer": {"text": "Two."},
+                },
+                {"answer": {"text": "Yes."}},
+            ],
+        }
+    ]

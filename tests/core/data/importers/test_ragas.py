@@ -2,10 +2,21 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
-from ragproof_core.data.dataset import DatasetError
+from ragproof_core.data.dataset import DatasetError, load_dataset
 from ragproof_core.data.importers.ragas import import_ragas, parse_list
+from ragproof_core.data.importers.writer import Imported, write_files
+
+
+def write_cases(folder, imported: Imported):
+    """The imported cases as a dataset file, to check ragproof reads them back."""
+    path = folder / "cases.jsonl"
+    write_files([(path, imported.cases)])
+    return path
+
 
 ROW = '{"user_input": "Why?", "response": "Because."}'
 
@@ -58,7 +69,52 @@ def test_csv_records_spanning_lines_keep_their_first_line_for_messages(tmp_path)
             "d.jsonl",
             f'{ROW}\n{{"user_input": [{{"content": "hi"}}]}}\n',
             2,
-            "'user_input' must be a string, got array (multi-turn samples are not supported)",
+            "'user_input' item 0: 'type' must be 'human', 'ai' or 'tool', got null",
+        ),
+        (
+            "d.jsonl",
+            '{"user_input": 7}\n',
+            1,
+            "'user_input' must be a string or a list of messages, got number",
+        ),
+        ("d.jsonl", '{"user_input": []}\n', 1, "'user_input' has no user message"),
+        (
+            "d.jsonl",
+            '{"user_input": [{"content": "hi", "type": "ai"}, '
+            '{"content": "q", "type": "human"}]}\n',
+            1,
+            "'user_input' item 0: an assistant message before the first user message",
+        ),
+        (
+            "d.jsonl",
+            '{"user_input": [{"content": "a", "type": "human"}, '
+            '{"content": "b", "type": "human"}]}\n',
+            1,
+            "'user_input' item 1: two user messages in a row (turn 1 has no reply)",
+        ),
+        (
+            "d.jsonl",
+            '{"user_input": [{"content": " ", "type": "human"}]}\n',
+            1,
+            "'user_input' item 0: a human message's 'content' must not be empty",
+        ),
+        (
+            "d.jsonl",
+            '{"user_input": [{"content": ["x"], "type": "human"}]}\n',
+            1,
+            "'user_input' item 0: 'content' must be a string, got array",
+        ),
+        (
+            "d.jsonl",
+            '{"user_input": [{"content": "q", "type": "human"}], "reference_topics": "refunds"}\n',
+            1,
+            "'reference_topics' must be a list of strings, got string",
+        ),
+        (
+            "d.jsonl",
+            '{"user_input": ["q"]}\n',
+            1,
+            "'user_input' item 0: expected a JSON object, got string",
         ),
         ("d.jsonl", '{"user_input": "  "}\n', 1, "'user_input' must not be empty"),
         (
@@ -107,3 +163,36 @@ def test_bad_input_names_the_file_and_line(tmp_path, name, text, line, reason):
     with pytest.raises(DatasetError) as info:
         import_ragas(path)
     assert str(info.value) == f"{path}:{line}: {reason}"
+
+
+def test_a_multi_turn_sample_is_a_conversation_and_tool_messages_are_no_turn(tmp_path):
+    path = tmp_path / "d.jsonl"
+    messages = [
+        {"content": "Where is order 7?", "type": "human"},
+        {"content": "", "type": "ai", "tool_calls": [{"name": "track", "args": {"id": 7}}]},
+        {"content": "shipped", "type": "tool"},
+        {"content": "It has shipped.", "type": "ai"},
+        {"content": "When does it arrive?", "type": "human"},
+    ]
+    path.write_text(json.dumps({"id": "c7", "user_input": messages}) + "\n", encoding="utf-8")
+    imported = import_ragas(path)
+    # The last question has no reply: no recorded line for it (a failure when run).
+    assert imported.cases == [
+        {
+            "id": "c7",
+            "kind": "conversation",
+            "turns": [{"question": "Where is order 7?"}, {"question": "When does it arrive?"}],
+        }
+    ]
+    assert imported.outputs == [
+        {"case_id": "c7", "turns": [{"answer": {"text": "It has shipped."}}]}
+    ]
+    assert [case.id for case in load_dataset(write_cases(tmp_path, imported))] == ["c7#1", "c7#2"]
+
+
+def test_a_conversation_of_questions_only_has_no_recording(tmp_path):
+    path = tmp_path / "d.jsonl"
+    path.write_text('{"user_input": [{"content": "q", "type": "human"}]}\n', encoding="utf-8")
+    imported = import_ragas(path)
+    assert imported.cases == [{"id": "row-1", "kind": "conversation", "turns": [{"question": "q"}]}]
+    assert imported.outputs == []
