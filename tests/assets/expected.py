@@ -41,6 +41,7 @@ EXPECTED = {
     "agent.tool_recall": (None, None, None, 0, 4, 2),
     "agent.trajectory_match": (None, None, None, 0, 4, 2),
     "agent.steps": (None, None, None, 0, 4, 2),
+    "agent.task_completion": (None, None, None, 0, 4, 2),
 }
 
 

@@ -11,9 +11,12 @@ from pathlib import Path
 
 import pytest
 
+from ragproof_core.metrics.registry import METRIC_NAMES
 from tests.assets.expected import RUN_ARGS
 from tests.support.cli import ragproof, ragproof_popen
 from tests.support.stores import StoreUnderTest
+
+ROWS = 6 * len(METRIC_NAMES)  # the six cases of RUN_ARGS' dataset, every default metric
 
 
 def _slow_run_files(tmp_path: Path, cases: int = 200, delay_s: float = 0.5) -> tuple[Path, Path]:
@@ -66,10 +69,10 @@ def test_two_runs_started_at_the_same_moment_both_keep_every_row(any_store):
     run_ids = sorted(json.loads(o[0])["run_id"] for o in outs)
     assert len(set(run_ids)) == 2
     assert _count(any_store, "select run_id, count(*) from case_results group by 1 order by 1") == [
-        (run_ids[0], 90),
-        (run_ids[1], 90),
+        (run_ids[0], ROWS),
+        (run_ids[1], ROWS),
     ]
-    assert _count(any_store, "select count(*) from metric_summaries") == [(30,)]
+    assert _count(any_store, "select count(*) from metric_summaries") == [(2 * len(METRIC_NAMES),)]
 
 
 @pytest.mark.slow
@@ -90,7 +93,7 @@ def test_sigkill_mid_run_leaves_the_store_readable_and_the_next_run_succeeds(any
 
     done = ragproof(*RUN_ARGS, "--json")
     assert done.returncode == 0, done.stderr
-    assert _count(any_store, "select count(*) from case_results") == [(90,)]
+    assert _count(any_store, "select count(*) from case_results") == [(ROWS,)]
 
 
 @pytest.mark.slow
@@ -102,7 +105,7 @@ def test_reading_the_views_never_waits_for_a_running_evaluation(any_store, tmp_p
     try:
         _wait_until_evaluating(any_store, proc)
         for _ in range(5):
-            assert _count(any_store, "select count(*) from case_results") == [(90,)]
+            assert _count(any_store, "select count(*) from case_results") == [(ROWS,)]
             assert proc.poll() is None  # the reads finished while the run was still going
             time.sleep(0.2)
     finally:

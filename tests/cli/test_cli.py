@@ -8,7 +8,7 @@ from pathlib import Path
 
 import duckdb
 
-from ragproof_core.metrics.registry import METRIC_NAMES
+from ragproof_core.metrics.registry import METRIC_NAMES, REGISTRY
 from tests.assets.expected import RUN_ARGS, assert_summary
 from tests.support.cli import ragproof
 
@@ -92,7 +92,8 @@ def test_table_output_then_runs_and_show():
     assert (row["k"], row["source_match"], row["judge_model"], row["judge_mode"]) == (
         5, "chunk", None, None,
     )  # fmt: skip
-    assert row["metric_count"] == len(METRIC_NAMES)
+    # the default selection also holds the conversation-level metrics
+    assert row["metric_count"] == len(METRIC_NAMES) + len(REGISTRY.conversation_names)
     table = ragproof("runs").stdout.splitlines()
     assert table[0].split("  ")[0] == "run id" and table[0].endswith("cases     cost")
     assert table[2].startswith(run_id) and table[2].endswith("completed      6  $0.0000")

@@ -172,7 +172,7 @@ def test_debug_adds_the_traceback_before_the_line(homes, tmp_path):
         assert done.returncode == 1
         lines = done.stderr.splitlines()
         assert lines[0] == "Traceback (most recent call last):"
-        assert "ragproof_core.config.settings.ConfigError" in done.stderr
+        assert "ragproof_core.errors.ConfigError" in done.stderr
         assert lines[-1] == f"ragproof: {config}: run.k: expected an integer, got 2.5"
 
 
@@ -298,7 +298,8 @@ LIMIT_CASES = {
     ),
     "shards_past_the_cases": lambda tmp: (
         ["--dataset", DATASET, "--shards", "7"],
-        f"run.shards: 7 shards for 6 case(s) in {DATASET}; use at most one shard per case",
+        f"run.shards: 7 shards for 6 case(s) in {DATASET}; use at most one shard per case"
+        " (a conversation counts as one)",
     ),
 }
 

@@ -126,6 +126,7 @@ ALL_METRICS = (
     "agent.tool_recall",
     "agent.trajectory_match",
     "agent.steps",
+    "agent.task_completion",
 )
 
 

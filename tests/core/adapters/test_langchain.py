@@ -218,6 +218,7 @@ def test_an_agent_run_records_its_tool_call_and_both_retrievals_as_steps(use_asy
         "agent.tool_recall": 1.0,
         "agent.trajectory_match": 1.0,
         "agent.steps": 3.0,
+        "agent.task_completion": None,  # judged, and this run has no judge
         # hop 1 finds d3 (1/1), hop 2 finds d7 but not d1 (1/2); one hit of k = 5 each.
         "retrieval.hop_recall_at_k": 0.75,
         "retrieval.hop_precision_at_k": 0.2,

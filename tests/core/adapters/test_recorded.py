@@ -193,6 +193,7 @@ def test_a_retrieval_only_case_scores_retrieval_and_skips_what_needs_an_answer()
         "retrieval.hop_recall_at_k": "case has no expected_hops",
         "retrieval.hop_precision_at_k": "case has no expected_hops",
         "agent.steps": "adapter produced no answer",
+        "agent.task_completion": "adapter produced no answer",
     }
 
 

@@ -54,6 +54,8 @@ def test_every_setting_survives_manifest_json_and_config_json(tmp_path):
         "retrieval.ndcg_at_k",
         "retrieval.context_relevance",
         "retrieval.judged_ndcg_at_k",
+        "retrieval.hop_recall_at_k",
+        "retrieval.hop_precision_at_k",
         "echo.exact_match",
     )
     assert manifest.judge.mode == "combined"
