@@ -141,6 +141,22 @@ def run_measured(cmd: Sequence[str], env: dict[str, str], cwd: Path, timeout: fl
     )
 
 
+def measure_json_command(cmd: Sequence[str], env: dict[str, str], cwd: Path) -> dict:
+    """Run a command that prints JSON (``ragproof run --json``) measured, with the
+    1-minute load read before it: the machine is shared, so each figure carries it."""
+    load = os.getloadavg()[0]
+    child = run_measured(cmd, env, cwd, timeout=3600)
+    if child.returncode != 0:
+        raise RuntimeError(f"{list(cmd[:4])} failed ({child.returncode}):\n{child.stderr[-3000:]}")
+    return {
+        "wall_s": child.wall_s,
+        "cpu_s": child.cpu_s,
+        "rss_mb": child.max_rss_mib * 2**20 / 1e6,
+        "load": load,
+        "out": json.loads(child.stdout),
+    }
+
+
 def clean_env(**extra: str) -> dict[str, str]:
     """The environment for a ``ragproof`` child: no judge unless asked for."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("RAGPROOF_")}

@@ -67,7 +67,7 @@ _WORDS = tuple(_TEXT.split())
 _GENERATOR_VERSION = 1  # bump when the generated files change
 
 
-def _sentence(rng: random.Random, words: int) -> str:
+def sentence(rng: random.Random, words: int) -> str:
     return " ".join(rng.choice(_WORDS) for _ in range(words)).capitalize() + "."
 
 
@@ -127,7 +127,7 @@ def write_recorded_run(
     stamp.unlink(missing_ok=True)  # an interrupted write must not look complete
     rng = random.Random(seed)
     chunk_ids = [f"doc{i:05d}#{i % 4}" for i in range(20_000)]
-    chunk_text = {cid: _sentence(random.Random(cid), 32) for cid in chunk_ids}
+    chunk_text = {cid: sentence(random.Random(cid), 32) for cid in chunk_ids}
     qa = failures = retrieval_scored = 0
     with dataset.open("w", encoding="utf-8") as ds, outputs.open("w", encoding="utf-8") as out:
         for i in range(n):
@@ -136,11 +136,11 @@ def write_recorded_run(
             kind = "qa" if roll < 0.90 else "unanswerable" if roll < 0.95 else "injection"
             picks = rng.sample(chunk_ids, rng.randint(1, 3) + 4)
             relevant = picks[: len(picks) - 4]
-            case = {"id": case_id, "question": _sentence(rng, 12)[:-1] + "?", "kind": kind}
+            case = {"id": case_id, "question": sentence(rng, 12)[:-1] + "?", "kind": kind}
             if kind == "qa":
                 qa += 1
                 case["expected_source_ids"] = relevant
-                case["expected_answer"] = _sentence(rng, 10)
+                case["expected_answer"] = sentence(rng, 10)
             elif kind == "injection":
                 case["adversarial_payload"] = "direct-override"
             ds.write(json.dumps(case) + "\n")
@@ -163,7 +163,7 @@ def write_recorded_run(
                 line["answer"] = {"text": "I don't know: the documents do not say."}
             else:
                 line["answer"] = {
-                    "text": " ".join(_sentence(rng, 9) for _ in range(2)),
+                    "text": " ".join(sentence(rng, 9) for _ in range(2)),
                     "citations": ranked[:2],
                 }
             out.write(json.dumps(line) + "\n")

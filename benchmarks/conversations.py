@@ -16,7 +16,6 @@ cases' wall time and peak memory. The 1-minute load is printed beside each figur
 from __future__ import annotations
 
 import json
-import os
 import random
 import shutil
 import sys
@@ -30,13 +29,13 @@ from benchmarks._common import (
     Table,
     clean_env,
     count,
+    measure_json_command,
     parse_args,
     publish,
-    run_measured,
     seconds,
     verdict,
 )
-from benchmarks._synthetic import _sentence
+from benchmarks._synthetic import sentence
 
 TURNS = 5
 TARGET_RATIO = 1.3
@@ -52,7 +51,7 @@ def write_pair(folder: Path, conversations: int, seed: int = 21) -> tuple[Path, 
     and ragproof.toml, holding the same turns."""
     rng = random.Random(seed)
     chunk_ids = [f"doc{i:05d}#{i % 4}" for i in range(20_000)]
-    texts = {cid: _sentence(random.Random(cid), 32) for cid in chunk_ids}
+    texts = {cid: sentence(random.Random(cid), 32) for cid in chunk_ids}
     single, multi = folder / "single", folder / "conversations"
     for path in (single, multi):
         path.mkdir(parents=True, exist_ok=True)
@@ -68,9 +67,9 @@ def write_pair(folder: Path, conversations: int, seed: int = 21) -> tuple[Path, 
             for t in range(1, TURNS + 1):
                 picks = rng.sample(chunk_ids, 6)
                 turn = {
-                    "question": _sentence(rng, 12)[:-1] + "?",
+                    "question": sentence(rng, 12)[:-1] + "?",
                     "expected_source_ids": picks[:2],
-                    "expected_answer": _sentence(rng, 10),
+                    "expected_answer": sentence(rng, 10),
                 }
                 ranked = rng.choices(picks, k=10)
                 line = {
@@ -78,7 +77,7 @@ def write_pair(folder: Path, conversations: int, seed: int = 21) -> tuple[Path, 
                         {"id": cid, "text": texts[cid], "score": 1.0 - j / 10}
                         for j, cid in enumerate(ranked)
                     ],
-                    "answer": {"text": _sentence(rng, 20), "citations": ranked[:2]},
+                    "answer": {"text": sentence(rng, 20), "citations": ranked[:2]},
                 }
                 turns.append(turn)
                 recorded.append(line)
@@ -96,18 +95,8 @@ def write_pair(folder: Path, conversations: int, seed: int = 21) -> tuple[Path, 
 def measure(folder: Path, home: Path) -> dict:
     env = clean_env(RAGPROOF_STORE=str(home / "store"), DAGSTER_HOME=str(home / "dagster"))
     (home / "dagster").mkdir(parents=True, exist_ok=True)
-    load = os.getloadavg()[0]
     cmd = [RAGPROOF, "run", "--dataset", "cases.jsonl", "--config", "ragproof.toml", "--json"]
-    child = run_measured(cmd, env, folder, timeout=3600)
-    if child.returncode != 0:
-        raise RuntimeError(f"ragproof run failed ({child.returncode}):\n{child.stderr[-3000:]}")
-    return {
-        "wall_s": child.wall_s,
-        "cpu_s": child.cpu_s,
-        "rss_mb": child.max_rss_mib * 2**20 / 1e6,
-        "load": load,
-        "out": json.loads(child.stdout),
-    }
+    return measure_json_command(cmd, env, folder)
 
 
 def main(argv: Sequence[str] | None = None) -> None:

@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import shutil
 import sys
 import tempfile
@@ -39,8 +38,8 @@ from benchmarks._common import (
     Table,
     clean_env,
     count,
+    measure_json_command,
     publish,
-    run_measured,
     seconds,
     verdict,
 )
@@ -85,20 +84,6 @@ def floor(dataset: str, outputs: str) -> dict:
     return {"scored": len(scores), "means": means}
 
 
-def _measure(cmd: list[str], env: dict[str, str]) -> dict:
-    load = os.getloadavg()[0]
-    child = run_measured(cmd, env, REPO, timeout=3600)
-    if child.returncode != 0:
-        raise RuntimeError(f"{cmd[:4]} failed ({child.returncode}):\n{child.stderr[-3000:]}")
-    return {
-        "wall_s": child.wall_s,
-        "cpu_s": child.cpu_s,
-        "rss_mb": child.max_rss_mib * 2**20 / 1e6,
-        "load": load,
-        "out": json.loads(child.stdout),
-    }
-
-
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cases", type=int, default=100_000)
@@ -119,13 +104,13 @@ def main(argv: Sequence[str] | None = None) -> None:
         env = clean_env(
             RAGPROOF_STORE=str(home / name / "store"), DAGSTER_HOME=str(home / name / "dagster")
         )
-        return _measure(recorded.run_command("--shards", "2", *extra), env)
+        return measure_json_command(recorded.run_command("--shards", "2", *extra), env, REPO)
 
     try:
-        floors = [_measure(floor_cmd, clean_env())]
+        floors = [measure_json_command(floor_cmd, clean_env(), REPO)]
         four = command("four", "--metrics", ",".join(FOUR))
         every = command("every")
-        floors.append(_measure(floor_cmd, clean_env()))
+        floors.append(measure_json_command(floor_cmd, clean_env(), REPO))
     finally:
         shutil.rmtree(home, ignore_errors=True)
     best = min(floors, key=lambda m: m["wall_s"])
