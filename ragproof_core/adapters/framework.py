@@ -103,7 +103,7 @@ def chunk_from(text: Any, metadata: Any, own_id: Any, score: Any, id_key: str | 
         id=chunk_id,
         text=text,
         score=None if score is None else float(score),
-        metadata=_json_safe(meta),
+        metadata=json_safe(meta),
     )
 
 
@@ -215,12 +215,14 @@ def _exposed(reply: Reply) -> tuple[Chunk, ...]:
     return reply.retrieved
 
 
-def _json_safe(metadata: dict[str, Any]) -> dict[str, Any]:
+def json_safe(mapping: Mapping[str, Any]) -> dict[str, Any]:
+    """A framework's dict (metadata, a tool call's arguments) as a JSON object: values
+    JSON cannot hold (datetimes and the like) become their ``str``."""
     try:
-        json.dumps(metadata)
-        return metadata
+        json.dumps(mapping)
+        return dict(mapping)
     except (TypeError, ValueError):
-        return json.loads(json.dumps(metadata, default=str))
+        return json.loads(json.dumps(dict(mapping), default=str))
 
 
 def _short(text: Any) -> str:

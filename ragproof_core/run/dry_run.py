@@ -23,9 +23,10 @@ from typing import Any
 
 from ragproof_core.adapters.loading import load_adapter
 from ragproof_core.adapters.runner import close_adapter, takes_history
-from ragproof_core.config.settings import Config, JudgeEnv
+from ragproof_core.config.settings import Config
 from ragproof_core.judge.estimating import EstimatingJudge, cost_lines
 from ragproof_core.judge.factory import make_judge
+from ragproof_core.judge.settings import JudgeEnv
 from ragproof_core.judge.types import JudgeVerdict
 from ragproof_core.metrics.custom import give_rubrics, run_registry
 from ragproof_core.model import Answer, Case, CaseOutput, Chunk
