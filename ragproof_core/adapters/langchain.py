@@ -54,7 +54,7 @@ from ragproof_core.adapters.framework import (
     build_from_factory,
     chunk_from,
     cited_ids,
-    json_safe,
+    json_object,
     marker_citations,
     require,
     wrong_build_error,
@@ -273,7 +273,7 @@ def tool_arguments(inputs: Mapping[str, Any] | None, input_str: str) -> dict[str
     """A tool run's arguments as a JSON object: the structured input when LangChain passes
     one, else the input string parsed as a JSON object, else ``{"input": input_str}``."""
     if isinstance(inputs, Mapping):
-        return json_safe(inputs)
+        return json_object(inputs)
     try:
         parsed = json.loads(input_str)
     except ValueError:
