@@ -16,24 +16,16 @@ from ragproof_core.data.importers.trec import RunEntry, trec_eval_order
 from ragproof_core.metrics.registry import REGISTRY
 from ragproof_core.metrics.retrieval import (
     RETRIEVAL_GROUP,
+    SCORED_RETRIEVAL,
     retrieval_batch_results,
     retrieval_results,
 )
 from ragproof_core.metrics.retrieval_batch import batch_of
 from ragproof_core.metrics.retrieval_batch_kernels import mrr, precision_at_k, recall_at_k
 from ragproof_core.model import Case, CaseOutput, Chunk, Status
+from tests.support.trec_equality import MEASURES
 
-NINE = (
-    "retrieval.precision_at_k",
-    "retrieval.recall_at_k",
-    "retrieval.mrr",
-    "retrieval.ndcg_at_k",
-    "retrieval.map",
-    "retrieval.r_precision",
-    "retrieval.hit_rate_at_k",
-    "retrieval.bpref",
-    "retrieval.judged_at_k",
-)
+NINE = SCORED_RETRIEVAL
 # What a run may select: the four, the nine, and cut-offs beside them (some equal to k).
 SELECTIONS = (
     NINE[:4],
@@ -42,18 +34,6 @@ SELECTIONS = (
     (*NINE, "retrieval.ndcg_at_k@3", "retrieval.precision_at_k@5", "retrieval.judged_at_k@20"),
     ("retrieval.recall_at_k@1", "retrieval.hit_rate_at_k@2", "retrieval.bpref"),
 )
-# ragproof metric -> trec_eval measure; judged_k is P_k with every grade raised by 1.
-TREC = {
-    "retrieval.precision_at_k": "P_{k}",
-    "retrieval.recall_at_k": "recall_{k}",
-    "retrieval.mrr": "recip_rank",
-    "retrieval.ndcg_at_k": "ndcg_cut_{k}",
-    "retrieval.map": "map",
-    "retrieval.r_precision": "Rprec",
-    "retrieval.hit_rate_at_k": "success_{k}",
-    "retrieval.bpref": "bpref",
-    "retrieval.judged_at_k": "judged_{k}",
-}
 POOL = [f"d{i}" for i in range(30)] + ["D3", "é7", "doc-010", "d010"]
 
 
@@ -172,7 +152,7 @@ def test_batch_values_equal_trec_eval_per_query(document):
                     continue
                 measured = theirs.get(row.case_id)
                 # A query pytrec_eval leaves out is trec_eval -c's 0 in every measure.
-                want = 0.0 if measured is None else measured[TREC[row.metric].format(k=k)]
+                want = 0.0 if measured is None else measured[MEASURES[row.metric].format(k=k)]
                 assert abs(row.value - want) <= 1e-12, (row, want)
                 compared += 1
                 empty += not runs[row.case_id]
