@@ -33,13 +33,13 @@ score is complete 1, partial 0.5, failed 0.
 
 ``check_fixtures`` lists every problem at once (a person fixing fixtures wants
 the whole list, not one error per run); ``load_fixtures`` refuses a directory
-with any. Run ``python -m ragproof_core.calibration.fixtures_check [DIR]`` to check.
+with any. Run ``python -m ragproof_core.calibration.fixtures_check [DIR]`` (the
+command, ``fixtures_check.py``) to check.
 """
 
 from __future__ import annotations
 
 import json
-import sys
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -283,7 +283,8 @@ def json_lines(path: Path, lines: list[str], problems: list[str]) -> Iterator[tu
         yield where, obj
 
 
-def _scan(directory: Path | None) -> tuple[list[Fixture], list[str]]:
+def scan_fixtures(directory: Path | None) -> tuple[list[Fixture], list[str]]:
+    """The sound fixtures of ``directory`` (default: the shipped one) and every problem."""
     directory = DEFAULT_DIRECTORY if directory is None else Path(directory)
     if not directory.is_dir():
         return [], [f"{directory}: no such fixtures directory"]
@@ -362,33 +363,12 @@ def load_metric_fixtures(path: Path | str, metric: str) -> list[Fixture]:
 
 def check_fixtures(directory: Path | str | None = None) -> list[str]:
     """Every problem in the fixtures directory (default: the shipped one); empty when sound."""
-    return _scan(None if directory is None else Path(directory))[1]
+    return scan_fixtures(None if directory is None else Path(directory))[1]
 
 
 def load_fixtures(directory: Path | str | None = None) -> list[Fixture]:
     """The fixtures in file-name then line order; FixtureError when any problem is found."""
-    fixtures, problems = _scan(None if directory is None else Path(directory))
+    fixtures, problems = scan_fixtures(None if directory is None else Path(directory))
     if problems:
         raise FixtureError(problems)
     return fixtures
-
-
-def main(argv: list[str] | None = None) -> int:
-    args = sys.argv[1:] if argv is None else argv
-    directory = Path(args[0]) if args else DEFAULT_DIRECTORY
-    fixtures, problems = _scan(directory)
-    if problems:
-        for problem in problems:
-            print(problem, file=sys.stderr)
-        print(f"{len(problems)} problem(s) in {directory}", file=sys.stderr)
-        return 1
-    counts = Counter(f.prompt for f in fixtures)
-    for prompt in CALIBRATED_PROMPTS:
-        bands = Counter(f.human_score for f in fixtures if f.prompt == prompt)
-        spread = ", ".join(f"{score:g}: {bands[score]}" for score in HUMAN_SCORES if bands[score])
-        print(f"{prompt}: {counts[prompt]} fixtures ({spread})")
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
