@@ -13,7 +13,8 @@ conversation (``EARLIER_TURN_FAILED`` for the turns after it).
 from __future__ import annotations
 
 import inspect
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 from ragproof_core.model import Answer, Case, CaseOutput, Message
@@ -77,3 +78,13 @@ def stored_histories(
             else after_turn(history, case.question, output.answer)
         )
     return histories
+
+
+def with_stored_histories(cases: Sequence[Case], outputs: Sequence[CaseOutput]) -> list[CaseOutput]:
+    """A stored run's outputs with each turn's history (``stored_histories``) set, so a
+    judge question asked of them again is the one the run asked."""
+    histories = stored_histories(cases, {o.case_id: o for o in outputs})
+    return [
+        o if o.case_id not in histories else replace(o, history=histories[o.case_id])
+        for o in outputs
+    ]

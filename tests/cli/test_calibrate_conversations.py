@@ -1,6 +1,7 @@
-"""`ragproof calibrate --sample` and `calibrate --run --labels` on a run with conversation
-turns (CONTRACT sections 12 and 16, issue 21): a real judged run over the fixture
-tests/fixtures/calibrate_conversations (README.md there), then the two commands.
+"""`ragproof calibrate --sample`, `calibrate --run --labels` and `ragproof probe` on a run
+with conversation turns (CONTRACT sections 12, 16 and 22, issue 21): a real judged run
+over the fixture tests/fixtures/calibrate_conversations (README.md there), then the
+commands.
 
 The test's judge marks a sentence naming "3 May" supported only when a user message of
 the request's history says it, so c1#2's groundedness is 1 only if its judge prompt
@@ -11,6 +12,11 @@ Labels: groundedness c1#2 = 1, c2#3 = 0, s2 = 0.5, so y - f = [0, -0.5, 0] over 
 f = [1, 1, 0.5, 1] over U: ppi_mean = 0.875 - 1/6, half width
 1.96 * sqrt(var_U(f) / 4 + var_L(y - f) / 3) with var_U(f) = 0.0625 and
 var_L(y - f) = 1/12; knowledge retention c1 = 1 (n = 1: no PPI figures).
+
+Probe of groundedness (every chunk list holds one chunk: no position probe): padding
+with the filler's 3 supported sentences moves 0.5 to 4/5 (band 1) for c2#1, c2#3 and s2;
+self_reference moves 0.5 to 2/3 (band 0.5): nothing. c1#2 asked without its history
+would be 0.5 and move too.
 """
 
 from __future__ import annotations
@@ -53,11 +59,11 @@ def judged(tmp_path_factory):
     with JudgeServer() as server:
         server.responder = history_aware
         run_id = runs.run_judged(FIXTURE, "ragproof.toml", server.url)
-        yield runs, run_id, list(server.requests)
+        yield runs, run_id, list(server.requests), server
 
 
 def test_each_turn_was_judged_with_its_own_history(judged):
-    _, _, requests = judged
+    _, _, requests, _ = judged
     grounded = {
         next(b["text"] for b in r.blocks() if b["name"] == "question"): r
         for r in requests
@@ -80,7 +86,7 @@ def test_each_turn_was_judged_with_its_own_history(judged):
 
 
 def test_the_sample_names_turns_and_shows_what_the_judge_saw(judged, tmp_path):
-    runs, run_id, _ = judged
+    runs, run_id, _, _ = judged
     out = tmp_path / "to_label.jsonl"
     done = ragproof("calibrate", "--sample", "7", "--run", run_id, "--out", str(out), env=runs.env)
     assert done.returncode == 0, done.stderr
@@ -124,7 +130,7 @@ def test_the_sample_names_turns_and_shows_what_the_judge_saw(judged, tmp_path):
 
 
 def test_labels_on_turns_and_conversations_give_exact_bias_corrected_means(judged, tmp_path):
-    runs, run_id, _ = judged
+    runs, run_id, _, _ = judged
     labels = tmp_path / "labels.jsonl"
     unmatched = [
         {"case_id": "c1#3", "metric": GROUNDEDNESS, "score": 1},  # c1 has two turns
@@ -159,3 +165,52 @@ def test_labels_on_turns_and_conversations_give_exact_bias_corrected_means(judge
         0.75,
     )
     assert (retention["human_mean"], retention["ppi_mean"]) == (None, None)
+
+
+def _question(request: ReceivedRequest) -> str:
+    return next(b["text"] for b in request.blocks() if b["name"] == "question")
+
+
+def test_probe_re_asks_a_turn_with_the_history_its_run_prompt_carried(judged):
+    runs, run_id, run_requests, server = judged
+    server.reset()
+    env = {
+        **runs.env,
+        "RAGPROOF_JUDGE_MODEL": "openai/judge-test",
+        "RAGPROOF_JUDGE_API_BASE": server.url,
+        "OPENAI_API_KEY": "sk-test-dummy",
+    }
+    args = ("probe", run_id, "--metrics", GROUNDEDNESS, "--sample", "7", "--json")
+    done = ragproof(*args, env=env)
+    assert done.returncode == 0, done.stderr
+    # Each unperturbed question is the run's own request, history and all: the judge
+    # cache serves all 7; only the 2 x 7 perturbed ones are sent.
+    assert "probe: 14 judge request(s), 7 verdict(s) from the cache" in done.stderr
+    rows = {(p["metric"], p["perturbation"]): p for p in json.loads(done.stdout)["probes"]}
+    assert [
+        (rows[(GROUNDEDNESS, p)]["cases"], rows[(GROUNDEDNESS, p)]["changed"])
+        for p in ("verbosity", "position", "self_reference")
+    ] == [(7, 3), (0, 0), (7, 0)]
+    turn = "Can I still return it on 1 June?"
+    asked = [r for r in server.requests if _question(r) == turn]
+    (ran,) = [r for r in run_requests if r.prompt == "groundedness" and _question(r) == turn]
+    assert len(asked) == 2
+    for request in asked:
+        assert (
+            request.messages()
+            == ran.messages()
+            == [
+                {
+                    "role": "user",
+                    "turn": 1,
+                    "text": "I bought the kettle on 3 May. What is the refund window?",
+                },
+                {"role": "assistant", "turn": 1, "text": "30 days."},
+            ]
+        )
+        # The run's system part, history rules included (the fence differs by input).
+        assert _unfenced(request.system) == _unfenced(ran.system)
+
+
+def _unfenced(text: str) -> str:
+    return re.sub(r"DATA-[0-9a-f]+", "DATA-*", text)
