@@ -103,7 +103,7 @@ def chunk_from(text: Any, metadata: Any, own_id: Any, score: Any, id_key: str | 
         id=chunk_id,
         text=text,
         score=None if score is None else float(score),
-        metadata=json_safe(meta),
+        metadata=_json_safe(meta),
     )
 
 
@@ -215,14 +215,18 @@ def _exposed(reply: Reply) -> tuple[Chunk, ...]:
     return reply.retrieved
 
 
-def json_safe(mapping: Mapping[str, Any]) -> dict[str, Any]:
-    """A framework's dict (metadata, a tool call's arguments) as a JSON object: values
-    JSON cannot hold (datetimes and the like) become their ``str``."""
+def _json_safe(metadata: dict[str, Any]) -> dict[str, Any]:
     try:
-        json.dumps(mapping)
-        return dict(mapping)
+        json.dumps(metadata)
+        return metadata
     except (TypeError, ValueError):
-        return json.loads(json.dumps(dict(mapping), default=str))
+        return json_object(metadata)
+
+
+def json_object(mapping: Mapping[str, Any]) -> dict[str, Any]:
+    """A tool call's arguments as the JSON object they stand for: a deep copy in JSON's
+    types (tuples become lists), values JSON cannot hold (datetimes...) their ``str``."""
+    return json.loads(json.dumps(dict(mapping), default=str))
 
 
 def _short(text: Any) -> str:

@@ -57,7 +57,7 @@ from ragproof_core.adapters.framework import (
     build_from_factory,
     chunk_from,
     cited_ids,
-    json_safe,
+    json_object,
     marker_citations,
     require,
     wrong_build_error,
@@ -166,7 +166,7 @@ class LlamaIndexAdapter(FrameworkAdapter):
             return RetrieveStep(
                 _query(arguments, output.raw_input), tuple(self._chunk(n) for n in nodes)
             )
-        return ToolStep(name, json_safe(arguments), None if output is None else output.content)
+        return ToolStep(name, json_object(arguments), None if output is None else output.content)
 
     def _retrieved_nodes(self, output: Any) -> list[Any] | None:
         """The nodes a retrieving call got (possibly none), or None for another call."""

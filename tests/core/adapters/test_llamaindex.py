@@ -196,3 +196,30 @@ def test_an_agent_gets_the_earlier_turns_as_its_chat_history():
     assert answers["c1#3"] == f"{q1} | {q2} | {q3}"
     assert answers["c2#1"] == "Do you ship abroad?"
     assert [type(s) for s in outputs["c1#3"].answer.steps] == [RetrieveStep, ToolStep, RetrieveStep]
+
+
+@pytest.mark.parametrize(
+    ("options", "hops"),
+    [
+        ({"search_with": "query_engine"}, (["d1", "d3"], ["d7", "d1"])),
+        # Cosines 0.87 and 0.67 on hop 1, 0.77 and 0.67 on hop 2: hop 2 keeps nothing.
+        ({"cutoff": 0.8}, (["d1"], [])),
+    ],
+    ids=["query_engine_tool", "empty_retrieval"],
+)
+def test_query_engine_tools_and_empty_retrievals_are_retrieve_steps(options, hops):
+    """A QueryEngineTool's source nodes are its hop's chunks; a RetrieverTool whose
+    postprocessor drops every node is a retrieve step with none, which scores 0."""
+    adapter = LlamaIndexAdapter(factory=AGENT, factory_options=options)
+    case = Case("a1", "What is the capital of France?", expected_hops=(("d1",), ("d7",)))
+    evaluation = asyncio.run(evaluate([case], adapter, RunSettings(k=5)))
+    (output,) = evaluation.outputs
+    steps = output.answer.steps
+    assert [(type(s), getattr(s, "query", None)) for s in steps] == [
+        (RetrieveStep, "capital of France"),
+        (ToolStep, None),
+        (RetrieveStep, "Paris France river Vienna"),
+    ]
+    assert ([c.id for c in steps[0].chunks], [c.id for c in steps[2].chunks]) == hops
+    recall = next(r for r in evaluation.results if r.metric == "retrieval.hop_recall_at_k")
+    assert recall.value == (1.0 if hops[1] else 0.5)

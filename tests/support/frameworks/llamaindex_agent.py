@@ -24,8 +24,10 @@ from llama_index.core import Document, VectorStoreIndex
 from llama_index.core.agent.workflow import FunctionAgent
 from llama_index.core.base.embeddings.base import BaseEmbedding
 from llama_index.core.base.llms.types import ChatMessage, MessageRole, ToolCallBlock
+from llama_index.core.llms import MockLLM
 from llama_index.core.llms.mock import MockFunctionCallingLLM
-from llama_index.core.tools import FunctionTool, RetrieverTool
+from llama_index.core.postprocessor import SimilarityPostprocessor
+from llama_index.core.tools import FunctionTool, QueryEngineTool, RetrieverTool
 
 from tests.support.frameworks.corpus import PASSAGES
 
@@ -73,16 +75,28 @@ def scripted_reply(messages: list[ChatMessage], answer_with_history: bool) -> Ch
     return ChatMessage(role=MessageRole.ASSISTANT, content=ANSWER)
 
 
-def build_agent(answer_with_history: bool = False) -> FunctionAgent:
+def build_agent(
+    answer_with_history: bool = False, search_with: str = "retriever", cutoff: float = 0.0
+) -> FunctionAgent:
+    """The agent; ``search`` is a ``RetrieverTool`` (dropping nodes scored below
+    ``cutoff``), or with ``search_with = "query_engine"`` a ``QueryEngineTool`` over
+    the same index (``MockLLM`` writes its answer)."""
     embedding = KeywordEmbedding(embed_dim=len(VOCABULARY) + 1)
     documents = [
         Document(text=text, id_=doc_id, metadata=dict(meta)) for doc_id, text, meta in PASSAGES
     ]
     # The Documents are the nodes: no splitter, so node ids are the document ids.
     index = VectorStoreIndex(nodes=documents, embed_model=embedding)
-    search = RetrieverTool.from_defaults(
-        index.as_retriever(similarity_top_k=2), name="search", description="Search the passages."
-    )
+    describe = {"name": "search", "description": "Search the passages."}
+    if search_with == "query_engine":
+        engine = index.as_query_engine(similarity_top_k=2, llm=MockLLM())
+        search = QueryEngineTool.from_defaults(engine, **describe)
+    else:
+        search = RetrieverTool.from_defaults(
+            index.as_retriever(similarity_top_k=2),
+            node_postprocessors=[SimilarityPostprocessor(similarity_cutoff=cutoff)],
+            **describe,
+        )
     return FunctionAgent(
         tools=[search, FunctionTool.from_defaults(read_passage)],
         llm=MockFunctionCallingLLM(
