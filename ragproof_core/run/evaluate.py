@@ -49,13 +49,22 @@ SCORE_BATCH_CASES = 4096
 DEFAULT_SETTINGS = RunSettings()
 
 
-@dataclass
+@dataclass(repr=False)
 class Evaluation:
     """Everything one run produced, in dataset order."""
 
     outputs: list[CaseOutput]
     results: list[MetricResult]
     status: str = COMPLETED
+
+    def __repr__(self) -> str:
+        # Short on purpose: asyncio.run() in a main thread formats the repr of its task,
+        # result included, when it restores the SIGINT handler (Python 3.11), and the
+        # dataclass repr of 20,000 cases' outputs and results took longer than scoring them.
+        return (
+            f"Evaluation({len(self.outputs)} outputs, {len(self.results)} results, "
+            f"status={self.status!r})"
+        )
 
     @property
     def case_failures(self) -> int:

@@ -319,3 +319,10 @@ def test_a_batch_scoring_bug_is_only_the_faulty_cases_error():
         ("fine", "retrieval.mrr", Status.SCORED, 1.0, None),
         ("fine", "probe.value", Status.SCORED, 1.0, None),
     ]
+
+
+def test_an_evaluation_repr_stays_short_however_many_cases():
+    # asyncio.run() formats its task's result when it restores the SIGINT handler.
+    evaluation = asyncio.run(evaluate(_cases("a", "b", "c"), ScriptedAdapter(), RunSettings()))
+    rows = 3 * len(METRIC_NAMES)
+    assert repr(evaluation) == f"Evaluation(3 outputs, {rows} results, status='completed')"
