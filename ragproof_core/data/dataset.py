@@ -40,7 +40,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, ValidationError
 
 from ragproof_core.errors import describe, dotted, show_value
 from ragproof_core.gc_pause import collector_paused
-from ragproof_core.json_limits import JsonLimitError, bounded_int, check_value, scan_depth
+from ragproof_core.json_limits import JsonLimitError, check_value, loads_bounded
 from ragproof_core.model import (
     CONVERSATION_KIND,
     Case,
@@ -158,8 +158,7 @@ def parse_json_line(path_text: str, number: int, raw: bytes) -> Any:
     try:
         # The decoder recurses: a line nested thousands deep must fail here, not
         # as a RecursionError wherever its value is next encoded.
-        scan_depth(text)
-        value = json.loads(text, parse_int=bounded_int)
+        value = loads_bounded(text)
     except JsonLimitError as exc:
         raise DatasetError(path_text, number, str(exc)) from None
     except json.JSONDecodeError as exc:
