@@ -27,6 +27,9 @@ MAX_DEPTH = 64
 # .default_max_str_digits): a wider one cannot even be written back as JSON.
 MAX_INT_DIGITS = 4300
 
+# The widest integer every JSON reader of 64-bit integers keeps exact (2**63 has 19 digits).
+MAX_EXACT_INT_DIGITS = 18
+
 # How many levels of a too-deep value's path a message names.
 _NAMED_LEVELS = 3
 
