@@ -46,13 +46,22 @@ _JUDGE_BACKLOG_PER_SLOT = 4
 DEFAULT_SETTINGS = RunSettings()
 
 
-@dataclass
+@dataclass(repr=False)
 class Evaluation:
     """Everything one run produced, in dataset order."""
 
     outputs: list[CaseOutput]
     results: list[MetricResult]
     status: str = COMPLETED
+
+    def __repr__(self) -> str:
+        # Counts, never the cases: on Python 3.11, asyncio.Runner.run formats the repr of
+        # its finished task, result included, when it puts the SIGINT handler back, and
+        # a shard batch's outputs and results took seconds to print there.
+        return (
+            f"Evaluation({len(self.outputs)} outputs, {len(self.results)} results, "
+            f"status={self.status!r})"
+        )
 
     @property
     def case_failures(self) -> int:
