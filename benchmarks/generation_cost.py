@@ -25,11 +25,11 @@ import tempfile
 from pathlib import Path
 
 from benchmarks._common import REPO, Table
-from ragproof_core.config.settings import JudgeEnv
 from ragproof_core.generate.corpus import load_corpus
 from ragproof_core.generate.qa import GenerationPlan, generate_questions
 from ragproof_core.judge.client import flush_litellm
 from ragproof_core.judge.factory import make_judge
+from ragproof_core.judge.settings import JudgeEnv
 from tests.support.generation import request_fields
 from tests.support.judge_server import JudgeServer, ReceivedRequest, default_content
 

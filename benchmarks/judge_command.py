@@ -60,10 +60,11 @@ TARGET_RATIO = 1.2
 def library_loop(dataset: str, outputs: str) -> dict:
     """The judge loop as a library user writes it; prints what it scored as JSON."""
     from ragproof_core.adapters.recorded import RecordedAdapter
-    from ragproof_core.config.settings import JudgeEnv, RunSettings
+    from ragproof_core.config.settings import RunSettings
     from ragproof_core.data.dataset import load_dataset
     from ragproof_core.judge.client import flush_litellm
     from ragproof_core.judge.session import LiteLLMJudge
+    from ragproof_core.judge.settings import JudgeEnv
     from ragproof_core.run.evaluate import evaluate
 
     started = time.perf_counter()

@@ -26,10 +26,11 @@ from collections.abc import Sequence
 
 from ragproof_core.adapters.loading import load_adapter
 from ragproof_core.calibration.calibrate_combined import PROMPT_METRICS, load_combined_fixtures
-from ragproof_core.config.settings import DEMO_ADAPTER, JudgeEnv, RunSettings
+from ragproof_core.config.settings import DEMO_ADAPTER, RunSettings
 from ragproof_core.data.dataset import load_dataset
 from ragproof_core.judge.client import LiteLLMClient, flush_litellm
 from ragproof_core.judge.session import LiteLLMJudge
+from ragproof_core.judge.settings import JudgeEnv
 from ragproof_core.run.evaluate import Selection, evaluate, judged_results
 from tests.support.judge_server import JudgeServer
 

@@ -118,8 +118,8 @@ class Burst:
 
 
 def ask_burst(server: JudgeProcess, calls: int, concurrency: int, offset: int) -> Burst:
-    from ragproof_core.config.settings import JudgeEnv
     from ragproof_core.judge.session import LiteLLMJudge
+    from ragproof_core.judge.settings import JudgeEnv
 
     os.environ["OPENAI_API_KEY"] = "dummy"  # LiteLLM's openai provider wants one
     judge = LiteLLMJudge(

@@ -11,7 +11,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from ragproof_cli.common import EXIT_BUDGET, EXIT_OK, UsageError, open_store, print_json
-from ragproof_core.config import JudgeEnv, load_config
+from ragproof_core.config import load_config
 from ragproof_core.generate.corpus import load_corpus
 from ragproof_core.generate.estimate import estimate_generation
 from ragproof_core.generate.output import case_rows, write_rows
@@ -24,6 +24,7 @@ from ragproof_core.generate.qa import (
 )
 from ragproof_core.generate.summary import render_summary, summary_dict
 from ragproof_core.judge import GENERATION_PROMPT_NAMES, judge_environment, make_judge
+from ragproof_core.judge.settings import JudgeEnv
 
 
 def _judge_env(config_path: str | None) -> JudgeEnv:

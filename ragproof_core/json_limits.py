@@ -8,7 +8,8 @@ options) or from a judge is checked here first, so such a value is refused
 where it enters, with a message naming what was too deep or too big.
 
 ``scan_depth`` checks JSON *text* without decoding it (a plain scan over its
-brackets); ``check_value`` checks an already-decoded value without recursing.
+brackets); ``loads_bounded`` decodes JSON text within both bounds; ``check_value``
+checks an already-decoded value without recursing.
 """
 
 from __future__ import annotations
@@ -16,9 +17,12 @@ from __future__ import annotations
 import datetime
 import decimal
 import functools
+import json
 import re
 from collections.abc import Mapping
 from typing import Any
+
+import orjson
 
 # Deeper than any real metadata or judge reply; far below the interpreter's
 # recursion limit (1,000), which the decoders and encoders downstream share.
@@ -27,8 +31,14 @@ MAX_DEPTH = 64
 # .default_max_str_digits): a wider one cannot even be written back as JSON.
 MAX_INT_DIGITS = 4300
 
-# The widest integer every JSON reader of 64-bit integers keeps exact (2**63 has 19 digits).
-MAX_EXACT_INT_DIGITS = 18
+# The widest integer orjson keeps exact (it reads a wider one as a float; 2**63 has 19 digits).
+_EXACT_INT_DIGITS = 18
+# Every ASCII digit as "0", every other byte as "x": a run of zeros is a run of digits.
+_DIGITS_AS_ZERO = bytes(ord("0") if 48 <= i <= 57 else ord("x") for i in range(256))
+_DIGIT_RUN = b"0" * (_EXACT_INT_DIGITS + 1)
+
+# What a decoded JSON value nests in.
+_CONTAINERS = (dict, list)
 
 # How many levels of a too-deep value's path a message names.
 _NAMED_LEVELS = 3
@@ -66,6 +76,67 @@ def scan_depth(text: str, max_depth: int = MAX_DEPTH) -> None:
                 raise JsonLimitError(f"nested deeper than {max_depth} levels", match.start())
         elif token in "]}":
             depth -= 1
+
+
+def loads_bounded(text: str, max_depth: int = MAX_DEPTH) -> Any:
+    """``json.loads`` of ``text`` from outside, integers bounded (``bounded_int``); raises
+    ``JsonLimitError`` exactly where ``scan_depth`` before decoding would, else the
+    decoder's own error.
+
+    A line with many brackets but little depth (a conversation's recording: five turns
+    of ten chunks) is decoded first and its depth read from the value, a level at a
+    time; the scan over its text, a regular-expression match per bracket and string,
+    cost ten times the decoding. The decoder itself is safe on any depth (it raises
+    ``RecursionError`` long before the interpreter's stack runs out), and on valid
+    JSON the value nests exactly as deep as the text's brackets."""
+    if text.count("[") + text.count("{") <= max_depth:
+        return json.loads(text, parse_int=bounded_int)
+    try:
+        value = json.loads(text, parse_int=bounded_int)
+    except (ValueError, RecursionError):
+        # A depth problem is the one to report, as when the text was scanned first.
+        scan_depth(text, max_depth)
+        raise
+    if _nested_deeper(value, max_depth):
+        scan_depth(text, max_depth)  # raises, naming where
+        raise JsonLimitError(f"nested deeper than {max_depth} levels")
+    return value
+
+
+def loads_plain(raw: bytes, max_depth: int = MAX_DEPTH) -> tuple[bool, Any]:
+    """``(True, value)`` for JSON bytes that are plainly valid and within both bounds, read
+    by orjson (about twice as fast as ``json.loads``); ``(False, None)`` for anything
+    else, which the caller decodes with ``loads_bounded`` to get the value or the error.
+
+    Plain means: no run of more than 18 digits (orjson would read a wider integer as
+    a float), decoded by orjson, nested at most ``max_depth`` deep. orjson refuses all
+    that ``json.loads`` refuses (bad JSON, invalid UTF-8, a lone surrogate escape) and
+    some valid text too (NaN, 1e400, a byte order mark), so such bytes go the exact way;
+    on what both accept they agree."""
+    if _DIGIT_RUN in raw.translate(_DIGITS_AS_ZERO):
+        return False, None
+    try:
+        value = orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        return False, None
+    if raw.count(b"[") + raw.count(b"{") > max_depth and _nested_deeper(value, max_depth):
+        return False, None
+    return True, value
+
+
+def _nested_deeper(value: Any, max_depth: int) -> bool:
+    """Whether a decoded JSON value holds containers more than ``max_depth`` deep."""
+    level = [value] if type(value) in _CONTAINERS else []
+    for _ in range(max_depth):
+        if not level:
+            return False
+        level = [
+            child
+            for item in level
+            for child in (item.values() if type(item) is dict else item)
+            if type(child) in _CONTAINERS
+        ]
+    return bool(level)
 
 
 def has_surrogate(text: str) -> bool:

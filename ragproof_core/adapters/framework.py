@@ -220,7 +220,13 @@ def _json_safe(metadata: dict[str, Any]) -> dict[str, Any]:
         json.dumps(metadata)
         return metadata
     except (TypeError, ValueError):
-        return json.loads(json.dumps(metadata, default=str))
+        return json_object(metadata)
+
+
+def json_object(mapping: Mapping[str, Any]) -> dict[str, Any]:
+    """A tool call's arguments as the JSON object they stand for: a deep copy in JSON's
+    types (tuples become lists), values JSON cannot hold (datetimes...) their ``str``."""
+    return json.loads(json.dumps(dict(mapping), default=str))
 
 
 def _short(text: Any) -> str:

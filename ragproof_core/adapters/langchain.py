@@ -24,12 +24,16 @@ a ``HumanMessage`` (what a chat model takes); with it, the input is
 ``use_async`` (default true) calls ``ainvoke``; false calls ``invoke`` on the
 runner's threads.
 
-``steps = true`` (for an agent) records the run's trajectory (CONTRACT section 17)
-with a LangChain callback handler passed in the run's config: each tool run is a
-tool step (its name, its input as the arguments, its output) and each retriever
-run a retrieve step (its query and documents, mapped to chunks as the context
-is), in the order they started, nested runs included. Without it the answer has
-no ``steps``, as before.
+The adapter fills the answer's ``steps`` from the run's tool calls and retrievals
+(CONTRACT section 17) with a LangChain callback handler passed in the run's
+config: each tool run is a tool step (its name, its input as the arguments, its
+output) and each retriever run a retrieve step (its query and documents, mapped
+to chunks as the context is), in the order they started, nested runs included;
+a run that made none has ``steps: []``. ``steps`` (default: on for a LangChain
+``Runnable``, which takes callbacks) turns this off with ``false``, for a chain
+that is not an agent, whose answers then carry no trajectory and which the
+agent metrics skip (``agent.task_completion`` asks no judge); ``true`` on an
+object that is not a ``Runnable`` is a load error.
 """
 
 from __future__ import annotations
@@ -50,10 +54,12 @@ from ragproof_core.adapters.framework import (
     build_from_factory,
     chunk_from,
     cited_ids,
+    json_object,
     marker_citations,
     require,
     wrong_build_error,
 )
+from ragproof_core.adapters.loading import AdapterLoadError
 from ragproof_core.model import Answer, Chunk, RetrieveStep, Step, ToolStep
 
 
@@ -72,14 +78,16 @@ class LangChainAdapter(FrameworkAdapter):
         numbered_citations: bool = False,
         id_key: str | None = DEFAULT_ID_KEY,
         use_async: bool = True,
-        steps: bool = False,
+        steps: bool | None = None,
         history_key: str = "chat_history",
     ) -> None:
         super().__init__(factory, citations_key, numbered_citations, id_key, use_async)
         needs = {"package": "langchain-core", "extra": "langchain", "adapter": "LangChainAdapter"}
         require("langchain_core", **needs)
         callbacks = require("langchain_core.callbacks", **needs)
-        self._recorder = step_recorder(callbacks.BaseCallbackHandler) if steps else None
+        runnables = require("langchain_core.runnables", **needs)
+        if steps is not None and not isinstance(steps, bool):
+            raise AdapterLoadError(f"option 'steps' must be true or false, got {steps!r}")
         self.runnable = build_from_factory(factory, factory_options)
         self.retriever = None if retriever is None else build_from_factory(retriever, None)
         for option, path, obj in (
@@ -88,6 +96,15 @@ class LangChainAdapter(FrameworkAdapter):
         ):
             if obj is not None and not callable(getattr(obj, "invoke", None)):
                 raise wrong_build_error(option, path, obj, "not a runnable with invoke()")
+        # Only a Runnable takes the callbacks that see its runs; an object with a bare
+        # invoke() may not even accept a config.
+        takes_callbacks = isinstance(self.runnable, runnables.Runnable)
+        if steps and not takes_callbacks:
+            raise wrong_build_error(
+                "factory", factory, self.runnable, "not a Runnable, so steps = true cannot record"
+            )
+        records = takes_callbacks if steps is None else steps
+        self._recorder = step_recorder(callbacks.BaseCallbackHandler) if records else None
         self.input_key = input_key
         self.answer_key = answer_key
         self.context_key = context_key
@@ -256,7 +273,7 @@ def tool_arguments(inputs: Mapping[str, Any] | None, input_str: str) -> dict[str
     """A tool run's arguments as a JSON object: the structured input when LangChain passes
     one, else the input string parsed as a JSON object, else ``{"input": input_str}``."""
     if isinstance(inputs, Mapping):
-        return json.loads(json.dumps(dict(inputs), default=str))
+        return json_object(inputs)
     try:
         parsed = json.loads(input_str)
     except ValueError:

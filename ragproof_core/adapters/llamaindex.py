@@ -18,12 +18,32 @@ way; conversations (CONTRACT section 16) need one: each turn calls
 which replaces the engine's own memory. A query engine fails every turn of a
 conversation, saying so.
 
+An agent (a LlamaIndex workflow, e.g. ``FunctionAgent``, ``ReActAgent`` or an
+``AgentWorkflow``) is run with ``run(user_msg=question)`` (``chat_history=[...]``
+in a conversation) and its answer is the final ``AgentOutput``'s text. Its
+trajectory (CONTRACT section 17) becomes the answer's ``steps``, read from the
+run's own event stream, where the agent reports each tool call as it starts
+(``ToolCall``) and ends (``ToolCallResult``), in the order the calls started:
+
+- a call whose tool returned nodes (a ``RetrieverTool``, or any tool returning
+  ``NodeWithScore``s) or a ``Response`` with source nodes (a
+  ``QueryEngineTool``) is a retrieve step: its chunks are those nodes, mapped as
+  source nodes are; its query is the call's only argument as the agent wrote it
+  (a ``RetrieverTool``'s ``input``), else the query string the tool searched with;
+- any other call is a tool step: the tool's name, its arguments, its output text.
+
+The chunks of all retrieve steps (each id once, in order) are the answer's
+context; an agent exposes no single retrieval under test, so the retrieval
+metrics skip and the per-hop metrics score it.
+
 ``use_async`` (default true) calls ``aquery``/``achat``; false calls
-``query``/``chat`` on the runner's threads.
+``query``/``chat`` on the runner's threads (an agent, which LlamaIndex runs
+only asynchronously, on an event loop of that thread).
 """
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Mapping
 from typing import Any
 
@@ -37,11 +57,12 @@ from ragproof_core.adapters.framework import (
     build_from_factory,
     chunk_from,
     cited_ids,
+    json_object,
     marker_citations,
     require,
     wrong_build_error,
 )
-from ragproof_core.model import Answer, Chunk
+from ragproof_core.model import Answer, Chunk, RetrieveStep, Step, ToolStep
 
 
 class LlamaIndexAdapter(FrameworkAdapter):
@@ -64,29 +85,103 @@ class LlamaIndexAdapter(FrameworkAdapter):
             adapter="LlamaIndexAdapter",
         )
         self._text_only = schema.MetadataMode.NONE
+        self._node_with_score = schema.NodeWithScore
         self._chat_message = require(
             "llama_index.core.base.llms.types",
             package="llama-index-core",
             extra="llamaindex",
             adapter="LlamaIndexAdapter",
         ).ChatMessage
+        self._agent_events = require(
+            "llama_index.core.agent.workflow",
+            package="llama-index-core",
+            extra="llamaindex",
+            adapter="LlamaIndexAdapter",
+        )
+        workflow = require(
+            "llama_index.core.workflow",
+            package="llama-index-core",
+            extra="llamaindex",
+            adapter="LlamaIndexAdapter",
+        )
         self.engine = build_from_factory(factory, factory_options)
+        self._is_agent = isinstance(self.engine, workflow.Workflow)
         self._chats = callable(getattr(self.engine, "chat", None))
-        if not self._chats and not callable(getattr(self.engine, "query", None)):
+        if (
+            not self._is_agent
+            and not self._chats
+            and not callable(getattr(self.engine, "query", None))
+        ):
             raise wrong_build_error(
                 "factory", factory, self.engine, "not a query engine with query()"
             )
 
     def _call(self, question: str, history: History = None) -> Reply:
+        if self._is_agent:
+            # LlamaIndex runs agents only on an event loop: this runner thread gets its own.
+            return asyncio.run(self._run_agent(question, history))
         if self._uses_chat(history):
             return self._reply(self.engine.chat(question, chat_history=self._chat(history)))
         return self._reply(self.engine.query(question))
 
     async def _acall(self, question: str, history: History = None) -> Reply:
+        if self._is_agent:
+            return await self._run_agent(question, history)
         if self._uses_chat(history):
             chat_history = self._chat(history)
             return self._reply(await self.engine.achat(question, chat_history=chat_history))
         return self._reply(await self.engine.aquery(question))
+
+    async def _run_agent(self, question: str, history: History) -> Reply:
+        chat_history = None if history is None else self._chat(history)
+        handler = self.engine.run(user_msg=question, chat_history=chat_history)
+        # Calls in the order they started; results fill them in as they end, which
+        # for parallel calls may be another order.
+        calls: dict[str, Any] = {}
+        results: dict[str, Any] = {}
+        async for event in handler.stream_events():
+            if isinstance(event, self._agent_events.ToolCallResult):
+                calls.setdefault(event.tool_id, event)
+                results[event.tool_id] = event.tool_output
+            elif isinstance(event, self._agent_events.ToolCall):
+                calls.setdefault(event.tool_id, event)
+        result = await handler
+        steps = tuple(
+            self._step(call.tool_name, call.tool_kwargs, results.get(tool_id))
+            for tool_id, call in calls.items()
+        )
+        context: dict[str, Chunk] = {}
+        for step in steps:
+            if isinstance(step, RetrieveStep):
+                for chunk in step.chunks:
+                    context.setdefault(chunk.id, chunk)
+        answer = Answer(_agent_text(result), tuple(context.values()), None, steps)
+        return Reply(answer, None)
+
+    def _step(self, name: str, arguments: Mapping[str, Any], output: Any) -> Step:
+        """One agent tool call as a step (module docstring); ``output`` is the call's
+        ``ToolOutput``, or None for a call that never ended."""
+        nodes = self._retrieved_nodes(output)
+        if nodes is not None:
+            return RetrieveStep(
+                _query(arguments, output.raw_input), tuple(self._chunk(n) for n in nodes)
+            )
+        return ToolStep(name, json_object(arguments), None if output is None else output.content)
+
+    def _retrieved_nodes(self, output: Any) -> list[Any] | None:
+        """The nodes a retrieving call got (possibly none), or None for another call."""
+        raw = getattr(output, "raw_output", None)
+        if isinstance(raw, list):
+            if raw and all(isinstance(n, self._node_with_score) for n in raw):
+                return raw
+            # An empty list is a retrieval that found nothing when a retriever tool (raw
+            # input {"input": query}) returned it, not a function tool ({"args", "kwargs"}).
+            raw_input = output.raw_input
+            searched = isinstance(raw_input, Mapping) and set(raw_input) == {"input"}
+            return raw if not raw and searched else None
+        # A QueryEngineTool's Response: the nodes it retrieved are its sources.
+        sources = getattr(raw, "source_nodes", None)
+        return list(sources) if isinstance(sources, list) else None
 
     def _uses_chat(self, history: History) -> bool:
         if history is None:
@@ -137,3 +232,23 @@ class LlamaIndexAdapter(FrameworkAdapter):
             getattr(node_with_score, "score", None),
             self.id_key,
         )
+
+
+def _query(arguments: Mapping[str, Any], raw_input: Any) -> str:
+    """A retrieve step's query: the call's only argument as the agent wrote it, else the
+    query string the tool searched with (a ``RetrieverTool`` sends ``"input is ..."``)."""
+    if len(arguments) == 1:
+        (value,) = arguments.values()
+        return value if isinstance(value, str) else str(value)
+    searched = raw_input.get("input") if isinstance(raw_input, Mapping) else None
+    return searched.strip() if isinstance(searched, str) else str(dict(arguments))
+
+
+def _agent_text(result: Any) -> str:
+    """The answer of an agent run: its final ``AgentOutput``'s message text."""
+    if isinstance(result, str):
+        return result
+    message = getattr(result, "response", None)
+    if message is None or not hasattr(message, "content"):
+        raise AdapterOutputError(f"expected an agent's AgentOutput, got {type(result).__name__}")
+    return message.content or ""

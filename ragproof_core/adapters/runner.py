@@ -177,6 +177,11 @@ class _CallFailed(Exception):
     """A case failure; the message is the text stored in ``CaseOutput.error``."""
 
 
+def takes_history(adapter: object) -> bool:
+    """Whether ``adapter`` can run a conversation (its answering method takes ``history``)."""
+    return _plan(adapter).takes_history
+
+
 async def call_adapter(
     adapter: object,
     case: Case,

@@ -7,8 +7,12 @@ that applies to them (at least ``MIN_PER_PROMPT`` per prompt)::
      "case": {"question": "...", "expected_answer": "..."},
      "output": {"answer": {"text": "...", "retrieved_chunks": [...], "citations": [...]}},
      "human_scores": {"groundedness": 1, "citation_support": 0.5, "answer_relevance": 1,
-                      "completeness": 1, "refusal": 0, "context_relevance": 0.5},
+                      "completeness": 1, "refusal": 0, "task_completion": 1,
+                      "context_relevance": 0.5},
      "reason": "one line why"}
+
+``task_completion`` judges an agent's answer: the fixture's ``output.answer``
+carries the agent's ``steps`` (CONTRACT section 17).
 
 ``context_relevance`` grades the case's retrieval: ``output.retrieved`` (the
 retrieve() result) when given, else the answer's ``retrieved_chunks`` (the
@@ -65,13 +69,12 @@ DEFAULT_PATH = DEFAULT_DIRECTORY / "combined.jsonl"
 # The metric that scores each prompt on a fixture (the registry's calibration map).
 PROMPT_METRICS: dict[str, str] = {prompt: m.name for prompt, m in prompt_metrics().items()}
 # The prompts these fixtures score: every evaluation prompt asked of one case, so each
-# part a case's combined request can carry is calibrated in combined mode too. A
+# part a case's combined request can carry is calibrated in combined mode too
+# (task_completion on the fixtures whose answer carries an agent's steps). A
 # conversation's own prompt (knowledge_retention) is a request of its own, alone,
-# calibrated by its conversation fixtures. An agent's answer (task_completion) needs
-# steps, which no combined fixture has yet: its own fixtures calibrate it, per prompt.
-PER_PROMPT_ONLY = frozenset({"task_completion"})
+# calibrated by its conversation fixtures.
 CALIBRATED: tuple[str, ...] = tuple(
-    p for p in PROMPT_NAMES if not prompt_metrics()[p].per_conversation and p not in PER_PROMPT_ONLY
+    p for p in PROMPT_NAMES if not prompt_metrics()[p].per_conversation
 )
 
 

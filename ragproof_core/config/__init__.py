@@ -15,13 +15,10 @@ from ragproof_core.config.redaction import (
 )
 from ragproof_core.config.settings import (
     DEMO_ADAPTER,
-    JUDGE_MODES,
     RUN_KEYS,
     AdapterSpec,
     Config,
     ConfigError,
-    JudgeEnv,
-    JudgeSettings,
     RunSettings,
     load_config,
     run_key_choices,
@@ -35,9 +32,6 @@ __all__ = [
     "Config",
     "ConfigError",
     "DEMO_ADAPTER",
-    "JUDGE_MODES",
-    "JudgeEnv",
-    "JudgeSettings",
     "REDACTED",
     "RUN_KEYS",
     "RunManifest",

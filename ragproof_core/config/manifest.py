@@ -21,12 +21,14 @@ from ragproof_core.config.redaction import config_sha256
 from ragproof_core.config.settings import (
     AdapterSpec,
     Config,
-    JudgeSettings,
     RunSettings,
-    judge_settings_dict,
-    judge_settings_from_dict,
     run_settings_dict,
     run_settings_from_dict,
+)
+from ragproof_core.judge.settings import (
+    JudgeSettings,
+    judge_settings_dict,
+    judge_settings_from_dict,
 )
 from ragproof_core.metrics.custom_tables import MetricTable, tables_from_dicts, tables_to_dicts
 

@@ -24,20 +24,7 @@ from pydantic.dataclasses import dataclass
 from ragproof_core.config.traces import TracesSettings
 from ragproof_core.errors import ConfigError, show_key, show_value, unknown_key_reason
 from ragproof_core.json_limits import JsonLimitError, check_value
-
-# The judge's own settings live with the judge; the config file's [judge] table and the
-# environment are read through them, and the layers above find them here too.
-from ragproof_core.judge.settings import (
-    JUDGE_BACKOFF_S,
-    JUDGE_ENV_VARS,
-    JUDGE_MAX_ATTEMPTS,
-    JUDGE_MODES,
-    JUDGE_TIMEOUT_S,
-    JudgeEnv,
-    JudgeSettings,
-    judge_settings_dict,
-    judge_settings_from_dict,
-)
+from ragproof_core.judge.settings import JudgeSettings
 from ragproof_core.metrics.custom_tables import PREFIX as CUSTOM_PREFIX
 from ragproof_core.metrics.custom_tables import (
     MetricTable,
@@ -51,11 +38,6 @@ from ragproof_core.settings_schema import STRICT, Names, list_as_tuple, table_er
 
 __all__ = [
     "DEMO_ADAPTER",
-    "JUDGE_BACKOFF_S",
-    "JUDGE_ENV_VARS",
-    "JUDGE_MAX_ATTEMPTS",
-    "JUDGE_MODES",
-    "JUDGE_TIMEOUT_S",
     "MAX_CONCURRENCY",
     "MAX_SHARDS",
     "METRIC_TABLES",
@@ -64,11 +46,7 @@ __all__ = [
     "AdapterSpec",
     "Config",
     "ConfigError",
-    "JudgeEnv",
-    "JudgeSettings",
     "RunSettings",
-    "judge_settings_dict",
-    "judge_settings_from_dict",
     "load_config",
     "run_key_choices",
     "run_key_help",

@@ -36,19 +36,11 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import IO, Annotated, Any, Literal
 
-import orjson
 from pydantic import AfterValidator, BaseModel, ConfigDict, ValidationError
 
 from ragproof_core.errors import describe, dotted, show_value
 from ragproof_core.gc_pause import collector_paused
-from ragproof_core.json_limits import (
-    MAX_DEPTH,
-    MAX_EXACT_INT_DIGITS,
-    JsonLimitError,
-    bounded_int,
-    check_value,
-    scan_depth,
-)
+from ragproof_core.json_limits import JsonLimitError, check_value, loads_bounded, loads_plain
 from ragproof_core.model import (
     CONVERSATION_KIND,
     Case,
@@ -159,22 +151,13 @@ def iter_json_line_spans(path: str | Path) -> Iterator[tuple[int, int, int, Any]
 def parse_json_line(path_text: str, number: int, raw: bytes) -> Any:
     """One JSON Lines line's value; ``DatasetError`` naming ``PATH:LINE`` if it is not JSON.
 
-    A line that is plainly within the limits is parsed by orjson (a million-line
-    recording is parsed in about half the time); anything orjson refuses, and
-    every line it could read differently, takes the exact path below, which
-    also words the error. orjson refuses what that path would refuse (invalid
-    UTF-8, a lone surrogate escape, bad JSON) and, past its own limits, some
-    valid text (NaN, 1e400, a byte order mark): the exact path decides those.
+    A line plainly within the limits is read by ``loads_plain`` (a million-line
+    recording in about half the time); any other line takes the exact path
+    below, which also words the error.
     """
-    if (
-        raw.count(b"[") + raw.count(b"{") <= MAX_DEPTH
-        # orjson reads an integer wider than 64 bits as a float; json.loads keeps it exact.
-        and _DIGIT_RUN not in raw.translate(_DIGITS_AS_ZERO)
-    ):
-        try:
-            return orjson.loads(raw)
-        except orjson.JSONDecodeError:
-            pass
+    plain, value = loads_plain(raw)
+    if plain:
+        return value
     try:
         # Without the line ending, JSON error columns point into this line.
         text = raw.rstrip(b"\r\n").decode("utf-8-sig" if number == 1 else "utf-8")
@@ -183,8 +166,7 @@ def parse_json_line(path_text: str, number: int, raw: bytes) -> Any:
     try:
         # The decoder recurses: a line nested thousands deep must fail here, not
         # as a RecursionError wherever its value is next encoded.
-        scan_depth(text)
-        value = json.loads(text, parse_int=bounded_int)
+        value = loads_bounded(text)
     except JsonLimitError as exc:
         raise DatasetError(path_text, number, str(exc)) from None
     except json.JSONDecodeError as exc:
@@ -198,10 +180,6 @@ def parse_json_line(path_text: str, number: int, raw: bytes) -> Any:
         raise DatasetError(path_text, number, f"{escape}: a lone surrogate is not valid text")
     return value
 
-
-# Every digit as "0", every other byte as "x": a run of zeros is a run of digits.
-_DIGITS_AS_ZERO = bytes(b"0"[0] if chr(i).isdigit() and i < 128 else b"x"[0] for i in range(256))
-_DIGIT_RUN = b"0" * (MAX_EXACT_INT_DIGITS + 1)
 
 # A \uD800-\uDFFF escape: half of a UTF-16 surrogate pair (the decoder joins whole pairs).
 _SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")

@@ -22,10 +22,11 @@ from pathlib import Path
 from typing import Any
 
 from ragproof_core.adapters.loading import load_adapter
-from ragproof_core.adapters.runner import close_adapter
-from ragproof_core.config.settings import Config, JudgeEnv
+from ragproof_core.adapters.runner import close_adapter, takes_history
+from ragproof_core.config.settings import Config
 from ragproof_core.judge.estimating import EstimatingJudge, cost_lines
 from ragproof_core.judge.factory import make_judge
+from ragproof_core.judge.settings import JudgeEnv
 from ragproof_core.judge.types import JudgeVerdict
 from ragproof_core.metrics.custom import give_rubrics, run_registry
 from ragproof_core.model import Answer, Case, CaseOutput, Chunk
@@ -103,6 +104,14 @@ class _AssumedAnswers:
         return CaseOutput(case.id, answer=answer, retrieved=_ASSUMED_CONTEXT)
 
 
+class _AssumedConversationalAnswers(_AssumedAnswers):
+    """Stands in for an adapter that takes ``history``: its conversations run turn by
+    turn, so each turn's questions and each conversation's own are counted."""
+
+    async def run_case(self, case: Case, history: list | None = None) -> CaseOutput:
+        return await super().run_case(case)
+
+
 async def estimate_run(
     cases: Sequence[Case], config: Config, env: JudgeEnv, cache_path: Path
 ) -> DryRunEstimate:
@@ -120,7 +129,11 @@ async def estimate_run(
             await evaluate(cases, adapter, config.run, estimator, registry=registry)
         else:
             basis = "adapter not called: assumed answer sizes, no cache hits counted"
-            await evaluate(cases, _AssumedAnswers(), config.run, estimator, registry=registry)
+            # Conversations run as they would: turn by turn, or failing every turn.
+            assumed = (
+                _AssumedConversationalAnswers() if takes_history(adapter) else _AssumedAnswers()
+            )
+            await evaluate(cases, assumed, config.run, estimator, registry=registry)
     finally:
         await close_adapter(adapter)
         judge.close()

@@ -16,9 +16,10 @@ from pathlib import Path
 
 from ragproof_core.adapters.loading import load_adapter
 from ragproof_core.adapters.runner import close_adapter
-from ragproof_core.config.settings import AdapterSpec, Config, ConfigError, JudgeEnv
+from ragproof_core.config.settings import AdapterSpec, Config, ConfigError
 from ragproof_core.data.dataset import load_dataset
 from ragproof_core.judge.environment import judge_environment
+from ragproof_core.judge.settings import JudgeEnv
 from ragproof_core.model import Case, units
 
 

@@ -219,3 +219,84 @@ def test_compare_pairs_a_conversations_turns_by_turn_id():
     recall_plan = metrics["retrieval.recall_at_k"]
     assert (recall_plan["scored"], recall_plan["cases_needed"]) == (4, 8)
     assert recall_plan["sd"] == pytest.approx(0.5)
+
+
+AGENT_COMPARE = RECORDED.parent / "agent_compare"
+
+
+def test_compare_and_its_gate_read_each_agent_metric_in_its_own_direction():
+    """CONTRACT section 17: two real runs of tests/fixtures/agent_compare (its README
+    works the figures). agent.steps is lower is better, so A -> B's rise from 3 to 4
+    steps is a regression beside the falls in tool precision and hop retrieval, and
+    B -> A's fall is not; trajectory match, up from 0 to 1, is B's one improvement."""
+    runs = {}
+    for side in ("a", "b"):
+        done = ragproof(
+            "run",
+            "--dataset",
+            str(AGENT_COMPARE / "cases.jsonl"),
+            "--config",
+            str(AGENT_COMPARE / f"ragproof_{side}.toml"),
+            "--json",
+        )
+        assert done.returncode == 0, done.stderr
+        runs[side] = json.loads(done.stdout)["run_id"]
+    forward = ragproof("compare", runs["a"], runs["b"], "--json", "--fail-on-regression")
+    assert forward.returncode == 4, forward.stderr
+    metrics = json.loads(forward.stdout)["metrics"]
+    p, holm = 2 / 2**10, 7 * 2 / 2**10
+    worse, better, same = "worse", "better", "no significant change"
+    # (higher is better, paired, mean A, mean B, delta, p, Holm-adjusted p, verdict)
+    assert {
+        name: (
+            m["higher_is_better"],
+            m["paired"],
+            m["mean_a"],
+            round(m["mean_b"], 12),
+            round(m["delta"], 12),
+            m["p_value"],
+            m["p_adjusted"],
+            m["verdict"],
+        )
+        for name, m in metrics.items()
+        if m["p_value"] is not None
+    } == {
+        "agent.tool_precision": (
+            True,
+            10,
+            1.0,
+            round(2 / 3, 12),
+            round(-1 / 3, 12),
+            p,
+            holm,
+            worse,
+        ),
+        "agent.tool_recall": (True, 10, 1.0, 1.0, 0.0, 1.0, 1.0, same),
+        "agent.trajectory_match": (True, 10, 0.0, 1.0, 1.0, p, holm, better),
+        "agent.steps": (False, 10, 3.0, 4.0, 1.0, p, holm, worse),
+        "retrieval.hop_recall_at_k": (True, 10, 1.0, 0.0, -1.0, p, holm, worse),
+        "retrieval.hop_precision_at_k": (True, 10, 0.2, 0.0, -0.2, p, holm, worse),
+        "robustness.overrefusal": (False, 10, 0.0, 0.0, 0.0, 1.0, 1.0, same),
+    }
+    assert forward.stderr.splitlines() == [
+        "ragproof: regression: retrieval.hop_recall_at_k worse by 1.0000 "
+        "(mean 1.0000 -> 0.0000, p = 0.0020, 10 paired cases)",
+        "ragproof: regression: retrieval.hop_precision_at_k worse by 0.2000 "
+        "(mean 0.2000 -> 0.0000, p = 0.0020, 10 paired cases)",
+        "ragproof: regression: agent.tool_precision worse by 0.3333 "
+        "(mean 1.0000 -> 0.6667, p = 0.0020, 10 paired cases)",
+        "ragproof: regression: agent.steps worse by 1.0000 "
+        "(mean 3.0000 -> 4.0000, p = 0.0020, 10 paired cases)",
+    ]
+
+    backward = ragproof("compare", runs["b"], runs["a"], "--fail-on-regression")
+    assert backward.returncode == 4, backward.stderr
+    table = backward.stdout.split("\nRead:")[0].splitlines()
+    rows = {line.split("  ")[0]: line.split()[-1] for line in table if line.startswith("agent.")}
+    assert rows["agent.steps (lower is better)"] == "better"
+    assert rows["agent.tool_precision"] == "better"
+    assert rows["agent.trajectory_match"] == "worse"
+    assert backward.stderr == (
+        "ragproof: regression: agent.trajectory_match worse by 1.0000 "
+        "(mean 1.0000 -> 0.0000, p = 0.0020, 10 paired cases)\n"
+    )

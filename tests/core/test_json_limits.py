@@ -2,7 +2,13 @@ import json
 
 import pytest
 
-from ragproof_core.json_limits import MAX_DEPTH, JsonLimitError, check_value, scan_depth
+from ragproof_core.json_limits import (
+    MAX_DEPTH,
+    JsonLimitError,
+    check_value,
+    loads_bounded,
+    scan_depth,
+)
 
 
 def test_scan_depth_counts_brackets_outside_strings_only():
@@ -27,3 +33,28 @@ def test_check_value_refuses_depth_cycles_and_wide_integers_without_recursing():
         check_value({"n": 10**4300}, "m")
     with pytest.raises(JsonLimitError, match="an integer of more than 4300 digits"):
         check_value([-(10**5000)])
+
+
+def _nested(depth: int) -> str:
+    return '{"a": ' + "[" * (depth - 1) + "]" * (depth - 1) + "}"
+
+
+def test_loads_bounded_refuses_what_scan_depth_refuses_and_decodes_the_rest():
+    # Many brackets, little depth: decoded, not scanned (a conversation's recording).
+    wide = json.dumps({"turns": [{"retrieve": [{"id": str(i)} for i in range(40)]}] * 5})
+    assert loads_bounded(wide) == json.loads(wide)
+    assert loads_bounded(_nested(MAX_DEPTH)) == json.loads(_nested(MAX_DEPTH))
+    for text in (_nested(MAX_DEPTH + 1), _nested(100_000), _nested(MAX_DEPTH + 1)[:-3]):
+        with pytest.raises(JsonLimitError, match="nested deeper than 64 levels") as raised:
+            loads_bounded(text)
+        with pytest.raises(JsonLimitError) as scanned:
+            scan_depth(text)
+        # The 65th opening bracket: the object's, then 64 of the list's from offset 6.
+        assert raised.value.offset == scanned.value.offset == 6 + MAX_DEPTH - 1
+    # A depth problem is reported before a wide integer or bad JSON, as by a scan first.
+    with pytest.raises(JsonLimitError, match="nested deeper"):
+        loads_bounded(_nested(MAX_DEPTH + 1)[:-1] + ', "n": ' + "9" * 5000 + "}")
+    with pytest.raises(JsonLimitError, match="an integer of more than 4300 digits"):
+        loads_bounded(wide[:-1] + ', "n": ' + "9" * 5000 + "}")
+    with pytest.raises(json.JSONDecodeError):
+        loads_bounded(wide[:-1])

@@ -23,15 +23,9 @@ from ragproof_cli import build_parser
 from ragproof_cli.common import UsageError
 from ragproof_core.adapters.loading import AdapterLoadError
 from ragproof_core.adapters.recorded import RecordedAdapter
-from ragproof_core.config.settings import (
-    JUDGE_ENV_VARS,
-    RUN_KEYS,
-    ConfigError,
-    JudgeEnv,
-    RunSettings,
-    load_config,
-)
+from ragproof_core.config.settings import RUN_KEYS, ConfigError, RunSettings, load_config
 from ragproof_core.data.dataset import DatasetError, load_dataset
+from ragproof_core.judge.settings import JUDGE_ENV_VARS, JudgeEnv
 from ragproof_core.model import Case, CaseKind, Status
 from ragproof_core.run.evaluate import evaluate
 from tests.assets.expected import RECORDED

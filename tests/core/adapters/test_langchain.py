@@ -20,7 +20,14 @@ from langchain_core.prompts import ChatPromptTemplate, MessagesPlaceholder  # no
 from ragproof_core.adapters.langchain import LangChainAdapter  # noqa: E402
 from ragproof_core.adapters.loading import AdapterLoadError, load_adapter  # noqa: E402
 from ragproof_core.config.settings import RunSettings  # noqa: E402
-from ragproof_core.model import Case, Chunk, ExpectedTool, RetrieveStep, ToolStep  # noqa: E402
+from ragproof_core.model import (  # noqa: E402
+    Answer,
+    Case,
+    Chunk,
+    ExpectedTool,
+    RetrieveStep,
+    ToolStep,
+)
 from ragproof_core.run.evaluate import evaluate  # noqa: E402
 from tests.support.frameworks import langchain_app  # noqa: E402
 from tests.support.frameworks.questions import (  # noqa: E402
@@ -225,9 +232,40 @@ def test_an_agent_run_records_its_tool_call_and_both_retrievals_as_steps(use_asy
     }
 
 
-def test_without_the_steps_option_an_answer_reports_no_trajectory():
-    adapter = LangChainAdapter(AGENT, use_async=False)
-    assert adapter.answer("What is the capital of France?").steps is None
+def test_steps_are_recorded_by_default_and_steps_false_reports_no_trajectory():
+    """CONTRACT section 17: the adapter fills steps without being asked; steps = false
+    turns it off (a chain that is not an agent); a plain chain's one retriever run is
+    its trajectory; an object that is not a Runnable cannot be recorded."""
+    question = "What is the capital of France?"
+    by_default = LangChainAdapter(AGENT, use_async=False).answer(question).steps
+    assert [type(s) for s in by_default] == [RetrieveStep, ToolStep, RetrieveStep]
+    adapter = LangChainAdapter(AGENT, use_async=False, steps=False)
+    assert adapter.answer(question).steps is None
+    (search,) = LangChainAdapter(f"{APP}:build_chain", use_async=False).answer(question).steps
+    assert (search.query, [c.id for c in search.chunks]) == (question, RANKING["c1"])
+    # A bare invoke() records nothing and is called without a config.
+    plain = LangChainAdapter(f"{__name__}:build_invoke_only", use_async=False)
+    assert plain.answer(question) == Answer("Paris")
+    target = "ragproof_core.adapters.langchain:LangChainAdapter"
+    with pytest.raises(AdapterLoadError) as exc:
+        load_adapter(target, {"factory": f"{__name__}:build_invoke_only", "steps": True})
+    assert str(exc.value) == (
+        f"building adapter {target!r} failed: factory '{__name__}:build_invoke_only' "
+        "returned a 'InvokeOnly', not a Runnable, so steps = true cannot record"
+    )
+    with pytest.raises(AdapterLoadError, match="option 'steps' must be true or false"):
+        load_adapter(target, {"factory": AGENT, "steps": "yes"})
+
+
+class InvokeOnly:
+    """Not a LangChain Runnable: an invoke() taking the question alone."""
+
+    def invoke(self, question):
+        return "Paris"
+
+
+def build_invoke_only():
+    return InvokeOnly()
 
 
 class RecordingChatModel(FakeListChatModel):

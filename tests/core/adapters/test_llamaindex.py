@@ -15,7 +15,9 @@ pytest.importorskip(
 
 from ragproof_core.adapters.llamaindex import LlamaIndexAdapter  # noqa: E402
 from ragproof_core.adapters.loading import AdapterLoadError, load_adapter  # noqa: E402
-from ragproof_core.model import Chunk  # noqa: E402
+from ragproof_core.config.settings import RunSettings  # noqa: E402
+from ragproof_core.model import Case, Chunk, ExpectedTool, RetrieveStep, ToolStep  # noqa: E402
+from ragproof_core.run.evaluate import evaluate  # noqa: E402
 from tests.support.frameworks.questions import (  # noqa: E402
     CONVERSATION_CASES,
     citations,
@@ -121,3 +123,103 @@ def test_a_query_engine_fails_each_turn_of_a_conversation_saying_why():
     assert outputs["s1"].error is None
     assert "a conversation needs a chat engine with chat(chat_history=...)" in outputs["c2#1"].error
     assert "VectorStoreIndex" not in outputs["c2#1"].error
+
+
+AGENT = "tests.support.frameworks.llamaindex_agent:build_agent"
+
+
+@pytest.mark.parametrize("use_async", [True, False])
+def test_an_agent_run_records_its_tool_call_and_both_retrievals_as_steps(use_async):
+    """CONTRACT section 17: a FunctionAgent whose fake model is scripted to search, call a
+    real tool and search again (a RetrieverTool over a real index, twice); the run's
+    ToolCall/ToolCallResult events become the steps and the agent metrics score them."""
+    adapter = LlamaIndexAdapter(factory=AGENT, use_async=use_async)
+    case = Case(
+        "a1",
+        "What is the capital of France?",
+        expected_tools=(ExpectedTool("read_passage", {"source_id": "d1"}),),
+        expected_hops=(("d1",), ("d3", "d7")),
+    )
+    evaluation = asyncio.run(evaluate([case], adapter, RunSettings(k=5)))
+    (output,) = evaluation.outputs
+    assert output.error is None
+    assert output.answer.text == "Paris is the capital of France [d1]."
+    steps = output.answer.steps
+    assert [type(s) for s in steps] == [RetrieveStep, ToolStep, RetrieveStep]
+    # Cosine of "input is capital of France" (bias, capital, france) with d1's vector
+    # (bias, capital, france, paris): 3 / (sqrt(3) * 2).
+    # The query is the argument the agent wrote, not RetrieverTool's "input is ..." string.
+    assert (steps[0].query, [c.id for c in steps[0].chunks]) == ("capital of France", ["d1", "d3"])
+    assert steps[0].chunks[0] == Chunk(
+        "d1",
+        "Paris is the capital of France.",
+        pytest.approx(math.sqrt(3) / 2),
+        {"source_id": "d1"},
+    )
+    assert steps[1] == ToolStep(
+        "read_passage",
+        {"source_id": "d1", "include_title": True},
+        "Paris is the capital of France.",
+    )
+    assert (steps[2].query, [c.id for c in steps[2].chunks]) == (
+        "Paris France river Vienna",
+        ["d7", "d1"],
+    )
+    # The answer's context is every retrieved chunk once; no single retrieval is exposed.
+    assert [c.id for c in output.answer.retrieved_chunks] == ["d1", "d3", "d7"]
+    assert output.retrieved is None
+    scores = {
+        r.metric: r.value
+        for r in evaluation.results
+        if r.metric.startswith(("agent", "retrieval.hop"))
+    }
+    assert scores == {
+        "agent.tool_precision": 1.0,
+        "agent.tool_recall": 1.0,
+        "agent.trajectory_match": 1.0,
+        "agent.steps": 3.0,
+        "agent.task_completion": None,  # judged, and this run has no judge
+        # hop 1 finds d1 (1/1), hop 2 finds d7 but not d3 (1/2); one hit of k = 5 each.
+        "retrieval.hop_recall_at_k": 0.75,
+        "retrieval.hop_precision_at_k": 0.2,
+    }
+
+
+def test_an_agent_gets_the_earlier_turns_as_its_chat_history():
+    adapter = LlamaIndexAdapter(factory=AGENT, factory_options={"answer_with_history": True})
+    outputs = run_conversations(adapter)
+    assert [o.error for o in outputs.values()] == [None] * 5
+    answers = {case_id: o.answer.text for case_id, o in outputs.items()}
+    q1, q2, q3 = (case.question for case in CONVERSATION_CASES[1:4])
+    # The model saw every earlier user turn, then the question; each turn is a fresh run,
+    # so c2 never sees c1's turns.
+    assert answers["c1#3"] == f"{q1} | {q2} | {q3}"
+    assert answers["c2#1"] == "Do you ship abroad?"
+    assert [type(s) for s in outputs["c1#3"].answer.steps] == [RetrieveStep, ToolStep, RetrieveStep]
+
+
+@pytest.mark.parametrize(
+    ("options", "hops"),
+    [
+        ({"search_with": "query_engine"}, (["d1", "d3"], ["d7", "d1"])),
+        # Cosines 0.87 and 0.67 on hop 1, 0.77 and 0.67 on hop 2: hop 2 keeps nothing.
+        ({"cutoff": 0.8}, (["d1"], [])),
+    ],
+    ids=["query_engine_tool", "empty_retrieval"],
+)
+def test_query_engine_tools_and_empty_retrievals_are_retrieve_steps(options, hops):
+    """A QueryEngineTool's source nodes are its hop's chunks; a RetrieverTool whose
+    postprocessor drops every node is a retrieve step with none, which scores 0."""
+    adapter = LlamaIndexAdapter(factory=AGENT, factory_options=options)
+    case = Case("a1", "What is the capital of France?", expected_hops=(("d1",), ("d7",)))
+    evaluation = asyncio.run(evaluate([case], adapter, RunSettings(k=5)))
+    (output,) = evaluation.outputs
+    steps = output.answer.steps
+    assert [(type(s), getattr(s, "query", None)) for s in steps] == [
+        (RetrieveStep, "capital of France"),
+        (ToolStep, None),
+        (RetrieveStep, "Paris France river Vienna"),
+    ]
+    assert ([c.id for c in steps[0].chunks], [c.id for c in steps[2].chunks]) == hops
+    recall = next(r for r in evaluation.results if r.metric == "retrieval.hop_recall_at_k")
+    assert recall.value == (1.0 if hops[1] else 0.5)

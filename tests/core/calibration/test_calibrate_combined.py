@@ -30,6 +30,7 @@ def test_the_shipped_fixtures_score_every_prompt_at_least_ten_times() -> None:
         "completeness": 12,
         "refusal": 12,
         "context_relevance": 12,
+        "task_completion": 12,
     }
 
 
@@ -39,9 +40,11 @@ def test_one_combined_request_per_fixture_and_agreement_per_prompt(server: Judge
     assert server.request_count == 12
     assert {r.prompt for r in server.requests} == {"combined"}
     asked = sorted(tuple(r.parts) for r in server.requests)
-    # context_relevance rides in every request, as in a combined run.
-    assert asked.count(("answer_relevance", "completeness", "refusal", "context_relevance")) == 2
-    assert all(parts[-1] == "context_relevance" for parts in asked)
+    # context_relevance and task_completion (every fixture's answer has steps) ride in
+    # every request, as in a combined run.
+    refusal_parts = ("answer_relevance", "completeness", "refusal")
+    assert asked.count((*refusal_parts, "context_relevance", "task_completion")) == 2
+    assert all(parts[-2:] == ("context_relevance", "task_completion") for parts in asked)
     # The server calls every claim and citation supported, every answer relevant and
     # complete, and detects the two refusals, so agreement is exactly the human
     # labels that say so.
@@ -52,7 +55,17 @@ def test_one_combined_request_per_fixture_and_agreement_per_prompt(server: Judge
         "completeness": (12, 6, 8),
         "refusal": (12, 12, 12),
         "context_relevance": (12, 7, 12),
+        "task_completion": (12, 7, 10),
     }
+    # task_completion: the server fails the two refusals (x06, x11) and calls every other
+    # answer complete. Human 0 on x04 (the wrong answer) and x05 (the wrong year) is two
+    # bands off; human 0.5 on x02, x07 and x12 one band.
+    task = next(p for p in report.prompts if p.prompt == "task_completion")
+    assert task.confusion == ((2, 0, 2), (0, 0, 3), (0, 0, 5))
+    assert (task.judge_errors, task.unscored) == (0, 0)
+    # Quadratic weights: observed 2 * 1 + 3 * 0.25 = 2.75 of 12; expected from the
+    # margins (4, 3, 5) x (2, 0, 10): (40 + 1.5 + 7.5 + 10) / 12 = 59 / 12.
+    assert task.kappa == pytest.approx(1 - 2.75 / (59 / 12))  # 26 / 59
     refusal = next(p for p in report.prompts if p.prompt == "refusal")
     assert (refusal.kappa, refusal.confusion) == (1.0, ((10, 0, 0), (0, 0, 0), (0, 0, 2)))
     # The server grades a chunk by the words (4+ letters) it shares with the question,

@@ -10,8 +10,9 @@ import pytest
 from ragproof_core.calibration.calibrate import calibrate
 from ragproof_core.calibration.calibrate_combined import calibrate_combined
 from ragproof_core.calibration.fixtures_check import load_metric_fixtures
-from ragproof_core.config.settings import JudgeEnv, load_config
+from ragproof_core.config.settings import load_config
 from ragproof_core.judge.factory import make_judge
+from ragproof_core.judge.settings import JudgeEnv
 from ragproof_core.metrics.custom import custom_metric, give_rubrics
 from tests.core.judge.conftest import run
 from tests.support.judge_server import JudgeServer

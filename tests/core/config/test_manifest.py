@@ -10,13 +10,8 @@ from pathlib import Path
 import pytest
 
 from ragproof_core.config.manifest import RunManifest
-from ragproof_core.config.settings import (
-    RUN_KEYS,
-    Config,
-    JudgeSettings,
-    RunSettings,
-    load_config,
-)
+from ragproof_core.config.settings import RUN_KEYS, Config, RunSettings, load_config
+from ragproof_core.judge.settings import JudgeSettings
 from ragproof_core.store.run_store import RunStore
 from tests.core.store import sample
 

@@ -9,12 +9,12 @@ from ragproof_core.config.settings import (
     RUN_KEYS,
     Config,
     ConfigError,
-    JudgeEnv,
     RunSettings,
     load_config,
     run_settings_dict,
     run_settings_from_dict,
 )
+from ragproof_core.judge.settings import JudgeEnv
 
 
 def test_every_key_has_a_default():

@@ -10,11 +10,11 @@ from typing import Any, TypeVar
 
 import pytest
 
-from ragproof_core.config.settings import JudgeEnv
 from ragproof_core.judge.cache import JudgeCache
 from ragproof_core.judge.client import LiteLLMClient, flush_litellm, import_litellm
 from ragproof_core.judge.cost import Budget
 from ragproof_core.judge.session import LiteLLMJudge
+from ragproof_core.judge.settings import JudgeEnv
 from tests.support.judge_server import JudgeServer
 
 MODEL = "openai/judge-test"

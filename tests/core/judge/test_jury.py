@@ -13,10 +13,10 @@ import pytest
 
 from ragproof_core.calibration.calibrate import calibrate
 from ragproof_core.calibration.fixtures_check import load_fixtures
-from ragproof_core.config.settings import JudgeEnv
 from ragproof_core.judge.factory import make_judge
 from ragproof_core.judge.jury import JuryJudge, combine, jury_name, score_metric
 from ragproof_core.judge.session import LiteLLMJudge
+from ragproof_core.judge.settings import JudgeEnv
 from ragproof_core.metrics.generation import answer_relevance
 from ragproof_core.model import Answer, Case, CaseOutput, MetricResult, Status
 from tests.core.judge.conftest import run

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from ragproof_core.config.settings import ConfigError, JudgeEnv, JudgeSettings
+from ragproof_core.config.settings import ConfigError
 from ragproof_core.judge.environment import judge_environment
 from ragproof_core.judge.pricing import Prices, litellm_cost_map, model_prices
+from ragproof_core.judge.settings import JudgeEnv, JudgeSettings
 from tests.assets.expected import UNPRICED_BUDGET
 
 KNOWN = "openai/gpt-4o-mini"  # listed in LiteLLM's map as gpt-4o-mini

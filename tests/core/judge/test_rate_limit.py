@@ -15,7 +15,6 @@ import time
 
 import pytest
 
-from ragproof_core.config.settings import JudgeEnv
 from ragproof_core.judge.factory import make_judge
 from ragproof_core.judge.rate_limit import (
     SLOT_FILE_NAME,
@@ -27,6 +26,7 @@ from ragproof_core.judge.rate_limit import (
     own_slot,
 )
 from ragproof_core.judge.session import LiteLLMJudge
+from ragproof_core.judge.settings import JudgeEnv
 from ragproof_core.metrics.generation import answer_relevance
 from ragproof_core.model import Answer, Case, CaseOutput, Status
 from tests.conftest import REPO

@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from ragproof_core.config.settings import JudgeEnv
 from ragproof_core.judge.cost import estimate_tokens
 from ragproof_core.judge.factory import make_judge
 from ragproof_core.judge.prompts import DEFAULT_DIRECTORY, PROMPT_NAMES, load_prompts, render
 from ragproof_core.judge.reply_cache import input_hash
 from ragproof_core.judge.session import REPAIR_INSTRUCTION, JudgeStats
+from ragproof_core.judge.settings import JudgeEnv
 from ragproof_core.judge.types import BudgetExceeded
 from tests.core.judge.conftest import API_KEY, MODEL, closed_port, run
 from tests.core.judge.conftest import make_judge as judge_on

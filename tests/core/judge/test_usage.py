@@ -7,8 +7,9 @@ import asyncio
 
 import pytest
 
-from ragproof_core.config.settings import JudgeEnv, RunSettings
+from ragproof_core.config.settings import RunSettings
 from ragproof_core.judge.factory import make_judge
+from ragproof_core.judge.settings import JudgeEnv
 from ragproof_core.judge.usage import UsageTally, attributed_to, totals_by
 from ragproof_core.model import Case
 from ragproof_core.run.evaluate import evaluate
