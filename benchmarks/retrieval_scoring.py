@@ -150,7 +150,7 @@ def ragproof_raw_kernel(data: RetrievalData) -> list:
     ]
 
 
-def _ranked_dict(ids: list[str]) -> dict[str, float]:
+def ranked_dict(ids: list[str]) -> dict[str, float]:
     # Strictly decreasing scores in our (deduplicated) order.
     return {doc: float(RETRIEVED_PER_CASE - i) for i, doc in enumerate(dict.fromkeys(ids))}
 
@@ -159,7 +159,7 @@ def pytrec(data: RetrievalData) -> dict:
     import pytrec_eval
 
     qrel = {c: dict.fromkeys(rel, 1) for c, rel in zip(data.case_ids, data.relevant, strict=True)}
-    run = {c: _ranked_dict(ids) for c, ids in zip(data.case_ids, data.retrieved, strict=True)}
+    run = {c: ranked_dict(ids) for c, ids in zip(data.case_ids, data.retrieved, strict=True)}
     return pytrec_eval.RelevanceEvaluator(qrel, set(PYTREC_MEASURES)).evaluate(run)
 
 
@@ -169,7 +169,7 @@ def ranx_scores(data: RetrievalData):
     qrels = Qrels(
         {c: dict.fromkeys(rel, 1) for c, rel in zip(data.case_ids, data.relevant, strict=True)}
     )
-    run = Run({c: _ranked_dict(ids) for c, ids in zip(data.case_ids, data.retrieved, strict=True)})
+    run = Run({c: ranked_dict(ids) for c, ids in zip(data.case_ids, data.retrieved, strict=True)})
     evaluate(qrels, run, list(RANX_METRICS), return_mean=False)
     return run.scores  # metric -> query id -> score, filled by evaluate
 

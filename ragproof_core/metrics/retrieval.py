@@ -14,12 +14,17 @@ built per case (for lists this short the conversion costs more than the math).
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from collections.abc import Set as AbstractSet
 from functools import lru_cache
 from itertools import accumulate
+from operator import attrgetter
 
+import numpy as np
+
+from ragproof_core.metrics import retrieval_batch_kernels as batch_kernels
 from ragproof_core.metrics.cutoff import split_cutoff
+from ragproof_core.metrics.retrieval_batch import BatchBuilder, RetrievalBatch
 from ragproof_core.metrics.spec import MetricGroup, MetricSpec, Params
 from ragproof_core.metrics.trec_measures import (
     average_precision,
@@ -267,9 +272,93 @@ def _split_names(wanted: tuple[str, ...]) -> tuple[tuple[str, str, int | None], 
     return tuple((name, *split_cutoff(name)) for name in wanted)
 
 
+# Each metric's batch kernel (retrieval_batch_kernels), by base name.
+_BATCH_KERNELS: dict[str, Callable[..., np.ndarray]] = {
+    PRECISION_AT_K: batch_kernels.precision_at_k,
+    RECALL_AT_K: batch_kernels.recall_at_k,
+    MRR: batch_kernels.mrr,
+    NDCG_AT_K: batch_kernels.ndcg_at_k,
+    MAP: batch_kernels.average_precision,
+    R_PRECISION: batch_kernels.r_precision,
+    HIT_RATE_AT_K: batch_kernels.hit_rate_at_k,
+    BPREF: batch_kernels.bpref,
+    JUDGED_AT_K: batch_kernels.judged_at_k,
+}
+
+
+_CHUNK_ID = attrgetter("id")
+_DOCUMENT_ID = attrgetter("document_id")
+
+
+def retrieval_batch_results(
+    cases: Sequence[Case],
+    outputs: Sequence[CaseOutput],
+    settings: Params,
+    wanted: Sequence[str] = RETRIEVAL_METRICS,
+) -> list[list[MetricResult]]:
+    """``retrieval_results`` of many cases that did not fail, one list per case in order:
+    the same rows (status, value, reason), each case's in ``wanted`` order.
+
+    The skips are decided case by case; the scored cases go into one
+    ``RetrievalBatch`` and each metric is one numpy kernel over all of them
+    (``retrieval_batch_kernels``).
+    """
+    if settings.source_match not in ("chunk", "document"):
+        raise ValueError(
+            f"source_match must be 'chunk' or 'document', got {settings.source_match!r}"
+        )
+    matched = _DOCUMENT_ID if settings.source_match == "document" else _CHUNK_ID
+    rows: list[list[MetricResult] | None] = []
+    scored_ids: list[str] = []
+    builder = BatchBuilder()
+    for case, output in zip(cases, outputs, strict=True):
+        chunks = output.retrieved
+        if chunks is None:
+            rows.append([skipped(case.id, name, NO_RETRIEVAL) for name in wanted])
+            continue
+        if not case.expected_source_ids:
+            rows.append([skipped(case.id, name, NO_EXPECTED_SOURCES) for name in wanted])
+            continue
+        rows.append(None)
+        scored_ids.append(case.id)
+        builder.add(map(matched, chunks), case.judgments())
+    if not scored_ids:
+        return rows  # type: ignore[return-value]  # every case was skipped
+    columns = batch_values(builder.build(), wanted, settings.k)
+    scored = Status.SCORED
+    # One metric's rows at a time (a tight loop), then regrouped by case.
+    by_metric = [
+        [
+            MetricResult(case_id, name, scored, value)
+            for case_id, value in zip(scored_ids, column, strict=True)
+        ]
+        for name, column in zip(wanted, columns, strict=True)
+    ]
+    by_case = map(list, zip(*by_metric, strict=True))
+    if len(scored_ids) == len(rows):
+        return list(by_case)
+    return [next(by_case) if row is None else row for row in rows]
+
+
+def batch_values(batch: RetrievalBatch, wanted: Sequence[str], k: int) -> list[list[float]]:
+    """Each ``wanted`` metric's value for every case of ``batch``, one list per metric;
+    a name without ``@N`` is cut at ``k``. A metric at a cut-off computed once."""
+    computed: dict[tuple[str, int], list[float]] = {}
+    columns = []
+    for _name, base, cutoff in _split_names(tuple(wanted)):
+        key = (base, cutoff or k)
+        if key not in computed:
+            computed[key] = _BATCH_KERNELS[base](batch, key[1]).tolist()
+        columns.append(computed[key])
+    return columns
+
+
 # One pass over a case's ranking scores every selected retrieval metric (the four
 # binary ones at run.k share one loop); ``@N`` variants are scored by the same call.
-RETRIEVAL_GROUP = MetricGroup("retrieval", SCORED_RETRIEVAL, score=retrieval_results)
+# A run scores many cases at once through ``score_batch``.
+RETRIEVAL_GROUP = MetricGroup(
+    "retrieval", SCORED_RETRIEVAL, score=retrieval_results, score_batch=retrieval_batch_results
+)
 _NEEDS = ("retrieval", "expected_source_ids")
 
 

@@ -72,6 +72,9 @@ Score = Callable[[Case, CaseOutput, Any], MetricResult]
 Plan = Callable[[Case, CaseOutput, bool, Any], Planned]
 # (the conversation's turns, their outputs, has_judge, params) -> a plan or a result.
 ConversationPlan = Callable[[Sequence[Case], Sequence[CaseOutput], bool, Any], Planned]
+BatchScore = Callable[
+    [Sequence[Case], Sequence[CaseOutput], Any, Sequence[str]], Sequence[Sequence[MetricResult]]
+]
 GroupAsk = Callable[[Case, CaseOutput, Judge | None, Any], Awaitable[Sequence[MetricResult]]]
 
 
@@ -88,10 +91,16 @@ class MetricGroup:
     ask: (
         Callable[[Case, CaseOutput, Judge | None, Any], Awaitable[Sequence[MetricResult]]] | None
     ) = None
+    # (cases, outputs, params, wanted): ``score`` over many cases that did not fail at
+    # once, one list of results per case, each equal to what ``score`` gives it. A run
+    # scores the group this way when it is set (``run.evaluate``).
+    score_batch: BatchScore | None = None
 
     def __post_init__(self) -> None:
         if (self.score is None) == (self.ask is None):
             raise ValueError(f"metric group {self.name!r}: give exactly one of score or ask")
+        if self.score_batch is not None and self.score is None:
+            raise ValueError(f"metric group {self.name!r}: score_batch needs score beside it")
 
 
 @dataclass(frozen=True, slots=True)

@@ -42,6 +42,9 @@ BUDGET_REASON = "not judged: the run stopped at its judge budget (RAGPROOF_MAX_C
 # How many cases may wait for judge verdicts at once, per unit of concurrency.
 # Bounds memory on a slow judge: past it, the adapter waits instead of racing ahead.
 _JUDGE_BACKLOG_PER_SLOT = 4
+# Scored cases whose batch-scored groups (MetricGroup.score_batch) are scored together:
+# enough for the numpy kernels to pay off, few enough to stay in the CPU's caches.
+SCORE_BATCH_CASES = 4096
 
 DEFAULT_SETTINGS = RunSettings()
 
@@ -55,9 +58,9 @@ class Evaluation:
     status: str = COMPLETED
 
     def __repr__(self) -> str:
-        # Counts, never the cases: on Python 3.11, asyncio.Runner.run formats the repr of
-        # its finished task, result included, when it puts the SIGINT handler back, and
-        # a shard batch's outputs and results took seconds to print there.
+        # Short on purpose: asyncio.run() in a main thread formats the repr of its task,
+        # result included, when it restores the SIGINT handler (Python 3.11), and the
+        # dataclass repr of 20,000 cases' outputs and results took longer than scoring them.
         return (
             f"Evaluation({len(self.outputs)} outputs, {len(self.results)} results, "
             f"status={self.status!r})"
@@ -121,6 +124,16 @@ class Selection:
         return tuple(g for g in self.groups if g.score is not None)
 
     @cached_property
+    def batch_groups(self) -> tuple[MetricGroup, ...]:
+        """Deterministic groups a run scores many cases at a time (``score_batch``)."""
+        return tuple(g for g in self.deterministic_groups if g.score_batch is not None)
+
+    @cached_property
+    def case_groups(self) -> tuple[MetricGroup, ...]:
+        """Deterministic groups a run scores case by case."""
+        return tuple(g for g in self.deterministic_groups if g.score_batch is None)
+
+    @cached_property
     def deterministic(self) -> tuple[MetricSpec, ...]:
         """Selected metrics scored on their own without a judge."""
         return tuple(m for m in self.specs if m.group is None and m.score is not None)
@@ -165,14 +178,38 @@ ALL_METRICS = Selection()
 
 
 def deterministic_results(
-    case: Case, output: CaseOutput, settings: RunSettings, selection: Selection = ALL_METRICS
+    case: Case,
+    output: CaseOutput,
+    settings: RunSettings,
+    selection: Selection = ALL_METRICS,
+    groups: Sequence[MetricGroup] | None = None,
 ) -> list[MetricResult]:
+    """One case's deterministic results: ``groups`` (every selected deterministic group
+    when None) and the selected metrics scored on their own."""
     results: list[MetricResult] = []
-    for group in selection.deterministic_groups:
+    for group in selection.deterministic_groups if groups is None else groups:
         # A group's metrics share one pass (the retrieval metrics, one ranking).
         results.extend(group.score(case, output, settings, selection.group_members[group.name]))
     results.extend(m.score(case, output, settings) for m in selection.deterministic)
     return results
+
+
+def batch_results(
+    cases: Sequence[Case],
+    outputs: Sequence[CaseOutput],
+    settings: RunSettings,
+    selection: Selection = ALL_METRICS,
+) -> list[list[MetricResult]]:
+    """The batch-scored groups' results of cases that did not fail, one list per case:
+    the rows ``deterministic_results`` gives those groups case by case."""
+    per_case: list[list[MetricResult]] = [[] for _ in cases]
+    for group in selection.batch_groups:
+        wanted = selection.group_members[group.name]
+        for rows, scored in zip(
+            per_case, group.score_batch(cases, outputs, settings, wanted), strict=True
+        ):
+            rows.extend(scored)
+    return per_case
 
 
 def failure_results(
@@ -313,6 +350,36 @@ async def evaluate(
     backlog = asyncio.Semaphore(settings.concurrency * _JUDGE_BACKLOG_PER_SLOT)
     aborted = False
     store_fault: StoreWriteError | None = None
+    # Cases whose scoring is done but for the batch-scored groups, and those groups' rows.
+    waiting: list[tuple[Case, CaseOutput]] = []
+    batched: dict[str, list[MetricResult]] = {}
+
+    def internal_error(case: Case, output: CaseOutput, exc: Exception) -> None:
+        # A bug in ragproof's own scoring must not cost the other cases their
+        # run: the case is an error in every metric, counted and explained.
+        reason = f"internal error while scoring: {type(exc).__name__}: {exc}"
+        results_by_case[case.id] = failure_results(case, replace(output, error=reason), selection)
+
+    def score_waiting() -> None:
+        """The batch-scored groups of every waiting case; when that raises, each case
+        alone, so only a case at fault becomes an internal error."""
+        chosen = list(waiting)
+        waiting.clear()
+        cases_, outputs_ = [c for c, _ in chosen], [o for _, o in chosen]
+        scored: list[list[MetricResult] | None]
+        try:
+            scored = list(batch_results(cases_, outputs_, settings, selection))
+        except Exception:  # noqa: BLE001 - found again case by case just below
+            scored = []
+            for case, output in chosen:
+                try:
+                    scored += batch_results([case], [output], settings, selection)
+                except Exception as exc:  # noqa: BLE001 - as in score()
+                    internal_error(case, output, exc)
+                    scored.append(None)
+        for case, rows in zip(cases_, scored, strict=True):
+            if rows is not None:
+                batched[case.id] = rows
 
     def stop_for_budget() -> None:
         nonlocal aborted
@@ -324,22 +391,23 @@ async def evaluate(
             if output.failed:
                 results_by_case[case.id] = failure_results(case, output, selection)
                 return
-            fixed = deterministic_results(case, output, settings, selection)
+            fixed = deterministic_results(case, output, settings, selection, selection.case_groups)
             judged = await judged_results(
                 case, output, judge, stop_for_budget, selection, settings.k, settings
             )
             results_by_case[case.id] = fixed + judged
+            if selection.batch_groups:
+                # Only a case whose own scoring is done waits: its rows can no longer
+                # be replaced by an internal error while its batch is scored.
+                waiting.append((case, output))
+                if len(waiting) >= SCORE_BATCH_CASES:
+                    score_waiting()
         except StoreWriteError as exc:
             # Not the case's fault: the store cannot keep what the judge returns, so
             # no new case starts and the run stops with the fault (store_health.py).
             store_fault = store_fault or exc
         except Exception as exc:
-            # A bug in ragproof's own scoring must not cost the other cases their
-            # run: the case is an error in every metric, counted and explained.
-            reason = f"internal error while scoring: {type(exc).__name__}: {exc}"
-            results_by_case[case.id] = failure_results(
-                case, replace(output, error=reason), selection
-            )
+            internal_error(case, output, exc)
         finally:
             backlog.release()
             if on_case_done is not None:
@@ -395,6 +463,7 @@ async def evaluate(
         )
         if pending:
             await asyncio.gather(*pending)
+        score_waiting()
     if store_fault is not None:
         raise store_fault
 
@@ -402,6 +471,7 @@ async def evaluate(
     order = selection.order
     for output in outputs:
         case_results = results_by_case.get(output.case_id, [])
+        case_results.extend(batched.get(output.case_id, ()))
         case_results.sort(key=lambda r: order.get(r.metric, len(order)))
         results.extend(case_results)
         conversation_id = after_turn.get(output.case_id)

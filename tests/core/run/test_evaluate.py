@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import asyncio
+import importlib
+from dataclasses import replace
 
 import pytest
 
 from ragproof_core.config.settings import RunSettings
 from ragproof_core.judge.types import BudgetExceeded, JudgeVerdict
-from ragproof_core.metrics.registry import METRIC_NAMES
-from ragproof_core.model import Case, CaseKind, Status
+from ragproof_core.metrics.registry import METRIC_NAMES, REGISTRY, Registry
+from ragproof_core.metrics.retrieval import SCORED_RETRIEVAL
+from ragproof_core.metrics.spec import MetricGroup, MetricSpec
+from ragproof_core.model import Case, CaseKind, MetricResult, Status
 from ragproof_core.run.evaluate import ABORTED_BUDGET, BUDGET_REASON, COMPLETED, evaluate
 
 
@@ -219,3 +223,106 @@ def test_a_stalled_judge_holds_the_adapter_to_the_backlog_bound(concurrency, ans
     assert stalled == answered
     assert len(calls) == 40 and evaluation.status == COMPLETED
     assert len(evaluation.outputs) == 40
+
+
+class RankingAdapter:
+    """Retrieves, per question, the ids the question lists after 'q:' (none: nothing)."""
+
+    async def retrieve(self, question: str):
+        if question.startswith("boom"):
+            raise RuntimeError("upstream exploded")
+        ids = question.removeprefix("q:").split(",") if question.startswith("q:") else []
+        return [{"id": doc, "text": ""} for doc in ids if doc]
+
+    async def answer(self, question: str):
+        return {"text": "An answer."}
+
+
+# The module, not the function ragproof_core.run exports under its name.
+evaluate_module = importlib.import_module("ragproof_core.run.evaluate")
+
+
+def _case_by_case(registry: Registry) -> Registry:
+    """``registry`` with every group scored case by case (no ``score_batch``)."""
+    return Registry(
+        tuple(
+            m if m.group is None else replace(m, group=replace(m.group, score_batch=None))
+            for m in registry.metrics
+        )
+    )
+
+
+def test_rows_scored_in_batches_equal_case_by_case_rows_in_order(monkeypatch):
+    # Batches of 3 over 8 cases: full batches, a last short one, failures between them.
+    monkeypatch.setattr(evaluate_module, "SCORE_BATCH_CASES", 3)
+    rankings = ["a,b,a", "x", "boom", "", "b,c,a,a", "c", "boom", "a"]
+    cases = [
+        Case(f"c{i}", ranking if ranking == "boom" else f"q:{ranking}", expected_source_ids=ids)
+        for i, (ranking, ids) in enumerate(
+            zip(rankings, [("a",), ("a", "c"), ("a",), ("b",), (), None, ("a",), ()], strict=True)
+        )
+    ]
+    # A graded case among them, grade 0 included.
+    cases[4] = replace(
+        cases[4], expected_source_ids=("a", "z"), source_grades={"a": 2, "c": 0, "z": 1}
+    )
+    settings = RunSettings(
+        metrics=(
+            *SCORED_RETRIEVAL,
+            "retrieval.ndcg_at_k@2",
+            "retrieval.hop_*",
+            "generation.citation_validity",
+        )
+    )
+    batched = asyncio.run(evaluate(cases, RankingAdapter(), settings))
+    one_by_one = asyncio.run(
+        evaluate(cases, RankingAdapter(), settings, registry=_case_by_case(REGISTRY))
+    )
+    assert batched.results == one_by_one.results
+    assert {r.status for r in batched.results} == {Status.SCORED, Status.SKIPPED, Status.ERROR}
+    assert [r.case_id for r in batched.results][:: len(batched.results) // 8] == [
+        c.id for c in cases
+    ]
+
+
+def _probe(case, output, params, wanted):
+    return [MetricResult(case.id, "probe.value", Status.SCORED, 1.0)]
+
+
+def _probe_batch(cases, outputs, params, wanted):
+    if any(case.id == "bad" for case in cases):
+        raise ZeroDivisionError("bug")
+    return [
+        _probe(case, output, params, wanted) for case, output in zip(cases, outputs, strict=True)
+    ]
+
+
+def test_a_batch_scoring_bug_is_only_the_faulty_cases_error():
+    group = MetricGroup("probe", ("probe.value",), score=_probe, score_batch=_probe_batch)
+    probe = MetricSpec("probe.value", True, "never", (), "a test metric", group=group)
+    registry = REGISTRY.with_metrics([probe])
+    # Every default metric, the probe among them (settings select from the shipped ones).
+    evaluation = asyncio.run(
+        evaluate(_cases("good", "bad", "fine"), ScriptedAdapter(), RunSettings(), registry=registry)
+    )
+    bug = "internal error while scoring: ZeroDivisionError: bug"
+    assert {r.status for r in evaluation.results if r.case_id == "bad"} == {Status.ERROR}
+    assert [
+        (r.case_id, r.metric, r.status, r.value, r.reason)
+        for r in evaluation.results
+        if r.metric in ("retrieval.mrr", "probe.value")
+    ] == [
+        ("good", "retrieval.mrr", Status.SCORED, 1.0, None),
+        ("good", "probe.value", Status.SCORED, 1.0, None),
+        ("bad", "retrieval.mrr", Status.ERROR, None, bug),
+        ("bad", "probe.value", Status.ERROR, None, bug),
+        ("fine", "retrieval.mrr", Status.SCORED, 1.0, None),
+        ("fine", "probe.value", Status.SCORED, 1.0, None),
+    ]
+
+
+def test_an_evaluation_repr_stays_short_however_many_cases():
+    # asyncio.run() formats its task's result when it restores the SIGINT handler.
+    evaluation = asyncio.run(evaluate(_cases("a", "b", "c"), ScriptedAdapter(), RunSettings()))
+    rows = 3 * len(METRIC_NAMES)
+    assert repr(evaluation) == f"Evaluation(3 outputs, {rows} results, status='completed')"
