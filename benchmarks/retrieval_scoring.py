@@ -50,6 +50,7 @@ from benchmarks._common import (
     verdict,
 )
 from benchmarks._synthetic import RETRIEVED_PER_CASE, RetrievalData, retrieval_data
+from ragproof_core.model import Case, CaseOutput, Chunk
 
 FULL_SIZES = (100_000, 1_000_000)
 QUICK_SIZES = (2_000, 20_000)
@@ -109,22 +110,28 @@ def _timed(fn: Callable[[], object], repeats: int) -> tuple[float, float, object
 # -- the scorers: each starts from the plain lists of RetrievalData ---------------------
 
 
+def built_objects(data: RetrievalData) -> tuple[list[Case], list[CaseOutput]]:
+    """The ``Case`` and ``CaseOutput`` objects (ten ``Chunk`` each) a run builds from its
+    dataset and recording."""
+    cases = [
+        Case(case_id, "question", expected_source_ids=tuple(relevant))
+        for case_id, relevant in zip(data.case_ids, data.relevant, strict=True)
+    ]
+    outputs = [
+        CaseOutput(case_id, retrieved=tuple([Chunk(doc, "") for doc in ids]))
+        for case_id, ids in zip(data.case_ids, data.retrieved, strict=True)
+    ]
+    return cases, outputs
+
+
 def ragproof_pipeline(data: RetrievalData) -> list:
     from ragproof_core.config.settings import RunSettings
     from ragproof_core.gc_pause import collector_paused
     from ragproof_core.metrics.retrieval import retrieval_results
-    from ragproof_core.model import Case, CaseOutput, Chunk
 
     settings = RunSettings(k=K)
     with collector_paused():
-        cases = [
-            Case(case_id, "question", expected_source_ids=tuple(relevant))
-            for case_id, relevant in zip(data.case_ids, data.relevant, strict=True)
-        ]
-        outputs = [
-            CaseOutput(case_id, retrieved=tuple([Chunk(doc, "") for doc in ids]))
-            for case_id, ids in zip(data.case_ids, data.retrieved, strict=True)
-        ]
+        cases, outputs = built_objects(data)
         return [retrieval_results(c, o, settings) for c, o in zip(cases, outputs, strict=True)]
 
 

@@ -43,11 +43,11 @@ from pathlib import Path
 
 from benchmarks._common import PYTHON, REPO, WORK, Table, count, publish, seconds, verdict
 from benchmarks._synthetic import RetrievalData, retrieval_data
-from benchmarks.retrieval_scoring import ranked_dict
+from benchmarks.retrieval_scoring import built_objects, ranked_dict
 from ragproof_assets.evaluation.shards import EVAL_BATCH_CASES
 from ragproof_core.config.settings import RunSettings
 from ragproof_core.gc_pause import collector_paused
-from ragproof_core.model import Case, CaseOutput, Chunk, MetricResult
+from ragproof_core.model import Case, CaseOutput, MetricResult
 from ragproof_core.run.evaluate import SCORE_BATCH_CASES, Selection, batch_results, evaluate
 
 K = 5
@@ -81,19 +81,6 @@ class BuiltOutputs:
 
     async def run_case(self, case: Case) -> CaseOutput:
         return self._by_id[case.id]
-
-
-def built_objects(data: RetrievalData) -> tuple[list[Case], list[CaseOutput]]:
-    """The cases and outputs the run builds from its dataset and recording."""
-    cases = [
-        Case(case_id, "question", expected_source_ids=tuple(relevant))
-        for case_id, relevant in zip(data.case_ids, data.relevant, strict=True)
-    ]
-    outputs = [
-        CaseOutput(case_id, retrieved=tuple([Chunk(doc, "") for doc in ids]))
-        for case_id, ids in zip(data.case_ids, data.retrieved, strict=True)
-    ]
-    return cases, outputs
 
 
 def ragproof_run_path(data: RetrievalData, names: Sequence[str]) -> list[MetricResult]:

@@ -10,6 +10,7 @@ import contextlib
 import sys
 
 from ragproof_cli.common import EXIT_BUDGET, EXIT_OK, UsageError, open_store, print_json
+from ragproof_core.adapters.history import with_stored_histories
 from ragproof_core.calibration import DEFAULT_SAMPLE, judge_scores, probe, probe_sample
 from ragproof_core.config import RunSettings
 from ragproof_core.judge import BudgetExceeded, judge_environment, make_judge
@@ -63,8 +64,11 @@ def cmd_probe(args: argparse.Namespace) -> int:
     )
     chosen = probe_sample(judged, metrics, args.sample, args.seed)
     wanted = {c for ids in chosen.values() for c in ids}
-    cases = {c.id: c for c in store.read_dataset(args.run_id) if c.id in wanted}
-    outputs = {o.case_id: o for o in store.read_outputs(args.run_id) if o.case_id in wanted}
+    dataset = store.read_dataset(args.run_id)
+    cases = {c.id: c for c in dataset if c.id in wanted}
+    # A turn's judge prompts carried its conversation's earlier turns: so do the probe's.
+    stored = with_stored_histories(dataset, store.read_outputs(args.run_id))
+    outputs = {o.case_id: o for o in stored if o.case_id in wanted}
 
     async def asking():
         try:

@@ -13,9 +13,11 @@ conversation (``EARLIER_TURN_FAILED`` for the turns after it).
 from __future__ import annotations
 
 import inspect
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
-from ragproof_core.model import Answer, Message
+from ragproof_core.model import Answer, Case, CaseOutput, Message
 
 HISTORY_REFUSED = "adapter does not accept history"
 EARLIER_TURN_FAILED = "an earlier turn failed"
@@ -48,3 +50,41 @@ def after_turn(
     answer (empty text for a turn that retrieved without answering)."""
     reply = "" if answer is None else answer.text
     return (*history, Message("user", question), Message("assistant", reply))
+
+
+def stored_histories(
+    cases: Iterable[Case], outputs: Mapping[str, CaseOutput]
+) -> dict[str, tuple[Message, ...]]:
+    """{turn's case id: its history} of a stored run, rebuilt as the runner built it
+    (``after_turn``) from the dataset's questions and the stored answers, which is what
+    the turn's judge prompts carried; the store keeps no history of its own. ``cases``
+    in dataset order (a conversation's turns next to each other, in order); a turn after
+    a failed or missing one never ran and gets none. A conversation's whole exchange is
+    ``after_turn`` of its last turn's history."""
+    histories: dict[str, tuple[Message, ...]] = {}
+    running: dict[str, tuple[Message, ...] | None] = {}
+    for case in cases:
+        turn = case.turn
+        if turn is None:
+            continue
+        history = () if turn.first else running.get(turn.conversation_id)
+        if history is None:
+            continue
+        histories[case.id] = history
+        output = outputs.get(case.id)
+        running[turn.conversation_id] = (
+            None
+            if output is None or output.failed
+            else after_turn(history, case.question, output.answer)
+        )
+    return histories
+
+
+def with_stored_histories(cases: Sequence[Case], outputs: Sequence[CaseOutput]) -> list[CaseOutput]:
+    """A stored run's outputs with each turn's history (``stored_histories``) set, so a
+    judge question asked of them again is the one the run asked."""
+    histories = stored_histories(cases, {o.case_id: o for o in outputs})
+    return [
+        o if o.case_id not in histories else replace(o, history=histories[o.case_id])
+        for o in outputs
+    ]

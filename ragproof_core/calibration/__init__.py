@@ -13,7 +13,7 @@ from ragproof_core.calibration.calibrate import (
 from ragproof_core.calibration.calibrate_combined import (
     calibrate_combined,
 )
-from ragproof_core.calibration.fixtures_check import (
+from ragproof_core.calibration.fixture_files import (
     FixtureError,
     load_metric_fixtures,
 )

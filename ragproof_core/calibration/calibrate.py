@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from ragproof_core.calibration.fixtures_check import Fixture, load_fixtures
+from ragproof_core.calibration.fixture_files import Fixture, load_fixtures
 from ragproof_core.calibration.jury_calibration import JuryCalibration, calibrate_jury
 from ragproof_core.calibration.report import (
     EXACT_THRESHOLD,

@@ -39,7 +39,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ragproof_core.calibration.fixtures_check import (
+from ragproof_core.calibration.fixture_files import (
     DEFAULT_DIRECTORY,
     MIN_PER_PROMPT,
     Fixture,

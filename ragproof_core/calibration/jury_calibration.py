@@ -13,7 +13,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ragproof_core.calibration.fixtures_check import Fixture
+from ragproof_core.calibration.fixture_files import Fixture
 from ragproof_core.calibration.report import (
     SCORERS,
     CalibrationReport,

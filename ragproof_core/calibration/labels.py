@@ -23,9 +23,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ragproof_core.adapters.history import after_turn, stored_histories
 from ragproof_core.calibration.ppi import PPIEstimate, estimate
-from ragproof_core.metrics.registry import METRIC_NAMES, metric_order
-from ragproof_core.model import Case, CaseOutput, Status
+from ragproof_core.metrics.registry import ALL_METRIC_NAMES, metric_order
+from ragproof_core.model import Case, CaseOutput, Message, Status
 from ragproof_core.text_table import text_table
 
 
@@ -182,9 +183,11 @@ def read_labels(path: Path | str) -> list[Label]:
         case_id, metric = obj["case_id"], obj["metric"]
         if not isinstance(case_id, str) or not case_id:
             raise LabelsError(f"{where}: case_id must be a non-empty string")
-        if metric not in METRIC_NAMES:
+        # Every declared metric: a conversation's own (conversation.knowledge_retention,
+        # labelled under the conversation's id) and the opt-in ones included.
+        if metric not in ALL_METRIC_NAMES:
             raise LabelsError(
-                f"{where}: unknown metric {metric!r}; known: {', '.join(METRIC_NAMES)}"
+                f"{where}: unknown metric {metric!r}; known: {', '.join(ALL_METRIC_NAMES)}"
             )
         if obj["score"] is None:
             continue  # not labelled yet (a sample line left as written)
@@ -272,6 +275,7 @@ def sample_for_labelling(
     answers: Mapping[str, str | None] = {
         o.case_id: None if o.answer is None else o.answer.text for o in outputs
     }
+    shown = _conversation_material(cases, outputs)
     scores = judge_scores(results)
     lines: list[dict[str, Any]] = []
     for metric in metric_order(set(scores)):
@@ -285,8 +289,35 @@ def sample_for_labelling(
                     "metric": metric,
                     "question": questions.get(case_id),
                     "answer": answers.get(case_id),
+                    **shown.get(case_id, {}),
                     "judge_score": scores[metric][case_id],
                     "score": None,
                 }
             )
     return lines
+
+
+def _conversation_material(
+    cases: Sequence[Case], outputs: Sequence[CaseOutput]
+) -> dict[str, dict[str, list[dict[str, str]]]]:
+    """What a person labelling a conversation's part needs beside question and answer, as
+    the judge saw it: a later turn's ``history`` (the earlier turns), and a conversation's
+    own metric's ``conversation`` (every turn), each a list of ``{"role", "content"}``."""
+    by_id = {o.case_id: o for o in outputs}
+    histories = stored_histories(cases, by_id)
+    shown: dict[str, dict[str, list[dict[str, str]]]] = {}
+    for case in cases:
+        turn, history = case.turn, histories.get(case.id)
+        if turn is None or history is None:
+            continue
+        if history:
+            shown[case.id] = {"history": _messages(history)}
+        output = by_id.get(case.id)
+        if turn.last and output is not None and not output.failed:
+            whole = after_turn(history, case.question, output.answer)
+            shown[turn.conversation_id] = {"conversation": _messages(whole)}
+    return shown
+
+
+def _messages(messages: Sequence[Message]) -> list[dict[str, str]]:
+    return [m.to_dict() for m in messages]

@@ -40,7 +40,7 @@ from ragproof_core.calibration.binomial import wilson_interval
 from ragproof_core.calibration.label_queue import metric_rng, stratified_sample
 from ragproof_core.judge.reply_cache import input_hash
 from ragproof_core.judge.types import Judge, JudgeVerdict
-from ragproof_core.metrics.judge_plan import JudgePlan, result_from_verdict
+from ragproof_core.metrics.judge_plan import JudgePlan, result_from_verdict, with_history
 from ragproof_core.metrics.registry import REGISTRY, Registry
 from ragproof_core.model import Case, CaseOutput, Status
 from ragproof_core.text_table import text_table
@@ -190,10 +190,16 @@ async def probe(
         spec = registry.spec(metric)
         for case_id in case_ids:
             case, output = cases[case_id], outputs[case_id]
-            base = spec.plan(case, output, True, params)
+            # A conversation's turn is asked with its history, as the run asked it
+            # (``output.history``: adapters.history.with_stored_histories).
+            base = with_history(spec.plan(case, output, True, params), output)
             for perturbation in PERTURBATIONS:
                 changed = perturb(perturbation, output)
-                new = None if changed is None else spec.plan(case, changed, True, params)
+                new = (
+                    None
+                    if changed is None
+                    else with_history(spec.plan(case, changed, True, params), changed)
+                )
                 if not isinstance(base, JudgePlan) or not isinstance(new, JudgePlan):
                     continue
                 if new.inputs == base.inputs:

@@ -5,7 +5,7 @@ own metric code (``score_fixtures``), then the agreement with the human per prom
 
 Judge calibration: how often the configured judge agrees with human scores.
 
-Each human-scored fixture (``fixtures_check``) is scored by the *same metric
+Each human-scored fixture (``fixture_files``) is scored by the *same metric
 code the pipeline runs* with the *same judge object*, so calibration measures
 exactly what a run would report, and its judge calls are cached and budgeted
 like any other. Both scores are mapped to three bands (0, 0.5, 1):
@@ -34,7 +34,7 @@ from typing import Any
 
 from ragproof_core.calibration import critique
 from ragproof_core.calibration.agreement import BANDS, band, confusion_matrix, quadratic_kappa
-from ragproof_core.calibration.fixtures_check import (
+from ragproof_core.calibration.fixture_files import (
     CALIBRATED_PROMPTS,
     GROUNDEDNESS_HISTORY,
     Fixture,

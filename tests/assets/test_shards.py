@@ -157,6 +157,8 @@ def test_a_crashed_shard_reexecuted_from_failure_alone_repays_no_cached_verdict(
             str(config),
             "--json",
             env=cli_env(**env),
+            # Three shard processes on a loaded machine: minutes, not the usual 3.
+            timeout=900,
         )
         # A shard process that dies is not bad input: the command reports an
         # internal failure (exit 3) in one line, and the run can be re-executed.

@@ -24,6 +24,7 @@ from tests.faults.conftest import (
     materialize,
     query,
     summaries,
+    warm_litellm,
 )
 from tests.support.judge_server import Reply, default_content
 
@@ -205,13 +206,16 @@ def test_refused_connections_make_every_judge_metric_a_judge_error(
 def test_a_judge_hanging_past_the_client_timeout_is_a_judge_error(
     instance, store_path, judge_server, use_judge
 ):
-    judge_server.script(*[Reply.hang(10.0)] * (2 * QUESTIONS))
     use_judge(
         judge_server.url,
-        RAGPROOF_JUDGE_TIMEOUT_S="0.3",
+        RAGPROOF_JUDGE_TIMEOUT_S="2",
         RAGPROOF_JUDGE_MAX_ATTEMPTS="2",
         RAGPROOF_JUDGE_BACKOFF_S="0.001",
     )
+    # The 2 s deadline then times the requests alone, which a loaded machine sends
+    # well within it: every attempt reaches the server, which holds each for 30 s.
+    warm_litellm(judge_server)
+    judge_server.script(*[Reply.hang(30.0)] * (2 * QUESTIONS))
     run, rows = _run(instance, store_path, "hang")
 
     assert run == ("completed", JUDGE_MODEL, 2, 0, QUESTIONS, 0, 0.0)
@@ -300,8 +304,9 @@ def test_a_trickling_reply_is_cut_at_the_judge_timeout(
     def pick(request):
         return Reply(trickle_s=0.5) if request.prompt == "groundedness" else Reply()
 
-    judge_server.script(*[pick] * QUESTIONS)
     use_judge(judge_server.url, RAGPROOF_JUDGE_TIMEOUT_S="1.5", RAGPROOF_JUDGE_MAX_ATTEMPTS="1")
+    warm_litellm(judge_server)  # the 1.5 s deadline times the replies, not LiteLLM's set-up
+    judge_server.script(*[pick] * QUESTIONS)
 
     run, rows = _run(instance, store_path, "trickle")
 

@@ -131,15 +131,21 @@ class CrashOnceAdapter:
     """Answers like ``PlainAdapter``; the first question starting with ``crash`` kills
     the whole process, leaving ``marker`` behind so the next attempt answers it.
 
-    Before dying it waits (up to 60 s) until the local store's judge cache holds
-    ``wait_cached`` verdicts and the shard attempts' records (``attempt_*.json``)
-    show ``wait_recorded`` paid requests in all, so the test knows exactly what was
-    paid for and what was on record when the process died."""
+    Before dying it waits until the local store's judge cache holds ``wait_cached``
+    verdicts and the shard attempts' records (``attempt_*.json``) show
+    ``wait_recorded`` paid requests in all, so the test knows exactly what was paid
+    for and what was on record when the process died. On a loaded machine the other
+    shards take minutes to start and dying early changes what was paid: the wait
+    gives up only after ``wait_s`` (10 minutes), so that a shard process never
+    outlives its test."""
 
-    def __init__(self, marker: str, wait_cached: int = 0, wait_recorded: int = 0) -> None:
+    def __init__(
+        self, marker: str, wait_cached: int = 0, wait_recorded: int = 0, wait_s: float = 600
+    ) -> None:
         self.marker = marker
         self.wait_cached = wait_cached
         self.wait_recorded = wait_recorded
+        self.wait_s = wait_s
 
     def _recorded(self, store) -> int:
         import json
@@ -161,7 +167,7 @@ class CrashOnceAdapter:
         if question.startswith("crash") and not Path(self.marker).exists():
             Path(self.marker).write_text("crashed once\n", encoding="utf-8")
             cache = Path(os.environ["RAGPROOF_STORE"]) / "judge_cache.sqlite"
-            deadline = time.monotonic() + 60
+            deadline = time.monotonic() + self.wait_s
             while time.monotonic() < deadline:
                 try:
                     with sqlite3.connect(f"file:{cache}?mode=ro", uri=True) as con:

@@ -6,11 +6,12 @@ from __future__ import annotations
 
 import asyncio
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
-from ragproof_core.adapters.history import accepts_history
+from ragproof_core.adapters.history import accepts_history, stored_histories
 from ragproof_core.adapters.isolation import IsolatedAdapter
 from ragproof_core.adapters.loading import AdapterLoadError
 from ragproof_core.adapters.recorded import RecordedAdapter
@@ -235,3 +236,22 @@ def test_a_bad_recorded_turn_names_the_file_line_and_turn() -> None:
     with pytest.raises(AdapterLoadError) as caught:
         RecordedAdapter(str(path))
     assert str(caught.value).startswith(f"{path}:1: turn 2: answer: ")
+
+
+def test_a_stored_runs_histories_are_rebuilt_as_the_runner_built_them() -> None:
+    cases = [
+        *conversation("c1", "c1 q1", "c1 q2", "c1 q3"),
+        *conversation("c2", "c2 q1", "c2 q2", "c2 q3", "c2 q4"),
+    ]
+    outputs = run(cases, FailsAt("c2 q2"))
+    stored = [replace(o, history=None) for o in outputs]  # the store keeps no history
+    rebuilt = stored_histories(cases, {o.case_id: o for o in stored})
+    # Exactly what each turn received; none for a turn that never ran.
+    assert rebuilt == {o.case_id: o.history for o in outputs if o.history is not None}
+    assert sorted(rebuilt) == ["c1#1", "c1#2", "c1#3", "c2#1", "c2#2"]
+    assert rebuilt["c1#3"] == (
+        Message("user", "c1 q1"),
+        Message("assistant", "ok"),
+        Message("user", "c1 q2"),
+        Message("assistant", "ok"),
+    )

@@ -16,7 +16,7 @@ import pytest
 
 from ragproof_core.calibration.agreement import band
 from ragproof_core.calibration.calibrate import calibrate
-from ragproof_core.calibration.fixtures_check import Fixture, load_fixtures
+from ragproof_core.calibration.fixture_files import Fixture, load_fixtures
 from ragproof_core.judge.factory import make_judge
 from ragproof_core.judge.settings import JudgeEnv
 from ragproof_core.judge.types import BudgetExceeded

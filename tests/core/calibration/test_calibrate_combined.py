@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from ragproof_core.calibration.calibrate_combined import calibrate_combined, load_combined_fixtures
-from ragproof_core.calibration.fixtures_check import FixtureError
+from ragproof_core.calibration.fixture_files import FixtureError
 from tests.core.judge.conftest import make_judge, run
 from tests.support.judge_server import JudgeServer
 

@@ -9,7 +9,7 @@ import pytest
 
 from ragproof_core.calibration.calibrate import calibrate
 from ragproof_core.calibration.calibrate_combined import calibrate_combined
-from ragproof_core.calibration.fixtures_check import load_metric_fixtures
+from ragproof_core.calibration.fixture_files import load_metric_fixtures
 from ragproof_core.config.settings import load_config
 from ragproof_core.judge.factory import make_judge
 from ragproof_core.judge.settings import JudgeEnv

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from ragproof_core.calibration.fixtures_check import FixtureError, load_metric_fixtures
+from ragproof_core.calibration.fixture_files import FixtureError, load_metric_fixtures
 
 REPO = Path(__file__).resolve().parents[3]
 LINE = {

@@ -6,6 +6,8 @@ shares exactly as scripted, perturbed inputs asked under new cache keys."""
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Coroutine
+from pathlib import Path
 
 import pytest
 from scipy.stats import binomtest
@@ -21,7 +23,7 @@ from ragproof_core.calibration.probe import (
     probe_sample,
 )
 from ragproof_core.config.settings import RunSettings
-from ragproof_core.judge.types import BudgetExceeded
+from ragproof_core.judge.types import BudgetExceeded, Judge
 from ragproof_core.model import Answer, CaseOutput, Chunk
 from ragproof_core.store.run_store import RunStore
 from tests.core.judge.conftest import make_judge, run
@@ -35,6 +37,27 @@ from tests.support.judged_run import (
 )
 
 A, B, C = Chunk("a", "first"), Chunk("b", "second"), Chunk("c", "third")
+
+
+def judged_sample(tmp_path: Path, metrics: list[str], seed: int) -> dict[str, list[str]]:
+    """The judged run written to a store under ``tmp_path``, and its probe sample of 10."""
+    store = RunStore(tmp_path / "store")
+    write_judged_run(store)
+    return probe_sample(judge_scores(store.case_results_frame("judged")), metrics, 10, seed)
+
+
+def probe_judged_run(judge: Judge, chosen: dict[str, list[str]], seed: int) -> Coroutine:
+    """The probe (a coroutine) of the judged run's ``chosen`` cases, 10 a metric."""
+    return probe(
+        judge,
+        "judged",
+        {c.id: c for c in cases()},
+        {o.case_id: o for o in outputs()},
+        chosen,
+        RunSettings(),
+        sample=10,
+        seed=seed,
+    )
 
 
 def test_the_three_perturbations() -> None:
@@ -75,10 +98,7 @@ def test_wilson_interval_by_hand_and_against_scipy() -> None:
 
 def test_a_probe_counts_exactly_the_scripted_changes(server, tmp_path, monkeypatch) -> None:
     monkeypatch.setattr(server, "responder", swayed_judge)
-    store = RunStore(tmp_path / "store")
-    write_judged_run(store)
-    judged = judge_scores(store.case_results_frame("judged"))
-    chosen = probe_sample(judged, [GROUNDEDNESS, RELEVANCE], 10, seed=4)
+    chosen = judged_sample(tmp_path, [GROUNDEDNESS, RELEVANCE], seed=4)
     assert sorted(chosen[GROUNDEDNESS]) == [f"q0{i}" for i in range(1, 9)]  # all 8 there are
     assert len(chosen[RELEVANCE]) == 10
     odd = sum(int(c[1:]) % 2 for c in chosen[RELEVANCE])
@@ -86,18 +106,7 @@ def test_a_probe_counts_exactly_the_scripted_changes(server, tmp_path, monkeypat
 
     def probing():
         judge = make_judge(server.url, cache)
-        result = run(
-            probe(
-                judge,
-                "judged",
-                {c.id: c for c in cases()},
-                {o.case_id: o for o in outputs()},
-                chosen,
-                RunSettings(),
-                sample=10,
-                seed=4,
-            )
-        )
+        result = run(probe_judged_run(judge, chosen, seed=4))
         judge.close()
         return result
 
@@ -133,22 +142,9 @@ def test_a_probe_counts_exactly_the_scripted_changes(server, tmp_path, monkeypat
 
 
 def test_a_probe_stops_at_the_judge_budget(server, tmp_path) -> None:
-    store = RunStore(tmp_path / "store")
-    write_judged_run(store)
-    chosen = probe_sample(judge_scores(store.case_results_frame("judged")), [RELEVANCE], 10, 0)
+    chosen = judged_sample(tmp_path, [RELEVANCE], seed=0)
     # $1 per million tokens each way and a budget below one request's estimate.
     judge = make_judge(server.url, input_cost=1.0, output_cost=1.0, max_cost=1e-6)
     with pytest.raises(BudgetExceeded):
-        run(
-            probe(
-                judge,
-                "judged",
-                {c.id: c for c in cases()},
-                {o.case_id: o for o in outputs()},
-                chosen,
-                RunSettings(),
-                sample=10,
-                seed=0,
-            )
-        )
+        run(probe_judged_run(judge, chosen, seed=0))
     assert server.request_count == 0

@@ -143,11 +143,29 @@ LAZY_IMPORT = textwrap.dedent(
 )
 
 
+# What bounds a LiteLLM import in a subprocess: its CPU time (about 5 s, whatever the
+# load), so a runaway import fails fast; the wall-clock timeout only catches a hang
+# (a blocked network call uses no CPU), and is generous because on a loaded machine
+# the same 5 s of CPU take minutes of wall time.
+IMPORT_CPU_LIMIT_S = 60
+IMPORT_HANG_S = 900
+
+
+def cpu_limited(script: str) -> str:
+    """``script``, killed (SIGXCPU) past ``IMPORT_CPU_LIMIT_S`` seconds of CPU."""
+    limit = f"({IMPORT_CPU_LIMIT_S}, {IMPORT_CPU_LIMIT_S})"
+    return f"import resource; resource.setrlimit(resource.RLIMIT_CPU, {limit})\n{script}"
+
+
 @pytest.mark.slow
 def test_litellm_is_imported_lazily_and_its_import_touches_no_network() -> None:
     env = {k: v for k, v in os.environ.items() if k != "LITELLM_LOCAL_MODEL_COST_MAP"}
     done = subprocess.run(
-        [sys.executable, "-c", LAZY_IMPORT], capture_output=True, text=True, env=env, timeout=120
+        [sys.executable, "-c", cpu_limited(LAZY_IMPORT)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=IMPORT_HANG_S,
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "connects []"
@@ -194,11 +212,19 @@ def test_a_malformed_usage_block_is_a_judge_error_without_warnings(server: Judge
     # warnings are UserWarnings) every time, not only on its first call.
     server.script(*(Reply(usage=usage) for usage in MALFORMED_USAGES for _ in range(2)))
     done = subprocess.run(
-        [sys.executable, "-W", "always::UserWarning", "-c", MALFORMED_USAGE_CALLS, server.url, "3"],
+        [
+            sys.executable,
+            "-W",
+            "always::UserWarning",
+            "-c",
+            cpu_limited(MALFORMED_USAGE_CALLS),
+            server.url,
+            "3",
+        ],
         capture_output=True,
         text=True,
         env={**os.environ, "OPENAI_API_KEY": API_KEY},
-        timeout=120,
+        timeout=IMPORT_HANG_S,
     )
     assert (done.returncode, done.stderr) == (0, "")
     assert done.stdout == "judge error: InternalServerError (HTTP 500)\n" * 3

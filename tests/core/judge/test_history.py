@@ -6,11 +6,24 @@ one request per conversation; in combined mode a turn is one request."""
 from __future__ import annotations
 
 import re
+import shutil
 
 import pytest
 
 from ragproof_core.config.settings import RunSettings
-from ragproof_core.judge.prompts import HISTORY_INTRO, load_prompts
+from ragproof_core.judge.prompts import (
+    DEFAULT_DIRECTORY,
+    HISTORY_INTRO,
+    PROMPT_NAMES,
+    RUBRIC,
+    Prompt,
+    PromptError,
+    load_prompts,
+    load_template,
+    render,
+    rubric_prompt,
+    takes_history,
+)
 from ragproof_core.model import Case, TurnOf
 from ragproof_core.run.evaluate import evaluate
 from tests.core.judge.conftest import make_judge, run
@@ -149,3 +162,47 @@ def test_a_turn_is_one_combined_request_and_a_conversation_one_more(server, mode
     values = {(r.case_id, r.metric): r.value for r in evaluation.results}
     assert values[("c1", "conversation.knowledge_retention")] == 1.0
     assert values[("c1#2", "generation.answer_relevance")] == 1.0
+
+
+HISTORY = [
+    {"turn": 1, "role": "user", "content": "What is the refund window?"},
+    {"turn": 1, "role": "assistant", "content": "30 days."},
+]
+
+
+def test_the_history_rules_a_judge_reads_are_in_the_template_its_hash_is_taken_of(tmp_path):
+    prompts = load_prompts()
+    for name in [*(n for n in PROMPT_NAMES if takes_history(n)), "combined"]:
+        rules = prompts[name].history_rules
+        assert rules and rules in prompts[name].template, name
+    # A rubric metric's prompt (CONTRACT section 21) reads its template's own rules.
+    template = load_template(RUBRIC)
+    tone = rubric_prompt(template, "custom.tone", "Polite?", ("no", "yes"), ("question", "answer"))
+    inputs = {"question": "And for opened items?", "answer": "14 days.", "history": HISTORY}
+    system = render(tone, inputs)[0]["content"]
+    assert tone.history_rules in system and tone.history_rules in template.template
+    # Editing those rules alone is a new prompt: a new hash, stored with the run and part
+    # of every judge cache key.
+    copy = tmp_path / "prompts"
+    shutil.copytree(DEFAULT_DIRECTORY, copy)
+    rubric = copy / "templates" / "rubric.txt"
+    rubric.write_text(
+        rubric.read_text("utf-8").replace("Grade the material of this turn", "Grade this turn"),
+        "utf-8",
+    )
+    edited = rubric_prompt(
+        load_template(RUBRIC, copy), "custom.tone", "Polite?", ("no", "yes"), ("question", "answer")
+    )
+    assert edited.sha256 != tone.sha256
+    assert "Grade this turn;" in render(edited, inputs)[0]["content"]
+    # Nothing outside the templates is left to fall back on: a template a turn can be
+    # judged with but without the section is refused where it is loaded.
+    grounded = copy / "groundedness.txt"
+    text = grounded.read_text("utf-8")
+    system_part, user_part = text.split("=== user ===")
+    grounded.write_text(system_part.split("=== history ===")[0] + "=== user ===" + user_part)
+    with pytest.raises(PromptError, match="groundedness.txt: needs a line '=== history ==='"):
+        load_prompts(copy)
+    bare = Prompt("bare", "Judge.\n=== user ===\n{{question}}\n", "0" * 64, inputs=("question",))
+    with pytest.raises(PromptError, match="prompt 'bare' has no '=== history ===' section"):
+        render(bare, {"question": "Q?", "history": HISTORY})

@@ -12,7 +12,7 @@ from collections import Counter
 import pytest
 
 from ragproof_core.calibration.calibrate import calibrate
-from ragproof_core.calibration.fixtures_check import load_fixtures
+from ragproof_core.calibration.fixture_files import load_fixtures
 from ragproof_core.judge.factory import make_judge
 from ragproof_core.judge.jury import JuryJudge, combine, jury_name, score_metric
 from ragproof_core.judge.session import LiteLLMJudge
