@@ -31,11 +31,12 @@ from typing import Any
 
 import numpy as np
 
+from ragproof_core.adapters.history import with_stored_histories
 from ragproof_core.calibration.agreement import BANDS, band
 from ragproof_core.calibration.bands import Band, metric_bands
 from ragproof_core.calibration.labels import judge_scores
-from ragproof_core.metrics.registry import metric_order
-from ragproof_core.model import Chunk, Status
+from ragproof_core.metrics.registry import REGISTRY, metric_order
+from ragproof_core.model import Chunk, Message, Status
 from ragproof_core.store.labels import LabelError, StoredLabel, new_label
 from ragproof_core.store.run_store import RunStore
 
@@ -93,6 +94,8 @@ class LabelItem:
     judge_score: float
     judge_raw_json: str | None
     bands: tuple[Band, ...]
+    # A conversation's later turn: the earlier turns its judge prompts carried.
+    history: tuple[Message, ...] = ()
 
     @property
     def key(self) -> tuple[str, str]:
@@ -146,15 +149,24 @@ class LabelQueue:
                 f"metric {metric!r}: the judge scored no case of it in run {run_id} "
                 f"(judge metrics: {known})"
             )
-        metrics = [metric] if metric is not None else metric_order(set(judged))
+        # A conversation's own metric has no question, answer and context to show: it is
+        # labelled in a file, whose sample lines carry the conversation (labels.py).
+        whole = {m for m in judged if (found := REGISTRY.spec(m)) and found.per_conversation}
+        if metric in whole:
+            raise LabelError(
+                f"metric {metric!r} is scored per conversation: label it in the file "
+                "`ragproof calibrate --sample N --run RUN_ID --out FILE` writes"
+            )
+        metrics = [metric] if metric is not None else metric_order(set(judged) - whole)
         picked = [
             (m, c)
             for m in metrics
             for c in stratified_sample(judged[m], per_metric, metric_rng(seed, m))
         ]
         raw = _judge_replies(results, set(picked))
-        cases = {c.id: c for c in store.read_dataset(run_id)}
-        outputs = {o.case_id: o for o in store.read_outputs(run_id)}
+        dataset = store.read_dataset(run_id)
+        cases = {c.id: c for c in dataset}
+        outputs = {o.case_id: o for o in with_stored_histories(dataset, store.read_outputs(run_id))}
         items = []
         for m, case_id in picked:
             output = outputs[case_id]
@@ -169,6 +181,7 @@ class LabelQueue:
                     judged[m][case_id],
                     raw.get((m, case_id)),
                     metric_bands(m),
+                    output.history or (),
                 )
             )
         return cls(run_id, tuple(items), judged)
