@@ -212,9 +212,13 @@ class Alternations:
         for string in sorted({s for a in alternations for s in a._strings}):
             self._automaton.add_word(string, string)
         self._automaton.make_automaton()
+        # Answers share a few sets of strings present: each set is narrowed once.
+        self._narrowed = lru_cache(maxsize=_SUBSETS_CACHED)(self._narrow)
+
+    def _narrow(self, present: frozenset[str]) -> tuple[re.Pattern[str] | None, ...]:
+        return tuple(a.kept_for(present) for a in self.alternations)
 
     def patterns_for(self, text: str) -> tuple[re.Pattern[str] | None, ...]:
         if _DOTTED_CAPITAL_I in text:
             return tuple(a.full for a in self.alternations)
-        present = {string for _end, string in self._automaton.iter(fold(text))}
-        return tuple(a.kept_for(present) for a in self.alternations)
+        return self._narrowed(frozenset(s for _end, s in self._automaton.iter(fold(text))))
