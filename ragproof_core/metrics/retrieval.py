@@ -2,13 +2,18 @@
 
 Modelled on ranx's metric kernels: each metric is one small pure function over
 an already deduplicated ranked id list, the set of relevant ids and the cutoff
-``k``. ``retrieval_results`` is the only place that knows about cases, adapter
-outputs, settings and skip reasons.
+``k``. ``retrieval_results`` (one case) and ``retrieval_batch_results`` (many)
+are the only places that know about cases, adapter outputs, settings and skip
+reasons.
 
-These kernels run once per case on datasets of a million cases, so they avoid
-per-call allocation where they can: discounts and ideal DCGs come from
-precomputed immutable tables, membership is a set lookup, and no numpy array is
-built per case (for lists this short the conversion costs more than the math).
+A run scores through ``retrieval_batch_results``: the scored cases of a batch
+become one ``RetrievalBatch`` and each metric is one numpy kernel over all of
+them (``retrieval_batch_kernels``), equal to the per-case kernels here to the
+last bit. The per-case kernels stay the readable definition and score a single
+case; they avoid per-call allocation where they can: discounts and ideal DCGs
+come from precomputed immutable tables, membership is a set lookup, and no
+numpy array is built per case (for lists this short the conversion costs more
+than the math).
 """
 
 from __future__ import annotations
@@ -25,7 +30,7 @@ import numpy as np
 from ragproof_core.metrics import retrieval_batch_kernels as batch_kernels
 from ragproof_core.metrics.cutoff import split_cutoff
 from ragproof_core.metrics.retrieval_batch import BatchBuilder, RetrievalBatch
-from ragproof_core.metrics.spec import MetricGroup, MetricSpec, Params
+from ragproof_core.metrics.spec import SOURCE_MATCHES, MetricGroup, MetricSpec, Params
 from ragproof_core.metrics.trec_measures import (
     average_precision,
     bpref,
@@ -99,7 +104,11 @@ def matched_ids(chunks: Sequence[Chunk], source_match: str) -> list[str]:
         return list(dict.fromkeys([chunk.id for chunk in chunks]))
     if source_match == "document":
         return list(dict.fromkeys([chunk.document_id for chunk in chunks]))
-    raise ValueError(f"source_match must be 'chunk' or 'document', got {source_match!r}")
+    raise bad_source_match(source_match)
+
+
+def bad_source_match(source_match: str) -> ValueError:
+    return ValueError(f"source_match must be 'chunk' or 'document', got {source_match!r}")
 
 
 def hits_at_k(ranked: Sequence[str], relevant: AbstractSet[str], k: int) -> int:
@@ -303,10 +312,8 @@ def retrieval_batch_results(
     ``RetrievalBatch`` and each metric is one numpy kernel over all of them
     (``retrieval_batch_kernels``).
     """
-    if settings.source_match not in ("chunk", "document"):
-        raise ValueError(
-            f"source_match must be 'chunk' or 'document', got {settings.source_match!r}"
-        )
+    if settings.source_match not in SOURCE_MATCHES:
+        raise bad_source_match(settings.source_match)
     matched = _DOCUMENT_ID if settings.source_match == "document" else _CHUNK_ID
     rows: list[list[MetricResult] | None] = []
     scored_ids: list[str] = []

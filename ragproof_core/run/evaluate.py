@@ -43,7 +43,8 @@ BUDGET_REASON = "not judged: the run stopped at its judge budget (RAGPROOF_MAX_C
 # Bounds memory on a slow judge: past it, the adapter waits instead of racing ahead.
 _JUDGE_BACKLOG_PER_SLOT = 4
 # Scored cases whose batch-scored groups (MetricGroup.score_batch) are scored together:
-# enough for the numpy kernels to pay off, few enough to stay in the CPU's caches.
+# enough that the numpy calls' fixed cost vanishes per case, few enough that a batch's
+# arrays stay a few hundred kB.
 SCORE_BATCH_CASES = 4096
 
 DEFAULT_SETTINGS = RunSettings()

@@ -22,6 +22,7 @@ from ragproof_core.metrics.retrieval import (
 )
 from ragproof_core.metrics.retrieval_batch import batch_of
 from ragproof_core.metrics.retrieval_batch_kernels import mrr, precision_at_k, recall_at_k
+from ragproof_core.metrics.spec import MetricParams
 from ragproof_core.model import Case, CaseOutput, Chunk, Status
 from tests.support.trec_equality import MEASURES
 
@@ -157,3 +158,13 @@ def test_batch_values_equal_trec_eval_per_query(document):
                 compared += 1
                 empty += not runs[row.case_id]
     assert compared > 3 * 9 * 400 and empty > 0
+
+
+def test_an_unknown_source_match_is_refused_as_the_per_case_path_refuses_it():
+    case, output = Case("a", "q?", expected_source_ids=("x",)), CaseOutput("a", retrieved=())
+    settings = MetricParams(source_match="section")
+    with pytest.raises(ValueError) as per_case:
+        retrieval_results(case, output, settings)
+    with pytest.raises(ValueError) as batch:
+        retrieval_batch_results([case], [output], settings)
+    assert str(batch.value) == str(per_case.value)
