@@ -9,7 +9,9 @@ import pytest
 
 from tests.support.runs import Runs
 
-pytestmark = pytest.mark.slow  # real `ragproof run` subprocesses
+# Real `ragproof run` subprocesses: the session's runs (tests/browser/conftest.py) are
+# made once, on the one worker that runs every report-page test.
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("browser-report")]
 
 
 class Opened:

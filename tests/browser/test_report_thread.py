@@ -13,7 +13,8 @@ from tests.support.runs import Runs
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "report_conversations"
 
-pytestmark = pytest.mark.slow  # a real `ragproof run` subprocess
+# A real `ragproof run` subprocess, on the worker that holds the report pages' runs.
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("browser-report")]
 
 
 @pytest.fixture

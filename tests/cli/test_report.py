@@ -17,7 +17,8 @@ REPO = Path(__file__).resolve().parents[2]
 RECORDED = REPO / "tests" / "fixtures" / "recorded"
 REGRESSION = REPO / "tests" / "fixtures" / "regression"
 
-pytestmark = pytest.mark.slow  # real `ragproof run` subprocesses
+# Real `ragproof run` subprocesses; the module's four runs are made once, on one worker.
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("cli-report")]
 
 
 @pytest.fixture(scope="module")

@@ -15,7 +15,8 @@ FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "report_conversatio
 RETENTION = "conversation.knowledge_retention"
 RECALL = "retrieval.recall_at_k"
 
-pytestmark = pytest.mark.slow  # a real `ragproof run` subprocess
+# A real `ragproof run` subprocess, made once for the module, on one worker.
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("cli-report-conversations")]
 
 
 @pytest.fixture(scope="module")
