@@ -13,6 +13,7 @@ store could not be written during a run, which stopped its judge requests.
 from __future__ import annotations
 
 import argparse
+import gc
 import os
 import sys
 from collections.abc import Sequence
@@ -55,6 +56,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run one command; ``argv`` None means the process's own command line (the
+    ``ragproof`` script), so the process ends when this returns."""
+    ends_process = argv is None
     argv = list(sys.argv[1:] if argv is None else argv)
     debug = debug_requested(argv)
     try:
@@ -66,6 +70,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         return args.func(args)
     except BaseException as exc:  # noqa: BLE001 - every error ends as one line and a code
         return report_error(exc, debug=debug)
+    finally:
+        if ends_process:
+            # At exit the interpreter runs the cyclic collector over every object left,
+            # and a judged run holds those of some 4,000 modules (Dagster, LiteLLM): about
+            # 2 s of CPU spent on memory the OS takes back anyway. Frozen objects are
+            # skipped; exit handlers still run and reference counting still closes files.
+            gc.freeze()
 
 
 if __name__ == "__main__":

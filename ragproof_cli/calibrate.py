@@ -34,8 +34,7 @@ from ragproof_core.calibration import (
     sample_for_labelling,
 )
 from ragproof_core.config import load_config
-from ragproof_core.judge import BudgetExceeded, judge_environment, make_judge
-from ragproof_core.judge.settings import JUDGE_MODES
+from ragproof_core.judge import JUDGE_MODES, BudgetExceeded, judge_environment, make_judge
 from ragproof_core.metrics import custom_metric, give_rubrics
 from ragproof_core.store import StoreLocked, write_json_lines
 

@@ -23,8 +23,7 @@ from ragproof_core.generate.qa import (
     plan_slots,
 )
 from ragproof_core.generate.summary import render_summary, summary_dict
-from ragproof_core.judge import GENERATION_PROMPT_NAMES, judge_environment, make_judge
-from ragproof_core.judge.settings import JudgeEnv
+from ragproof_core.judge import GENERATION_PROMPT_NAMES, JudgeEnv, judge_environment, make_judge
 
 
 def _judge_env(config_path: str | None) -> JudgeEnv:

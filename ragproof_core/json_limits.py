@@ -22,12 +22,20 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+import orjson
+
 # Deeper than any real metadata or judge reply; far below the interpreter's
 # recursion limit (1,000), which the decoders and encoders downstream share.
 MAX_DEPTH = 64
 # Python's own bound on converting an integer to and from text (sys.int_info
 # .default_max_str_digits): a wider one cannot even be written back as JSON.
 MAX_INT_DIGITS = 4300
+
+# The widest integer orjson keeps exact (it reads a wider one as a float; 2**63 has 19 digits).
+_EXACT_INT_DIGITS = 18
+# Every ASCII digit as "0", every other byte as "x": a run of zeros is a run of digits.
+_DIGITS_AS_ZERO = bytes(ord("0") if 48 <= i <= 57 else ord("x") for i in range(256))
+_DIGIT_RUN = b"0" * (_EXACT_INT_DIGITS + 1)
 
 # What a decoded JSON value nests in.
 _CONTAINERS = (dict, list)
@@ -93,6 +101,27 @@ def loads_bounded(text: str, max_depth: int = MAX_DEPTH) -> Any:
         scan_depth(text, max_depth)  # raises, naming where
         raise JsonLimitError(f"nested deeper than {max_depth} levels")
     return value
+
+
+def loads_plain(raw: bytes, max_depth: int = MAX_DEPTH) -> tuple[bool, Any]:
+    """``(True, value)`` for JSON bytes that are plainly valid and within both bounds, read
+    by orjson (about twice as fast as ``json.loads``); ``(False, None)`` for anything
+    else, which the caller decodes with ``loads_bounded`` to get the value or the error.
+
+    Plain means: no run of more than 18 digits (orjson would read a wider integer as
+    a float), decoded by orjson, nested at most ``max_depth`` deep. orjson refuses all
+    that ``json.loads`` refuses (bad JSON, invalid UTF-8, a lone surrogate escape) and
+    some valid text too (NaN, 1e400, a byte order mark), so such bytes go the exact way;
+    on what both accept they agree."""
+    if _DIGIT_RUN in raw.translate(_DIGITS_AS_ZERO):
+        return False, None
+    try:
+        value = orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        return False, None
+    if raw.count(b"[") + raw.count(b"{") > max_depth and _nested_deeper(value, max_depth):
+        return False, None
+    return True, value
 
 
 def _nested_deeper(value: Any, max_depth: int) -> bool:

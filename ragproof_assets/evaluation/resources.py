@@ -8,8 +8,7 @@ import dagster as dg
 from pydantic import Field
 
 from ragproof_core.config import store_root
-from ragproof_core.judge import LiteLLMJudge, judge_environment, make_judge
-from ragproof_core.judge.settings import JudgeSettings
+from ragproof_core.judge import JudgeSettings, LiteLLMJudge, judge_environment, make_judge
 from ragproof_core.run import shard_budget
 from ragproof_core.store import RunStore
 from ragproof_core.store_health import StoreHealth

@@ -37,6 +37,7 @@ from ragproof_assets.evaluation.table_schemas import CASE_RESULTS_COLUMNS, OUTPU
 from ragproof_core.adapters.loading import AdapterLoadError
 from ragproof_core.adapters.runner import close_adapter
 from ragproof_core.config import AdapterSpec, ConfigError, RunManifest, redact
+from ragproof_core.gc_pause import collector_paused
 from ragproof_core.judge import judge_ledger
 from ragproof_core.metrics import give_rubrics, run_registry
 from ragproof_core.present import distributions_markdown, distributions_table
@@ -181,28 +182,33 @@ def evaluate_shard(
             run_store.results_writer(run_id, None if shards == 1 else index) as writer,
         ):
             for batch in run_store.iter_dataset_range(run_id, start, end, EVAL_BATCH_CASES):
-                evaluation = runner.run(
-                    evaluate(
-                        batch,
-                        adapter,
-                        settings,
-                        judge,
-                        on_case_done=progress.update,
-                        registry=registry,
+                # The batch's outputs and results die before the collector resumes: a
+                # collection over a live batch (a million chunks and results) walks
+                # every one of them, and again each time they move up a generation.
+                with collector_paused():
+                    evaluation = runner.run(
+                        evaluate(
+                            batch,
+                            adapter,
+                            settings,
+                            judge,
+                            on_case_done=progress.update,
+                            registry=registry,
+                        )
                     )
-                )
-                try:
-                    writer.write(evaluation.outputs, evaluation.results)
-                except Exception as exc:  # noqa: BLE001 - any failure of the store's writes
-                    raise health.record("case results write", exc) from exc
-                evaluated += len(evaluation.outputs)
-                failures += evaluation.case_failures
-                statuses.update(r.status.value for r in evaluation.results)
-                first_failures += [
-                    f"- `{o.case_id}`: {o.error}" for o in evaluation.outputs if o.failed
-                ][: FIRST_FAILURES - len(first_failures)]
-                if evaluation.status == ABORTED_BUDGET:
-                    status = ABORTED_BUDGET
+                    try:
+                        writer.write(evaluation.outputs, evaluation.results)
+                    except Exception as exc:  # noqa: BLE001 - any failure of the store's writes
+                        raise health.record("case results write", exc) from exc
+                    evaluated += len(evaluation.outputs)
+                    failures += evaluation.case_failures
+                    statuses.update(r.status.value for r in evaluation.results)
+                    first_failures += [
+                        f"- `{o.case_id}`: {o.error}" for o in evaluation.outputs if o.failed
+                    ][: FIRST_FAILURES - len(first_failures)]
+                    status = evaluation.status
+                    del evaluation
+                if status == ABORTED_BUDGET:
                     break
     except StoreWriteError as exc:
         raise _store_fault(exc) from exc

@@ -34,7 +34,7 @@ import numpy as np
 from ragproof_core.calibration.agreement import BANDS, band
 from ragproof_core.calibration.bands import Band, metric_bands
 from ragproof_core.calibration.labels import judge_scores
-from ragproof_core.metrics.registry import metric_order
+from ragproof_core.metrics.registry import REGISTRY, metric_order
 from ragproof_core.model import Chunk, Status
 from ragproof_core.store.labels import LabelError, StoredLabel, new_label
 from ragproof_core.store.run_store import RunStore
@@ -146,7 +146,15 @@ class LabelQueue:
                 f"metric {metric!r}: the judge scored no case of it in run {run_id} "
                 f"(judge metrics: {known})"
             )
-        metrics = [metric] if metric is not None else metric_order(set(judged))
+        # A conversation's own metric has no question, answer and context to show: it is
+        # labelled in a file, whose sample lines carry the conversation (labels.py).
+        whole = {m for m in judged if (found := REGISTRY.spec(m)) and found.per_conversation}
+        if metric in whole:
+            raise LabelError(
+                f"metric {metric!r} is scored per conversation: label it in the file "
+                "`ragproof calibrate --sample N --run RUN_ID --out FILE` writes"
+            )
+        metrics = [metric] if metric is not None else metric_order(set(judged) - whole)
         picked = [
             (m, c)
             for m in metrics

@@ -40,7 +40,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, ValidationError
 
 from ragproof_core.errors import describe, dotted, show_value
 from ragproof_core.gc_pause import collector_paused
-from ragproof_core.json_limits import JsonLimitError, check_value, loads_bounded
+from ragproof_core.json_limits import JsonLimitError, check_value, loads_bounded, loads_plain
 from ragproof_core.model import (
     CONVERSATION_KIND,
     Case,
@@ -149,7 +149,15 @@ def iter_json_line_spans(path: str | Path) -> Iterator[tuple[int, int, int, Any]
 
 
 def parse_json_line(path_text: str, number: int, raw: bytes) -> Any:
-    """One JSON Lines line's value; ``DatasetError`` naming ``PATH:LINE`` if it is not JSON."""
+    """One JSON Lines line's value; ``DatasetError`` naming ``PATH:LINE`` if it is not JSON.
+
+    A line plainly within the limits is read by ``loads_plain`` (a million-line
+    recording in about half the time); any other line takes the exact path
+    below, which also words the error.
+    """
+    plain, value = loads_plain(raw)
+    if plain:
+        return value
     try:
         # Without the line ending, JSON error columns point into this line.
         text = raw.rstrip(b"\r\n").decode("utf-8-sig" if number == 1 else "utf-8")

@@ -28,6 +28,9 @@ from pathlib import Path
 
 import pytest
 
+from ragproof_core.calibration.label_queue import LabelQueue
+from ragproof_core.store.labels import LabelError
+from ragproof_core.store.run_store import RunStore
 from tests.support.cli import ragproof
 from tests.support.judge_server import JudgeServer, ReceivedRequest, default_content
 from tests.support.runs import Runs
@@ -215,3 +218,17 @@ def test_probe_re_asks_a_turn_with_the_history_its_run_prompt_carried(judged):
 
 def _unfenced(text: str) -> str:
     return re.sub(r"DATA-[0-9a-f]+", "DATA-*", text)
+
+
+def test_the_labelling_queue_offers_turns_and_leaves_the_conversations_metric_to_files(judged):
+    runs, run_id, _, _ = judged
+    store = RunStore(runs.store)
+    queue = LabelQueue.load(store, run_id, per_metric=7)
+    # Every turn and single case, each with its own question; no conversation id.
+    assert sorted((i.metric, i.case_id) for i in queue.items) == sorted(
+        (GROUNDEDNESS, c) for c in ("s1", "c1#1", "c1#2", "c2#1", "c2#2", "c2#3", "s2")
+    )
+    (second,) = [i for i in queue.items if i.case_id == "c1#2"]
+    assert (second.question, second.judge_score) == ("Can I still return it on 1 June?", 1.0)
+    with pytest.raises(LabelError, match="'conversation.knowledge_retention' is scored per conv"):
+        LabelQueue.load(store, run_id, metric=RETENTION)

@@ -7,6 +7,7 @@ from ragproof_core.json_limits import (
     JsonLimitError,
     check_value,
     loads_bounded,
+    loads_plain,
     scan_depth,
 )
 
@@ -58,3 +59,29 @@ def test_loads_bounded_refuses_what_scan_depth_refuses_and_decodes_the_rest():
         loads_bounded(wide[:-1] + ', "n": ' + "9" * 5000 + "}")
     with pytest.raises(json.JSONDecodeError):
         loads_bounded(wide[:-1])
+
+
+def test_loads_plain_reads_what_loads_bounded_reads_and_declines_the_rest():
+    wide = json.dumps({"turns": [{"retrieve": [{"id": str(i)} for i in range(40)]}] * 5})
+    plain = [
+        wide,
+        _nested(MAX_DEPTH),
+        '{"case_id": "c1", "score": 0.30000000000000004, "n": -123456789012345678}',
+        '{"a": "caf\\u00e9 \\ud83d\\ude00 café", "b": [true, false, null, -0.0, 1e-400]}\r\n',
+    ]
+    for text in plain:
+        assert loads_plain(text.encode()) == (True, loads_bounded(text.strip()))
+    # Each declined: a 19-digit integer (orjson would read a float), too deep, NaN and
+    # 1e400 (valid to json.loads), a byte order mark, a lone surrogate, bad JSON.
+    declined = [
+        '{"n": 1234567890123456789}',
+        _nested(MAX_DEPTH + 1),
+        _nested(5000),
+        '{"x": NaN}',
+        "[1e400]",
+        "\ufeff{}",
+        '"\\ud800"',
+        "[1,]",
+    ]
+    for text in declined:
+        assert loads_plain(text.encode()) == (False, None), text
