@@ -54,11 +54,9 @@ _JUDGE_VARS = (
 def pytest_collection_modifyitems(config, items):
     """The slow end-to-end tests first, heaviest (``slow(weight=N)``) first of all.
 
-    With ``pytest -n 3`` (and ``--dist loadgroup``, in pyproject.toml: each worker
-    takes the next test when it frees up) the long tests then run beside the many
-    short ones, instead of one of them running alone at the end while the other
-    workers idle. A module marked ``xdist_group`` runs on one worker, where its
-    shared runs are made once.
+    With ``pytest -n 3`` (and ``--dist worksteal``, in pyproject.toml: idle workers
+    take over queued tests) the long tests then run beside the many short ones,
+    instead of one of them running alone at the end while the other workers idle.
     """
 
     def weight(item) -> int:

@@ -9,9 +9,7 @@ import pytest
 
 from tests.support.runs import Runs
 
-# Real `ragproof run` subprocesses: the session's runs (tests/browser/conftest.py) are
-# made once, on the one worker that runs every report-page test.
-pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("browser-report")]
+pytestmark = pytest.mark.slow  # real `ragproof run` subprocesses
 
 
 class Opened:

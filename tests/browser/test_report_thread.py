@@ -13,8 +13,7 @@ from tests.support.runs import Runs
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "report_conversations"
 
-# A real `ragproof run` subprocess, on the worker that holds the report pages' runs.
-pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("browser-report")]
+pytestmark = pytest.mark.slow  # a real `ragproof run` subprocess
 
 
 @pytest.fixture

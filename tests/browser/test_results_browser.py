@@ -30,8 +30,7 @@ from tests.support.s3_server import MotoServer
 from tests.support.served import ServedApp
 from tests.support.stores import StoreUnderTest
 
-# Real `ragproof run` subprocesses and servers, made once for the module, on one worker.
-pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("browser-results")]
+pytestmark = pytest.mark.slow  # real `ragproof run` subprocesses and servers
 
 REPO = Path(__file__).resolve().parents[2]
 SERVE = REPO / "tests" / "fixtures" / "serve"

@@ -35,8 +35,7 @@ from tests.support.cli import ragproof
 from tests.support.judge_server import JudgeServer, ReceivedRequest, default_content
 from tests.support.runs import Runs
 
-# A real `ragproof run` subprocess, made once for the module, on one worker.
-pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("cli-calibrate-conversations")]
+pytestmark = pytest.mark.slow  # a real `ragproof run` subprocess
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "calibrate_conversations"
 GROUNDEDNESS = "generation.groundedness"

@@ -17,8 +17,7 @@ REPO = Path(__file__).resolve().parents[2]
 RECORDED = REPO / "tests" / "fixtures" / "recorded"
 REGRESSION = REPO / "tests" / "fixtures" / "regression"
 
-# Real `ragproof run` subprocesses; the module's four runs are made once, on one worker.
-pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("cli-report")]
+pytestmark = pytest.mark.slow  # real `ragproof run` subprocesses
 
 
 @pytest.fixture(scope="module")

@@ -15,8 +15,7 @@ FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "report_conversatio
 RETENTION = "conversation.knowledge_retention"
 RECALL = "retrieval.recall_at_k"
 
-# A real `ragproof run` subprocess, made once for the module, on one worker.
-pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("cli-report-conversations")]
+pytestmark = pytest.mark.slow  # a real `ragproof run` subprocess
 
 
 @pytest.fixture(scope="module")
