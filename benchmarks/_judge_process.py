@@ -12,14 +12,21 @@ from __future__ import annotations
 import argparse
 import sys
 
-from tests.support.judge_server import JudgeServer
+from benchmarks._ragas import ragas_content
+from tests.support.judge_server import JudgeServer, ReceivedRequest, default_content
+
+
+def reply(request: ReceivedRequest) -> str:
+    """ragproof's prompts get the test server's default replies; RAGAS's its own format."""
+    content = ragas_content(request)
+    return default_content(request) if content is None else content
 
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--latency", type=float, required=True, help="seconds per reply")
     args = parser.parse_args(argv)
-    server = JudgeServer(latency_s=args.latency)
+    server = JudgeServer(latency_s=args.latency, responder=reply)
     server.start()
     try:
         print(server.url, flush=True)

@@ -31,11 +31,12 @@ from typing import Any
 
 import numpy as np
 
+from ragproof_core.adapters.history import with_stored_histories
 from ragproof_core.calibration.agreement import BANDS, band
 from ragproof_core.calibration.bands import Band, metric_bands
 from ragproof_core.calibration.labels import judge_scores
 from ragproof_core.metrics.registry import REGISTRY, metric_order
-from ragproof_core.model import Chunk, Status
+from ragproof_core.model import Chunk, Message, Status
 from ragproof_core.store.labels import LabelError, StoredLabel, new_label
 from ragproof_core.store.run_store import RunStore
 
@@ -93,6 +94,8 @@ class LabelItem:
     judge_score: float
     judge_raw_json: str | None
     bands: tuple[Band, ...]
+    # A conversation's later turn: the earlier turns its judge prompts carried.
+    history: tuple[Message, ...] = ()
 
     @property
     def key(self) -> tuple[str, str]:
@@ -161,8 +164,9 @@ class LabelQueue:
             for c in stratified_sample(judged[m], per_metric, metric_rng(seed, m))
         ]
         raw = _judge_replies(results, set(picked))
-        cases = {c.id: c for c in store.read_dataset(run_id)}
-        outputs = {o.case_id: o for o in store.read_outputs(run_id)}
+        dataset = store.read_dataset(run_id)
+        cases = {c.id: c for c in dataset}
+        outputs = {o.case_id: o for o in with_stored_histories(dataset, store.read_outputs(run_id))}
         items = []
         for m, case_id in picked:
             output = outputs[case_id]
@@ -177,6 +181,7 @@ class LabelQueue:
                     judged[m][case_id],
                     raw.get((m, case_id)),
                     metric_bands(m),
+                    output.history or (),
                 )
             )
         return cls(run_id, tuple(items), judged)

@@ -60,6 +60,7 @@ def item_view(item: LabelItem) -> dict[str, Any]:
         "case_id": item.case_id,
         "metric": item.metric,
         "instruction": INSTRUCTIONS.get(item.metric, f"Score the answer for {item.metric}."),
+        "history": [m.to_dict() for m in item.history],
         "question": item.question,
         "answer": item.answer,
         "context": [{"id": c.id, "text": c.text} for c in item.context or ()],

@@ -29,6 +29,7 @@ from pathlib import Path
 import pytest
 
 from ragproof_core.calibration.label_queue import LabelQueue
+from ragproof_core.present.label_page import item_view
 from ragproof_core.store.labels import LabelError
 from ragproof_core.store.run_store import RunStore
 from tests.support.cli import ragproof
@@ -229,5 +230,12 @@ def test_the_labelling_queue_offers_turns_and_leaves_the_conversations_metric_to
     )
     (second,) = [i for i in queue.items if i.case_id == "c1#2"]
     assert (second.question, second.judge_score) == ("Can I still return it on 1 June?", 1.0)
+    # The page shows a later turn's earlier turns, as its judge read them; a first turn none.
+    assert item_view(second)["history"] == [
+        {"role": "user", "content": "I bought the kettle on 3 May. What is the refund window?"},
+        {"role": "assistant", "content": "30 days."},
+    ]
+    (first,) = [i for i in queue.items if i.case_id == "c1#1"]
+    assert item_view(first)["history"] == []
     with pytest.raises(LabelError, match="'conversation.knowledge_retention' is scored per conv"):
         LabelQueue.load(store, run_id, metric=RETENTION)

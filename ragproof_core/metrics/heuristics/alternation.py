@@ -35,6 +35,8 @@ from collections.abc import Iterator, Sequence
 from functools import lru_cache
 from re import _casefix, _constants, _parser  # the stdlib's own parser of patterns
 
+import ahocorasick
+
 # Every character IGNORECASE treats as equal to another beyond lower(), mapped to
 # one representative of its class.
 _FOLD = {
@@ -137,7 +139,7 @@ class Alternation:
         self._required = tuple(required_strings(part, flags) for part in self.parts)
         self._strings = tuple(sorted({s for req in self._required if req for s in req}))
         self._always = frozenset(i for i, req in enumerate(self._required) if req is None)
-        alternatives_of = {
+        self._alternatives_of = alternatives_of = {
             s: frozenset(i for i, req in enumerate(self._required) if req and s in req)
             for s in self._strings
         }
@@ -172,6 +174,14 @@ class Alternation:
             found = search(folded, found.start() + 1)
         return self._subset(tuple(sorted(kept)))
 
+    def kept_for(self, present: frozenset[str] | set[str]) -> re.Pattern[str] | None:
+        """The alternation of the alternatives whose strings include one of ``present``
+        (the strings, of this alternation's or more, that occur in a text), plus those
+        with no strings: ``pattern_for`` of that text."""
+        alternatives_of = self._alternatives_of
+        kept = self._always.union(*(alternatives_of[s] for s in present if s in alternatives_of))
+        return self._subset(tuple(sorted(kept)))
+
     def finditer(self, text: str) -> Iterator[re.Match[str]]:
         pattern = self.pattern_for(text)
         return iter(()) if pattern is None else pattern.finditer(text)
@@ -179,3 +189,36 @@ class Alternation:
     def search(self, text: str) -> re.Match[str] | None:
         pattern = self.pattern_for(text)
         return None if pattern is None else pattern.search(text)
+
+
+class Alternations:
+    """Several ``Alternation`` searched in the same texts, narrowed by one scan.
+
+    ``patterns_for(text)`` is ``tuple(a.pattern_for(text) for a in alternations)``.
+    The strings of all of them go into one Aho-Corasick automaton (pyahocorasick),
+    which lists every occurrence of every string in a single pass in C, where the
+    trie regex above tries it at every position of the text; each alternation then
+    keeps the alternatives whose strings occur (a string of another alternation
+    changes nothing: it is not one of its own). The strings found are the same as
+    the trie scan's, so the patterns are too. A pattern narrowed for a text also
+    serves any part of it (a sentence, a clause): an alternative that cannot match
+    anywhere in the text cannot match in a part of it, and the order of those kept
+    is the full pattern's.
+    """
+
+    def __init__(self, *alternations: Alternation) -> None:
+        self.alternations = alternations
+        self._automaton = ahocorasick.Automaton()
+        for string in sorted({s for a in alternations for s in a._strings}):
+            self._automaton.add_word(string, string)
+        self._automaton.make_automaton()
+        # Answers share a few sets of strings present: each set is narrowed once.
+        self._narrowed = lru_cache(maxsize=_SUBSETS_CACHED)(self._narrow)
+
+    def _narrow(self, present: frozenset[str]) -> tuple[re.Pattern[str] | None, ...]:
+        return tuple(a.kept_for(present) for a in self.alternations)
+
+    def patterns_for(self, text: str) -> tuple[re.Pattern[str] | None, ...]:
+        if _DOTTED_CAPITAL_I in text:
+            return tuple(a.full for a in self.alternations)
+        return self._narrowed(frozenset(s for _end, s in self._automaton.iter(fold(text))))

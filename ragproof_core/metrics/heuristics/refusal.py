@@ -55,7 +55,7 @@ from collections.abc import Iterable, Mapping
 from importlib import resources
 from typing import Any
 
-from ragproof_core.metrics.heuristics.alternation import Alternation
+from ragproof_core.metrics.heuristics.alternation import Alternation, Alternations
 
 _FLAGS = re.IGNORECASE | re.UNICODE
 
@@ -240,7 +240,7 @@ _CUES = _alternatives(
 )
 
 # "i'm not sure" is an abstention on its own but a hedge when an answer follows.
-_SOFT_CUES = _rx(
+_SOFT_CUES = _alternatives(
     r"\bi(?:'m| am) (?:\w+ )?(?:not sure|unsure)\b",
     r"\bje ne suis pas (?:sûre?|certaine?)\b",
     r"\bich bin (?:mir )?(?:nicht|un)sicher\b",
@@ -328,6 +328,8 @@ _ANCHOR = _alternatives(
     r"\b(?:ik|mij|documenten|bronnen)\b",
     r"我|文档|上下文|来源",
 )
+# Every family a text is searched for, narrowed to that text by one scan of it.
+CUE_FAMILIES = Alternations(_CUES, _SOFT_CUES, _ANCHOR, _NEGATION, _KNOWING)
 _SENTENCE = re.compile(r"[^.!?\n。！？]+")
 _CLAUSE_SPLIT = re.compile(
     r"[;:,，；：]|\b(?:but|however|though|although|mais|aber|pero|ma|mas|maar)\b|但"
@@ -406,25 +408,34 @@ def _only_questions(text: str) -> bool:
 
 def _first_cue(text: str) -> int | None:
     """End offset of the first unhedged refusal cue, or None."""
-    ends = [m.end() for m in _CUES.finditer(text) if not _qualified(text, m.end())]
-    ends += [m.end() for m in _SOFT_CUES.finditer(text) if not _contrasted(text, m.end())]
-    ends += _clause_cues(text)
+    # Each family narrowed to what may match this text, in one scan (alternation.py).
+    cues, soft, anchor, negation, knowing = CUE_FAMILIES.patterns_for(text)
+    ends = []
+    if cues is not None:
+        ends += [m.end() for m in cues.finditer(text) if not _qualified(text, m.end())]
+    if soft is not None:
+        ends += [m.end() for m in soft.finditer(text) if not _contrasted(text, m.end())]
+    if anchor is not None and negation is not None and knowing is not None:
+        ends += _clause_cues(text, anchor, negation, knowing)
     return min(ends) if ends else None
 
 
-def _clause_cues(text: str) -> list[int]:
-    """End offsets of clauses that deny knowledge (see ``_NEGATION``)."""
+def _clause_cues(
+    text: str, anchor: re.Pattern[str], negation: re.Pattern[str], knowing: re.Pattern[str]
+) -> list[int]:
+    """End offsets of clauses that deny knowledge (see ``_NEGATION``); the three patterns
+    are ``_ANCHOR``, ``_NEGATION`` and ``_KNOWING`` narrowed to the text."""
     ends = []
     for sentence in _SENTENCE.finditer(text):
-        if not _ANCHOR.search(sentence.group()):
+        if not anchor.search(sentence.group()):
             continue
         start = sentence.start()
         for clause in _CLAUSE_SPLIT.split(sentence.group()):
             offset = text.index(clause, start) if clause else start
             start = offset + len(clause)
             if (
-                _NEGATION.search(clause)
-                and _KNOWING.search(clause)
+                negation.search(clause)
+                and knowing.search(clause)
                 and not _QUALIFIERS.search(clause)
             ):
                 ends.append(offset + len(clause))

@@ -355,6 +355,13 @@
     s.setAttribute("data-metric", c.metric);
     s.appendChild(el("h2", null, "Case ", el("span", { class: "mono", id: "label-case-id" }, c.case_id), " · ", el("span", { id: "label-metric" }, c.metric)));
     s.appendChild(el("p", { class: "sub" }, c.instruction));
+    if (c.history.length) {
+      // A conversation's later turn: the earlier turns the judge read first.
+      s.appendChild(el("h3", null, "Earlier turns of the conversation"));
+      s.appendChild(table("label-history", ["role", "message"], c.history.map(function (m) {
+        return el("tr", null, el("td", { class: "mono" }, m.role), el("td", { class: "text" }, m.content));
+      })));
+    }
     s.appendChild(el("h3", null, "Question"));
     s.appendChild(el("pre", { class: "question" }, c.question));
     s.appendChild(el("h3", null, "Answer"));

@@ -1,11 +1,17 @@
-"""The trie scan of an Alternation finds the same strings as one search per string."""
+"""The trie scan of an Alternation finds the same strings as one search per string, and
+Alternations narrows each of several alternations exactly as its own scan does."""
 
 from __future__ import annotations
 
 import random
 import re
 
-from ragproof_core.metrics.heuristics.alternation import Alternation, fold, trie_pattern
+from ragproof_core.metrics.heuristics import refusal
+from ragproof_core.metrics.heuristics.alternation import (
+    Alternation,
+    fold,
+    trie_pattern,
+)
 
 
 def _present(strings: list[str], text: str) -> set[str]:
@@ -47,3 +53,16 @@ def test_alternation_keeps_the_alternatives_a_text_may_match() -> None:
     pattern = alternation.pattern_for("i am not sure, no idea")
     assert pattern is not None and fold("no idea") in pattern.pattern
     assert "don't" not in pattern.pattern
+
+
+def test_alternations_narrow_each_alternation_as_its_own_scan_does() -> None:
+    families = refusal.CUE_FAMILIES.alternations
+    answers = [row["answer"] for row in refusal.load_labelled_set()]
+    texts = [*answers, *(answer.lower() for answer in answers)]
+    rng = random.Random(7)
+    words = [w for text in texts[:50] for w in text.split()] + ["İ", "ß", "不知道", "n't"]
+    texts += [" ".join(rng.choice(words) for _ in range(rng.randint(0, 12))) for _ in range(500)]
+    for text in texts:
+        assert refusal.CUE_FAMILIES.patterns_for(text) == tuple(
+            a.pattern_for(text) for a in families
+        ), text
