@@ -482,9 +482,14 @@ async def evaluate(
     order = selection.order
     for output in outputs:
         case_results = results_by_case.get(output.case_id, [])
-        case_results.extend(batched.get(output.case_id, ()))
-        case_results.sort(key=lambda r: order.get(r.metric, len(order)))
-        results.extend(case_results)
+        more = batched.get(output.case_id)
+        if more is not None and not case_results and len(selection.batch_groups) == 1:
+            # One group's rows alone come in the selection's order already.
+            results.extend(more)
+        else:
+            case_results.extend(more or ())
+            case_results.sort(key=lambda r: order.get(r.metric, len(order)))
+            results.extend(case_results)
         conversation_id = after_turn.get(output.case_id)
         if conversation_id is not None:
             results.extend(results_by_case.get(conversation_id, []))
