@@ -350,6 +350,8 @@ async def evaluate(
     backlog = asyncio.Semaphore(settings.concurrency * _JUDGE_BACKLOG_PER_SLOT)
     aborted = False
     store_fault: StoreWriteError | None = None
+    scored_case_by_case = bool(selection.case_groups or selection.deterministic)
+    unjudged_plans = bool(selection.judged or selection.judged_groups)
     # Cases whose scoring is done but for the batch-scored groups, and those groups' rows.
     waiting: list[tuple[Case, CaseOutput]] = []
     batched: dict[str, list[MetricResult]] = {}
@@ -391,11 +393,20 @@ async def evaluate(
             if output.failed:
                 results_by_case[case.id] = failure_results(case, output, selection)
                 return
-            fixed = deterministic_results(case, output, settings, selection, selection.case_groups)
-            judged = await judged_results(
-                case, output, judge, stop_for_budget, selection, settings.k, settings
+            fixed = (
+                deterministic_results(case, output, settings, selection, selection.case_groups)
+                if scored_case_by_case
+                else []
             )
-            results_by_case[case.id] = fixed + judged
+            if judge is None and not unjudged_plans:
+                # Nothing to ask and no heuristic to run: a retrieval-only selection
+                # pays no per-case call for it (a million cases a run).
+                results_by_case[case.id] = fixed
+            else:
+                judged = await judged_results(
+                    case, output, judge, stop_for_budget, selection, settings.k, settings
+                )
+                results_by_case[case.id] = fixed + judged
             if selection.batch_groups:
                 # Only a case whose own scoring is done waits: its rows can no longer
                 # be replaced by an internal error while its batch is scored.
@@ -471,9 +482,14 @@ async def evaluate(
     order = selection.order
     for output in outputs:
         case_results = results_by_case.get(output.case_id, [])
-        case_results.extend(batched.get(output.case_id, ()))
-        case_results.sort(key=lambda r: order.get(r.metric, len(order)))
-        results.extend(case_results)
+        more = batched.get(output.case_id)
+        if more is not None and not case_results and len(selection.batch_groups) == 1:
+            # One group's rows alone come in the selection's order already.
+            results.extend(more)
+        else:
+            case_results.extend(more or ())
+            case_results.sort(key=lambda r: order.get(r.metric, len(order)))
+            results.extend(case_results)
         conversation_id = after_turn.get(output.case_id)
         if conversation_id is not None:
             results.extend(results_by_case.get(conversation_id, []))

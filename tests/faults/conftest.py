@@ -11,7 +11,6 @@ views) is the production path.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import socket
 import sqlite3
@@ -25,7 +24,6 @@ import pytest
 from ragproof_assets.definitions import defs
 from ragproof_assets.evaluation.config import EvalRunConfig, evaluate_run_config
 from ragproof_assets.evaluation.partitions import evaluation_runs
-from ragproof_core.judge.client import LiteLLMClient, flush_litellm
 from tests.conftest import FIXTURES
 from tests.support.judge_server import JudgeServer
 
@@ -139,27 +137,6 @@ def use_judge(monkeypatch: pytest.MonkeyPatch):
             monkeypatch.setenv(name, value)
 
     return configure
-
-
-def warm_litellm(server: JudgeServer) -> None:
-    """One judge request from this process, then ``server`` reset (count and script).
-
-    LiteLLM's first request in a process builds its provider set-up, about 0.5 s of
-    CPU (seconds on a loaded machine), inside the judge's deadline. A test of what a
-    short deadline does sends one request first, so its deadline times requests only.
-    Needs the judge's environment (``use_judge``) for the API key.
-    """
-
-    async def once() -> None:
-        try:
-            await LiteLLMClient(JUDGE_MODEL, server.url, max_attempts=1).complete(
-                [{"role": "user", "content": "ragproof-prompt: refusal"}]
-            )
-        finally:
-            await flush_litellm()
-
-    asyncio.run(once())
-    server.reset()
 
 
 @pytest.fixture

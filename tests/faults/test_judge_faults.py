@@ -24,9 +24,9 @@ from tests.faults.conftest import (
     materialize,
     query,
     summaries,
-    warm_litellm,
 )
 from tests.support.judge_server import Reply, default_content
+from tests.support.litellm_warmup import warm_litellm
 
 # LiteLLM builds some pydantic schemas lazily on its first call; their warnings are not ours.
 pytestmark = pytest.mark.filterwarnings("ignore:.*ReadOnly. qualifier:UserWarning")

@@ -16,6 +16,7 @@ from ragproof_core.judge.cost import Budget
 from ragproof_core.judge.session import LiteLLMJudge
 from ragproof_core.judge.settings import JudgeEnv
 from tests.support.judge_server import JudgeServer
+from tests.support.litellm_warmup import warm_litellm
 
 MODEL = "openai/judge-test"
 API_KEY = "sk-ragproof-test-key-0123456789"
@@ -36,15 +37,18 @@ def run(awaitable: Awaitable[T]) -> T:
 
 
 @pytest.fixture(scope="session")
-def litellm() -> Any:
-    # The ~5 s import happens once for the whole session.
-    return import_litellm()
-
-
-@pytest.fixture(scope="session")
 def _server() -> Iterator[JudgeServer]:
     with JudgeServer() as server:
         yield server
+
+
+@pytest.fixture(scope="session")
+def litellm(_server: JudgeServer) -> Any:
+    # The ~5 s import and the first request's set-up happen once for the whole
+    # session, not inside the first test's judge deadline.
+    module = import_litellm()
+    warm_litellm(_server)
+    return module
 
 
 @pytest.fixture

@@ -252,7 +252,11 @@ def _case_by_case(registry: Registry) -> Registry:
     )
 
 
-def test_rows_scored_in_batches_equal_case_by_case_rows_in_order(monkeypatch):
+# Retrieval alone (its batch rows are a case's only rows), and beside per-case metrics.
+@pytest.mark.parametrize(
+    "others", [(), ("retrieval.hop_*", "generation.citation_validity")], ids=["alone", "beside"]
+)
+def test_rows_scored_in_batches_equal_case_by_case_rows_in_order(monkeypatch, others):
     # Batches of 3 over 8 cases: full batches, a last short one, failures between them.
     monkeypatch.setattr(evaluate_module, "SCORE_BATCH_CASES", 3)
     rankings = ["a,b,a", "x", "boom", "", "b,c,a,a", "c", "boom", "a"]
@@ -266,13 +270,9 @@ def test_rows_scored_in_batches_equal_case_by_case_rows_in_order(monkeypatch):
     cases[4] = replace(
         cases[4], expected_source_ids=("a", "z"), source_grades={"a": 2, "c": 0, "z": 1}
     )
+    # Cut-offs given before the metrics they cut, as a user may write them.
     settings = RunSettings(
-        metrics=(
-            *SCORED_RETRIEVAL,
-            "retrieval.ndcg_at_k@2",
-            "retrieval.hop_*",
-            "generation.citation_validity",
-        )
+        metrics=("retrieval.ndcg_at_k@2", "retrieval.recall_at_k@1", *SCORED_RETRIEVAL, *others)
     )
     batched = asyncio.run(evaluate(cases, RankingAdapter(), settings))
     one_by_one = asyncio.run(
