@@ -13,7 +13,7 @@ from ragproof_assets.evaluation.config import EvalRunConfig, evaluate_run_config
 from ragproof_assets.evaluation.partitions import evaluation_runs
 from ragproof_core.data.dataset import load_dataset
 from tests.assets.expected import RECORDED
-from tests.support.cli import cli_env, ragproof
+from tests.support.cli import cli_env, ragproof, run_json
 from tests.support.judge_server import JudgeServer
 
 DATASET = str(RECORDED / "cases.jsonl")
@@ -183,18 +183,10 @@ def test_compare_pairs_a_conversations_turns_by_turn_id():
     turn c1#2 only (the better run retrieves its gold policy-4 first): compare pairs
     the turns by their ids, and the one regression from better to worse is c1#2;
     plan works on the turns too."""
-    runs = {}
-    for name in ("ragproof_better.toml", "ragproof.toml"):
-        done = ragproof(
-            "run",
-            "--dataset",
-            str(CONVERSATIONS / "mixed.jsonl"),
-            "--config",
-            str(CONVERSATIONS / name),
-            "--json",
-        )
-        assert done.returncode == 0, done.stderr
-        runs[name] = json.loads(done.stdout)["run_id"]
+    runs = {
+        name: run_json(CONVERSATIONS / "mixed.jsonl", CONVERSATIONS / name)["run_id"]
+        for name in ("ragproof_better.toml", "ragproof.toml")
+    }
     compared = ragproof("compare", runs["ragproof_better.toml"], runs["ragproof.toml"], "--json")
     assert compared.returncode == 0, compared.stderr
     report = json.loads(compared.stdout)
@@ -229,18 +221,12 @@ def test_compare_and_its_gate_read_each_agent_metric_in_its_own_direction():
     works the figures). agent.steps is lower is better, so A -> B's rise from 3 to 4
     steps is a regression beside the falls in tool precision and hop retrieval, and
     B -> A's fall is not; trajectory match, up from 0 to 1, is B's one improvement."""
-    runs = {}
-    for side in ("a", "b"):
-        done = ragproof(
-            "run",
-            "--dataset",
-            str(AGENT_COMPARE / "cases.jsonl"),
-            "--config",
-            str(AGENT_COMPARE / f"ragproof_{side}.toml"),
-            "--json",
-        )
-        assert done.returncode == 0, done.stderr
-        runs[side] = json.loads(done.stdout)["run_id"]
+    runs = {
+        side: run_json(AGENT_COMPARE / "cases.jsonl", AGENT_COMPARE / f"ragproof_{side}.toml")[
+            "run_id"
+        ]
+        for side in ("a", "b")
+    }
     forward = ragproof("compare", runs["a"], runs["b"], "--json", "--fail-on-regression")
     assert forward.returncode == 4, forward.stderr
     metrics = json.loads(forward.stdout)["metrics"]

@@ -9,22 +9,13 @@ import json
 import pytest
 
 from tests.conftest import FIXTURES
-from tests.support.cli import ragproof
+from tests.support.cli import ragproof, run_json
 
 SYSTEM = FIXTURES / "system"
 
 
 def _run(name: str) -> dict:
-    done = ragproof(
-        "run",
-        "--dataset",
-        str(SYSTEM / "cases.jsonl"),
-        "--config",
-        str(SYSTEM / f"ragproof_{name}.toml"),
-        "--json",
-    )
-    assert done.returncode == 0, done.stderr
-    return json.loads(done.stdout)
+    return run_json(SYSTEM / "cases.jsonl", SYSTEM / f"ragproof_{name}.toml")
 
 
 def test_recorded_cost_is_scored_and_a_slower_p95_fails_the_gate():

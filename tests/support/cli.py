@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -30,6 +31,13 @@ def ragproof(
         text=True,
         timeout=timeout,
     )
+
+
+def run_json(dataset: Path, config: Path) -> dict:
+    """`ragproof run --json` on a dataset and config that must succeed: its JSON reply."""
+    done = ragproof("run", "--dataset", str(dataset), "--config", str(config), "--json")
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
 
 
 def ragproof_popen(*args: str, env: dict[str, str] | None = None) -> subprocess.Popen:
