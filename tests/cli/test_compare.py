@@ -16,16 +16,12 @@ from tests.assets.expected import RECORDED
 from tests.support.cli import cli_env, ragproof, run_json
 from tests.support.judge_server import JudgeServer
 
-DATASET = str(RECORDED / "cases.jsonl")
+DATASET = RECORDED / "cases.jsonl"
 CONVERSATIONS = RECORDED.parent / "conversations"
 
 
 def _run(config: str, env=None) -> str:
-    done = ragproof(
-        "run", "--dataset", DATASET, "--config", str(RECORDED / config), "--json", env=env
-    )
-    assert done.returncode == 0, done.stderr
-    return json.loads(done.stdout)["run_id"]
+    return run_json(DATASET, RECORDED / config, env)["run_id"]
 
 
 def test_compare_two_recorded_runs_gives_exact_paired_figures_every_time():

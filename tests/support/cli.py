@@ -33,9 +33,9 @@ def ragproof(
     )
 
 
-def run_json(dataset: Path, config: Path) -> dict:
+def run_json(dataset: Path, config: Path, env: dict[str, str] | None = None) -> dict:
     """`ragproof run --json` on a dataset and config that must succeed: its JSON reply."""
-    done = ragproof("run", "--dataset", str(dataset), "--config", str(config), "--json")
+    done = ragproof("run", "--dataset", str(dataset), "--config", str(config), "--json", env=env)
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout)
 
