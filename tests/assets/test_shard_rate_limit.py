@@ -5,12 +5,15 @@ own slots of the run's schedule, anchored at the run's start).
 
 Four `ragproof run` commands, 1 and 3 shards on each store kind, run at once, each
 against its own judge server, which stamps every request as it arrives. The
-tolerance is 100 ms (20% of the 0.5 s interval): the time between a slot opening in
-a shard's process and its request reaching the server (the event loop, the socket,
-the server's own scheduling on this shared 2-core machine; the runs are niced so the
-server stamps promptly). Measured at load average 20 on 2 cores, the smallest gaps
-were 0.437 s to 0.488 s; below load 13, 0.473 s to 0.496 s. Before the slot was taken
-at the send, such a run showed gaps of 0.001 s and 0.08 s.
+tolerance is 250 ms (half the 0.5 s interval): the time between a slot opening in
+a shard's process and its request being stamped by the server (the event loop, the
+socket, and the server's own thread inside a pytest worker, which competes with the
+suite's other workers on this 2-core machine; the runs are niced so the server stamps
+promptly). Measured at load average 20 on 2 cores, the smallest gaps were 0.437 s to
+0.488 s; below load 13, 0.473 s to 0.496 s; once, in the full suite at load 4, one
+gap of 0.286 s beside a median of 0.506 s (a stamp taken late). The faults this test
+guards against are far below the bound: before the slot was taken at the send, such
+runs showed gaps of 0.001 s and 0.08 s (local store) and 0.05 s (S3).
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ from tests.support.judge_server import JudgeServer
 
 RPM = 120
 INTERVAL_S = 60 / RPM
-TOLERANCE_S = 0.1
+TOLERANCE_S = 0.25
 CASES = 6
 REQUESTS = 2 * CASES  # PlainAdapter: answer_relevance and overrefusal per case
 
