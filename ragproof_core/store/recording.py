@@ -48,6 +48,8 @@ RECORDED_SCHEMA = tables.RECORDED_OUTPUTS.schema
 # Bytes of whole lines handed to the JSON reader at a time: its threads split each
 # block among the cores, and the process holds about two blocks' Arrow columns.
 READ_BLOCK_BYTES = 128 << 20
+# What one of the reader's threads parses at a time: a block is read in such chunks.
+PARSE_CHUNK_BYTES = 4 << 20
 # Rows encoded at a time on the exact path, and written per row group.
 STAGE_ROWS = 50_000
 
@@ -161,7 +163,11 @@ def _stage_fast(path: str, run_id: str, staged: Path) -> StagedRecording:
         with _writer(staged) as writer:
             for block in _line_blocks(path):
                 try:
-                    read = pj.read_json(io.BytesIO(block.data), parse_options=_FAST_OPTIONS)
+                    read = pj.read_json(
+                        io.BytesIO(block.data),
+                        read_options=pj.ReadOptions(block_size=PARSE_CHUNK_BYTES),
+                        parse_options=_FAST_OPTIONS,
+                    )
                     # The reader copies strings' bytes unchecked: invalid UTF-8 fails here.
                     read.validate(full=True)
                 except (pa.ArrowInvalid, UnicodeDecodeError):
@@ -224,6 +230,8 @@ def _refuse_blank_lines(block: bytes) -> None:
 def _outputs_columns(run_id: str, read: pa.Table) -> pa.Table:
     """The reader's columns as ``recorded_outputs`` rows, after the checks the reader
     cannot make; ``_Refused`` when any fails."""
+    # One chunk per column: the reader's chunks need not line up with computed masks'.
+    read = read.combine_chunks()
     case_id, error = read.column("case_id"), read.column("error")
     retrieve, answer = read.column("retrieve"), read.column("answer")
     latency = read.column("latency_s")
@@ -297,7 +305,7 @@ def _stored_chunks(lists: pa.ChunkedArray, keep: pa.ChunkedArray) -> pa.ChunkedA
     """Chunk lists in the stored chunk type (``metadata_json`` ``{}``: a recorded chunk
     without metadata has an empty one), null where ``keep`` is false."""
     out = []
-    for array, kept in zip(lists.chunks, keep.chunks, strict=True):
+    for array, kept in zip(lists.chunks, _rechunked(keep, lists), strict=True):
         values = array.values
         ids, texts, scores = (values.field(i) for i in range(3))
         _require(values.null_count == 0 and ids.null_count == 0 and texts.null_count == 0)
@@ -316,6 +324,15 @@ def _stored_chunks(lists: pa.ChunkedArray, keep: pa.ChunkedArray) -> pa.ChunkedA
             )
         )
     return pa.chunked_array(out, tables.CHUNK_LIST_TYPE)
+
+
+def _rechunked(mask: pa.ChunkedArray, like: pa.ChunkedArray) -> list[pa.Array]:
+    """``mask`` cut into the chunk lengths of ``like``."""
+    whole, pieces, start = mask.combine_chunks(), [], 0
+    for chunk in like.chunks:
+        pieces.append(whole.slice(start, len(chunk)))
+        start += len(chunk)
+    return pieces
 
 
 def aligned_batches(

@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 
 import pyarrow as pa
 import pytest
@@ -12,6 +13,7 @@ import pytest
 from ragproof_core.adapters.loading import AdapterLoadError
 from ragproof_core.adapters.recorded import RecordedAdapter
 from ragproof_core.data.dataset import load_dataset
+from ragproof_core.store import recording
 from ragproof_core.store.recording import aligned_batches, dataset_keys, staged_recording
 from ragproof_core.store.schema import decode_outputs
 from tests.conftest import FIXTURES
@@ -71,12 +73,6 @@ def test_each_case_replays_what_the_adapter_replays(dataset, recording, fast_pat
     assert stored_exact == expected
     if fast_path is not None:
         assert read_fast is fast_path
-
-
-def _line(**fields) -> str:
-    import json
-
-    return json.dumps(fields)
 
 
 GOOD = '{"case_id": "c1", "answer": {"text": "a"}}'
@@ -152,3 +148,23 @@ def test_a_bad_line_is_named_as_the_adapter_names_it():
     assert str(raised.value) == (
         f"{recording}:2: not valid JSON (Expecting ',' delimiter at column 42)"
     )
+
+
+def test_a_file_read_in_many_chunks_stores_the_same_rows(tmp_path, monkeypatch):
+    """The reader parses a block in chunks on its threads: rows line up across them."""
+    monkeypatch.setattr(recording, "PARSE_CHUNK_BYTES", 1024)
+    plain = (HERE / "plain.jsonl").read_text(encoding="utf-8").splitlines()
+    lines, cases = [], []
+    for n in range(60):
+        for line in plain:
+            row = json.loads(line)
+            row["case_id"] = f"{row['case_id']}-{n}"
+            lines.append(json.dumps(row))
+            cases.append({"id": row["case_id"], "question": "q?"})
+    path = tmp_path / "outputs.jsonl"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    dataset = tmp_path / "cases.jsonl"
+    dataset.write_text("".join(json.dumps(c) + "\n" for c in cases), encoding="utf-8")
+    stored, fast = _stored(dataset, path, fast=True, batch_rows=100)
+    assert fast
+    assert stored == _replayed_from_file(dataset, path)
