@@ -55,9 +55,10 @@ def instance_modules(home: Path) -> list[str]:
     if (home / "dagster.yaml").exists():
         ref = InstanceRef.from_dir(str(home))
     else:
-        # The dagster.yaml ensure_dagster_home writes sets telemetry only: Dagster's defaults.
-        with tempfile.TemporaryDirectory() as empty:
-            ref = InstanceRef.from_dir(empty)
+        # Not created yet: read the dagster.yaml ensure_dagster_home will write.
+        with tempfile.TemporaryDirectory() as future:
+            (Path(future) / "dagster.yaml").write_text(_DAGSTER_YAML, encoding="utf-8")
+            ref = InstanceRef.from_dir(future)
     parts = (
         ref.local_artifact_storage_data,
         ref.storage_data,
