@@ -391,17 +391,21 @@ class RunStore:
             for batch in file.iter_batches(batch_size=batch_rows, columns=present):
                 yield schema.conform(pa.Table.from_batches([batch]), fields)
 
+    def case_result_files(self, run_id: str) -> list[str]:
+        """The paths or URLs of the run's ``case_results`` files (one per shard)."""
+        parts = self.table_parts(run_id, "case_results")
+        if not parts:
+            self._require_run(run_id)
+            raise FileNotFoundError(f"run {run_id!r} has no case_results table yet")
+        return [self.layout.url(part) for part in parts]
+
     def tally_case_results(self, run_id: str) -> result_tally.ResultTally:
-        """Counts and scored values of the run's results, column by column (result_tally)."""
-        return result_tally.tally_batches(
-            self.iter_case_result_columns(run_id, result_tally.result_columns())
-        )
+        """Counts and scored values of the run's results, by one SQL pass (result_tally)."""
+        return result_tally.tally_files(self.layout, self.case_result_files(run_id))
 
     def failed_case_share(self, run_id: str) -> tuple[int, int]:
         """(cases with a case failure or judge error, cases with results)."""
-        return result_tally.failed_case_share(
-            self.iter_case_result_columns(run_id, ("case_id", "status"))
-        )
+        return result_tally.failed_case_share(self.layout, self.case_result_files(run_id))
 
     def iter_case_results(self, run_id: str, batch_rows: int = WRITE_BATCH_ROWS):
         """The run's case results in stored order (shard by shard), ``batch_rows`` at a
