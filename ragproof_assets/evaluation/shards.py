@@ -194,15 +194,17 @@ def evaluate_shard(
                             judge,
                             on_case_done=progress.update,
                             registry=registry,
+                            as_columns=True,
                         )
                     )
                     try:
-                        writer.write(evaluation.outputs, evaluation.results)
+                        # Columns when the selection scores from them: no object per row.
+                        writer.write(evaluation.stored_outputs(), evaluation.stored_results())
                     except Exception as exc:  # noqa: BLE001 - any failure of the store's writes
                         raise health.record("case results write", exc) from exc
                     evaluated += len(evaluation.outputs)
                     failures += evaluation.case_failures
-                    statuses.update(r.status.value for r in evaluation.results)
+                    statuses.update(evaluation.status_counts())
                     first_failures += [
                         f"- `{o.case_id}`: {o.error}" for o in evaluation.outputs if o.failed
                     ][: FIRST_FAILURES - len(first_failures)]

@@ -33,6 +33,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ragproof_core.compare.comparison import MixedJudgesError, RunSide, compare_runs
+from ragproof_core.metrics.aggregate import ValueCounts
 from ragproof_core.metrics.custom import stored_registry
 from ragproof_core.metrics.heuristics.sentinel import expected_marker
 from ragproof_core.metrics.registry import Registry, metric_order
@@ -113,6 +114,13 @@ def histogram(values: Sequence[float], bins: int = HISTOGRAM_BINS) -> list[int]:
     arr = np.asarray(values, dtype=np.float64)
     index = np.clip((arr * bins).astype(np.int64), 0, bins - 1)
     return np.bincount(index, minlength=bins).tolist()
+
+
+def counted_histogram(values: ValueCounts, bins: int = HISTOGRAM_BINS) -> list[int]:
+    """``histogram`` of counted values: each distinct value's bin gets its count."""
+    index = np.clip((values.values * bins).astype(np.int64), 0, bins - 1)
+    counts = np.bincount(index, weights=values.counts, minlength=bins)
+    return counts.astype(np.int64).tolist()
 
 
 def bootstrap_mean_ci(

@@ -35,6 +35,7 @@ from ragproof_core.config.redaction import REDACTED, is_secret_key
 from ragproof_core.config.redaction import redact as redact_secrets
 from ragproof_core.gc_pause import collector_paused
 from ragproof_core.metrics.registry import metric_order
+from ragproof_core.metrics.result_columns import ResultColumns
 from ragproof_core.model import Case, CaseOutput, MetricResult, unfinished_conversation
 from ragproof_core.store import calibrations, files, probes, result_tally, schema, views
 from ragproof_core.store import labels as label_files
@@ -117,18 +118,48 @@ class ResultsWriter:
         self._outputs = outputs
         self._results = results
 
-    def write(self, outputs: Sequence[CaseOutput], results: Sequence[MetricResult]) -> None:
-        for start in range(0, len(outputs), WRITE_BATCH_ROWS):
-            chunk = outputs[start : start + WRITE_BATCH_ROWS]
-            self._outputs.write_table(
-                schema.encode_outputs(self.run_id, chunk), row_group_size=files.ROW_GROUP_SIZE
-            )
+    def write(
+        self,
+        outputs: Sequence[CaseOutput] | pa.Table,
+        results: Sequence[MetricResult] | ResultColumns,
+    ) -> None:
+        """``outputs`` as objects or already encoded (``schema.encode_outputs``, any
+        run_id); ``results`` as objects or as columns, written as they are."""
+        if isinstance(outputs, pa.Table):
+            self._write_encoded(self._outputs, outputs)
+        else:
+            for start in range(0, len(outputs), WRITE_BATCH_ROWS):
+                chunk = outputs[start : start + WRITE_BATCH_ROWS]
+                self._outputs.write_table(
+                    schema.encode_outputs(self.run_id, chunk), row_group_size=files.ROW_GROUP_SIZE
+                )
+        if isinstance(results, ResultColumns):
+            self._write_encoded(self._results, result_table(self.run_id, results))
+            return
         for start in range(0, len(results), WRITE_BATCH_ROWS):
             chunk = results[start : start + WRITE_BATCH_ROWS]
             self._results.write_table(
                 schema.encode_case_results(self.run_id, chunk),
                 row_group_size=files.ROW_GROUP_SIZE,
             )
+
+    def _write_encoded(self, writer: Any, table: pa.Table) -> None:
+        table = table.set_column(0, table.schema.field(0), _run_ids(self.run_id, table.num_rows))
+        for start in range(0, table.num_rows, WRITE_BATCH_ROWS):
+            writer.write_table(
+                table.slice(start, WRITE_BATCH_ROWS), row_group_size=files.ROW_GROUP_SIZE
+            )
+
+
+def _run_ids(run_id: str, rows: int) -> pa.Array:
+    return pa.repeat(pa.scalar(run_id, pa.string()), rows)
+
+
+def result_table(run_id: str, results: ResultColumns) -> pa.Table:
+    """Result rows as columns in the ``case_results`` table's schema."""
+    return pa.Table.from_arrays(
+        [_run_ids(run_id, len(results)), *results.arrays()], schema=schema.CASE_RESULTS_SCHEMA
+    )
 
 
 class RunStore:
@@ -360,17 +391,21 @@ class RunStore:
             for batch in file.iter_batches(batch_size=batch_rows, columns=present):
                 yield schema.conform(pa.Table.from_batches([batch]), fields)
 
+    def case_result_files(self, run_id: str) -> list[str]:
+        """The paths or URLs of the run's ``case_results`` files (one per shard)."""
+        parts = self.table_parts(run_id, "case_results")
+        if not parts:
+            self._require_run(run_id)
+            raise FileNotFoundError(f"run {run_id!r} has no case_results table yet")
+        return [self.layout.url(part) for part in parts]
+
     def tally_case_results(self, run_id: str) -> result_tally.ResultTally:
-        """Counts and scored values of the run's results, column by column (result_tally)."""
-        return result_tally.tally_batches(
-            self.iter_case_result_columns(run_id, result_tally.result_columns())
-        )
+        """Counts and scored values of the run's results, by one SQL pass (result_tally)."""
+        return result_tally.tally_files(self.layout, self.case_result_files(run_id))
 
     def failed_case_share(self, run_id: str) -> tuple[int, int]:
         """(cases with a case failure or judge error, cases with results)."""
-        return result_tally.failed_case_share(
-            self.iter_case_result_columns(run_id, ("case_id", "status"))
-        )
+        return result_tally.failed_case_share(self.layout, self.case_result_files(run_id))
 
     def iter_case_results(self, run_id: str, batch_rows: int = WRITE_BATCH_ROWS):
         """The run's case results in stored order (shard by shard), ``batch_rows`` at a

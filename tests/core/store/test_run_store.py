@@ -21,7 +21,7 @@ from ragproof_core.model import (
     ToolStep,
     scored,
 )
-from ragproof_core.store.layout import InvalidRunId
+from ragproof_core.store.layout import SHARDED_TABLES, InvalidRunId
 from ragproof_core.store.run_store import (
     REDACTED,
     RunNotFound,
@@ -420,3 +420,36 @@ def test_conversation_turns_round_trip_and_batches_never_cut_a_conversation(
     store.write_manifest("r2", {})
     store.write_dataset("r2", [Case("a", "q?"), Case("b", "q?")])
     assert store.dataset_unit_starts("r2") is None
+
+
+def test_results_writer_writes_columns_and_encoded_outputs_as_it_writes_objects(
+    tmp_path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from ragproof_core.metrics.result_columns import ResultColumns
+    from ragproof_core.store import run_store
+    from ragproof_core.store.schema import encode_outputs
+
+    # Slices of 3 rows: the columns are written in several row groups, as objects are.
+    monkeypatch.setattr(run_store, "WRITE_BATCH_ROWS", 3)
+    written = {}
+    for name, outputs, results in (
+        ("objects", sample.OUTPUTS, sample.RESULTS),
+        (
+            "columns",
+            encode_outputs("another-run", sample.OUTPUTS),
+            ResultColumns.from_results(sample.RESULTS),
+        ),
+    ):
+        store = RunStore(tmp_path / name)
+        store.write_manifest("r1", {"run_id": "r1"})
+        with store.results_writer("r1") as writer:
+            writer.write(outputs, results)
+        written[name] = [
+            pq.ParquetFile(store.layout.table_path("r1", table)) for table in SHARDED_TABLES
+        ]
+        assert store.read_case_results("r1") == sample.RESULTS
+        assert store.read_outputs("r1") == sample.OUTPUTS
+    for by_objects, by_columns in zip(written["objects"], written["columns"], strict=True):
+        assert by_columns.read().equals(by_objects.read())
+        assert by_columns.schema_arrow.equals(by_objects.schema_arrow, check_metadata=True)
+        assert by_columns.metadata.num_row_groups == by_objects.metadata.num_row_groups > 1
