@@ -396,18 +396,18 @@ def retrieval_column_results(
         expected.value_lengths().fill_null(0).to_numpy(zero_copy_only=False) == 0
     ) & ~no_retrieval
     reason = np.where(no_retrieval, 1, np.where(no_expected, 2, 0))
-    scored = np.flatnonzero(reason == 0)
+    scored = reason == 0
     width = len(wanted)
     values = np.zeros((len(case_ids), width))
-    if len(scored):
-        chosen = pa.array(scored)
-        batch = batch_from_lists(
-            ranked_ids(retrieved.take(chosen), settings.source_match),
-            judged_ids(
-                expected.take(chosen),
-                dataset.column("expected_source_grades_json").combine_chunks().take(chosen),
-            ),
+    if scored.any():
+        ranked = ranked_ids(retrieved, settings.source_match)
+        judged = judged_ids(
+            expected, dataset.column("expected_source_grades_json").combine_chunks()
         )
+        if not scored.all():
+            # Only the ids are copied, never the chunks' text.
+            ranked, judged = ranked.select(scored), judged.select(scored)
+        batch = batch_from_lists(ranked, judged)
         values[scored] = np.column_stack(batch_arrays(batch, wanted, settings.k))
     status = np.where(reason == 0, _SCORED_CODE, _SKIPPED_CODE)
     return ResultColumns.by_case(
