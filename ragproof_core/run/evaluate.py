@@ -29,6 +29,7 @@ from ragproof_core.metrics.combined_run import combined_results
 from ragproof_core.metrics.judge_plan import JudgePlan, result_from_verdict, run_plan, with_history
 from ragproof_core.metrics.registry import REGISTRY, MetricGroup, MetricSpec, Registry
 from ragproof_core.metrics.result_columns import ResultColumns
+from ragproof_core.metrics.spec import ColumnScore
 from ragproof_core.model import (
     Case,
     CaseOutput,
@@ -218,6 +219,35 @@ class Selection:
         )
 
     @cached_property
+    def unjudged_column_scorers(self) -> tuple[tuple[ColumnScore, tuple[str, ...]], ...] | None:
+        """Every selected metric's ``score_columns`` beside the names it gives, for a run
+        without a judge (a judged metric's are its rows without one); None when one has
+        none. A conversation's own metrics have no rows in a batch of single cases."""
+        scorers: list[tuple[ColumnScore, tuple[str, ...]]] = []
+        for group in self.groups:
+            if group.score_columns is None:
+                return None
+            scorers.append((group.score_columns, self.group_members[group.name]))
+        for declared in self.specs:
+            if declared.group is None and not declared.per_conversation:
+                if declared.score_columns is None:
+                    return None
+                scorers.append((declared.score_columns, (declared.name,)))
+        return tuple(scorers)
+
+    def column_scorers(
+        self, cases: Sequence[Case], has_judge: bool
+    ) -> tuple[tuple[ColumnScore, tuple[str, ...]], ...] | None:
+        """What scores ``cases`` from columns, or None when they are scored as objects: a
+        selection ``scored_from_columns``, or without a judge one whose every metric has
+        ``score_columns`` (and no conversation to score as a whole among the cases)."""
+        if self.scored_from_columns:
+            return tuple((g.score_columns, self.group_members[g.name]) for g in self.batch_groups)
+        if has_judge or (self.conversational and any(c.turn is not None for c in cases)):
+            return None
+        return self.unjudged_column_scorers
+
+    @cached_property
     def result_names(self) -> tuple[str, ...]:
         """A case's names in the order ``evaluate`` lists its rows."""
         if len(self.batch_groups) == 1 and self.scored_from_columns:
@@ -400,12 +430,15 @@ async def evaluate(
     ``registry``: the metrics to choose from, the run's own (``metrics.custom``) included.
 
     ``as_columns``: when every selected metric scores from columns
-    (``Selection.scored_from_columns``), give the results as ``Evaluation.columns``
+    (``Selection.column_scorers``), give the results as ``Evaluation.columns``
     (``column_scoring``); ``dataset``: the cases' rows of the store's dataset table, if
     the caller has them (otherwise they are encoded from ``cases``)."""
     selection = Selection.from_settings(settings, registry)
-    if as_columns and selection.scored_from_columns:
-        return await _evaluate_columns(cases, adapter, settings, selection, on_case_done, dataset)
+    scorers = selection.column_scorers(cases, judge is not None) if as_columns else None
+    if scorers is not None:
+        return await _evaluate_columns(
+            cases, adapter, settings, selection, scorers, on_case_done, dataset
+        )
     results_by_case: dict[str, list[MetricResult]] = {}
     pending: set[asyncio.Task] = set()
     backlog = asyncio.Semaphore(settings.concurrency * _JUDGE_BACKLOG_PER_SLOT)
@@ -566,6 +599,7 @@ async def _evaluate_columns(
     adapter: object,
     settings: RunSettings,
     selection: Selection,
+    scorers: Sequence[tuple[ColumnScore, tuple[str, ...]]],
     on_case_done: Callable[[], None] | None,
     dataset: pa.Table | None,
 ) -> Evaluation:
@@ -580,27 +614,26 @@ async def _evaluate_columns(
         outputs = await run_adapter(cases, adapter, settings, on_output=on_output)
         outputs_table = encode_outputs("", outputs)
         rows = encode_dataset("", cases) if dataset is None else dataset
-        names = selection.result_names
-        groups = [(g, selection.group_members[g.name]) for g in selection.batch_groups]
         try:
-            columns = column_results(rows, outputs_table, settings, groups, names)
+            columns = column_results(rows, outputs_table, settings, scorers, selection.result_names)
         except Exception:  # noqa: BLE001 - found again case by case just below
             columns = ResultColumns.from_results(
-                _results_case_by_case(cases, outputs, settings, selection)
+                await _results_case_by_case(cases, outputs, settings, selection)
             )
     return Evaluation(
         outputs=list(outputs), results=[], columns=columns, outputs_table=outputs_table
     )
 
 
-def _results_case_by_case(
+async def _results_case_by_case(
     cases: Sequence[Case],
     outputs: Sequence[CaseOutput],
     settings: RunSettings,
     selection: Selection,
 ) -> list[MetricResult]:
-    """The batch groups' rows one case at a time, so only a case at fault becomes an
-    internal error (as ``evaluate``'s ``score_waiting`` finds it)."""
+    """The selected metrics' rows one case at a time, as objects and without a judge,
+    so only a case at fault becomes an internal error (as ``evaluate``'s
+    ``score_waiting`` finds it)."""
     results: list[MetricResult] = []
     order = {name: i for i, name in enumerate(selection.result_names)}
     for case, output in zip(cases, outputs, strict=True):
@@ -608,7 +641,8 @@ def _results_case_by_case(
             rows = failure_results(case, output, selection)
         else:
             try:
-                (rows,) = batch_results([case], [output], settings, selection)
+                rows = deterministic_results(case, output, settings, selection)
+                rows += await _unjudged_results(case, output, selection, settings)
             except Exception as exc:  # noqa: BLE001 - a bug in scoring costs one case
                 reason = internal_error_reason(exc)
                 rows = failure_results(case, replace(output, error=reason), selection)
