@@ -18,6 +18,7 @@ from functools import cached_property
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from ragproof_core.adapters.runner import run_adapter
 from ragproof_core.config.settings import RunSettings
@@ -38,7 +39,12 @@ from ragproof_core.model import (
     skipped,
 )
 from ragproof_core.run.column_scoring import column_results
-from ragproof_core.store.schema import encode_dataset, encode_outputs
+from ragproof_core.store.schema import (
+    decode_dataset,
+    decode_outputs,
+    encode_dataset,
+    encode_outputs,
+)
 from ragproof_core.store_health import StoreWriteError
 
 COMPLETED = "completed"
@@ -63,9 +69,10 @@ class Evaluation:
     outputs: list[CaseOutput]
     results: list[MetricResult]
     status: str = COMPLETED
-    # ``evaluate(..., as_columns=True)`` on a selection scored from columns: the results
-    # as columns (``results`` then stays empty) and the outputs as the store encodes
-    # them (``run_id`` left blank), so neither becomes objects again to be written.
+    # A selection scored from columns (``evaluate(..., as_columns=True)``,
+    # ``evaluate_recorded``): the results as columns (``results`` then stays empty) and
+    # the outputs as the store encodes them (any run_id), so neither becomes objects to
+    # be written; ``evaluate_recorded`` leaves ``outputs`` empty too.
     columns: ResultColumns | None = None
     outputs_table: pa.Table | None = None
 
@@ -73,14 +80,29 @@ class Evaluation:
         # Short on purpose: asyncio.run() in a main thread formats the repr of its task,
         # result included, when it restores the SIGINT handler (Python 3.11), and the
         # dataclass repr of 20,000 cases' outputs and results took longer than scoring them.
-        return (
-            f"Evaluation({len(self.outputs)} outputs, {len(self.results)} results, "
-            f"status={self.status!r})"
-        )
+        rows = len(self.results) if self.columns is None else len(self.columns)
+        return f"Evaluation({self.cases} outputs, {rows} results, status={self.status!r})"
+
+    @property
+    def cases(self) -> int:
+        """How many cases were evaluated."""
+        return len(self.outputs) if self.outputs_table is None else self.outputs_table.num_rows
 
     @property
     def case_failures(self) -> int:
+        if self.outputs_table is not None:
+            return self.cases - self.outputs_table.column("error").null_count
         return sum(1 for o in self.outputs if o.failed)
+
+    def failures(self, limit: int) -> list[tuple[str, str]]:
+        """The first ``limit`` failed cases: (case id, error), in dataset order."""
+        if self.outputs_table is None:
+            return [(o.case_id, o.error) for o in self.outputs if o.failed][:limit]
+        failed = self.outputs_table.filter(pc.is_valid(self.outputs_table.column("error")))
+        head = failed.slice(0, limit)
+        return list(
+            zip(head.column("case_id").to_pylist(), head.column("error").to_pylist(), strict=True)
+        )
 
     def stored_outputs(self) -> Sequence[CaseOutput] | pa.Table:
         """The outputs as the store writes them: encoded already, or as objects."""
@@ -236,14 +258,15 @@ class Selection:
         return tuple(scorers)
 
     def column_scorers(
-        self, cases: Sequence[Case], has_judge: bool
+        self, has_judge: bool, has_turns: bool
     ) -> tuple[tuple[ColumnScore, tuple[str, ...]], ...] | None:
-        """What scores ``cases`` from columns, or None when they are scored as objects: a
+        """What scores a batch from columns, or None when it is scored as objects: a
         selection ``scored_from_columns``, or without a judge one whose every metric has
-        ``score_columns`` (and no conversation to score as a whole among the cases)."""
+        ``score_columns`` (and, when it has a conversation's own metrics, a batch with no
+        turn: ``has_turns`` false)."""
         if self.scored_from_columns:
             return tuple((g.score_columns, self.group_members[g.name]) for g in self.batch_groups)
-        if has_judge or (self.conversational and any(c.turn is not None for c in cases)):
+        if has_judge or (has_turns and self.conversational):
             return None
         return self.unjudged_column_scorers
 
@@ -434,7 +457,10 @@ async def evaluate(
     (``column_scoring``); ``dataset``: the cases' rows of the store's dataset table, if
     the caller has them (otherwise they are encoded from ``cases``)."""
     selection = Selection.from_settings(settings, registry)
-    scorers = selection.column_scorers(cases, judge is not None) if as_columns else None
+    scorers = None
+    if as_columns:
+        turns = any(case.turn is not None for case in cases)
+        scorers = selection.column_scorers(judge is not None, turns)
     if scorers is not None:
         return await _evaluate_columns(
             cases, adapter, settings, selection, scorers, on_case_done, dataset
@@ -594,6 +620,38 @@ async def evaluate(
     )
 
 
+def evaluate_recorded(
+    dataset: pa.Table,
+    recorded: pa.Table,
+    settings: RunSettings,
+    registry: Registry = REGISTRY,
+    has_judge: bool = True,
+) -> Evaluation | None:
+    """``evaluate`` of a recorded run's cases from the store's columns alone: ``dataset``
+    rows and ``recorded``, the stored recording's rows beside them (what the recorded
+    adapter replays for each case, failures included). No ``Case``, ``CaseOutput`` or
+    ``MetricResult`` object is built. None when the selection is not scored from columns
+    (``Selection.column_scorers``: pass ``has_judge=False`` for a run without a judge)
+    or the rows hold a conversation (a turn after a failed one fails without being
+    replayed: ``adapters.runner``); ``evaluate`` then evaluates them."""
+    selection = Selection.from_settings(settings, registry)
+    turns = "conversation_id" in dataset.column_names and (
+        dataset.column("conversation_id").null_count < dataset.num_rows
+    )
+    scorers = selection.column_scorers(has_judge, turns)
+    if scorers is None or turns:
+        return None
+    try:
+        columns = column_results(dataset, recorded, settings, scorers, selection.result_names)
+    except Exception:  # noqa: BLE001 - found again case by case just below
+        with collector_paused():
+            cases, outputs = decode_dataset(dataset), decode_outputs(recorded)
+        columns = ResultColumns.from_results(
+            _results_case_by_case(cases, outputs, settings, selection)
+        )
+    return Evaluation(outputs=[], results=[], columns=columns, outputs_table=recorded)
+
+
 async def _evaluate_columns(
     cases: Sequence[Case],
     adapter: object,
@@ -618,14 +676,14 @@ async def _evaluate_columns(
             columns = column_results(rows, outputs_table, settings, scorers, selection.result_names)
         except Exception:  # noqa: BLE001 - found again case by case just below
             columns = ResultColumns.from_results(
-                await _results_case_by_case(cases, outputs, settings, selection)
+                _results_case_by_case(cases, outputs, settings, selection)
             )
     return Evaluation(
         outputs=list(outputs), results=[], columns=columns, outputs_table=outputs_table
     )
 
 
-async def _results_case_by_case(
+def _results_case_by_case(
     cases: Sequence[Case],
     outputs: Sequence[CaseOutput],
     settings: RunSettings,
@@ -642,9 +700,24 @@ async def _results_case_by_case(
         else:
             try:
                 rows = deterministic_results(case, output, settings, selection)
-                rows += await _unjudged_results(case, output, selection, settings)
+                rows += unjudged_plans(case, output, selection, settings)
             except Exception as exc:  # noqa: BLE001 - a bug in scoring costs one case
                 reason = internal_error_reason(exc)
                 rows = failure_results(case, replace(output, error=reason), selection)
         results.extend(sorted(rows, key=lambda r: order[r.metric]))
     return results
+
+
+def unjudged_plans(
+    case: Case, output: CaseOutput, selection: Selection, params: Any
+) -> list[MetricResult]:
+    """The selected judged metrics' rows of a case in a run without a judge: each plan's
+    result (a skip, or the refusal heuristic's score), which asks nothing; the rows
+    ``_unjudged_results`` gives, but for their order."""
+    rows = []
+    for declared in selection.planned:
+        planned = declared.plan(case, output, False, params)
+        if not isinstance(planned, MetricResult):
+            raise TypeError(f"{declared.name} plans a judge question in a run without a judge")
+        rows.append(planned)
+    return rows

@@ -18,8 +18,9 @@ from ragproof_core.config.settings import RunSettings
 from ragproof_core.data.dataset import load_dataset
 from ragproof_core.metrics.citation import CITATION_VALIDITY
 from ragproof_core.metrics.registry import METRIC_NAMES, REGISTRY, Registry
-from ragproof_core.model import Case, Status, TurnOf
-from ragproof_core.run.evaluate import Selection, evaluate
+from ragproof_core.model import Status
+from ragproof_core.run.evaluate import Selection, evaluate, evaluate_recorded
+from ragproof_core.store.schema import encode_dataset, encode_outputs
 
 REPO = Path(__file__).resolve().parents[3]
 FIXTURE = REPO / "tests" / "fixtures" / "metrics" / "columns"
@@ -82,15 +83,26 @@ def test_demo_rows_as_columns_equal_rows_as_objects(dataset, adapter):
 
 def test_only_a_run_without_a_judge_and_without_conversations_scores_them_from_columns():
     selection = Selection.from_settings(RunSettings())
-    single = [Case("c1", "q")]
-    turns = [Case("c2#1", "q", turn=TurnOf("c2", 1, 1))]
-    assert selection.column_scorers(single, has_judge=False) is not None
+    assert selection.column_scorers(has_judge=False, has_turns=False) is not None
     # A judged metric's rows need its judge; a conversation's own metrics its turns.
-    assert selection.column_scorers(single, has_judge=True) is None
-    assert selection.column_scorers(turns, has_judge=False) is None
+    assert selection.column_scorers(has_judge=True, has_turns=False) is None
+    assert selection.column_scorers(has_judge=False, has_turns=True) is None
     # Each selected name is given by exactly one scorer.
-    names = [n for _, given in selection.column_scorers(single, False) for n in given]
+    scorers = selection.column_scorers(has_judge=False, has_turns=False)
+    names = [name for _, given in scorers for name in given]
     assert sorted(names) == sorted(selection.case_names)
+
+
+def test_a_recorded_run_without_a_judge_is_scored_from_its_tables_alone():
+    cases = load_dataset(FIXTURE / "cases.jsonl")
+    adapter = RecordedAdapter(str(FIXTURE / "outputs.jsonl"))
+    settings = RunSettings()
+    expected = asyncio.run(evaluate(cases, adapter, settings))
+    dataset, recorded = encode_dataset("r", cases), encode_outputs("r", expected.outputs)
+    evaluation = evaluate_recorded(dataset, recorded, settings, has_judge=False)
+    assert evaluation.columns.results() == expected.results
+    # Assumed judged unless said otherwise: judged metrics' rows are then the judge's.
+    assert evaluate_recorded(dataset, recorded, settings) is None
 
 
 def _faulty(dataset, outputs, params, wanted):
