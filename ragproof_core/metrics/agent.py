@@ -25,7 +25,7 @@ failed, scored 1, 0.5 and 0.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from functools import partial
 from typing import Any
 
@@ -274,9 +274,22 @@ def with_steps(outputs: pa.Table) -> np.ndarray:
     return np.flatnonzero(~null_mask(outputs.column("steps_json")))
 
 
-def answered_with_steps(case_id: str, text: str, steps_json: str) -> CaseOutput:
-    """The output a metric of steps reads, from its stored answer text and steps."""
-    return CaseOutput(case_id, Answer(text, steps=to_steps(json.loads(steps_json))))
+def stepped_rows(
+    dataset: pa.Table, outputs: pa.Table, gold: np.ndarray, *columns: str
+) -> Iterator[tuple[Any, ...]]:
+    """The cases with gold (``gold``: a mask of the rows) whose answer reports steps,
+    each as (its row, the output a metric of steps reads, its values of the dataset's
+    ``columns``)."""
+    rows = np.flatnonzero(gold & ~null_mask(outputs.column("steps_json")))
+    chosen = pa.array(rows, pa.int64())
+    ids, *picked = (dataset.column(name).take(chosen).to_pylist() for name in ("id", *columns))
+    texts = outputs.column("answer_text").take(chosen).to_pylist()
+    steps = outputs.column("steps_json").take(chosen).to_pylist()
+    for row, case_id, text, steps_json, *values in zip(
+        rows, ids, texts, steps, *picked, strict=True
+    ):
+        answer = Answer(text, steps=to_steps(json.loads(steps_json)))
+        yield (row, CaseOutput(case_id, answer), *values)
 
 
 def tool_columns(
@@ -286,26 +299,18 @@ def tool_columns(
     steps skips at once (``_skip_reason``'s order); the rest are scored by
     ``tool_results`` itself."""
     grid = steps_grid(dataset, outputs, wanted)
-    expected = dataset.column("expected_tools_json")
-    grid.set(null_mask(expected), Status.SKIPPED, NO_EXPECTED_TOOLS)
-    rows = np.flatnonzero(~null_mask(expected) & ~null_mask(outputs.column("steps_json")))
-    chosen = pa.array(rows, pa.int64())
-    for row, case_id, tools, match, text, steps in zip(
-        rows,
-        case_ids(dataset).take(chosen).to_pylist(),
-        expected.take(chosen).to_pylist(),
-        dataset.column("tool_match").take(chosen).to_pylist(),
-        outputs.column("answer_text").take(chosen).to_pylist(),
-        outputs.column("steps_json").take(chosen).to_pylist(),
-        strict=True,
+    no_tools = null_mask(dataset.column("expected_tools_json"))
+    grid.set(no_tools, Status.SKIPPED, NO_EXPECTED_TOOLS)
+    for row, output, tools, match in stepped_rows(
+        dataset, outputs, ~no_tools, "expected_tools_json", "tool_match"
     ):
         case = Case(
-            case_id,
+            output.case_id,
             "",
             expected_tools=expected_tools_from_json(tools),
             tool_match=ToolMatch.IN_ORDER if match is None else ToolMatch(match),
         )
-        grid.put(row, tool_results(case, answered_with_steps(case_id, text, steps), params, wanted))
+        grid.put(row, tool_results(case, output, params, wanted))
     return grid.columns()
 
 

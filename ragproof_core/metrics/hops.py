@@ -16,14 +16,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ragproof_core.metrics.agent import answered_with_steps, steps_grid
+from ragproof_core.metrics.agent import stepped_rows, steps_grid
 from ragproof_core.metrics.cutoff import split_cutoff
 from ragproof_core.metrics.result_columns import ResultColumns
-from ragproof_core.metrics.result_grid import case_ids, null_mask
 from ragproof_core.metrics.retrieval import matched_ids, precision_at_k, recall_at_k
 from ragproof_core.metrics.spec import MetricGroup, MetricSpec
 from ragproof_core.model import (
@@ -105,18 +103,9 @@ def hop_columns(
     hops = dataset.column("expected_hops").combine_chunks()
     no_hops = pc.list_value_length(hops).fill_null(0).to_numpy(zero_copy_only=False) == 0
     grid.set(no_hops, Status.SKIPPED, NO_EXPECTED_HOPS)
-    rows = np.flatnonzero(~no_hops & ~null_mask(outputs.column("steps_json")))
-    chosen = pa.array(rows, pa.int64())
-    for row, case_id, expected, text, steps in zip(
-        rows,
-        case_ids(dataset).take(chosen).to_pylist(),
-        hops.take(chosen).to_pylist(),
-        outputs.column("answer_text").take(chosen).to_pylist(),
-        outputs.column("steps_json").take(chosen).to_pylist(),
-        strict=True,
-    ):
-        case = Case(case_id, "", expected_hops=tuple(tuple(hop) for hop in expected))
-        grid.put(row, hop_results(case, answered_with_steps(case_id, text, steps), params, wanted))
+    for row, output, expected in stepped_rows(dataset, outputs, ~no_hops, "expected_hops"):
+        case = Case(output.case_id, "", expected_hops=tuple(tuple(hop) for hop in expected))
+        grid.put(row, hop_results(case, output, params, wanted))
     return grid.columns()
 
 
