@@ -5,8 +5,8 @@ each ranked id's grade), done here over a whole batch in a few numpy calls:
 every id of the batch, ranked or judged, becomes an integer code from one
 shared dictionary (``dictionary_encode``); a (case, code) pair is one int64
 key, so keeping each id's first rank is keeping each key's first occurrence
-(``np.unique``) and finding a ranked id's grade is a binary search among the
-case's judged keys (``np.searchsorted``). The result equals ``BatchBuilder``'s
+(one stable sort of the keys) and a judged id's grade goes to its first ranked
+occurrence, found by a binary search among the sorted keys. The result equals ``BatchBuilder``'s
 array for array (tests/core/metrics/test_retrieval_batch_columns.py).
 
 The inputs are the store's own columns (``store.tables``): the dataset's
@@ -52,12 +52,32 @@ class IdLists:
         flat = grades.flatten().to_numpy(zero_copy_only=False) if grades is not None else None
         return cls(counts.astype(np.int64), lists.flatten(), flat)
 
+    def select(self, cases: np.ndarray) -> IdLists:
+        """The lists of the cases where ``cases`` (one bool per case) holds."""
+        entries = np.repeat(cases, self.counts)
+        return IdLists(
+            self.counts[cases],
+            self.ids.filter(pa.array(entries)),
+            None if self.grades is None else self.grades[entries],
+        )
+
+
+def sorted_keys(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``keys`` sorted (a stable sort: equal keys keep their order), the sorting order,
+    and which sorted entries are a key's first occurrence in ``keys``."""
+    order = np.argsort(keys, kind="stable")
+    ordered = keys[order]
+    first = np.ones(len(keys), dtype=bool)
+    first[1:] = ordered[1:] != ordered[:-1]
+    return ordered, order, first
+
 
 def first_occurrences(keys: np.ndarray) -> np.ndarray:
-    """The positions of each distinct key's first occurrence, in ascending order."""
-    _, first = np.unique(keys, return_index=True)
-    first.sort()
-    return first
+    """True at each key's first occurrence in ``keys``."""
+    _, order, first = sorted_keys(keys)
+    kept = np.zeros(len(keys), dtype=bool)
+    kept[order[first]] = True
+    return kept
 
 
 def batch_from_lists(ranked: IdLists, judged: IdLists) -> RetrievalBatch:
@@ -65,40 +85,37 @@ def batch_from_lists(ranked: IdLists, judged: IdLists) -> RetrievalBatch:
     first rank) and judged ids (a repeat keeps its first grade) are ``ranked`` and
     ``judged``: ``BatchBuilder``'s result for the same cases."""
     cases = len(ranked.counts)
-    codes = (
-        pa.concat_arrays([ranked.ids.cast(pa.string()), judged.ids.cast(pa.string())])
-        .dictionary_encode()
-        .indices.to_numpy(zero_copy_only=False)
-        .astype(np.int64)
+    encoded = pa.chunked_array([ranked.ids, judged.ids], pa.string()).dictionary_encode()
+    ranked_codes, judged_codes = (
+        chunk.indices.to_numpy(zero_copy_only=False).astype(np.int64) for chunk in encoded.chunks
     )
-    distinct = int(codes.max()) + 1 if len(codes) else 1
-    ranked_codes, judged_codes = codes[: len(ranked.ids)], codes[len(ranked.ids) :]
-    # One key per (case, id): case-major, so keys sort by case, then by code.
+    distinct = len(encoded.chunks[0].dictionary) or 1
+    # One key per (case, id): case-major, so keys sort by case, then by id.
     ranked_keys = case_index(ranked.counts) * distinct + ranked_codes
-    judged_keys = case_index(judged.counts) * distinct + judged_codes
-    kept = first_occurrences(ranked_keys)
-    ranked_keys = ranked_keys[kept]
-    once = first_occurrences(judged_keys)
-    judged_keys = judged_keys[once]
+    ordered, order, first = sorted_keys(ranked_keys)
+    kept = np.zeros(len(ranked_keys), dtype=bool)
+    kept[order[first]] = True
+    once = first_occurrences(case_index(judged.counts) * distinct + judged_codes)
+    judged_keys = (case_index(judged.counts) * distinct + judged_codes)[once]
     judged_grade = (
-        np.ones(len(once), dtype=np.int64)
+        np.ones(len(judged_keys), dtype=np.int64)
         if judged.grades is None
         else judged.grades[once].astype(np.int64)
     )
+    # Each judged id's first ranked occurrence: the first of its key among the sorted
+    # ranked keys (the sort is stable), where its grade goes.
     grade = np.full(len(ranked_keys), UNJUDGED, dtype=np.int64)
-    if len(judged_keys):
-        order = np.argsort(judged_keys, kind="stable")
-        sorted_keys = judged_keys[order]
-        at = np.minimum(np.searchsorted(sorted_keys, ranked_keys), len(sorted_keys) - 1)
-        found = sorted_keys[at] == ranked_keys
-        grade[found] = judged_grade[order[at[found]]]
-    case = ranked_keys // distinct
+    if len(ranked_keys):
+        at = np.minimum(np.searchsorted(ordered, judged_keys), len(ordered) - 1)
+        found = ordered[at] == judged_keys
+        grade[order[at[found]]] = judged_grade[found]
+    case = ranked_keys[kept] // distinct
     judged_case = judged_keys // distinct
     return RetrievalBatch(
         cases=cases,
         case=case,
         rank=rank_within_case(case, cases),
-        grade=grade,
+        grade=grade[kept],
         relevant=np.bincount(judged_case, weights=judged_grade >= RELEVANT, minlength=cases),
         judged=np.bincount(judged_case, minlength=cases).astype(np.float64),
         judged_case=judged_case,

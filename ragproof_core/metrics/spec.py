@@ -136,6 +136,10 @@ class MetricSpec:
     listed_when_unused: bool = True
     # A metric of a whole conversation (module docstring); ``plan`` skips single cases.
     conversation: ConversationPlan | None = None
+    # A group member's function over a whole batch of cases, which its group's
+    # ``score_batch``/``score_columns`` call (retrieval: ``(RetrievalBatch, k)`` to one
+    # value per case, ``retrieval_batch_kernels``).
+    kernel: Callable[..., Any] | None = None
 
     def __post_init__(self) -> None:
         if self.judge not in JUDGE_MODES:
@@ -150,6 +154,8 @@ class MetricSpec:
             raise ValueError(f"metric {self.name!r}: a judged metric has a plan, no other has")
         if self.plan is not None and self.prompt is None:
             raise ValueError(f"metric {self.name!r}: a judged metric names its prompt")
+        if self.kernel is not None and self.group is None:
+            raise ValueError(f"metric {self.name!r}: a batch kernel belongs to a group's member")
         if self.conversation is not None and (self.plan is None or self.group is not None):
             raise ValueError(f"metric {self.name!r}: a conversation's metric has a plan, no group")
 

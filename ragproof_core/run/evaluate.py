@@ -18,6 +18,7 @@ from functools import cached_property
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from ragproof_core.adapters.runner import run_adapter
 from ragproof_core.config.settings import RunSettings
@@ -37,7 +38,12 @@ from ragproof_core.model import (
     skipped,
 )
 from ragproof_core.run.column_scoring import column_results
-from ragproof_core.store.schema import encode_dataset, encode_outputs
+from ragproof_core.store.schema import (
+    decode_dataset,
+    decode_outputs,
+    encode_dataset,
+    encode_outputs,
+)
 from ragproof_core.store_health import StoreWriteError
 
 COMPLETED = "completed"
@@ -62,9 +68,10 @@ class Evaluation:
     outputs: list[CaseOutput]
     results: list[MetricResult]
     status: str = COMPLETED
-    # ``evaluate(..., as_columns=True)`` on a selection scored from columns: the results
-    # as columns (``results`` then stays empty) and the outputs as the store encodes
-    # them (``run_id`` left blank), so neither becomes objects again to be written.
+    # A selection scored from columns (``evaluate(..., as_columns=True)``,
+    # ``evaluate_recorded``): the results as columns (``results`` then stays empty) and
+    # the outputs as the store encodes them (any run_id), so neither becomes objects to
+    # be written; ``evaluate_recorded`` leaves ``outputs`` empty too.
     columns: ResultColumns | None = None
     outputs_table: pa.Table | None = None
 
@@ -72,14 +79,29 @@ class Evaluation:
         # Short on purpose: asyncio.run() in a main thread formats the repr of its task,
         # result included, when it restores the SIGINT handler (Python 3.11), and the
         # dataclass repr of 20,000 cases' outputs and results took longer than scoring them.
-        return (
-            f"Evaluation({len(self.outputs)} outputs, {len(self.results)} results, "
-            f"status={self.status!r})"
-        )
+        rows = len(self.results) if self.columns is None else len(self.columns)
+        return f"Evaluation({self.cases} outputs, {rows} results, status={self.status!r})"
+
+    @property
+    def cases(self) -> int:
+        """How many cases were evaluated."""
+        return len(self.outputs) if self.outputs_table is None else self.outputs_table.num_rows
 
     @property
     def case_failures(self) -> int:
+        if self.outputs_table is not None:
+            return self.cases - self.outputs_table.column("error").null_count
         return sum(1 for o in self.outputs if o.failed)
+
+    def failures(self, limit: int) -> list[tuple[str, str]]:
+        """The first ``limit`` failed cases: (case id, error), in dataset order."""
+        if self.outputs_table is None:
+            return [(o.case_id, o.error) for o in self.outputs if o.failed][:limit]
+        failed = self.outputs_table.filter(pc.is_valid(self.outputs_table.column("error")))
+        head = failed.slice(0, limit)
+        return list(
+            zip(head.column("case_id").to_pylist(), head.column("error").to_pylist(), strict=True)
+        )
 
     def stored_outputs(self) -> Sequence[CaseOutput] | pa.Table:
         """The outputs as the store writes them: encoded already, or as objects."""
@@ -561,6 +583,39 @@ async def evaluate(
     )
 
 
+def evaluate_recorded(
+    dataset: pa.Table, recorded: pa.Table, settings: RunSettings, registry: Registry = REGISTRY
+) -> Evaluation | None:
+    """``evaluate`` of a recorded run's cases from the store's columns alone: ``dataset``
+    rows and ``recorded``, the stored recording's rows beside them (what the recorded
+    adapter replays for each case, failures included). No ``Case``, ``CaseOutput`` or
+    ``MetricResult`` object is built. None when the selection is not scored from columns
+    or the rows hold a conversation (a turn after a failed one fails without being
+    replayed: ``adapters.runner``); ``evaluate`` then evaluates them."""
+    selection = Selection.from_settings(settings, registry)
+    turns = "conversation_id" in dataset.column_names and (
+        dataset.column("conversation_id").null_count < dataset.num_rows
+    )
+    if not selection.scored_from_columns or turns:
+        return None
+    try:
+        columns = _column_results(dataset, recorded, settings, selection)
+    except Exception:  # noqa: BLE001 - found again case by case just below
+        with collector_paused():
+            cases, outputs = decode_dataset(dataset), decode_outputs(recorded)
+        columns = ResultColumns.from_results(
+            _results_case_by_case(cases, outputs, settings, selection)
+        )
+    return Evaluation(outputs=[], results=[], columns=columns, outputs_table=recorded)
+
+
+def _column_results(
+    dataset: pa.Table, outputs: pa.Table, settings: RunSettings, selection: Selection
+) -> ResultColumns:
+    groups = [(g, selection.group_members[g.name]) for g in selection.batch_groups]
+    return column_results(dataset, outputs, settings, groups, selection.result_names)
+
+
 async def _evaluate_columns(
     cases: Sequence[Case],
     adapter: object,
@@ -580,10 +635,8 @@ async def _evaluate_columns(
         outputs = await run_adapter(cases, adapter, settings, on_output=on_output)
         outputs_table = encode_outputs("", outputs)
         rows = encode_dataset("", cases) if dataset is None else dataset
-        names = selection.result_names
-        groups = [(g, selection.group_members[g.name]) for g in selection.batch_groups]
         try:
-            columns = column_results(rows, outputs_table, settings, groups, names)
+            columns = _column_results(rows, outputs_table, settings, selection)
         except Exception:  # noqa: BLE001 - found again case by case just below
             columns = ResultColumns.from_results(
                 _results_case_by_case(cases, outputs, settings, selection)
