@@ -1,18 +1,26 @@
 """The run path's scoring against pytrec_eval: the four original metrics and all nine.
 
-"ragproof run path" times the code a shard step runs (``evaluate_shard``), on
-the same seeded synthetic cases as ``retrieval_scoring.py``, from plain id
-lists: building the ``Case``, ``CaseOutput`` and ``Chunk`` objects the run
-builds from its dataset and recording, then ``evaluate()`` over them in the
-shard step's batches (``EVAL_BATCH_CASES``) on one ``asyncio.Runner``, with an
-adapter that hands back the built outputs (the recorded adapter's replay minus
-its JSON parsing, which ``run_floor`` measures with the rest of the input
-work). Inside, ``evaluate`` scores the retrieval group in batches
-(``MetricGroup.score_batch``: ``RetrievalBatch`` and its numpy kernels).
-"scoring call" times the part of that which is scoring: the same objects and
-the batch call ``evaluate`` makes (``run.evaluate.batch_results``), without
-the per-case loop around it. pytrec_eval is timed including building its qrel
-and run dicts. The three run side by side in one child process per size:
+"from shard tables" times what a shard step now runs to score a batch of cases
+and make its result rows, from the two Arrow tables a shard holds for it: the
+dataset rows (``store.tables.DATASET``) and the outputs rows
+(``store.tables.OUTPUTS``) of the same cases. In the shard step's batches
+(``EVAL_BATCH_CASES``): ``run.column_scoring.column_results`` (the retrieval
+batch built from the list columns, the numpy kernels, the rows as columns) and
+the ``case_results`` table the writer writes (``store.run_store.result_table``).
+Not included: reading the Parquet files, writing them, Dagster. The tables are
+built before the clock starts.
+
+"from id lists" is the same starting from plain Python id lists: building the
+two tables (ids, expected ids, chunk structs) with pyarrow, then the above.
+
+"shard today (objects)" is what a shard step runs today before the recording
+is read as columns (ingest24): the ``Case``/``CaseOutput``/``Chunk`` objects a
+run builds from its dataset and recording, then ``evaluate(...,
+as_columns=True)`` in the shard step's batches on one ``asyncio.Runner`` with an
+adapter handing back the built outputs (the recorded adapter's replay minus its
+JSON parsing), which encodes the dataset and outputs and scores from the
+columns. pytrec_eval is timed including building its qrel and run dicts. All
+run side by side in one child process per size:
 
 - four: precision, recall, MRR and nDCG at 5 against ``P_5``, ``recall_5``,
   ``recip_rank``, ``ndcg_cut_5``;
@@ -21,10 +29,11 @@ and run dicts. The three run side by side in one child process per size:
   ``Rprec``, ``success_5``, ``bpref``; trec_eval has no Judged@k, so
   pytrec_eval computes one measure fewer).
 
-Values are compared query by query (largest absolute difference, target
-<= 1e-12). Targets (on the run path): four >= 3x pytrec_eval's speed at
-1,000,000 cases; nine no slower than pytrec_eval. Wall and CPU seconds are
-both reported: on a shared machine the CPU figures are the steadier ones.
+Values are compared query by query for every path (largest absolute
+difference, target <= 1e-12). Targets (on the shard's path from its tables):
+four >= 3x pytrec_eval's speed at 1,000,000 cases; nine no slower than
+pytrec_eval. Wall and CPU seconds are both reported: on a shared machine the
+CPU figures are the steadier ones.
 ``python -m benchmarks.run_path_scoring [--quick] [--sizes N,N]``.
 """
 
@@ -41,14 +50,21 @@ import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+import numpy as np
+import pyarrow as pa
+
 from benchmarks._common import PYTHON, REPO, WORK, Table, count, publish, seconds, verdict
 from benchmarks._synthetic import RetrievalData, retrieval_data
 from benchmarks.retrieval_scoring import built_objects, ranked_dict
 from ragproof_assets.evaluation.shards import EVAL_BATCH_CASES
 from ragproof_core.config.settings import RunSettings
 from ragproof_core.gc_pause import collector_paused
-from ragproof_core.model import Case, CaseOutput, MetricResult
-from ragproof_core.run.evaluate import SCORE_BATCH_CASES, Selection, batch_results, evaluate
+from ragproof_core.metrics.result_columns import ResultColumns, concat
+from ragproof_core.model import Case, CaseOutput
+from ragproof_core.run.column_scoring import column_results
+from ragproof_core.run.evaluate import Selection, evaluate
+from ragproof_core.store.run_store import result_table
+from ragproof_core.store.schema import CHUNK_LIST_TYPE, CHUNK_TYPE, encode_dataset, encode_outputs
 
 K = 5
 FOUR = {
@@ -67,6 +83,7 @@ NINE = {
 }
 TARGETS = {"four": 3.0, "nine": 1.0}
 TOLERANCE = 1e-12
+RUN_ID = "20261202T000000Z-bench0"
 
 
 class BuiltOutputs:
@@ -83,32 +100,85 @@ class BuiltOutputs:
         return self._by_id[case.id]
 
 
-def ragproof_run_path(data: RetrievalData, names: Sequence[str]) -> list[MetricResult]:
-    """What a shard step runs on these cases (module docstring)."""
+def shard_tables(data: RetrievalData) -> tuple[pa.Table, pa.Table]:
+    """The dataset and outputs tables of the cases, as the store encodes them (built
+    through the model's objects, untimed: what a shard reads from its files)."""
+    cases, outputs = built_objects(data)
+    return encode_dataset(RUN_ID, cases), encode_outputs(RUN_ID, outputs)
+
+
+def tables_from_lists(data: RetrievalData) -> tuple[pa.Table, pa.Table]:
+    """The columns a shard scores from, built from plain id lists with pyarrow: the
+    dataset's id and expected ids, the outputs' case id and retrieved chunks (id,
+    empty text, no score or metadata), and the columns the scoring does not read null."""
+    n = len(data)
+    case_ids = pa.array(data.case_ids, pa.string())
+    ids = pa.array(data.retrieved, pa.list_(pa.string()))
+    flat = ids.flatten()
+    chunks = pa.StructArray.from_arrays(
+        [
+            flat,
+            pa.repeat(pa.scalar("", pa.string()), len(flat)),
+            pa.nulls(len(flat), pa.float64()),
+            pa.nulls(len(flat), pa.string()),
+        ],
+        fields=list(CHUNK_TYPE),
+    )
+    retrieved = pa.ListArray.from_arrays(ids.offsets, chunks, type=CHUNK_LIST_TYPE)
+    dataset = pa.table(
+        {
+            "id": case_ids,
+            "expected_source_ids": pa.array(data.relevant, pa.list_(pa.string())),
+            "expected_source_grades_json": pa.nulls(n, pa.string()),
+        }
+    )
+    outputs = pa.table(
+        {"case_id": case_ids, "retrieved": retrieved, "error": pa.nulls(n, pa.string())}
+    )
+    return dataset, outputs
+
+
+def scored_from_tables(
+    dataset: pa.Table, outputs: pa.Table, names: Sequence[str]
+) -> list[ResultColumns]:
+    """What a shard step runs to score its cases from its tables (module docstring):
+    ``column_results`` and the ``case_results`` table, batch by batch."""
     settings = RunSettings(k=K, metrics=tuple(names))
-    results: list[MetricResult] = []
+    selection = Selection.from_settings(settings)
+    groups = [(g, selection.group_members[g.name]) for g in selection.batch_groups]
+    parts = []
+    with collector_paused():
+        for start in range(0, dataset.num_rows, EVAL_BATCH_CASES):
+            rows = column_results(
+                dataset.slice(start, EVAL_BATCH_CASES),
+                outputs.slice(start, EVAL_BATCH_CASES),
+                settings,
+                groups,
+                selection.result_names,
+            )
+            result_table(RUN_ID, rows)
+            parts.append(rows)
+    return parts
+
+
+def scored_from_lists(data: RetrievalData, names: Sequence[str]) -> list[ResultColumns]:
+    return scored_from_tables(*tables_from_lists(data), names)
+
+
+def shard_today(data: RetrievalData, names: Sequence[str]) -> list[ResultColumns]:
+    """What a shard step runs on these cases today, from objects (module docstring)."""
+    settings = RunSettings(k=K, metrics=tuple(names))
+    parts = []
     with collector_paused():
         cases, outputs = built_objects(data)
         adapter = BuiltOutputs(outputs)
         with asyncio.Runner() as runner:
             for start in range(0, len(cases), EVAL_BATCH_CASES):
                 batch = cases[start : start + EVAL_BATCH_CASES]
-                results.extend(runner.run(evaluate(batch, adapter, settings)).results)
-    return results
-
-
-def ragproof_scoring_call(data: RetrievalData, names: Sequence[str]) -> list[MetricResult]:
-    """The scoring ``evaluate`` does inside the run path: its batch call alone."""
-    settings = RunSettings(k=K, metrics=tuple(names))
-    selection = Selection.from_settings(settings)
-    results: list[MetricResult] = []
-    with collector_paused():
-        cases, outputs = built_objects(data)
-        for start in range(0, len(cases), SCORE_BATCH_CASES):
-            end = start + SCORE_BATCH_CASES
-            for rows in batch_results(cases[start:end], outputs[start:end], settings, selection):
-                results.extend(rows)
-    return results
+                evaluation = runner.run(evaluate(batch, adapter, settings, as_columns=True))
+                result_table(RUN_ID, evaluation.columns)
+                parts.append(evaluation.columns)
+    return parts
 
 
 def pytrec(data: RetrievalData, measures: set[str]) -> dict:
@@ -120,15 +190,24 @@ def pytrec(data: RetrievalData, measures: set[str]) -> dict:
 
 
 def largest_difference(
-    ours: list[MetricResult], theirs: dict, names: dict[str, str | None]
-) -> float:
-    worst = 0.0
-    for row in ours:
-        measured = theirs.get(row.case_id)
-        measure = names[row.metric]
+    ours: list[ResultColumns], theirs: dict, names: dict[str, str | None]
+) -> tuple[float, int]:
+    """The largest absolute difference from pytrec_eval over every scored row with a
+    pytrec_eval twin, and how many rows were compared."""
+    rows = concat(ours)
+    scored = np.asarray(rows.status.to_numpy(zero_copy_only=False) == "scored")
+    worst, compared = 0.0, 0
+    for case_id, metric, value in zip(
+        np.asarray(rows.case_id.to_numpy(zero_copy_only=False))[scored],
+        np.asarray(rows.metric.to_numpy(zero_copy_only=False))[scored],
+        np.asarray(rows.value.to_numpy(zero_copy_only=False))[scored],
+        strict=True,
+    ):
+        measured, measure = theirs.get(case_id), names[metric]
         if measured is not None and measure is not None:
-            worst = max(worst, abs(row.value - measured[measure]))
-    return worst
+            worst = max(worst, abs(value - measured[measure]))
+            compared += 1
+    return worst, compared
 
 
 def timed(fn: Callable[[], object], repeats: int) -> tuple[float, float, object]:
@@ -145,25 +224,33 @@ def timed(fn: Callable[[], object], repeats: int) -> tuple[float, float, object]
     return wall, cpu, result
 
 
+PATHS = {
+    "tables": lambda data, tables, names: scored_from_tables(*tables, names),
+    "lists": lambda data, tables, names: scored_from_lists(data, names),
+    "objects": lambda data, tables, names: shard_today(data, names),
+}
+
+
 def measure_size(n: int) -> dict:
     data = retrieval_data(n)
+    tables = shard_tables(data)
     repeats = 3 if n <= 200_000 else 1
     out: dict = {"n": n, "load": os.getloadavg()[0], "sets": {}}
     for label, names in (("four", FOUR), ("nine", NINE)):
         measures = {m for m in names.values() if m is not None}
-        figures: dict = {"measures": len(measures)}
+        figures: dict = {"measures": len(measures), "difference": 0.0}
         theirs_s, theirs_cpu, theirs = timed(lambda m=measures: pytrec(data, m), repeats)
         figures |= {"pytrec_s": theirs_s, "pytrec_cpu": theirs_cpu}
-        call_s, call_cpu, ours = timed(lambda n=names: ragproof_scoring_call(data, n), repeats)
-        figures |= {"call_s": call_s, "call_cpu": call_cpu}
-        difference = largest_difference(ours, theirs, names)
-        del ours
-        run_s, run_cpu, ours = timed(lambda n=names: ragproof_run_path(data, n), repeats)
-        figures |= {"ragproof_s": run_s, "ragproof_cpu": run_cpu}
-        figures["rows"] = len(ours)
-        figures["difference"] = max(difference, largest_difference(ours, theirs, names))
+        for path, run in PATHS.items():
+            wall, cpu, ours = timed(lambda r=run, n=names: r(data, tables, n), repeats)
+            figures |= {f"{path}_s": wall, f"{path}_cpu": cpu}
+            difference, compared = largest_difference(ours, theirs, names)
+            figures["difference"] = max(figures["difference"], difference)
+            figures["rows"] = sum(len(part) for part in ours)
+            figures["compared"] = compared
+            del ours
         out["sets"][label] = figures
-        del ours, theirs
+        del theirs
     out["load_after"] = os.getloadavg()[0]
     return out
 
@@ -191,42 +278,53 @@ def main(argv: Sequence[str] | None = None) -> None:
         )
         measured = json.loads(child.stdout)
         for label, m in measured["sets"].items():
-            ratio = m["pytrec_s"] / m["ragproof_s"]
-            cpu_ratio = m["pytrec_cpu"] / m["ragproof_cpu"]
+            ratio = m["pytrec_s"] / m["tables_s"]
+            cpu_ratio = m["pytrec_cpu"] / m["tables_cpu"]
             largest[label] = (n, ratio, cpu_ratio)
+
+            def versus(path: str, m=m) -> str:
+                return (
+                    f"{seconds(m[f'{path}_s'])} ({seconds(m[f'{path}_cpu'])}): "
+                    f"{m['pytrec_s'] / m[f'{path}_s']:.2f}x "
+                    f"({m['pytrec_cpu'] / m[f'{path}_cpu']:.2f}x)"
+                )
+
             rows.append(
                 [count(n), f"{label} ({m['measures']} pytrec_eval measures)",
-                 f"{seconds(m['ragproof_s'])} ({seconds(m['ragproof_cpu'])})",
-                 f"{seconds(m['call_s'])} ({seconds(m['call_cpu'])})",
+                 versus("tables"), versus("lists"), versus("objects"),
                  f"{seconds(m['pytrec_s'])} ({seconds(m['pytrec_cpu'])})",
-                 f"{ratio:.2f}x ({cpu_ratio:.2f}x)",
-                 f"{m['pytrec_cpu'] / m['call_cpu']:.2f}x",
                  f"{m['difference']:.0e}" if m["difference"] else "0",
                  f"{measured['load']:.2f} / {measured['load_after']:.2f}"]
             )  # fmt: skip
         print(f"{n:,} cases measured", flush=True)
     notes = [
-        f"{label}: the run path at {ratio:.2f}x pytrec_eval's speed by wall, {cpu_ratio:.2f}x "
-        f"by CPU, at {count(n)} cases (target >= {TARGETS[label]:g}x): "
-        f"{verdict(min(ratio, cpu_ratio) >= TARGETS[label])}."
+        f"{label}: the shard's scoring from its tables at {ratio:.2f}x pytrec_eval's speed "
+        f"by wall, {cpu_ratio:.2f}x by CPU, at {count(n)} cases (target >= "
+        f"{TARGETS[label]:g}x): {verdict(min(ratio, cpu_ratio) >= TARGETS[label])}."
         for label, (n, ratio, cpu_ratio) in largest.items()
     ]
     notes += [
-        "Speed = pytrec_eval's seconds / ragproof's; wall, then CPU in brackets; each timed "
-        "including building its inputs from plain id lists, best of 3 below 200,000 cases, "
-        "1 above. 'run path': the objects and evaluate() in the shard step's batches; "
-        "'scoring call': the objects and the batch call evaluate makes, nothing around it.",
+        "Each cell: wall seconds (CPU seconds): speed against pytrec_eval by wall (by CPU); "
+        "best of 3 below 200,000 cases, 1 above. pytrec_eval includes building its qrel and "
+        "run dicts from the id lists.",
+        "'from shard tables': column_results and the case_results table in the shard's "
+        "batches of 20,000 cases, from the dataset and outputs tables a shard holds (no "
+        "Parquet read or write, no Dagster). 'from id lists': building those tables with "
+        "pyarrow first. 'shard today (objects)': Case/CaseOutput/Chunk objects, evaluate("
+        "as_columns=True) with an adapter handing back the built outputs (the recording "
+        "read as JSON is not included), which encodes both tables and scores from them.",
+        "Largest difference: over every scored row of every path with a pytrec_eval twin, "
+        "query by query.",
         "The machine is shared with other engineers' sessions: the 1-minute load before "
-        "and after each size is beside its rows; all three ran side by side in one process.",
+        "and after each size is beside its rows; all ran side by side in one process.",
     ]
     WORK.mkdir(parents=True, exist_ok=True)
     publish(
         [
             Table(
                 "The run path's scoring vs pytrec_eval, four metrics and nine (k = 5)",
-                ["cases", "metrics", "ragproof run path (CPU)", "scoring call (CPU)",
-                 "pytrec_eval (CPU)", "run path vs pytrec_eval",
-                 "scoring call vs pytrec_eval (CPU)", "largest difference",
+                ["cases", "metrics", "from shard tables", "from id lists",
+                 "shard today (objects)", "pytrec_eval", "largest difference",
                  "1-min load before / after"],
                 rows,
                 notes,

@@ -7,17 +7,22 @@ origin and its repository tag) show command-line runs beside UI runs.
 ``execute_in_process`` and ``execute_job`` record no such origin.
 
 One shard runs in this process with the in-process executor (the quickest
-start). Several run with the multiprocess executor, every shard step in its
-own process at the same time; the executor forks its step processes from a
-forkserver that has imported the code location once, so a step starts
-without re-importing Dagster and ragproof.
+start). Several run with the multiprocess executor, every step in its own
+process, the shards at the same time; the executor forks its step processes
+from a forkserver that has imported once what every step imports (the code
+location, the instance's storages, the command line itself), so a step starts
+without importing anything. The command starts that forkserver as soon as
+its input is validated (``start_step_server``): the forkserver's imports run
+beside the opening of the instance and the creation of the run, not after them.
 """
 
 from __future__ import annotations
 
 import argparse
+import multiprocessing
 import os
 import sys
+from multiprocessing import forkserver
 from typing import Any
 
 import dagster as dg
@@ -45,7 +50,7 @@ from ragproof_assets.evaluation.config import (
 from ragproof_assets.evaluation.partitions import evaluation_runs
 from ragproof_assets.evaluation.run_tags import RUN_ID_TAG, SOURCE_TAG
 from ragproof_cli.errors import one_line
-from ragproof_cli.instance import open_instance_with_partition
+from ragproof_cli.instance import instance_modules, open_instance_with_partition, use_dagster_home
 from ragproof_core.config import RUN_KEYS
 from ragproof_core.store import new_run_id
 
@@ -53,6 +58,12 @@ JOB_NAME = "evaluate"
 # workspace.yaml's one code location: its module and its location_name.
 DEFINITIONS_MODULE = "ragproof_assets.definitions"
 CODE_LOCATION = "ragproof"
+# The multiprocess executor imports its own module first in the forkserver (and puts
+# it first when missing); named here so the list started early is the executor's own.
+EXECUTOR_MODULE = "dagster._core.executor.multiprocess"
+# Where a step process opens the instance from the reference it is handed.
+INSTANCE_FACTORY_MODULE = "dagster._core.instance.factory"
+CLI_PACKAGE = "ragproof_cli"
 
 
 def evaluate_job_def() -> dg.JobDefinition:
@@ -65,13 +76,48 @@ def evaluate_in_process_job_def() -> dg.JobDefinition:
     return evaluate_job_def().with_executor_def(dg.in_process_executor)
 
 
+def uses_step_processes(shards: int) -> bool:
+    """Whether the run's steps run in processes forked from this command's forkserver:
+    several shards, and the multiprocess executor (RAGPROOF_EXECUTOR unset)."""
+    return shards > 1 and evaluate_job_def().executor_def.name == "multi_or_in_process_executor"
+
+
+def step_preload_modules() -> list[str]:
+    """What every step process imports before its step's first line, imported once in
+    the forkserver instead: the executor, the instance's storages (opened from the
+    instance reference each step gets), the code location, and the command line,
+    which the `ragproof` script imports and multiprocessing runs that script again in
+    every process it starts (Python 3.11's forkserver ignores ``__main__`` here)."""
+    return [
+        EXECUTOR_MODULE,
+        INSTANCE_FACTORY_MODULE,
+        *instance_modules(use_dagster_home()),
+        DEFINITIONS_MODULE,
+        CLI_PACKAGE,
+    ]
+
+
+def start_step_server(shards: int) -> None:
+    """Start the forkserver the run's step processes fork from, if the run has them.
+
+    Its imports take seconds; started now, they run while this process opens the
+    instance and creates the run. The executor finds it running and uses it (its
+    preload list, ``multiprocess_config``'s, is the same). Only after the input is
+    validated: bad input leaves no process behind.
+    """
+    if not uses_step_processes(shards):
+        return
+    multiprocessing.get_context("forkserver").set_forkserver_preload(step_preload_modules())
+    forkserver.ensure_running()
+
+
 def multiprocess_config(shards: int) -> dict[str, Any]:
     """The job's executor config for ``shards`` steps at once."""
     return {
         "config": {
             "multiprocess": {
                 "max_concurrent": shards,
-                "start_method": {"forkserver": {"preload_modules": [DEFINITIONS_MODULE]}},
+                "start_method": {"forkserver": {"preload_modules": step_preload_modules()}},
             }
         }
     }
@@ -107,7 +153,7 @@ def execute_evaluation(
         job = dg.reconstructable(evaluate_in_process_job_def)
     else:
         job = dg.reconstructable(evaluate_job_def)
-        if evaluate_job_def().executor_def.name == "multi_or_in_process_executor":
+        if uses_step_processes(shards):
             run_config = {**run_config, "execution": multiprocess_config(shards)}
         # Otherwise RAGPROOF_EXECUTOR chose an executor whose settings live in the deployment.
     job_def = job.get_definition()
@@ -143,6 +189,8 @@ def run_evaluation(
 ) -> tuple[str, Any]:
     """A new partition for the run and the evaluate job run on it: the run id and
     Dagster's result. ``progress``: draw the progress bar (a person is watching)."""
+    # Its imports run while this process opens the instance and creates the run.
+    start_step_server(shards)
     run_id = new_run_id()
     tags = {
         SOURCE_TAG: "cli",

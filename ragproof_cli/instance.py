@@ -5,28 +5,76 @@ from __future__ import annotations
 
 import fcntl
 import os
+import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 import dagster as dg
 
+# Dagster's description of an instance from its dagster.yaml, read without opening it.
+from dagster._core.instance.ref import InstanceRef
+
 DEFAULT_DAGSTER_HOME = Path("data/dagster_home")
 
 # Telemetry off: ragproof runs on machines without internet and sends nothing anywhere.
 _DAGSTER_YAML = "telemetry:\n  enabled: false\n"
 _LOCK_NAME = ".ragproof-instance.lock"
+# What Dagster opens where dagster.yaml names nothing (the secrets loader, the
+# definitions state storage) and what its SQLite migrations import when they are checked.
+_OPENED_BY_DEFAULT = (
+    "dagster._core.secrets.env_file",
+    "dagster._core.storage.defs_state.blob_storage_state_storage",
+    "dagster._core.storage.migration.utils",
+    "upath.implementations.local",
+)
+
+
+def use_dagster_home() -> Path:
+    """Use $DAGSTER_HOME, defaulting under data/, for this process and those it starts;
+    nothing is created yet."""
+    home = Path(os.environ.get("DAGSTER_HOME") or DEFAULT_DAGSTER_HOME).resolve()
+    os.environ["DAGSTER_HOME"] = str(home)
+    return home
 
 
 def ensure_dagster_home() -> Path:
     """Use $DAGSTER_HOME, defaulting under data/; create it with telemetry off."""
-    home = Path(os.environ.get("DAGSTER_HOME") or DEFAULT_DAGSTER_HOME).resolve()
+    home = use_dagster_home()
     home.mkdir(parents=True, exist_ok=True)
     config = home / "dagster.yaml"
     if not config.exists():
         config.write_text(_DAGSTER_YAML, encoding="utf-8")
-    os.environ["DAGSTER_HOME"] = str(home)
     return home
+
+
+def instance_modules(home: Path) -> list[str]:
+    """The modules of the instance's storages, run launcher and coordinator: what every
+    process opening the instance imports first (SQLite's storages bring SQLAlchemy and
+    Alembic, hundreds of modules). Read from its dagster.yaml; nothing is created."""
+    if (home / "dagster.yaml").exists():
+        ref = InstanceRef.from_dir(str(home))
+    else:
+        # Not created yet: read the dagster.yaml ensure_dagster_home will write.
+        with tempfile.TemporaryDirectory() as future:
+            (Path(future) / "dagster.yaml").write_text(_DAGSTER_YAML, encoding="utf-8")
+            ref = InstanceRef.from_dir(future)
+    parts = (
+        ref.local_artifact_storage_data,
+        ref.storage_data,
+        ref.run_storage_data,
+        ref.event_storage_data,
+        ref.schedule_storage_data,
+        ref.compute_logs_data,
+        ref.scheduler_data,
+        ref.run_coordinator_data,
+        ref.run_launcher_data,
+        ref.secrets_loader_data,
+        ref.defs_state_storage_data,
+        ref.custom_instance_class_data,
+    )
+    named = [part.module_name for part in parts if part is not None]
+    return list(dict.fromkeys([*named, *_OPENED_BY_DEFAULT]))
 
 
 @contextmanager

@@ -14,6 +14,7 @@ calls. All evaluation logic lives in ``ragproof_core``; this module only wires i
 
 import os
 from collections import Counter
+from contextlib import ExitStack
 from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -42,10 +43,27 @@ from ragproof_core.present import (
     summary_markdown,
     worst_cases_markdown,
 )
-from ragproof_core.run import EVALUATION_DOCUMENT, EvaluationTotals, preflight
-from ragproof_core.store import RunRecord, RunStore, StoredTable, StoreLocked, summarize_run
+from ragproof_core.run import (
+    EVALUATION_DOCUMENT,
+    Checked,
+    EvaluationTotals,
+    preflight,
+    recording_path,
+    staged_recording_of,
+)
+from ragproof_core.store import (
+    ResultTally,
+    RunRecord,
+    RunStore,
+    StoredTable,
+    StoreLocked,
+    summarize_run,
+)
+from ragproof_core.store.recording import StagedRecording, aligned_batches, dataset_keys
 
 GROUP = "evaluation"
+# Rows of a stored recording put in dataset order at a time.
+ALIGN_BATCH_ROWS = 50_000
 
 
 def _now() -> datetime:
@@ -76,16 +94,33 @@ def eval_dataset(
     run_id = context.partition_key
     # Before validating: an evaluation that fails on its input is linked from its launch too.
     tag_launcher(context)
-    try:
-        # Config, dataset, judge environment and adapter, all before the manifest:
-        # bad input of any kind leaves the store unchanged.
-        checked = preflight(
-            config.resolve(),
-            config.dataset,
-            adapter_checked=context.run.tags.get(PRECHECKED_TAG) == "true",
-        )
-    except (DatasetError, ConfigError, AdapterLoadError) as exc:
-        raise dg.Failure(description=str(exc), allow_retries=False) from exc
+    with ExitStack() as inputs:
+        try:
+            # Config, dataset, judge environment, adapter and recording, all before the
+            # manifest: bad input of any kind leaves the store unchanged.
+            resolved = config.resolve()
+            # A recording is validated as it is staged below, not by building the adapter.
+            checked = preflight(
+                resolved,
+                config.dataset,
+                adapter_checked=context.run.tags.get(PRECHECKED_TAG) == "true"
+                or recording_path(resolved.adapter) is not None,
+            )
+            recording = inputs.enter_context(staged_recording_of(resolved.adapter, run_id))
+        except (DatasetError, ConfigError, AdapterLoadError) as exc:
+            raise dg.Failure(description=str(exc), allow_retries=False) from exc
+        return _store_dataset(context, config, store, checked, recording)
+
+
+def _store_dataset(
+    context: dg.AssetExecutionContext,
+    config: EvalRunConfig,
+    store: StoreResource,
+    checked: Checked,
+    recording: StagedRecording | None,
+) -> dg.Output[StoredTable]:
+    """The run's manifest, dataset and recording, stored once every input is valid."""
+    run_id = context.partition_key
     resolved, cases = checked.config, checked.cases
     run_store = store.store()
     manifest = RunManifest(
@@ -109,6 +144,14 @@ def eval_dataset(
     # A restarted run may split into other shards: its old result files must go.
     run_store.clear_results(run_id)
     run_store.write_dataset(run_id, cases)
+    if recording is None:
+        # A restarted run may have replayed a recording before: the file must go.
+        run_store.remove_recorded_outputs(run_id)
+    else:
+        ids, turns = dataset_keys(cases)
+        run_store.write_recorded_outputs(
+            run_id, aligned_batches(recording, ids, turns, run_id, ALIGN_BATCH_ROWS)
+        )
     # Views exist from the first run's start, so the store reads even if that run is killed.
     _refresh_views(context, run_store)
     kinds = Counter(case.kind.value for case in cases)
@@ -142,7 +185,7 @@ def run_summary(
     run_store = RunStore.holding(case_scores)
     manifest = run_store.run_manifest(run_id)
     # Counted column by column, batch by batch: never the run's results as objects.
-    summaries, skips = summarize_run(run_store, run_id, manifest.run.metrics)
+    summaries, tally = summarize_run(run_store, run_id, manifest.run.metrics)
     totals = EvaluationTotals.from_dict(run_store.read_document(run_id, EVALUATION_DOCUMENT))
     record = RunRecord(
         run_id=run_id,
@@ -206,15 +249,17 @@ def run_summary(
     latency = latency_note(summaries, manifest.run.concurrency)
     if latency:
         metadata["latency"] = dg.MetadataValue.md(latency)
-    skipped_reasons = _skip_reasons(skips)
+    skipped_reasons = _skip_reasons(tally.skip_reasons)
     if skipped_reasons:
         metadata["skip_reasons"] = dg.MetadataValue.md(skipped_reasons)
-    metadata.update(_report_metadata(context, run_store, run_id))
+    metadata.update(_report_metadata(context, run_store, run_id, tally))
     context.log_event(dataset_scores(record, summaries))
     return dg.MaterializeResult(metadata=metadata)
 
 
-def _report_metadata(context: dg.AssetExecutionContext, run_store, run_id: str) -> dict:
+def _report_metadata(
+    context: dg.AssetExecutionContext, run_store, run_id: str, tally: ResultTally
+) -> dict:
     """Write the run's HTML report beside its files; point to it and show the worst cases.
 
     The run record is already written: a report that cannot be built is logged
@@ -226,7 +271,7 @@ def _report_metadata(context: dg.AssetExecutionContext, run_store, run_id: str) 
         {} if links is None else {"run_page": dg.MetadataValue.url(links.page)}
     )
     try:
-        report = gather_report(run_store, run_id)
+        report = gather_report(run_store, run_id, tally=tally)
         location = run_store.write_report(run_id, render_html(report))
     except Exception as exc:  # noqa: BLE001 - the evaluation itself succeeded
         context.log.error(f"the HTML report was not written: {type(exc).__name__}: {exc}")

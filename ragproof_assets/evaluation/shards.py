@@ -134,8 +134,13 @@ def evaluate_shard(
     # run.concurrency is the run's total in flight: each shard takes its share.
     settings = replace(settings, concurrency=shard_share(settings.concurrency, shards, index))
     try:
-        # The ingest step validated the adapter's input (a recording) before this step.
-        adapter = take_adapter(launched_adapter(context, manifest), prechecked=True)
+        # The ingest step validated the adapter's input (a recording) before this step,
+        # and stored it when it could: then the adapter replays the stored rows.
+        adapter = take_adapter(
+            launched_adapter(context, manifest),
+            prechecked=True,
+            stored=run_store.has_recorded_outputs(run_id),
+        )
     except (AdapterLoadError, ConfigError) as exc:
         raise dg.Failure(description=str(exc), allow_retries=False) from exc
     # Shared by the judge cache, the ledger recorder and the result writes below: once
@@ -181,11 +186,15 @@ def evaluate_shard(
             recorder,
             run_store.results_writer(run_id, None if shards == 1 else index) as writer,
         ):
-            for batch in run_store.iter_dataset_range(run_id, start, end, EVAL_BATCH_CASES):
+            for rows in run_store.iter_run_batches(run_id, start, end, EVAL_BATCH_CASES):
                 # The batch's outputs and results die before the collector resumes: a
                 # collection over a live batch (a million chunks and results) walks
                 # every one of them, and again each time they move up a generation.
                 with collector_paused():
+                    batch = rows.cases()
+                    recorded = rows.recorded_outputs()
+                    if recorded is not None:
+                        adapter.replay(recorded)
                     evaluation = runner.run(
                         evaluate(
                             batch,
@@ -194,18 +203,23 @@ def evaluate_shard(
                             judge,
                             on_case_done=progress.update,
                             registry=registry,
+                            as_columns=True,
                         )
                     )
                     try:
-                        writer.write(evaluation.outputs, evaluation.results)
+                        # Columns when the selection scores from them: no object per row.
+                        writer.write(evaluation.stored_outputs(), evaluation.stored_results())
                     except Exception as exc:  # noqa: BLE001 - any failure of the store's writes
                         raise health.record("case results write", exc) from exc
-                    evaluated += len(evaluation.outputs)
+                    evaluated += evaluation.cases
                     failures += evaluation.case_failures
-                    statuses.update(r.status.value for r in evaluation.results)
+                    statuses.update(evaluation.status_counts())
                     first_failures += [
-                        f"- `{o.case_id}`: {o.error}" for o in evaluation.outputs if o.failed
-                    ][: FIRST_FAILURES - len(first_failures)]
+                        f"- `{case_id}`: {error}"
+                        for case_id, error in evaluation.failures(
+                            FIRST_FAILURES - len(first_failures)
+                        )
+                    ]
                     status = evaluation.status
                     del evaluation
                 if status == ABORTED_BUDGET:

@@ -45,13 +45,19 @@ import json
 import os
 import re
 from array import array
+from collections.abc import Iterable, Iterator
 from typing import Annotated, Any
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, ValidationError
 
 from ragproof_core.adapters.coerce import AdapterOutputError, to_answer, to_chunks
 from ragproof_core.adapters.loading import AdapterLoadError
-from ragproof_core.data.dataset import DatasetError, iter_json_line_spans, parse_json_line
+from ragproof_core.data.dataset import (
+    DatasetError,
+    iter_json_line_spans,
+    iter_json_lines,
+    parse_json_line,
+)
 from ragproof_core.errors import describe
 from ragproof_core.gc_pause import collector_paused
 from ragproof_core.model import Answer, Case, CaseOutput, turn_id
@@ -73,8 +79,10 @@ class RecordedAdapter:
     # Each output carries the recording's latency_s, not the replay's time (runner.py).
     reports_latency = True
 
-    def __init__(self, path: str, *, validate: bool = True) -> None:
+    def __init__(self, path: str, *, validate: bool = True, read: bool = True) -> None:
         self.path = str(path)
+        # The outputs handed over by ``replay`` (a stored recording), else None: the file.
+        self._replayed: dict[str, CaseOutput] | None = None
         # Case id -> position in the two arrays: the line's byte offset and size.
         # Line numbers live in a third array, for the messages of a re-read line.
         self._index: dict[str, int] = {}
@@ -85,7 +93,9 @@ class RecordedAdapter:
         # Conversations being replayed: their turns' outputs, parsed at the first turn.
         self._conversations: dict[str, tuple[CaseOutput, ...]] = {}
         try:
-            if validate:
+            if not read:
+                self._replayed = {}
+            elif validate:
                 self._validate_and_index()
             else:
                 self._scan_index()
@@ -96,6 +106,17 @@ class RecordedAdapter:
     def prechecked(cls, path: str) -> RecordedAdapter:
         """The adapter for a file this run's preflight already validated (module docstring)."""
         return cls(path, validate=False)
+
+    @classmethod
+    def stored(cls, path: str) -> RecordedAdapter:
+        """The adapter of a run whose dataset step stored the recording as a table
+        (``store/recording.py``): it reads nothing from ``path`` and replays the outputs
+        ``replay`` hands it, a shard's batch at a time."""
+        return cls(path, read=False)
+
+    def replay(self, outputs: Iterable[CaseOutput]) -> None:
+        """Replay ``outputs`` (each the stored output of its case) instead of the file."""
+        self._replayed = {output.case_id: output for output in outputs}
 
     def _add(self, case_id: str, line: int, offset: int, size: int) -> None:
         earlier = self._index.setdefault(case_id, len(self._offsets))
@@ -111,11 +132,7 @@ class RecordedAdapter:
     def _validate_and_index(self) -> None:
         with collector_paused():
             for line, offset, size, row in iter_json_line_spans(self.path):
-                try:
-                    case_id = _parse_row(row)[0]
-                except ValueError as exc:
-                    raise AdapterLoadError(f"{self.path}:{line}: {exc}") from None
-                self._add(case_id, line, offset, size)
+                self._add(_parsed_line(self.path, line, row)[0], line, offset, size)
 
     def _scan_index(self) -> None:
         """Index by each line's case id without parsing it (the file is known valid)."""
@@ -147,6 +164,10 @@ class RecordedAdapter:
 
         ``history`` is accepted, so conversations replay, and not needed: the
         recording already holds what the pipeline answered with its history."""
+        if self._replayed is not None:
+            stored = self._replayed.get(case.id)
+            # Every case of a run has its stored row: a missing one is a case failure.
+            return stored or CaseOutput(case.id, error=f"no recorded output for case {case.id}")
         turn = case.turn
         position = self._index.get(case.id)
         if position is None and turn is not None:
@@ -202,6 +223,36 @@ class RecordedAdapter:
         )
 
 
+def iter_recording(
+    path: str,
+) -> Iterator[tuple[int, str, CaseOutput | tuple[CaseOutput, ...]]]:
+    """Every line of the recording at ``path``, validated as the adapter validates it:
+    its number, its case id and its output (a conversation's line: its turns' outputs).
+    Raises ``AdapterLoadError`` naming ``PATH:LINE``, a repeated case id included. The
+    run's dataset step stores what this yields (``store/recording.py``)."""
+    first_line: dict[str, int] = {}
+    try:
+        with collector_paused():
+            for line, row in iter_json_lines(path):
+                case_id, found = _parsed_line(path, line, row)
+                earlier = first_line.setdefault(case_id, line)
+                if earlier != line:
+                    raise AdapterLoadError(
+                        f"{path}:{line}: duplicate case_id {case_id!r} "
+                        f"(first used on line {earlier})"
+                    )
+                yield line, case_id, found
+    except DatasetError as exc:
+        raise AdapterLoadError(str(exc)) from None
+
+
+def _parsed_line(path: str, line: int, row: Any) -> tuple[str, CaseOutput | tuple[CaseOutput, ...]]:
+    try:
+        return _parse_row(row)
+    except ValueError as exc:
+        raise AdapterLoadError(f"{path}:{line}: {exc}") from None
+
+
 def _line_case_id(path: str, number: int, raw: bytes) -> str:
     """The case id of one line of a valid recording, found without parsing the whole line
     when that is safe (one ``"case_id"`` in it, no ``\\u`` escapes that could spell the
@@ -249,7 +300,12 @@ def _non_negative_latency(value: Any) -> float | None:
         return None
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise ValueError(f"latency_s: expected a number of seconds, got {type(value).__name__}")
-    return _non_negative(float(value))
+    try:
+        seconds = float(value)
+    except OverflowError:
+        # An integer past float's range: no finite number of seconds (not echoed: it is huge).
+        raise ValueError("latency_s: must be a finite number of seconds >= 0") from None
+    return _non_negative(seconds)
 
 
 def _fields(row: dict) -> tuple[str, list | None, Any, str | None]:

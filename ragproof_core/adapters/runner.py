@@ -144,6 +144,9 @@ class _Plan:
     # A replaying adapter reports each case's latency itself (a recording's latency_s):
     # timing the replay would measure a file read, not the pipeline.
     reports_latency: bool = False
+    # The adapter's async calls return without ever suspending (``at_once``): no
+    # deadline could fire during one, so none is set.
+    at_once: bool = False
 
     @property
     def needs_threads(self) -> bool:
@@ -170,6 +173,18 @@ def _plan(adapter: object) -> _Plan:
         method("retrieve"),
         method("answer"),
         bool(getattr(adapter, "reports_latency", False)),
+        at_once(adapter),
+    )
+
+
+def at_once(adapter: object) -> bool:
+    """Whether the adapter's async calls return without suspending: it shares the run's
+    event loop (so it never blocks it) and is free to call (the recorded replay, which
+    waits on nothing). Then a call's deadline can never fire, since an ``asyncio`` timeout
+    only fires while the awaiting task is suspended, and the runner sets none: on a
+    million replayed cases its bookkeeping cost more than the rest of the runner."""
+    return bool(getattr(adapter, "shares_event_loop", False)) and bool(
+        getattr(adapter, "free_to_call", False)
     )
 
 
@@ -324,7 +339,7 @@ async def _run_case(
 
     try:
         if plan.run_case is not None:
-            output = await _invoke(plan.run_case, case, timeout_s, pool, extra(plan.run_case))
+            output = await _invoke(plan.run_case, case, timeout_s, pool, extra(plan.run_case), plan)
             if not isinstance(output, CaseOutput):
                 raise _CallFailed(
                     "invalid output from run_case(): expected a CaseOutput, "
@@ -339,13 +354,15 @@ async def _run_case(
             return CaseOutput(case.id, output.answer, output.retrieved, output.error, latency)
         retrieved = None
         if plan.retrieve is not None:
-            raw = await _invoke(plan.retrieve, case.question, timeout_s, pool, extra(plan.retrieve))
+            raw = await _invoke(
+                plan.retrieve, case.question, timeout_s, pool, extra(plan.retrieve), plan
+            )
             if raw is None:
                 raise _CallFailed("retrieve() returned None")
             retrieved = _coerce(to_chunks, raw, "retrieve")
         if plan.answer is None:
             raise _CallFailed("adapter has no answer() method")
-        raw = await _invoke(plan.answer, case.question, timeout_s, pool, extra(plan.answer))
+        raw = await _invoke(plan.answer, case.question, timeout_s, pool, extra(plan.answer), plan)
         answer = _coerce(to_answer, raw, "answer")
         return CaseOutput(case.id, answer, retrieved, None, time.perf_counter() - start)
     except _CallFailed as exc:
@@ -353,8 +370,10 @@ async def _run_case(
 
 
 async def _invoke(
-    method: _Method, arg: Any, timeout_s: float, pool: Any, keywords: dict[str, Any]
+    method: _Method, arg: Any, timeout_s: float, pool: Any, keywords: dict[str, Any], plan: _Plan
 ) -> Any:
+    if plan.at_once and method.is_async:
+        return await _invoke_at_once(method, arg, keywords)
     scope = asyncio.timeout(timeout_s)
     try:
         async with scope:
@@ -375,6 +394,17 @@ async def _invoke(
             raise _CallFailed(f"timeout after {float(timeout_s)}s in {method.name}()") from None
         raise _CallFailed(_describe(exc, method.name)) from None
     except BaseException as exc:  # noqa: BLE001 - an adapter's sys.exit() fails its case only
+        if must_propagate(exc):
+            raise
+        raise _CallFailed(_describe(exc, method.name)) from None
+
+
+async def _invoke_at_once(method: _Method, arg: Any, keywords: dict[str, Any]) -> Any:
+    """``_invoke`` for an adapter whose calls never suspend (``at_once``): the same
+    failures, without a deadline."""
+    try:
+        return await method.fn(arg, **keywords)
+    except BaseException as exc:  # noqa: BLE001 - as in _invoke
         if must_propagate(exc):
             raise
         raise _CallFailed(_describe(exc, method.name)) from None

@@ -9,10 +9,12 @@ statistics are None (NULL in the store), never 0.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
+
+import numpy as np
 
 from ragproof_core.metrics.registry import METRIC_NAMES, REGISTRY
 from ragproof_core.model import MetricResult, Status
@@ -37,22 +39,87 @@ def _exact(fraction: float | Fraction | str) -> Fraction:
     return Fraction(fraction)
 
 
-def nearest_rank(sorted_values: Sequence[float], fraction: float | Fraction | str) -> float:
-    """Nearest-rank percentile: the value at 1-based position max(1, ceil(fraction * n)).
-
-    ``sorted_values`` must be sorted ascending and non-empty; ``fraction`` is in
-    [0, 1] (0.95 for p95). The position is computed in exact integer
-    arithmetic, so no float rounding can move it by one.
-    """
-    n = len(sorted_values)
+def rank_position(n: int, fraction: float | Fraction | str) -> int:
+    """The 1-based nearest-rank position max(1, ceil(fraction * n)) among ``n`` values,
+    in exact integer arithmetic, so no float rounding can move it by one."""
     if n == 0:
         raise ValueError("nearest_rank of an empty sequence is undefined")
     exact = _exact(fraction)
     if not 0 <= exact <= 1:
         raise ValueError(f"fraction must be between 0 and 1, got {fraction!r}")
     # ceil(a / b) for integers is -(-a // b).
-    position = max(1, -(-n * exact.numerator // exact.denominator))
-    return sorted_values[position - 1]
+    return max(1, -(-n * exact.numerator // exact.denominator))
+
+
+def nearest_rank(sorted_values: Sequence[float], fraction: float | Fraction | str) -> float:
+    """Nearest-rank percentile: the value at 1-based position max(1, ceil(fraction * n)).
+
+    ``sorted_values`` must be sorted ascending and non-empty; ``fraction`` is in
+    [0, 1] (0.95 for p95).
+    """
+    return sorted_values[rank_position(len(sorted_values), fraction) - 1]
+
+
+# Up to this many distinct values the exact sum is taken in rationals, one term a value;
+# above it (a latency, say) the values are expanded and summed by ``math.fsum``.
+_RATIONAL_SUM_LEVELS = 4_096
+_EXPAND_ROWS = 1 << 20  # values expanded at a time for ``math.fsum``
+
+
+@dataclass(frozen=True, slots=True)
+class ValueCounts:
+    """A metric's scored values as their distinct values, ascending, and how often each
+    occurs: what a mean, a nearest-rank percentile, a histogram and a bootstrap need,
+    at the size of the distinct values (a handful for most metrics) instead of the cases.
+    """
+
+    values: np.ndarray  # float64, ascending, distinct
+    counts: np.ndarray  # int64, > 0
+
+    @classmethod
+    def of(cls, values: Iterable[float]) -> ValueCounts:
+        distinct, counts = np.unique(np.fromiter(values, np.float64), return_counts=True)
+        return cls(distinct, counts.astype(np.int64))
+
+    @classmethod
+    def empty(cls) -> ValueCounts:
+        return cls(np.empty(0, np.float64), np.empty(0, np.int64))
+
+    @property
+    def n(self) -> int:
+        return int(self.counts.sum())
+
+    def expanded(self) -> Iterator[float]:
+        """Every value, ascending, as Python floats (a block at a time)."""
+        start = 0
+        while start < len(self.values):
+            # Blocks of distinct values whose expansion stays near _EXPAND_ROWS.
+            stop = start + 1
+            total = int(self.counts[start])
+            while stop < len(self.values) and total + self.counts[stop] <= _EXPAND_ROWS:
+                total += int(self.counts[stop])
+                stop += 1
+            yield from np.repeat(self.values[start:stop], self.counts[start:stop]).tolist()
+            start = stop
+
+    def total(self) -> float:
+        """The sum of every value, correctly rounded: what ``math.fsum`` of them gives."""
+        if len(self.values) <= _RATIONAL_SUM_LEVELS:
+            # Exact in rationals; float() of a Fraction rounds correctly, as fsum does.
+            pairs = zip(self.values.tolist(), self.counts.tolist(), strict=True)
+            exact = sum((Fraction(v) * c for v, c in pairs), Fraction(0))
+            return float(exact)
+        return math.fsum(self.expanded())
+
+    def mean(self) -> float | None:
+        n = self.n
+        return None if n == 0 else self.total() / n
+
+    def nearest_rank(self, fraction: float | Fraction | str) -> float:
+        """``nearest_rank`` of the expanded, sorted values."""
+        position = rank_position(self.n, fraction)
+        index = int(np.searchsorted(np.cumsum(self.counts), position, side="left"))
+        return float(self.values[index])
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,28 +161,35 @@ class _Tally:
         self.counts: dict[Status, int] = dict.fromkeys(Status, 0)
 
     def summary(self, metric: str) -> MetricSummary:
-        counts = self.counts
         values = self.values
-        if values:
-            values.sort()
-            # fsum is correctly rounded, so the mean does not depend on the
-            # order results arrive in (partitions may finish in any order).
-            mean: float | None = math.fsum(values) / len(values)
-            p50: float | None = nearest_rank(values, P50)
-            p95: float | None = nearest_rank(values, P95)
-        else:
-            mean = p50 = p95 = None
-        return MetricSummary(
-            metric=metric,
-            mean=mean,
-            p50=p50,
-            p95=p95,
-            scored=len(values),
-            skipped=counts[Status.SKIPPED],
-            errored=counts[Status.ERROR] + counts[Status.JUDGE_ERROR],
-            not_applicable=counts[Status.NOT_APPLICABLE],
-            judge_errors=counts[Status.JUDGE_ERROR],
-        )
+        values.sort()
+        # fsum is correctly rounded, so the mean does not depend on the
+        # order results arrive in (partitions may finish in any order).
+        mean = math.fsum(values) / len(values) if values else None
+        p50 = nearest_rank(values, P50) if values else None
+        p95 = nearest_rank(values, P95) if values else None
+        return _summary(metric, self.counts, len(values), mean, p50, p95)
+
+
+def _summary(
+    metric: str,
+    counts: Mapping[Status, int],
+    scored: int,
+    mean: float | None,
+    p50: float | None,
+    p95: float | None,
+) -> MetricSummary:
+    return MetricSummary(
+        metric=metric,
+        mean=mean,
+        p50=p50,
+        p95=p95,
+        scored=scored,
+        skipped=counts[Status.SKIPPED],
+        errored=counts[Status.ERROR] + counts[Status.JUDGE_ERROR],
+        not_applicable=counts[Status.NOT_APPLICABLE],
+        judge_errors=counts[Status.JUDGE_ERROR],
+    )
 
 
 def summarize(
@@ -167,20 +241,29 @@ def _has_rows(tally: Any) -> bool:
 
 def summarize_counted(
     counts: Mapping[str, Mapping[Status, int]],
-    values_of: Callable[[str], list[float]],
+    values_of: Callable[[str], ValueCounts],
     metric_names: Sequence[str] = METRIC_NAMES,
 ) -> list[MetricSummary]:
     """``summarize`` from counts already made: ``counts[metric][status]`` for every metric
-    with a row, and ``values_of(metric)`` its scored values (any order). The stored
-    results of a large run are counted column by column (``store.result_tally``)."""
+    with a row, and ``values_of(metric)`` its scored values as ``ValueCounts``. The
+    stored results of a large run are counted by one SQL pass (``store.result_tally``)."""
     listed = _listed(metric_names, counts)
     extra = sorted(name for name in counts if name not in listed)
     summaries = []
     for name in (*listed, *extra):
-        tally = _Tally()
-        tally.values = values_of(name) if name in counts else []
+        statuses = dict.fromkeys(Status, 0)
         for status, n in counts.get(name, {}).items():
-            if status is not Status.SCORED:
-                tally.counts[status] += n
-        summaries.append(tally.summary(name))
+            statuses[status] += n
+        values = values_of(name) if name in counts else ValueCounts.empty()
+        scored = values.n
+        summaries.append(
+            _summary(
+                name,
+                statuses,
+                scored,
+                values.mean(),
+                values.nearest_rank(P50) if scored else None,
+                values.nearest_rank(P95) if scored else None,
+            )
+        )
     return summaries

@@ -35,10 +35,9 @@ def citation_validity(case: Case, output: CaseOutput) -> MetricResult:
     context = output.context
     if context is None:
         return skipped(case.id, CITATION_VALIDITY, NO_RETRIEVED_SET)
-    cited = dict.fromkeys(answer.citations)
-    retrieved_ids = {chunk.id for chunk in context}
-    valid = sum(1 for chunk_id in cited if chunk_id in retrieved_ids)
-    return scored(case.id, CITATION_VALIDITY, valid / len(cited))
+    cited = set(answer.citations)
+    valid = cited & {chunk.id for chunk in context}
+    return scored(case.id, CITATION_VALIDITY, len(valid) / len(cited))
 
 
 # Where these metrics come in the registry, the summary and the report (metrics.registry).

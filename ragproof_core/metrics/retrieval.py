@@ -26,10 +26,13 @@ from itertools import accumulate
 from operator import attrgetter
 
 import numpy as np
+import pyarrow as pa
 
 from ragproof_core.metrics import retrieval_batch_kernels as batch_kernels
 from ragproof_core.metrics.cutoff import split_cutoff
+from ragproof_core.metrics.result_columns import STATUS_CODE, ResultColumns
 from ragproof_core.metrics.retrieval_batch import BatchBuilder, RetrievalBatch
+from ragproof_core.metrics.retrieval_batch_columns import batch_from_lists, judged_ids, ranked_ids
 from ragproof_core.metrics.spec import SOURCE_MATCHES, MetricGroup, MetricSpec, Params
 from ragproof_core.metrics.trec_measures import (
     average_precision,
@@ -281,20 +284,6 @@ def _split_names(wanted: tuple[str, ...]) -> tuple[tuple[str, str, int | None], 
     return tuple((name, *split_cutoff(name)) for name in wanted)
 
 
-# Each metric's batch kernel (retrieval_batch_kernels), by base name.
-_BATCH_KERNELS: dict[str, Callable[..., np.ndarray]] = {
-    PRECISION_AT_K: batch_kernels.precision_at_k,
-    RECALL_AT_K: batch_kernels.recall_at_k,
-    MRR: batch_kernels.mrr,
-    NDCG_AT_K: batch_kernels.ndcg_at_k,
-    MAP: batch_kernels.average_precision,
-    R_PRECISION: batch_kernels.r_precision,
-    HIT_RATE_AT_K: batch_kernels.hit_rate_at_k,
-    BPREF: batch_kernels.bpref,
-    JUDGED_AT_K: batch_kernels.judged_at_k,
-}
-
-
 _CHUNK_ID = attrgetter("id")
 _DOCUMENT_ID = attrgetter("document_id")
 
@@ -349,27 +338,95 @@ def retrieval_batch_results(
 
 def batch_values(batch: RetrievalBatch, wanted: Sequence[str], k: int) -> list[list[float]]:
     """Each ``wanted`` metric's value for every case of ``batch``, one list per metric;
-    a name without ``@N`` is cut at ``k``. A metric at a cut-off computed once."""
-    computed: dict[tuple[str, int], list[float]] = {}
+    a name without ``@N`` is cut at ``k``."""
+    return [column.tolist() for column in batch_arrays(batch, wanted, k)]
+
+
+def batch_arrays(batch: RetrievalBatch, wanted: Sequence[str], k: int) -> list[np.ndarray]:
+    """``batch_values`` as numpy arrays. A metric at a cut-off is computed once."""
+    computed: dict[tuple[str, int], np.ndarray] = {}
     columns = []
     for _name, base, cutoff in _split_names(tuple(wanted)):
         key = (base, cutoff or k)
         if key not in computed:
-            computed[key] = _BATCH_KERNELS[base](batch, key[1]).tolist()
+            computed[key] = _KERNELS[base](batch, key[1])
         columns.append(computed[key])
     return columns
+
+
+# The reasons of a retrieval row, by the index ``ResultColumns.by_case`` reads.
+_REASONS = (None, NO_RETRIEVAL, NO_EXPECTED_SOURCES)
+_SCORED_CODE, _SKIPPED_CODE = STATUS_CODE[Status.SCORED], STATUS_CODE[Status.SKIPPED]
+
+
+def retrieval_column_results(
+    dataset: pa.Table,
+    outputs: pa.Table,
+    settings: Params,
+    wanted: Sequence[str] = RETRIEVAL_METRICS,
+) -> ResultColumns:
+    """``retrieval_batch_results`` from the store's columns: ``dataset`` and ``outputs``
+    hold the same cases that did not fail, row for row (``id``,
+    ``expected_source_ids``, ``expected_source_grades_json``; ``retrieved``). The same
+    rows, each case's ``wanted`` in order, case after case, without a Python object
+    or loop per case (``retrieval_batch_columns``)."""
+    if settings.source_match not in SOURCE_MATCHES:
+        raise bad_source_match(settings.source_match)
+    case_ids = dataset.column("id").combine_chunks()
+    if not case_ids.equals(outputs.column("case_id").combine_chunks()):
+        raise ValueError("dataset and outputs rows must hold the same cases in the same order")
+    retrieved = outputs.column("retrieved").combine_chunks()
+    expected = dataset.column("expected_source_ids").combine_chunks()
+    no_retrieval = retrieved.is_null().to_numpy(zero_copy_only=False)
+    no_expected = (
+        expected.value_lengths().fill_null(0).to_numpy(zero_copy_only=False) == 0
+    ) & ~no_retrieval
+    reason = np.where(no_retrieval, 1, np.where(no_expected, 2, 0))
+    scored = reason == 0
+    width = len(wanted)
+    values = np.zeros((len(case_ids), width))
+    if scored.any():
+        ranked = ranked_ids(retrieved, settings.source_match)
+        judged = judged_ids(
+            expected, dataset.column("expected_source_grades_json").combine_chunks()
+        )
+        if not scored.all():
+            # Only the ids are copied, never the chunks' text.
+            ranked, judged = ranked.select(scored), judged.select(scored)
+        batch = batch_from_lists(ranked, judged)
+        values[scored] = np.column_stack(batch_arrays(batch, wanted, settings.k))
+    status = np.where(reason == 0, _SCORED_CODE, _SKIPPED_CODE)
+    return ResultColumns.by_case(
+        case_ids,
+        wanted,
+        np.repeat(status[:, None], width, axis=1),
+        values,
+        np.repeat(reason[:, None], width, axis=1),
+        _REASONS,
+    )
 
 
 # One pass over a case's ranking scores every selected retrieval metric (the four
 # binary ones at run.k share one loop); ``@N`` variants are scored by the same call.
 # A run scores many cases at once through ``score_batch``.
 RETRIEVAL_GROUP = MetricGroup(
-    "retrieval", SCORED_RETRIEVAL, score=retrieval_results, score_batch=retrieval_batch_results
+    "retrieval",
+    SCORED_RETRIEVAL,
+    score=retrieval_results,
+    score_batch=retrieval_batch_results,
+    score_columns=retrieval_column_results,
 )
 _NEEDS = ("retrieval", "expected_source_ids")
 
 
-def _declare(name: str, description: str, *, cutoff: bool, default: bool = True) -> MetricSpec:
+def _declare(
+    name: str,
+    description: str,
+    kernel: Callable[[RetrievalBatch, int], np.ndarray],
+    *,
+    cutoff: bool,
+    default: bool = True,
+) -> MetricSpec:
     return MetricSpec(
         name,
         True,
@@ -379,6 +436,7 @@ def _declare(name: str, description: str, *, cutoff: bool, default: bool = True)
         group=RETRIEVAL_GROUP,
         cutoff="k" if cutoff else None,
         default=default,
+        kernel=kernel,
     )
 
 
@@ -387,37 +445,58 @@ def _declare(name: str, description: str, *, cutoff: bool, default: bool = True)
 # Where these metrics come in the registry, the summary and the report (metrics.registry).
 REPORT_ORDER = 10
 METRICS: tuple[MetricSpec, ...] = (
-    _declare(PRECISION_AT_K, "hits in the top k / k", cutoff=True),
-    _declare(RECALL_AT_K, "hits in the top k / number of expected sources", cutoff=True),
-    _declare(MRR, "1 / rank of the first expected source", cutoff=False),
+    _declare(PRECISION_AT_K, "hits in the top k / k", batch_kernels.precision_at_k, cutoff=True),
     _declare(
-        NDCG_AT_K, "nDCG over the top k, the grades as gains (binary on a list of ids)", cutoff=True
+        RECALL_AT_K,
+        "hits in the top k / number of expected sources",
+        batch_kernels.recall_at_k,
+        cutoff=True,
+    ),
+    _declare(MRR, "1 / rank of the first expected source", batch_kernels.mrr, cutoff=False),
+    _declare(
+        NDCG_AT_K,
+        "nDCG over the top k, the grades as gains (binary on a list of ids)",
+        batch_kernels.ndcg_at_k,
+        cutoff=True,
     ),
     _declare(
-        MAP, "average precision over the whole ranking (trec_eval map)", cutoff=False, default=False
+        MAP,
+        "average precision over the whole ranking (trec_eval map)",
+        batch_kernels.average_precision,
+        cutoff=False,
+        default=False,
     ),
     _declare(
         R_PRECISION,
         "relevant ids in the top R / R, R the relevant ids (trec_eval Rprec)",
+        batch_kernels.r_precision,
         cutoff=False,
         default=False,
     ),
     _declare(
         HIT_RATE_AT_K,
         "1 when a relevant id is in the top k (trec_eval success_k)",
+        batch_kernels.hit_rate_at_k,
         cutoff=True,
         default=False,
     ),
     _declare(
         BPREF,
         "relevant ids ranked above judged non-relevant ones (trec_eval bpref)",
+        batch_kernels.bpref,
         cutoff=False,
         default=False,
     ),
     _declare(
         JUDGED_AT_K,
         "ids in the top k that carry a grade / k (ir_measures Judged@k)",
+        batch_kernels.judged_at_k,
         cutoff=True,
         default=False,
     ),
 )
+
+# Each metric's batch kernel, by name, from its declaration.
+_KERNELS: dict[str, Callable[[RetrievalBatch, int], np.ndarray]] = {
+    spec.name: spec.kernel for spec in METRICS
+}

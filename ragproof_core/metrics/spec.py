@@ -36,6 +36,7 @@ from typing import Any, Protocol
 
 from ragproof_core.judge.types import Judge
 from ragproof_core.metrics.judge_plan import Planned
+from ragproof_core.metrics.result_columns import ResultColumns
 from ragproof_core.model import Case, CaseOutput, MetricResult
 
 JUDGE_MODES: tuple[str, ...] = ("never", "optional", "required")
@@ -75,6 +76,9 @@ ConversationPlan = Callable[[Sequence[Case], Sequence[CaseOutput], bool, Any], P
 BatchScore = Callable[
     [Sequence[Case], Sequence[CaseOutput], Any, Sequence[str]], Sequence[Sequence[MetricResult]]
 ]
+# (dataset rows, their outputs, params, wanted): the store's ``dataset`` and ``outputs``
+# columns of many cases, row for row (pyarrow tables), to their rows as columns.
+ColumnScore = Callable[[Any, Any, Any, Sequence[str]], ResultColumns]
 GroupAsk = Callable[[Case, CaseOutput, Judge | None, Any], Awaitable[Sequence[MetricResult]]]
 
 
@@ -95,6 +99,11 @@ class MetricGroup:
     # once, one list of results per case, each equal to what ``score`` gives it. A run
     # scores the group this way when it is set (``run.evaluate``).
     score_batch: BatchScore | None = None
+    # (dataset, outputs, params, wanted): ``score_batch`` from the store's columns (cases
+    # that did not fail), each case's rows ``wanted`` in order, case after case, as
+    # columns: a run whose every metric has one builds no result object (read only
+    # beside ``score_batch``).
+    score_columns: ColumnScore | None = None
 
     def __post_init__(self) -> None:
         if (self.score is None) == (self.ask is None):
@@ -127,6 +136,10 @@ class MetricSpec:
     listed_when_unused: bool = True
     # A metric of a whole conversation (module docstring); ``plan`` skips single cases.
     conversation: ConversationPlan | None = None
+    # A group member's function over a whole batch of cases, which its group's
+    # ``score_batch``/``score_columns`` call (retrieval: ``(RetrievalBatch, k)`` to one
+    # value per case, ``retrieval_batch_kernels``).
+    kernel: Callable[..., Any] | None = None
 
     def __post_init__(self) -> None:
         if self.judge not in JUDGE_MODES:
@@ -141,6 +154,8 @@ class MetricSpec:
             raise ValueError(f"metric {self.name!r}: a judged metric has a plan, no other has")
         if self.plan is not None and self.prompt is None:
             raise ValueError(f"metric {self.name!r}: a judged metric names its prompt")
+        if self.kernel is not None and self.group is None:
+            raise ValueError(f"metric {self.name!r}: a batch kernel belongs to a group's member")
         if self.conversation is not None and (self.plan is None or self.group is not None):
             raise ValueError(f"metric {self.name!r}: a conversation's metric has a plan, no group")
 

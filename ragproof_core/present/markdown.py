@@ -8,12 +8,13 @@ metric's distribution as a text histogram, which Dagster renders as-is.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
+from ragproof_core.metrics.aggregate import ValueCounts
 from ragproof_core.metrics.registry import higher_is_better, metric_order
 from ragproof_core.model import MetricResult, Status
-from ragproof_core.present.report_data import HISTOGRAM_BINS, histogram
+from ragproof_core.present.report_data import HISTOGRAM_BINS, counted_histogram
 
 _BLOCKS = " ▁▂▃▄▅▆▇█"
 WORST_IN_UI = 3  # per metric: the UI is a summary; the report has the rest
@@ -50,12 +51,11 @@ def distributions_markdown(results: Iterable[MetricResult]) -> str:
         seen.add(r.metric)
         if r.status is Status.SCORED and r.value is not None:
             values[r.metric].append(r.value)
-    return distributions_table(seen, lambda metric: values[metric])
+    return distributions_table(seen, lambda metric: ValueCounts.of(values[metric]))
 
 
-def distributions_table(seen: set[str], values_of: Callable[[str], Sequence[float]]) -> str:
+def distributions_table(seen: set[str], values_of: Callable[[str], ValueCounts]) -> str:
     """``distributions_markdown`` from the metrics seen and each one's scored values."""
-    values = {metric: values_of(metric) for metric in seen}
     lines = [
         f"Histogram of scored values over [0, 1] in {HISTOGRAM_BINS} bins (left = 0, right = 1).",
         "",
@@ -63,11 +63,10 @@ def distributions_table(seen: set[str], values_of: Callable[[str], Sequence[floa
         "| :--- | ---: | :--- | :--- |",
     ]
     for metric in metric_order(seen):
-        counts = histogram(values[metric])
-        spark = f"`{sparkline(counts)}`" if values[metric] else "nothing scored"
-        lines.append(
-            f"| {metric} | {len(values[metric])} | {spark} | {' '.join(map(str, counts))} |"
-        )
+        values = values_of(metric)
+        counts = counted_histogram(values)
+        spark = f"`{sparkline(counts)}`" if values.n else "nothing scored"
+        lines.append(f"| {metric} | {values.n} | {spark} | {' '.join(map(str, counts))} |")
     return "\n".join(lines)
 
 

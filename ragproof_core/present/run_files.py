@@ -1,11 +1,5 @@
-"""SQL over chosen runs' Parquet files, on a local or an object store.
-
-The store's views (``store/views.py``) scan every run of the store; a page
-about one run, or one dataset's runs, reads only those runs' files. The
-connection is in-memory and per call, so the app never holds
-``ragproof.duckdb`` (whose lock a running evaluation may need); on an object
-store the store's fsspec filesystem is registered, as the views do.
-"""
+"""SQL over chosen runs' Parquet files, on a local or an object store
+(``store.file_sql``): the files of a run's table, and a connection to read them."""
 
 from __future__ import annotations
 
@@ -14,6 +8,7 @@ from contextlib import contextmanager
 
 import duckdb
 
+from ragproof_core.store.file_sql import file_reader
 from ragproof_core.store.run_store import RunStore
 
 
@@ -27,10 +22,5 @@ def table_files(store: RunStore, run_ids: Iterable[str], table: str) -> list[str
 @contextmanager
 def reader(store: RunStore) -> Iterator[duckdb.DuckDBPyConnection]:
     """A fresh in-memory DuckDB connection able to read the store's files."""
-    con = duckdb.connect(":memory:")
-    try:
-        if store.layout.is_remote:
-            con.register_filesystem(store.layout.fs)
+    with file_reader(store.layout) as con:
         yield con
-    finally:
-        con.close()

@@ -10,9 +10,14 @@ from ragproof_core.run.dry_run import (
 from ragproof_core.run.evaluate import (
     ABORTED_BUDGET,
     evaluate,
+    evaluate_recorded,
 )
 from ragproof_core.run.preflight import (
+    Checked,
+    check_launch,
     preflight,
+    recording_path,
+    staged_recording_of,
     take_adapter,
 )
 from ragproof_core.run.shard_attempt import (
@@ -37,18 +42,23 @@ __all__ = [
     "ABORTED_BUDGET",
     "ATTEMPT_PREFIX",
     "AttemptRecorder",
+    "Checked",
     "EVALUATION_DOCUMENT",
     "EvaluationTotals",
     "ShardReport",
     "attempt_document",
     "attempt_document_name",
+    "check_launch",
     "estimate_run",
     "evaluate",
+    "evaluate_recorded",
     "merge_reports",
     "new_attempt_token",
     "preflight",
+    "recording_path",
     "shard_budget",
     "shard_share",
+    "staged_recording_of",
     "take_adapter",
     "unfinished_attempts",
     "unit_shard_ranges",

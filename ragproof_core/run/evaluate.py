@@ -17,6 +17,9 @@ from dataclasses import dataclass, replace
 from functools import cached_property
 from typing import Any
 
+import pyarrow as pa
+import pyarrow.compute as pc
+
 from ragproof_core.adapters.runner import run_adapter
 from ragproof_core.config.settings import RunSettings
 from ragproof_core.gc_pause import collector_paused
@@ -26,12 +29,20 @@ from ragproof_core.judge.usage import attributed_to
 from ragproof_core.metrics.combined_run import combined_results
 from ragproof_core.metrics.judge_plan import JudgePlan, result_from_verdict, run_plan, with_history
 from ragproof_core.metrics.registry import REGISTRY, MetricGroup, MetricSpec, Registry
+from ragproof_core.metrics.result_columns import ResultColumns
 from ragproof_core.model import (
     Case,
     CaseOutput,
     MetricResult,
     case_error,
     skipped,
+)
+from ragproof_core.run.column_scoring import column_results
+from ragproof_core.store.schema import (
+    decode_dataset,
+    decode_outputs,
+    encode_dataset,
+    encode_outputs,
 )
 from ragproof_core.store_health import StoreWriteError
 
@@ -57,19 +68,62 @@ class Evaluation:
     outputs: list[CaseOutput]
     results: list[MetricResult]
     status: str = COMPLETED
+    # A selection scored from columns (``evaluate(..., as_columns=True)``,
+    # ``evaluate_recorded``): the results as columns (``results`` then stays empty) and
+    # the outputs as the store encodes them (any run_id), so neither becomes objects to
+    # be written; ``evaluate_recorded`` leaves ``outputs`` empty too.
+    columns: ResultColumns | None = None
+    outputs_table: pa.Table | None = None
 
     def __repr__(self) -> str:
         # Short on purpose: asyncio.run() in a main thread formats the repr of its task,
         # result included, when it restores the SIGINT handler (Python 3.11), and the
         # dataclass repr of 20,000 cases' outputs and results took longer than scoring them.
-        return (
-            f"Evaluation({len(self.outputs)} outputs, {len(self.results)} results, "
-            f"status={self.status!r})"
-        )
+        rows = len(self.results) if self.columns is None else len(self.columns)
+        return f"Evaluation({self.cases} outputs, {rows} results, status={self.status!r})"
+
+    @property
+    def cases(self) -> int:
+        """How many cases were evaluated."""
+        return len(self.outputs) if self.outputs_table is None else self.outputs_table.num_rows
 
     @property
     def case_failures(self) -> int:
+        if self.outputs_table is not None:
+            return self.cases - self.outputs_table.column("error").null_count
         return sum(1 for o in self.outputs if o.failed)
+
+    def failures(self, limit: int) -> list[tuple[str, str]]:
+        """The first ``limit`` failed cases: (case id, error), in dataset order."""
+        if self.outputs_table is None:
+            return [(o.case_id, o.error) for o in self.outputs if o.failed][:limit]
+        failed = self.outputs_table.filter(pc.is_valid(self.outputs_table.column("error")))
+        head = failed.slice(0, limit)
+        return list(
+            zip(head.column("case_id").to_pylist(), head.column("error").to_pylist(), strict=True)
+        )
+
+    def stored_outputs(self) -> Sequence[CaseOutput] | pa.Table:
+        """The outputs as the store writes them: encoded already, or as objects."""
+        return self.outputs if self.outputs_table is None else self.outputs_table
+
+    def stored_results(self) -> Sequence[MetricResult] | ResultColumns:
+        """The results as the store writes them: as columns, or as objects."""
+        return self.results if self.columns is None else self.columns
+
+    def status_counts(self) -> dict[str, int]:
+        """How many result rows have each status."""
+        if self.columns is not None:
+            return self.columns.status_counts()
+        counts: dict[str, int] = {}
+        for result in self.results:
+            counts[result.status.value] = counts.get(result.status.value, 0) + 1
+        return counts
+
+
+def internal_error_reason(exc: Exception) -> str:
+    """The reason of every row of a case that ragproof's own scoring failed on."""
+    return f"internal error while scoring: {type(exc).__name__}: {exc}"
 
 
 def per_metric_function(declared: MetricSpec, params: Any):
@@ -173,6 +227,25 @@ class Selection:
     @cached_property
     def order(self) -> dict[str, int]:
         return {name: i for i, name in enumerate(self.registry.order(self.names))}
+
+    @cached_property
+    def scored_from_columns(self) -> bool:
+        """Every selected metric is in a group that scores columns (``score_columns``):
+        nothing judged, case by case or per conversation."""
+        return (
+            bool(self.batch_groups)
+            and all(g.score_columns is not None for g in self.batch_groups)
+            and not (self.case_groups or self.deterministic or self.judged)
+            and not (self.judged_groups or self.planned or self.conversational)
+        )
+
+    @cached_property
+    def result_names(self) -> tuple[str, ...]:
+        """A case's names in the order ``evaluate`` lists its rows."""
+        if len(self.batch_groups) == 1 and self.scored_from_columns:
+            return self.group_members[self.batch_groups[0].name]
+        order = self.order
+        return tuple(sorted(self.case_names, key=lambda name: order.get(name, len(order))))
 
 
 ALL_METRICS = Selection()
@@ -342,10 +415,19 @@ async def evaluate(
     judge: Judge | None = None,
     on_case_done: Callable[[], None] | None = None,
     registry: Registry = REGISTRY,
+    as_columns: bool = False,
+    dataset: pa.Table | None = None,
 ) -> Evaluation:
     """Evaluate ``cases`` against ``adapter``; never raises for a case's problem.
-    ``registry``: the metrics to choose from, the run's own (``metrics.custom``) included."""
+    ``registry``: the metrics to choose from, the run's own (``metrics.custom``) included.
+
+    ``as_columns``: when every selected metric scores from columns
+    (``Selection.scored_from_columns``), give the results as ``Evaluation.columns``
+    (``column_scoring``); ``dataset``: the cases' rows of the store's dataset table, if
+    the caller has them (otherwise they are encoded from ``cases``)."""
     selection = Selection.from_settings(settings, registry)
+    if as_columns and selection.scored_from_columns:
+        return await _evaluate_columns(cases, adapter, settings, selection, on_case_done, dataset)
     results_by_case: dict[str, list[MetricResult]] = {}
     pending: set[asyncio.Task] = set()
     backlog = asyncio.Semaphore(settings.concurrency * _JUDGE_BACKLOG_PER_SLOT)
@@ -360,7 +442,7 @@ async def evaluate(
     def internal_error(case: Case, output: CaseOutput, exc: Exception) -> None:
         # A bug in ragproof's own scoring must not cost the other cases their
         # run: the case is an error in every metric, counted and explained.
-        reason = f"internal error while scoring: {type(exc).__name__}: {exc}"
+        reason = internal_error_reason(exc)
         results_by_case[case.id] = failure_results(case, replace(output, error=reason), selection)
 
     def score_waiting() -> None:
@@ -449,7 +531,7 @@ async def evaluate(
         except StoreWriteError as exc:
             store_fault = store_fault or exc
         except Exception as exc:
-            reason = f"internal error while scoring: {type(exc).__name__}: {exc}"
+            reason = internal_error_reason(exc)
             results_by_case[conversation_id] = [
                 case_error(conversation_id, m.name, reason) for m in selection.conversational
             ]
@@ -499,3 +581,89 @@ async def evaluate(
         results=results,
         status=ABORTED_BUDGET if aborted else COMPLETED,
     )
+
+
+def evaluate_recorded(
+    dataset: pa.Table, recorded: pa.Table, settings: RunSettings, registry: Registry = REGISTRY
+) -> Evaluation | None:
+    """``evaluate`` of a recorded run's cases from the store's columns alone: ``dataset``
+    rows and ``recorded``, the stored recording's rows beside them (what the recorded
+    adapter replays for each case, failures included). No ``Case``, ``CaseOutput`` or
+    ``MetricResult`` object is built. None when the selection is not scored from columns
+    or the rows hold a conversation (a turn after a failed one fails without being
+    replayed: ``adapters.runner``); ``evaluate`` then evaluates them."""
+    selection = Selection.from_settings(settings, registry)
+    turns = "conversation_id" in dataset.column_names and (
+        dataset.column("conversation_id").null_count < dataset.num_rows
+    )
+    if not selection.scored_from_columns or turns:
+        return None
+    try:
+        columns = _column_results(dataset, recorded, settings, selection)
+    except Exception:  # noqa: BLE001 - found again case by case just below
+        with collector_paused():
+            cases, outputs = decode_dataset(dataset), decode_outputs(recorded)
+        columns = ResultColumns.from_results(
+            _results_case_by_case(cases, outputs, settings, selection)
+        )
+    return Evaluation(outputs=[], results=[], columns=columns, outputs_table=recorded)
+
+
+def _column_results(
+    dataset: pa.Table, outputs: pa.Table, settings: RunSettings, selection: Selection
+) -> ResultColumns:
+    groups = [(g, selection.group_members[g.name]) for g in selection.batch_groups]
+    return column_results(dataset, outputs, settings, groups, selection.result_names)
+
+
+async def _evaluate_columns(
+    cases: Sequence[Case],
+    adapter: object,
+    settings: RunSettings,
+    selection: Selection,
+    on_case_done: Callable[[], None] | None,
+    dataset: pa.Table | None,
+) -> Evaluation:
+    """``evaluate`` of a selection scored from columns: the adapter's outputs first, then
+    every case's rows from the dataset's and the outputs' columns at once."""
+
+    def on_output(case: Case, output: CaseOutput) -> None:
+        if on_case_done is not None:
+            on_case_done()
+
+    with collector_paused():
+        outputs = await run_adapter(cases, adapter, settings, on_output=on_output)
+        outputs_table = encode_outputs("", outputs)
+        rows = encode_dataset("", cases) if dataset is None else dataset
+        try:
+            columns = _column_results(rows, outputs_table, settings, selection)
+        except Exception:  # noqa: BLE001 - found again case by case just below
+            columns = ResultColumns.from_results(
+                _results_case_by_case(cases, outputs, settings, selection)
+            )
+    return Evaluation(
+        outputs=list(outputs), results=[], columns=columns, outputs_table=outputs_table
+    )
+
+
+def _results_case_by_case(
+    cases: Sequence[Case],
+    outputs: Sequence[CaseOutput],
+    settings: RunSettings,
+    selection: Selection,
+) -> list[MetricResult]:
+    """The batch groups' rows one case at a time, so only a case at fault becomes an
+    internal error (as ``evaluate``'s ``score_waiting`` finds it)."""
+    results: list[MetricResult] = []
+    order = {name: i for i, name in enumerate(selection.result_names)}
+    for case, output in zip(cases, outputs, strict=True):
+        if output.failed:
+            rows = failure_results(case, output, selection)
+        else:
+            try:
+                (rows,) = batch_results([case], [output], settings, selection)
+            except Exception as exc:  # noqa: BLE001 - a bug in scoring costs one case
+                reason = internal_error_reason(exc)
+                rows = failure_results(case, replace(output, error=reason), selection)
+        results.extend(sorted(rows, key=lambda r: order[r.metric]))
+    return results

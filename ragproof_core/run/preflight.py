@@ -1,26 +1,33 @@
-"""Everything a run needs, checked before anything is created (CONTRACT section 14).
+"""Everything a run needs, checked before anything is stored (CONTRACT section 14).
 
-A run that would fail on its input must fail before a partition, a run folder
-or a manifest exists, so bad input leaves the store byte for byte unchanged.
-``ragproof run`` calls ``preflight`` before it adds the Dagster partition, and
-the ``eval_dataset`` asset calls it again before writing the manifest (runs
-launched from the UI or the schedule come in that way).
+A run that would fail on its input must fail before a run folder or a manifest
+exists, so bad input leaves the store byte for byte unchanged. The large inputs
+(the dataset and a recording) are read once, by the ``eval_dataset`` asset, which
+calls ``preflight`` and ``staged_recording`` before writing the manifest, for runs
+launched from the command line, the UI or the schedule alike. ``ragproof run``
+checks only what is cheap before it creates the Dagster run (``check_launch``:
+the judge's environment and a live adapter's construction), and turns a failed
+dataset step into the same one-line error.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from ragproof_core.adapters.loading import load_adapter
+from ragproof_core.adapters.loading import AdapterLoadError, load_adapter, resolve_target
+from ragproof_core.adapters.recorded import RecordedAdapter
 from ragproof_core.adapters.runner import close_adapter
 from ragproof_core.config.settings import AdapterSpec, Config, ConfigError
 from ragproof_core.data.dataset import load_dataset
 from ragproof_core.judge.environment import judge_environment
 from ragproof_core.judge.settings import JudgeEnv
 from ragproof_core.model import Case, units
+from ragproof_core.store.recording import StagedRecording, staged_recording
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,6 +62,46 @@ def preflight(config: Config, dataset: str | Path, *, adapter_checked: bool = Fa
     return Checked(config, cases, judge_env)
 
 
+def check_launch(config: Config) -> JudgeEnv:
+    """What ``ragproof run`` checks before it creates the Dagster run: the judge's
+    environment and a live adapter (built once, kept for the in-process step). The
+    dataset and a recording are read by the run's dataset step, once."""
+    judge_env = judge_environment(config.judge)
+    if recording_path(config.adapter) is None:
+        check_adapter(config.adapter)
+    return judge_env
+
+
+def recording_path(spec: AdapterSpec) -> str | None:
+    """The file a run's adapter replays when it is ``RecordedAdapter`` built from its
+    ``path`` option alone, else None: the dataset step stores such a recording."""
+    options = dict(spec.options)
+    if set(options) != {"path"} or not isinstance(options["path"], str):
+        return None
+    try:
+        factory = resolve_target(spec.target)
+    except AdapterLoadError:
+        return None  # check_adapter reports it
+    return options["path"] if factory is RecordedAdapter else None
+
+
+@contextmanager
+def staged_recording_of(spec: AdapterSpec, run_id: str) -> Iterator[StagedRecording | None]:
+    """The run's recording read and validated (``store/recording.py``), staged outside
+    the store until the caller stores it; None when the adapter replays no recording.
+    Raises ``AdapterLoadError`` worded as building the adapter would word it."""
+    path = recording_path(spec)
+    if path is None:
+        yield None
+        return
+    with ExitStack() as stack:
+        try:
+            staged = stack.enter_context(staged_recording(path, run_id))
+        except AdapterLoadError as exc:
+            raise AdapterLoadError(f"building adapter {spec.target!r} failed: {exc}") from exc
+        yield staged
+
+
 # The adapter preflight built, kept for the evaluation step of the same process
 # (`ragproof run` executes the job in-process), so a 100,000-line recording is
 # parsed once, not once to check it and again to run it. One entry at most.
@@ -78,13 +125,20 @@ def check_adapter(spec: AdapterSpec) -> None:
     _BUILT[key] = adapter
 
 
-def take_adapter(spec: AdapterSpec, *, prechecked: bool = False) -> object:
+def take_adapter(spec: AdapterSpec, *, prechecked: bool = False, stored: bool = False) -> object:
     """The adapter ``check_adapter`` built in this process for ``spec``, else a new one.
 
     The caller owns it (and closes it). Steps run in their own processes (the
     UI's default executor) simply build their own; ``prechecked`` says the
-    run's preflight already validated the adapter's input (``load_adapter``).
+    run's preflight already validated the adapter's input (``load_adapter``);
+    ``stored``: the run stored its recording, which the adapter replays from the
+    batches handed to it (``RecordedAdapter.stored``), never reading the file.
     """
+    path = recording_path(spec) if stored else None
+    if path is not None:
+        # The stored rows replace the file: an adapter check_adapter built is not needed.
+        _BUILT.pop(_spec_key(spec), None)
+        return RecordedAdapter.stored(path)
     adapter = _BUILT.pop(_spec_key(spec), None)
     if adapter is None:
         return load_adapter(spec.target, spec.options, prechecked=prechecked)

@@ -5,6 +5,8 @@ The store is a folder (``RAGPROOF_STORE``, default ``data/store``)::
     runs/<run_id>/manifest.json           run config and identity, written first
     runs/<run_id>/<name>.json             small per-run documents (the judge ledger)
     runs/<run_id>/dataset.parquet         the cases evaluated
+    runs/<run_id>/recorded_outputs.parquet  a replayed recording, row for row
+                                          beside the dataset (recorded runs only)
     runs/<run_id>/outputs.parquet         what the adapter returned per case
     runs/<run_id>/case_results.parquet    one row per case and metric
     runs/<run_id>/metric_summaries.parquet
@@ -49,7 +51,14 @@ RUN_ID_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,127}")
 
 # Table name -> file name inside a run folder. The order is the write order of
 # a run; ``run`` comes last because its file marks the run finished.
-TABLES: tuple[str, ...] = ("dataset", "outputs", "case_results", "metric_summaries", "run")
+TABLES: tuple[str, ...] = (
+    "dataset",
+    "recorded_outputs",
+    "outputs",
+    "case_results",
+    "metric_summaries",
+    "run",
+)
 
 SCHEMA_DIR_NAME = "_schema"  # cannot clash with a run id: ids start alphanumeric
 MANIFEST_NAME = "manifest.json"

@@ -1,33 +1,54 @@
-"""One columnar pass over a run's stored case results, for the run's summaries.
+"""One SQL pass over a run's stored case results, for the run's summaries.
 
-The summary, the UI's per-metric distributions, the skip reasons and the
-failure-rate check need only a few columns of ``case_results``: scored values
-per metric, counts per (metric, status), and counts per (metric, skip reason).
-A million-case run has thirteen million result rows; decoding each into a
-``MetricResult`` cost more than evaluating the cases. Here Arrow groups and
-filters each batch of rows, and Python sees one number per group.
+The summary, the UI's per-metric distributions, the report's histograms and
+intervals, the skip reasons and the failure-rate check need only counts: rows
+per (metric, status), per (metric, skip reason), and per (metric, scored
+value). A million-case run has twenty-two million result rows but a few
+hundred such groups (a metric scores a handful of distinct values; a latency
+scores many, still fewer than its cases). DuckDB groups the stored Parquet
+files, streaming, and Python sees one row per group, never a row per result.
 
-The figures are the ones the object path computes: the scored values are the
-same floats (a mean is ``math.fsum`` of them, which does not depend on their
-order), counts are counts. A status outside ``Status`` raises ``UnknownStatus``;
-callers then take the object path, whose error names the case.
+The figures are the ones the object path (``metrics.aggregate.summarize``)
+computes: the scored values are the same floats, counted (``ValueCounts``
+gives the same correctly rounded mean and the same nearest-rank
+percentiles), counts are counts. A status outside ``Status`` raises
+``UnknownStatus``; callers then take the object path, whose error names the
+case.
 """
 
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from collections.abc import Iterable
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ragproof_core.metrics.aggregate import summarize, summarize_counted
+from ragproof_core.metrics.aggregate import ValueCounts, summarize, summarize_counted
 from ragproof_core.model import Status
+from ragproof_core.store.file_sql import file_reader
+from ragproof_core.store.layout import StoreLayout
 
-_COLUMNS = ("metric", "status", "value", "reason")
 _STATUSES = {status.value: status for status in Status}
+_FAILED = (Status.ERROR.value, Status.JUDGE_ERROR.value)
+
+# Scored rows grouped by value, the others by status and (for skips) reason.
+_TALLY = """
+SELECT metric, status,
+       CASE WHEN status = 'scored' THEN value END AS value,
+       CASE WHEN status = 'skipped' THEN coalesce(reason, '') END AS reason,
+       count(*) AS n
+FROM read_parquet($files, union_by_name = true)
+GROUP BY ALL
+"""
+
+_FAILED_SHARE = """
+SELECT count(DISTINCT case_id) FILTER (WHERE list_contains($failed, status)),
+       count(DISTINCT case_id)
+FROM read_parquet($files, union_by_name = true)
+"""
 
 
 class UnknownStatus(ValueError):
@@ -40,84 +61,66 @@ class ResultTally:
 
     counts: dict[str, Counter[Status]] = field(default_factory=lambda: defaultdict(Counter))
     skip_reasons: Counter[tuple[str, str]] = field(default_factory=Counter)
-    _values: dict[str, list[np.ndarray]] = field(default_factory=lambda: defaultdict(list))
+    scored: dict[str, ValueCounts] = field(default_factory=dict)
 
     @property
     def metrics(self) -> set[str]:
         """Every metric with at least one row."""
         return set(self.counts)
 
-    def values(self, metric: str) -> list[float]:
-        """The metric's scored values, as Python floats (stored order)."""
-        parts = self._values.get(metric)
-        return np.concatenate(parts).tolist() if parts else []
-
-    def add(self, rows: pa.Table) -> None:
-        """Count one batch of ``case_results`` rows (columns ``_COLUMNS`` at least)."""
-        grouped = rows.group_by(["metric", "status"], use_threads=False).aggregate(
-            [([], "count_all")]
-        )
-        for metric, status, n in zip(
-            grouped["metric"].to_pylist(),
-            grouped["status"].to_pylist(),
-            grouped["count_all"].to_pylist(),
-            strict=True,
-        ):
-            known = _STATUSES.get(status)
-            if known is None:
-                raise UnknownStatus(f"metric {metric!r}: unknown status {status!r}")
-            self.counts[metric][known] += n
-        scored = rows.filter(pc.equal(rows["status"], Status.SCORED.value))
-        if scored.num_rows:
-            metric_column = scored["metric"]
-            for metric in pc.unique(metric_column).to_pylist():
-                chosen = scored.filter(pc.equal(metric_column, metric))
-                self._values[metric].append(chosen["value"].to_numpy())
-        skipped = rows.filter(pc.equal(rows["status"], Status.SKIPPED.value))
-        if skipped.num_rows:
-            reasons = skipped.select(["metric", "reason"]).group_by(
-                ["metric", "reason"], use_threads=False
-            )
-            counted = reasons.aggregate([([], "count_all")])
-            for metric, reason, n in zip(
-                counted["metric"].to_pylist(),
-                counted["reason"].to_pylist(),
-                counted["count_all"].to_pylist(),
-                strict=True,
-            ):
-                self.skip_reasons[(metric, reason or "")] += n
+    def values(self, metric: str) -> ValueCounts:
+        """The metric's scored values, counted (empty when nothing scored)."""
+        return self.scored.get(metric) or ValueCounts.empty()
 
 
-def tally_batches(batches: Iterable[pa.Table]) -> ResultTally:
+def tally_files(layout: StoreLayout, files: Sequence[str]) -> ResultTally:
+    """The tally of the ``case_results`` rows stored in ``files`` (paths or URLs)."""
+    with file_reader(layout) as con:
+        groups = con.sql(_TALLY, params={"files": list(files)}).to_arrow_table()
+    return tally_groups(groups)
+
+
+def tally_groups(groups: pa.Table) -> ResultTally:
+    """A ``ResultTally`` from grouped rows: columns metric, status, value, reason, n."""
     tally = ResultTally()
-    for batch in batches:
-        tally.add(batch)
+    is_scored = pc.equal(groups["status"], Status.SCORED.value)
+    others = groups.filter(pc.invert(is_scored)).to_pylist()
+    for row in others:
+        known = _STATUSES.get(row["status"])
+        if known is None:
+            raise UnknownStatus(f"metric {row['metric']!r}: unknown status {row['status']!r}")
+        tally.counts[row["metric"]][known] += row["n"]
+        if known is Status.SKIPPED:
+            tally.skip_reasons[(row["metric"], row["reason"])] += row["n"]
+    scored = groups.filter(is_scored).sort_by([("metric", "ascending"), ("value", "ascending")])
+    metric_column = scored["metric"].to_numpy(zero_copy_only=False)
+    values = scored["value"].to_numpy(zero_copy_only=False).astype(np.float64)
+    counts = scored["n"].to_numpy(zero_copy_only=False).astype(np.int64)
+    # Rows of one metric are contiguous after the sort: split where the name changes.
+    starts = np.flatnonzero(np.r_[True, metric_column[1:] != metric_column[:-1]])
+    for start, stop in zip(starts, np.r_[starts[1:], len(metric_column)], strict=True):
+        metric = str(metric_column[start])
+        tally.scored[metric] = ValueCounts(values[start:stop], counts[start:stop])
+        tally.counts[metric][Status.SCORED] += int(counts[start:stop].sum())
     return tally
 
 
-def result_columns() -> tuple[str, ...]:
-    return _COLUMNS
-
-
-def failed_case_share(batches: Iterable[pa.Table]) -> tuple[int, int]:
+def failed_case_share(layout: StoreLayout, files: Sequence[str]) -> tuple[int, int]:
     """(cases with a case failure or judge error, cases with any result row)."""
-    failed: set[str] = set()
-    cases: set[str] = set()
-    bad = pa.array([Status.ERROR.value, Status.JUDGE_ERROR.value])
-    for rows in batches:
-        ids = rows["case_id"]
-        cases.update(pc.unique(ids).to_pylist())
-        failing = rows.filter(pc.is_in(rows["status"], value_set=bad))
-        failed.update(pc.unique(failing["case_id"]).to_pylist())
-    return len(failed), len(cases)
+    with file_reader(layout) as con:
+        failed, cases = con.execute(
+            _FAILED_SHARE, {"files": list(files), "failed": list(_FAILED)}
+        ).fetchone()
+    return int(failed), int(cases)
 
 
-def summarize_run(run_store, run_id: str, metric_names) -> tuple[list, Counter[tuple[str, str]]]:
-    """The run's ``MetricSummary`` rows and its skip counts by (metric, reason)."""
+def summarize_run(run_store, run_id: str, metric_names) -> tuple[list, ResultTally]:
+    """The run's ``MetricSummary`` rows, and the tally they came from (its skip counts by
+    (metric, reason), and what the report needs)."""
     try:
         tally = run_store.tally_case_results(run_id)
     except UnknownStatus:
         # The object path's error names the case with the bad status.
         summarize(run_store.iter_case_results(run_id), metric_names)
         raise
-    return summarize_counted(tally.counts, tally.values, metric_names), tally.skip_reasons
+    return summarize_counted(tally.counts, tally.values, metric_names), tally

@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -35,8 +35,17 @@ from ragproof_core.config.redaction import REDACTED, is_secret_key
 from ragproof_core.config.redaction import redact as redact_secrets
 from ragproof_core.gc_pause import collector_paused
 from ragproof_core.metrics.registry import metric_order
-from ragproof_core.model import Case, CaseOutput, MetricResult, unfinished_conversation
-from ragproof_core.store import calibrations, files, probes, result_tally, schema, views
+from ragproof_core.metrics.result_columns import ResultColumns
+from ragproof_core.model import Case, CaseOutput, MetricResult
+from ragproof_core.store import (
+    calibrations,
+    files,
+    probes,
+    recording,
+    result_tally,
+    schema,
+    views,
+)
 from ragproof_core.store import labels as label_files
 from ragproof_core.store.handles import StoredTable
 from ragproof_core.store.layout import (
@@ -64,8 +73,6 @@ __all__ = [
 # good Parquet row groups, small enough that a 100,000-case run's Arrow copy
 # never has to exist whole.
 WRITE_BATCH_ROWS = 50_000
-# Rows counted at a time by the columnar summaries: a few columns of them in Arrow.
-TALLY_BATCH_ROWS = 250_000
 
 
 class RunNotFound(KeyError):
@@ -117,18 +124,138 @@ class ResultsWriter:
         self._outputs = outputs
         self._results = results
 
-    def write(self, outputs: Sequence[CaseOutput], results: Sequence[MetricResult]) -> None:
-        for start in range(0, len(outputs), WRITE_BATCH_ROWS):
-            chunk = outputs[start : start + WRITE_BATCH_ROWS]
-            self._outputs.write_table(
-                schema.encode_outputs(self.run_id, chunk), row_group_size=files.ROW_GROUP_SIZE
-            )
+    def write(
+        self,
+        outputs: Sequence[CaseOutput] | pa.Table,
+        results: Sequence[MetricResult] | ResultColumns,
+    ) -> None:
+        """``outputs`` as objects or already encoded (``schema.encode_outputs``, any
+        run_id); ``results`` as objects or as columns, written as they are."""
+        if isinstance(outputs, pa.Table):
+            self._write_encoded(self._outputs, outputs)
+        else:
+            for start in range(0, len(outputs), WRITE_BATCH_ROWS):
+                chunk = outputs[start : start + WRITE_BATCH_ROWS]
+                self._outputs.write_table(
+                    schema.encode_outputs(self.run_id, chunk), row_group_size=files.ROW_GROUP_SIZE
+                )
+        if isinstance(results, ResultColumns):
+            self._write_encoded(self._results, result_table(self.run_id, results))
+            return
         for start in range(0, len(results), WRITE_BATCH_ROWS):
             chunk = results[start : start + WRITE_BATCH_ROWS]
             self._results.write_table(
                 schema.encode_case_results(self.run_id, chunk),
                 row_group_size=files.ROW_GROUP_SIZE,
             )
+
+    def _write_encoded(self, writer: Any, table: pa.Table) -> None:
+        table = table.set_column(0, table.schema.field(0), _run_ids(self.run_id, table.num_rows))
+        for start in range(0, table.num_rows, WRITE_BATCH_ROWS):
+            writer.write_table(
+                table.slice(start, WRITE_BATCH_ROWS), row_group_size=files.ROW_GROUP_SIZE
+            )
+
+
+def _run_ids(run_id: str, rows: int) -> pa.Array:
+    return pa.repeat(pa.scalar(run_id, pa.string()), rows)
+
+
+def result_table(run_id: str, results: ResultColumns) -> pa.Table:
+    """Result rows as columns in the ``case_results`` table's schema."""
+    return pa.Table.from_arrays(
+        [_run_ids(run_id, len(results)), *results.arrays()], schema=schema.CASE_RESULTS_SCHEMA
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class RunBatch:
+    """Aligned rows of a run's dataset and of its stored recording (None when the run
+    replays no recording): row i of ``recorded`` is what case i of ``dataset`` replays."""
+
+    dataset: pa.Table
+    recorded: pa.Table | None
+
+    @property
+    def rows(self) -> int:
+        return self.dataset.num_rows
+
+    def sliced(self, start: int, stop: int) -> RunBatch:
+        recorded = None if self.recorded is None else self.recorded.slice(start, stop - start)
+        return RunBatch(self.dataset.slice(start, stop - start), recorded)
+
+    def cases(self) -> list[Case]:
+        with collector_paused():
+            return schema.decode_dataset(self.dataset)
+
+    def recorded_outputs(self) -> list[CaseOutput] | None:
+        """What each case replays, or None when the run stored no recording."""
+        if self.recorded is None:
+            return None
+        with collector_paused():
+            return schema.decode_outputs(self.recorded)
+
+    def joined(self, later: RunBatch) -> RunBatch:
+        recorded = (
+            None
+            if self.recorded is None or later.recorded is None
+            else pa.concat_tables([self.recorded, later.recorded])
+        )
+        return RunBatch(pa.concat_tables([self.dataset, later.dataset]), recorded)
+
+
+def _range_tables(
+    parquet: pq.ParquetFile, start: int, end: int, batch_rows: int
+) -> Iterator[pa.Table]:
+    """Rows ``start`` to ``end`` (exclusive) of a Parquet file in tables of ``batch_rows``
+    rows (the last one shorter), reading only the row groups that hold them."""
+    metadata = parquet.metadata
+    groups, first_row, position = [], None, 0
+    for index in range(metadata.num_row_groups):
+        rows = metadata.row_group(index).num_rows
+        if position < end and position + rows > start:
+            groups.append(index)
+            first_row = position if first_row is None else first_row
+        position += rows
+    if not groups or end <= start:
+        return
+    skip, left = start - first_row, end - start
+    pending: list[pa.RecordBatch] = []
+    pending_rows = 0
+    for record_batch in parquet.iter_batches(batch_size=batch_rows, row_groups=groups):
+        if skip >= record_batch.num_rows:
+            skip -= record_batch.num_rows
+            continue
+        record_batch = record_batch.slice(skip, min(record_batch.num_rows - skip, left))
+        skip, left = 0, left - record_batch.num_rows
+        pending.append(record_batch)
+        pending_rows += record_batch.num_rows
+        while pending_rows >= batch_rows:
+            table = pa.Table.from_batches(pending)
+            yield table.slice(0, batch_rows)
+            rest = table.slice(batch_rows)
+            pending, pending_rows = rest.to_batches(), rest.num_rows
+        if left == 0:
+            break
+    if pending_rows:
+        yield pa.Table.from_batches(pending)
+
+
+def _unfinished_conversation_row(dataset: pa.Table) -> int:
+    """Where a conversation cut off by the end of ``dataset`` rows starts (its last turn
+    is not among them), else the row count: ``model.unfinished_conversation`` on rows."""
+    rows = dataset.num_rows
+    if not rows or "conversation_id" not in dataset.column_names:
+        return rows
+    last = dataset.slice(rows - 1)
+    conversation = last.column("conversation_id")[0].as_py()
+    if conversation is None or last.column("turn")[0].as_py() == last.column("turns")[0].as_py():
+        return rows
+    start = rows - 1
+    column = dataset.column("conversation_id")
+    while start > 0 and column[start - 1].as_py() == conversation:
+        start -= 1
+    return start
 
 
 class RunStore:
@@ -290,40 +417,70 @@ class RunStore:
 
     def read_dataset_range(self, run_id: str, start: int, end: int) -> list[Case]:
         """Cases ``start`` to ``end`` (exclusive) in dataset order: one shard's cases."""
-        table = self._read(run_id, "dataset").slice(start, max(0, end - start))
+        self._require_run(run_id)
+        path = self.layout.table_path(run_id, "dataset")
+        tables = list(_range_tables(self.files.parquet_file(path), start, end, max(end - start, 1)))
         with collector_paused():
-            return schema.decode_dataset(table)
+            return [case for table in tables for case in schema.decode_dataset(table)]
 
     def iter_dataset_range(
         self, run_id: str, start: int, end: int, batch_rows: int
     ) -> Iterator[list[Case]]:
         """Cases ``start`` to ``end`` (exclusive) in dataset order, ``batch_rows`` at a time:
         a shard decodes one batch of its cases at a time, never its whole share."""
+        for batch in self.iter_run_batches(run_id, start, end, batch_rows, recorded=False):
+            yield batch.cases()
+
+    def has_recorded_outputs(self, run_id: str) -> bool:
+        """Whether the run stored its recording (a ``RecordedAdapter`` run: store/recording.py)."""
+        return self.files.is_file(self.layout.table_path(run_id, "recorded_outputs"))
+
+    def remove_recorded_outputs(self, run_id: str) -> None:
+        self.files.remove(self.layout.table_path(run_id, "recorded_outputs"))
+
+    def write_recorded_outputs(self, run_id: str, batches: Iterable[pa.Table]) -> None:
+        """Store the run's recording, row for row beside its dataset (``recording.py``)."""
         self._require_run(run_id)
-        path = self.layout.table_path(run_id, "dataset")
-        position = 0
-        # A conversation cut by a batch's end waits for the next batch: its turns run
-        # together, in order (CONTRACT section 16).
-        held: list[Case] = []
-        for batch in self.files.parquet_file(path).iter_batches(batch_size=batch_rows):
-            first, position = position, position + batch.num_rows
-            if position <= start:
-                continue
-            if first >= end:
-                break
-            rows = pa.Table.from_batches([batch]).slice(
-                max(start - first, 0), min(end, position) - max(start, first)
+        self.files.write_parquet_batches(
+            self.layout.table_path(run_id, "recorded_outputs"), recording.RECORDED_SCHEMA, batches
+        )
+
+    def iter_run_batches(
+        self, run_id: str, start: int, end: int, batch_rows: int, *, recorded: bool = True
+    ) -> Iterator[RunBatch]:
+        """Rows ``start`` to ``end`` (exclusive) of the run's dataset and, when the run
+        stored one, of its recording, as aligned Arrow tables of about ``batch_rows`` rows.
+
+        Only the row groups holding those rows are read. A conversation cut by a batch's
+        end moves whole into the next batch: its turns run together, in order (CONTRACT
+        section 16). ``recorded`` False: the dataset alone.
+        """
+        self._require_run(run_id)
+        dataset = _range_tables(
+            self.files.parquet_file(self.layout.table_path(run_id, "dataset")),
+            start,
+            end,
+            batch_rows,
+        )
+        outputs: Iterator[pa.Table | None] = iter(lambda: None, 0)
+        if recorded and self.has_recorded_outputs(run_id):
+            outputs = _range_tables(
+                self.files.parquet_file(self.layout.table_path(run_id, "recorded_outputs")),
+                start,
+                end,
+                batch_rows,
             )
-            with collector_paused():
-                cases = schema.decode_dataset(rows)
-            if held:
-                cases, held = held + cases, []
-            cut = unfinished_conversation(cases)
-            if cut < len(cases):
-                cases, held = cases[:cut], cases[cut:]
-            if cases:
-                yield cases
-        if held:
+        held: RunBatch | None = None
+        for cases, replayed in zip(dataset, outputs, strict=False):
+            batch = RunBatch(cases, replayed)
+            if held is not None:
+                batch, held = held.joined(batch), None
+            cut = _unfinished_conversation_row(batch.dataset)
+            if cut < batch.rows:
+                batch, held = batch.sliced(0, cut), batch.sliced(cut, batch.rows)
+            if batch.rows:
+                yield batch
+        if held is not None:
             yield held
 
     def dataset_unit_starts(self, run_id: str) -> list[int] | None:
@@ -344,33 +501,21 @@ class RunStore:
             previous = conversation
         return starts
 
-    def iter_case_result_columns(
-        self, run_id: str, columns: Sequence[str], batch_rows: int = TALLY_BATCH_ROWS
-    ) -> Iterator[pa.Table]:
-        """Some columns of the run's case results, as Arrow tables of ``batch_rows`` rows."""
+    def case_result_files(self, run_id: str) -> list[str]:
+        """The paths or URLs of the run's ``case_results`` files (one per shard)."""
         parts = self.table_parts(run_id, "case_results")
         if not parts:
             self._require_run(run_id)
             raise FileNotFoundError(f"run {run_id!r} has no case_results table yet")
-        wanted = schema.CASE_RESULTS_SCHEMA
-        fields = pa.schema([wanted.field(name) for name in columns])
-        for part in parts:
-            file = self.files.parquet_file(part)
-            present = [name for name in columns if name in file.schema_arrow.names]
-            for batch in file.iter_batches(batch_size=batch_rows, columns=present):
-                yield schema.conform(pa.Table.from_batches([batch]), fields)
+        return [self.layout.url(part) for part in parts]
 
     def tally_case_results(self, run_id: str) -> result_tally.ResultTally:
-        """Counts and scored values of the run's results, column by column (result_tally)."""
-        return result_tally.tally_batches(
-            self.iter_case_result_columns(run_id, result_tally.result_columns())
-        )
+        """Counts and scored values of the run's results, by one SQL pass (result_tally)."""
+        return result_tally.tally_files(self.layout, self.case_result_files(run_id))
 
     def failed_case_share(self, run_id: str) -> tuple[int, int]:
         """(cases with a case failure or judge error, cases with results)."""
-        return result_tally.failed_case_share(
-            self.iter_case_result_columns(run_id, ("case_id", "status"))
-        )
+        return result_tally.failed_case_share(self.layout, self.case_result_files(run_id))
 
     def iter_case_results(self, run_id: str, batch_rows: int = WRITE_BATCH_ROWS):
         """The run's case results in stored order (shard by shard), ``batch_rows`` at a

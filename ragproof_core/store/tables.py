@@ -155,6 +155,15 @@ OUTPUTS = Table(
     ),
 )
 
+# The run's copy of a recording (CONTRACT section 2), written by the dataset step of a
+# run replaying recorded outputs: the ``outputs`` columns, row i what the recording holds
+# for the dataset's case i (store/recording.py). Not a view: ``outputs`` is what ran.
+RECORDED_OUTPUTS = Table(
+    "recorded_outputs",
+    "The recorded outputs a RecordedAdapter run replays, validated once, in dataset order.",
+    OUTPUTS.columns,
+)
+
 CASE_RESULTS = Table(
     "case_results",
     "One row per case and metric: status, value, reason, raw judge reply.",

@@ -15,6 +15,7 @@ import pytest
 
 from ragproof_core.adapters.runner import (
     DaemonThreadPool,
+    at_once,
     call_adapter,
     close_adapter,
     run_adapter,
@@ -343,6 +344,35 @@ def test_run_case_hook_output_is_checked():
     assert run(cases(1), WrongCase())[0].error == (
         "invalid output from run_case(): case_id 'someone-else' for case 'c0'"
     )
+
+
+def test_free_adapter_sharing_the_loop_is_called_without_a_deadline_and_fails_alike():
+    """A free adapter on the run's loop (the recorded replay) returns without suspending,
+    so the runner sets it no deadline (``at_once``); its failures read as any adapter's."""
+
+    class Replay:
+        shares_event_loop = True
+        free_to_call = True
+        reports_latency = True
+
+        async def run_case(self, case):
+            if case.id == "c1":
+                raise ValueError("boom")
+            return CaseOutput(case.id, answer=Answer(f"replayed {case.id}"), latency_s=0.25)
+
+        def answer(self, question): ...
+
+    class Timed(Replay):
+        free_to_call = False
+
+    assert at_once(Replay()) and not at_once(Timed())
+    for adapter in (Replay(), Timed()):
+        outputs = run(cases(3), adapter, timeout_s=0.001)
+        assert [(o.answer and o.answer.text, o.error, o.latency_s) for o in outputs] == [
+            ("replayed c0", None, 0.25),
+            (None, "ValueError: boom (in run_case())", outputs[1].latency_s),
+            ("replayed c2", None, 0.25),
+        ]
 
 
 def test_call_adapter_alone_with_and_without_an_executor():

@@ -21,7 +21,8 @@ from ragproof_core.model import (
     ToolStep,
     scored,
 )
-from ragproof_core.store.layout import InvalidRunId
+from ragproof_core.store import files
+from ragproof_core.store.layout import SHARDED_TABLES, InvalidRunId
 from ragproof_core.store.run_store import (
     REDACTED,
     RunNotFound,
@@ -29,6 +30,7 @@ from ragproof_core.store.run_store import (
     is_secret_key,
     redact_secrets,
 )
+from ragproof_core.store.schema import encode_outputs
 from ragproof_core.store.views import CASE_RESULTS_COLUMNS
 from tests.core.store import sample
 
@@ -420,3 +422,64 @@ def test_conversation_turns_round_trip_and_batches_never_cut_a_conversation(
     store.write_manifest("r2", {})
     store.write_dataset("r2", [Case("a", "q?"), Case("b", "q?")])
     assert store.dataset_unit_starts("r2") is None
+
+
+def test_run_batches_hold_a_range_of_the_dataset_and_its_recording_aligned(
+    store: RunStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A shard's rows of the dataset and of the stored recording, whatever the row groups
+    (7 rows here) and the batch size; a conversation is never cut."""
+    monkeypatch.setattr(files, "ROW_GROUP_SIZE", 7)
+    cases = [Case(f"c{i:02d}", "q?") for i in range(30)]
+    cases += load_dataset(CONVERSATIONS / "mixed.jsonl")
+    store.write_manifest("r1", {})
+    store.write_dataset("r1", cases)
+    outputs = [
+        CaseOutput(case.id, error=f"no recorded output for case {case.id}") for case in cases
+    ]
+    store.write_recorded_outputs(
+        "r1", [encode_outputs("r1", outputs[:11]), encode_outputs("r1", outputs[11:])]
+    )
+    assert pq.ParquetFile(store.layout.table_path("r1", "dataset")).metadata.num_row_groups == 5
+    for start, end, rows in [(0, 35, 4), (3, 17, 5), (13, 14, 1), (29, 35, 2), (7, 21, 7)]:
+        batches = list(store.iter_run_batches("r1", start, end, rows))
+        assert [case for b in batches for case in b.cases()] == cases[start:end]
+        assert [o for b in batches for o in b.recorded_outputs()] == outputs[start:end]
+        assert all(b.rows <= rows or b.cases()[0].turn is not None for b in batches)
+    assert [len(b) for b in store.iter_dataset_range("r1", 29, 35, 2)] == [2, 4]
+    store.write_manifest("r2", {})
+    store.write_dataset("r2", cases[:3])
+    assert [b.recorded for b in store.iter_run_batches("r2", 0, 3, 2)] == [None, None]
+
+
+def test_results_writer_writes_columns_and_encoded_outputs_as_it_writes_objects(
+    tmp_path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from ragproof_core.metrics.result_columns import ResultColumns
+    from ragproof_core.store import run_store
+    from ragproof_core.store.schema import encode_outputs
+
+    # Slices of 3 rows: the columns are written in several row groups, as objects are.
+    monkeypatch.setattr(run_store, "WRITE_BATCH_ROWS", 3)
+    written = {}
+    for name, outputs, results in (
+        ("objects", sample.OUTPUTS, sample.RESULTS),
+        (
+            "columns",
+            encode_outputs("another-run", sample.OUTPUTS),
+            ResultColumns.from_results(sample.RESULTS),
+        ),
+    ):
+        store = RunStore(tmp_path / name)
+        store.write_manifest("r1", {"run_id": "r1"})
+        with store.results_writer("r1") as writer:
+            writer.write(outputs, results)
+        written[name] = [
+            pq.ParquetFile(store.layout.table_path("r1", table)) for table in SHARDED_TABLES
+        ]
+        assert store.read_case_results("r1") == sample.RESULTS
+        assert store.read_outputs("r1") == sample.OUTPUTS
+    for by_objects, by_columns in zip(written["objects"], written["columns"], strict=True):
+        assert by_columns.read().equals(by_objects.read())
+        assert by_columns.schema_arrow.equals(by_objects.schema_arrow, check_metadata=True)
+        assert by_columns.metadata.num_row_groups == by_objects.metadata.num_row_groups > 1

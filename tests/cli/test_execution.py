@@ -1,0 +1,55 @@
+"""How `ragproof run` starts its step processes (ragproof_cli/execution.py)."""
+
+from __future__ import annotations
+
+import multiprocessing
+import sys
+
+import dagster as dg
+
+from ragproof_cli.execution import step_preload_modules
+from ragproof_cli.instance import ensure_dagster_home
+
+# What a step process used to import for itself before its step's first line.
+HEAVY = ("dagster", "sqlalchemy", "alembic", "upath", "fsspec", "ragproof_")
+
+
+def _open_instance(ref, queue) -> None:
+    """In a step process: open the instance as Dagster's step worker does; report
+    the modules that took importing."""
+    before = set(sys.modules)
+    with dg.DagsterInstance.from_ref(ref) as instance:
+        instance.get_runs(limit=1)
+    queue.put(sorted(set(sys.modules) - before))
+
+
+def _fork_a_step_process(dagster_home: str, queue) -> None:
+    """In a fresh interpreter (so no other test's forkserver is reused): the command's
+    forkserver, and one process forked from it opening the instance."""
+    import os
+
+    os.environ["DAGSTER_HOME"] = dagster_home
+    ensure_dagster_home()
+    with dg.DagsterInstance.get() as instance:
+        ref = instance.get_ref()
+    context = multiprocessing.get_context("forkserver")
+    context.set_forkserver_preload(step_preload_modules())
+    reply = context.Queue()
+    step = context.Process(target=_open_instance, args=(ref, reply))
+    step.start()
+    queue.put(reply.get(timeout=120))
+    step.join()
+
+
+def test_a_step_process_opens_the_instance_without_importing_dagster_or_its_storages(
+    tmp_path,
+):
+    spawn = multiprocessing.get_context("spawn")
+    queue = spawn.Queue()
+    command = spawn.Process(target=_fork_a_step_process, args=(str(tmp_path), queue))
+    command.start()
+    imported = queue.get(timeout=300)
+    command.join()
+
+    assert command.exitcode == 0
+    assert [name for name in imported if name.startswith(HEAVY)] == []

@@ -1,0 +1,170 @@
+"""The run's copy of its recording (store/recording.py): row i replays exactly what
+``RecordedAdapter`` replays from the file for the dataset's case i, whichever path
+(fast or exact) read the file, and a file either path refuses fails the same way."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import pyarrow as pa
+import pytest
+
+from ragproof_core.adapters.loading import AdapterLoadError
+from ragproof_core.adapters.recorded import RecordedAdapter
+from ragproof_core.data.dataset import load_dataset
+from ragproof_core.store import recording
+from ragproof_core.store.recording import aligned_batches, dataset_keys, staged_recording
+from ragproof_core.store.schema import decode_outputs
+from tests.conftest import FIXTURES
+
+HERE = FIXTURES / "recording"
+CASES = HERE / "cases.jsonl"
+
+
+def _replayed_from_file(dataset, recording) -> list:
+    adapter = RecordedAdapter(str(recording))
+
+    async def replay():
+        return [await adapter.run_case(case) for case in load_dataset(dataset)]
+
+    try:
+        return asyncio.run(replay())
+    finally:
+        adapter.close()
+
+
+def _stored(dataset, recording, *, fast: bool, batch_rows: int = 3) -> tuple[list, bool]:
+    cases = load_dataset(dataset)
+    with staged_recording(str(recording), "r1", fast=fast) as staged:
+        ids, turns = dataset_keys(cases)
+        tables = list(aligned_batches(staged, ids, turns, "r1", batch_rows))
+        read_fast = staged.fast
+    table = pa.concat_tables(tables)
+    assert table.column("run_id").to_pylist() == ["r1"] * len(cases)
+    return decode_outputs(table), read_fast
+
+
+@pytest.mark.parametrize(
+    ("dataset", "recording", "fast_path"),
+    [
+        (CASES, HERE / "unordered.jsonl", False),
+        (CASES, HERE / "plain.jsonl", True),
+        (FIXTURES / "recorded" / "cases.jsonl", FIXTURES / "recorded" / "outputs.jsonl", True),
+        (
+            FIXTURES / "conversations" / "mixed.jsonl",
+            FIXTURES / "conversations" / "outputs.jsonl",
+            False,
+        ),
+        (FIXTURES / "system" / "cases.jsonl", FIXTURES / "system" / "outputs_slow.jsonl", None),
+        (
+            FIXTURES / "agent_compare" / "cases.jsonl",
+            FIXTURES / "agent_compare" / "outputs_a.jsonl",
+            False,
+        ),
+    ],
+    ids=["unordered", "plain", "recorded", "conversations", "system", "agent"],
+)
+def test_each_case_replays_what_the_adapter_replays(dataset, recording, fast_path):
+    expected = _replayed_from_file(dataset, recording)
+    stored_fast, read_fast = _stored(dataset, recording, fast=True)
+    stored_exact, _ = _stored(dataset, recording, fast=False, batch_rows=2)
+    assert stored_fast == expected
+    assert stored_exact == expected
+    if fast_path is not None:
+        assert read_fast is fast_path
+
+
+GOOD = '{"case_id": "c1", "answer": {"text": "a"}}'
+# Lines the fast path must not take as they stand: each is refused by the exact
+# validator, or read by it to a value only it gets right.
+EDGE_FILES = {
+    "blank_line": f"{GOOD}\n\n" + '{"case_id": "c2", "retrieve": []}\n',
+    "blank_line_of_spaces": f"{GOOD}\n  \t\n" + '{"case_id": "c2", "retrieve": []}\n',
+    "two_objects_on_a_line": GOOD + ' {"case_id": "c2", "retrieve": []}\n',
+    "no_final_newline": GOOD + '\n{"case_id": "c2", "retrieve": []}',
+    "duplicate_id": f"{GOOD}\n{GOOD}\n",
+    "blank_id": '{"case_id": " ", "retrieve": []}\n',
+    "ideographic_space_id": '{"case_id": "\\u3000", "retrieve": []}\n',
+    "separator_id": '{"case_id": "\\u001c", "retrieve": []}\n',
+    "blank_error": '{"case_id": "c1", "error": "\\u2003"}\n',
+    "nothing_recorded": '{"case_id": "c1", "latency_s": 1}\n',
+    "answer_without_text": '{"case_id": "c1", "answer": {"citations": []}}\n',
+    "null_citation": '{"case_id": "c1", "answer": {"text": "a", "citations": [null]}}\n',
+    "null_chunk": '{"case_id": "c1", "retrieve": [null]}\n',
+    "chunk_without_text": '{"case_id": "c1", "retrieve": [{"id": "d"}]}\n',
+    "negative_latency": '{"case_id": "c1", "retrieve": [], "latency_s": -1}\n',
+    "minus_zero_latency": '{"case_id": "c1", "retrieve": [], "latency_s": -0}\n',
+    "minus_zero_float_latency": '{"case_id": "c1", "retrieve": [], "latency_s": -0.0}\n',
+    "nan_latency": '{"case_id": "c1", "retrieve": [], "latency_s": NaN}\n',
+    "huge_latency": '{"case_id": "c1", "retrieve": [], "latency_s": ' + "9" * 400 + "}\n",
+    "minus_zero_score": '{"case_id": "c1", "retrieve": [{"id": "d", "text": "t", "score": -0}]}\n',
+    "infinite_score": '{"case_id": "c1", "retrieve": [{"id": "d", "text": "t", "score": 1e999}]}\n',
+    "boolean_score": '{"case_id": "c1", "retrieve": [{"id": "d", "text": "t", "score": true}]}\n',
+    "lone_surrogate": '{"case_id": "c1", "answer": {"text": "\\ud800"}}\n',
+    "surrogate_pair": '{"case_id": "c1", "answer": {"text": "\\ud83d\\ude00"}}\n',
+    "control_character": '{"case_id": "c1", "answer": {"text": "a\tb"}}\n',
+    "byte_order_mark": "\ufeff" + GOOD + "\n",
+    "not_utf8": None,
+    "an_array": "[1, 2]\n",
+    "error_beside_a_bad_answer": '{"case_id": "c1", "error": "boom", "answer": {"text": 5}}\n',
+    "empty_file": "",
+    "steps": '{"case_id": "c1", "answer": {"text": "a", "steps": [{"type": "tool", '
+    '"name": "search", "arguments": {}}]}}\n',
+    "usage": '{"case_id": "c1", "answer": {"text": "a", "usage": {"cost_usd": 0.5}}}\n',
+}
+
+
+@pytest.mark.parametrize("name", list(EDGE_FILES))
+def test_both_paths_store_the_same_rows_or_fail_the_same_way(tmp_path, name):
+    path = tmp_path / "outputs.jsonl"
+    text = EDGE_FILES[name]
+    if text is None:
+        path.write_bytes(GOOD.encode()[:-3] + b'\xff"}}\n')
+    else:
+        path.write_text(text, encoding="utf-8")
+    dataset = tmp_path / "cases.jsonl"
+    dataset.write_text(
+        '{"id": "c1", "question": "q?"}\n{"id": "c2", "question": "r?"}\n', encoding="utf-8"
+    )
+    results = []
+    for fast in (True, False):
+        try:
+            results.append(_stored(dataset, path, fast=fast)[0])
+        except AdapterLoadError as exc:
+            results.append(str(exc))
+    assert results[0] == results[1]
+    try:
+        expected = _replayed_from_file(dataset, path)
+    except AdapterLoadError as exc:
+        expected = str(exc)
+    assert results[0] == expected
+
+
+def test_a_bad_line_is_named_as_the_adapter_names_it():
+    recording = FIXTURES / "errors" / "bad_recording.jsonl"
+    with pytest.raises(AdapterLoadError) as raised, staged_recording(str(recording), "r1"):
+        pass
+    assert str(raised.value) == (
+        f"{recording}:2: not valid JSON (Expecting ',' delimiter at column 42)"
+    )
+
+
+def test_a_file_read_in_many_chunks_stores_the_same_rows(tmp_path, monkeypatch):
+    """The reader parses a block in chunks on its threads: rows line up across them."""
+    monkeypatch.setattr(recording, "PARSE_CHUNK_BYTES", 1024)
+    plain = (HERE / "plain.jsonl").read_text(encoding="utf-8").splitlines()
+    lines, cases = [], []
+    for n in range(60):
+        for line in plain:
+            row = json.loads(line)
+            row["case_id"] = f"{row['case_id']}-{n}"
+            lines.append(json.dumps(row))
+            cases.append({"id": row["case_id"], "question": "q?"})
+    path = tmp_path / "outputs.jsonl"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    dataset = tmp_path / "cases.jsonl"
+    dataset.write_text("".join(json.dumps(c) + "\n" for c in cases), encoding="utf-8")
+    stored, fast = _stored(dataset, path, fast=True, batch_rows=100)
+    assert fast
+    assert stored == _replayed_from_file(dataset, path)
