@@ -211,12 +211,15 @@ def evaluate_shard(
                         writer.write(evaluation.stored_outputs(), evaluation.stored_results())
                     except Exception as exc:  # noqa: BLE001 - any failure of the store's writes
                         raise health.record("case results write", exc) from exc
-                    evaluated += len(evaluation.outputs)
+                    evaluated += evaluation.cases
                     failures += evaluation.case_failures
                     statuses.update(evaluation.status_counts())
                     first_failures += [
-                        f"- `{o.case_id}`: {o.error}" for o in evaluation.outputs if o.failed
-                    ][: FIRST_FAILURES - len(first_failures)]
+                        f"- `{case_id}`: {error}"
+                        for case_id, error in evaluation.failures(
+                            FIRST_FAILURES - len(first_failures)
+                        )
+                    ]
                     status = evaluation.status
                     del evaluation
                 if status == ABORTED_BUDGET:

@@ -284,20 +284,6 @@ def _split_names(wanted: tuple[str, ...]) -> tuple[tuple[str, str, int | None], 
     return tuple((name, *split_cutoff(name)) for name in wanted)
 
 
-# Each metric's batch kernel (retrieval_batch_kernels), by base name.
-_BATCH_KERNELS: dict[str, Callable[..., np.ndarray]] = {
-    PRECISION_AT_K: batch_kernels.precision_at_k,
-    RECALL_AT_K: batch_kernels.recall_at_k,
-    MRR: batch_kernels.mrr,
-    NDCG_AT_K: batch_kernels.ndcg_at_k,
-    MAP: batch_kernels.average_precision,
-    R_PRECISION: batch_kernels.r_precision,
-    HIT_RATE_AT_K: batch_kernels.hit_rate_at_k,
-    BPREF: batch_kernels.bpref,
-    JUDGED_AT_K: batch_kernels.judged_at_k,
-}
-
-
 _CHUNK_ID = attrgetter("id")
 _DOCUMENT_ID = attrgetter("document_id")
 
@@ -363,7 +349,7 @@ def batch_arrays(batch: RetrievalBatch, wanted: Sequence[str], k: int) -> list[n
     for _name, base, cutoff in _split_names(tuple(wanted)):
         key = (base, cutoff or k)
         if key not in computed:
-            computed[key] = _BATCH_KERNELS[base](batch, key[1])
+            computed[key] = _KERNELS[base](batch, key[1])
         columns.append(computed[key])
     return columns
 
@@ -433,7 +419,14 @@ RETRIEVAL_GROUP = MetricGroup(
 _NEEDS = ("retrieval", "expected_source_ids")
 
 
-def _declare(name: str, description: str, *, cutoff: bool, default: bool = True) -> MetricSpec:
+def _declare(
+    name: str,
+    description: str,
+    kernel: Callable[[RetrievalBatch, int], np.ndarray],
+    *,
+    cutoff: bool,
+    default: bool = True,
+) -> MetricSpec:
     return MetricSpec(
         name,
         True,
@@ -443,6 +436,7 @@ def _declare(name: str, description: str, *, cutoff: bool, default: bool = True)
         group=RETRIEVAL_GROUP,
         cutoff="k" if cutoff else None,
         default=default,
+        kernel=kernel,
     )
 
 
@@ -451,37 +445,58 @@ def _declare(name: str, description: str, *, cutoff: bool, default: bool = True)
 # Where these metrics come in the registry, the summary and the report (metrics.registry).
 REPORT_ORDER = 10
 METRICS: tuple[MetricSpec, ...] = (
-    _declare(PRECISION_AT_K, "hits in the top k / k", cutoff=True),
-    _declare(RECALL_AT_K, "hits in the top k / number of expected sources", cutoff=True),
-    _declare(MRR, "1 / rank of the first expected source", cutoff=False),
+    _declare(PRECISION_AT_K, "hits in the top k / k", batch_kernels.precision_at_k, cutoff=True),
     _declare(
-        NDCG_AT_K, "nDCG over the top k, the grades as gains (binary on a list of ids)", cutoff=True
+        RECALL_AT_K,
+        "hits in the top k / number of expected sources",
+        batch_kernels.recall_at_k,
+        cutoff=True,
+    ),
+    _declare(MRR, "1 / rank of the first expected source", batch_kernels.mrr, cutoff=False),
+    _declare(
+        NDCG_AT_K,
+        "nDCG over the top k, the grades as gains (binary on a list of ids)",
+        batch_kernels.ndcg_at_k,
+        cutoff=True,
     ),
     _declare(
-        MAP, "average precision over the whole ranking (trec_eval map)", cutoff=False, default=False
+        MAP,
+        "average precision over the whole ranking (trec_eval map)",
+        batch_kernels.average_precision,
+        cutoff=False,
+        default=False,
     ),
     _declare(
         R_PRECISION,
         "relevant ids in the top R / R, R the relevant ids (trec_eval Rprec)",
+        batch_kernels.r_precision,
         cutoff=False,
         default=False,
     ),
     _declare(
         HIT_RATE_AT_K,
         "1 when a relevant id is in the top k (trec_eval success_k)",
+        batch_kernels.hit_rate_at_k,
         cutoff=True,
         default=False,
     ),
     _declare(
         BPREF,
         "relevant ids ranked above judged non-relevant ones (trec_eval bpref)",
+        batch_kernels.bpref,
         cutoff=False,
         default=False,
     ),
     _declare(
         JUDGED_AT_K,
         "ids in the top k that carry a grade / k (ir_measures Judged@k)",
+        batch_kernels.judged_at_k,
         cutoff=True,
         default=False,
     ),
 )
+
+# Each metric's batch kernel, by name, from its declaration.
+_KERNELS: dict[str, Callable[[RetrievalBatch, int], np.ndarray]] = {
+    spec.name: spec.kernel for spec in METRICS
+}

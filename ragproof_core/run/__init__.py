@@ -10,6 +10,7 @@ from ragproof_core.run.dry_run import (
 from ragproof_core.run.evaluate import (
     ABORTED_BUDGET,
     evaluate,
+    evaluate_recorded,
 )
 from ragproof_core.run.preflight import (
     Checked,
@@ -50,6 +51,7 @@ __all__ = [
     "check_launch",
     "estimate_run",
     "evaluate",
+    "evaluate_recorded",
     "merge_reports",
     "new_attempt_token",
     "preflight",

@@ -18,6 +18,7 @@ from functools import cached_property
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from ragproof_core.adapters.runner import run_adapter
 from ragproof_core.config.settings import RunSettings
@@ -29,6 +30,7 @@ from ragproof_core.metrics.combined_run import combined_results
 from ragproof_core.metrics.judge_plan import JudgePlan, result_from_verdict, run_plan, with_history
 from ragproof_core.metrics.registry import REGISTRY, MetricGroup, MetricSpec, Registry
 from ragproof_core.metrics.result_columns import ResultColumns
+from ragproof_core.metrics.spec import ColumnScore
 from ragproof_core.model import (
     Case,
     CaseOutput,
@@ -37,7 +39,12 @@ from ragproof_core.model import (
     skipped,
 )
 from ragproof_core.run.column_scoring import column_results
-from ragproof_core.store.schema import encode_dataset, encode_outputs
+from ragproof_core.store.schema import (
+    decode_dataset,
+    decode_outputs,
+    encode_dataset,
+    encode_outputs,
+)
 from ragproof_core.store_health import StoreWriteError
 
 COMPLETED = "completed"
@@ -62,9 +69,10 @@ class Evaluation:
     outputs: list[CaseOutput]
     results: list[MetricResult]
     status: str = COMPLETED
-    # ``evaluate(..., as_columns=True)`` on a selection scored from columns: the results
-    # as columns (``results`` then stays empty) and the outputs as the store encodes
-    # them (``run_id`` left blank), so neither becomes objects again to be written.
+    # A selection scored from columns (``evaluate(..., as_columns=True)``,
+    # ``evaluate_recorded``): the results as columns (``results`` then stays empty) and
+    # the outputs as the store encodes them (any run_id), so neither becomes objects to
+    # be written; ``evaluate_recorded`` leaves ``outputs`` empty too.
     columns: ResultColumns | None = None
     outputs_table: pa.Table | None = None
 
@@ -72,14 +80,29 @@ class Evaluation:
         # Short on purpose: asyncio.run() in a main thread formats the repr of its task,
         # result included, when it restores the SIGINT handler (Python 3.11), and the
         # dataclass repr of 20,000 cases' outputs and results took longer than scoring them.
-        return (
-            f"Evaluation({len(self.outputs)} outputs, {len(self.results)} results, "
-            f"status={self.status!r})"
-        )
+        rows = len(self.results) if self.columns is None else len(self.columns)
+        return f"Evaluation({self.cases} outputs, {rows} results, status={self.status!r})"
+
+    @property
+    def cases(self) -> int:
+        """How many cases were evaluated."""
+        return len(self.outputs) if self.outputs_table is None else self.outputs_table.num_rows
 
     @property
     def case_failures(self) -> int:
+        if self.outputs_table is not None:
+            return self.cases - self.outputs_table.column("error").null_count
         return sum(1 for o in self.outputs if o.failed)
+
+    def failures(self, limit: int) -> list[tuple[str, str]]:
+        """The first ``limit`` failed cases: (case id, error), in dataset order."""
+        if self.outputs_table is None:
+            return [(o.case_id, o.error) for o in self.outputs if o.failed][:limit]
+        failed = self.outputs_table.filter(pc.is_valid(self.outputs_table.column("error")))
+        head = failed.slice(0, limit)
+        return list(
+            zip(head.column("case_id").to_pylist(), head.column("error").to_pylist(), strict=True)
+        )
 
     def stored_outputs(self) -> Sequence[CaseOutput] | pa.Table:
         """The outputs as the store writes them: encoded already, or as objects."""
@@ -216,6 +239,36 @@ class Selection:
             and not (self.case_groups or self.deterministic or self.judged)
             and not (self.judged_groups or self.planned or self.conversational)
         )
+
+    @cached_property
+    def unjudged_column_scorers(self) -> tuple[tuple[ColumnScore, tuple[str, ...]], ...] | None:
+        """Every selected metric's ``score_columns`` beside the names it gives, for a run
+        without a judge (a judged metric's are its rows without one); None when one has
+        none. A conversation's own metrics have no rows in a batch of single cases."""
+        scorers: list[tuple[ColumnScore, tuple[str, ...]]] = []
+        for group in self.groups:
+            if group.score_columns is None:
+                return None
+            scorers.append((group.score_columns, self.group_members[group.name]))
+        for declared in self.specs:
+            if declared.group is None and not declared.per_conversation:
+                if declared.score_columns is None:
+                    return None
+                scorers.append((declared.score_columns, (declared.name,)))
+        return tuple(scorers)
+
+    def column_scorers(
+        self, has_judge: bool, has_turns: bool
+    ) -> tuple[tuple[ColumnScore, tuple[str, ...]], ...] | None:
+        """What scores a batch from columns, or None when it is scored as objects: a
+        selection ``scored_from_columns``, or without a judge one whose every metric has
+        ``score_columns`` (and, when it has a conversation's own metrics, a batch with no
+        turn: ``has_turns`` false)."""
+        if self.scored_from_columns:
+            return tuple((g.score_columns, self.group_members[g.name]) for g in self.batch_groups)
+        if has_judge or (has_turns and self.conversational):
+            return None
+        return self.unjudged_column_scorers
 
     @cached_property
     def result_names(self) -> tuple[str, ...]:
@@ -400,12 +453,18 @@ async def evaluate(
     ``registry``: the metrics to choose from, the run's own (``metrics.custom``) included.
 
     ``as_columns``: when every selected metric scores from columns
-    (``Selection.scored_from_columns``), give the results as ``Evaluation.columns``
+    (``Selection.column_scorers``), give the results as ``Evaluation.columns``
     (``column_scoring``); ``dataset``: the cases' rows of the store's dataset table, if
     the caller has them (otherwise they are encoded from ``cases``)."""
     selection = Selection.from_settings(settings, registry)
-    if as_columns and selection.scored_from_columns:
-        return await _evaluate_columns(cases, adapter, settings, selection, on_case_done, dataset)
+    scorers = None
+    if as_columns:
+        turns = any(case.turn is not None for case in cases)
+        scorers = selection.column_scorers(judge is not None, turns)
+    if scorers is not None:
+        return await _evaluate_columns(
+            cases, adapter, settings, selection, scorers, on_case_done, dataset
+        )
     results_by_case: dict[str, list[MetricResult]] = {}
     pending: set[asyncio.Task] = set()
     backlog = asyncio.Semaphore(settings.concurrency * _JUDGE_BACKLOG_PER_SLOT)
@@ -561,11 +620,44 @@ async def evaluate(
     )
 
 
+def evaluate_recorded(
+    dataset: pa.Table,
+    recorded: pa.Table,
+    settings: RunSettings,
+    registry: Registry = REGISTRY,
+    has_judge: bool = True,
+) -> Evaluation | None:
+    """``evaluate`` of a recorded run's cases from the store's columns alone: ``dataset``
+    rows and ``recorded``, the stored recording's rows beside them (what the recorded
+    adapter replays for each case, failures included). No ``Case``, ``CaseOutput`` or
+    ``MetricResult`` object is built. None when the selection is not scored from columns
+    (``Selection.column_scorers``: pass ``has_judge=False`` for a run without a judge)
+    or the rows hold a conversation (a turn after a failed one fails without being
+    replayed: ``adapters.runner``); ``evaluate`` then evaluates them."""
+    selection = Selection.from_settings(settings, registry)
+    turns = "conversation_id" in dataset.column_names and (
+        dataset.column("conversation_id").null_count < dataset.num_rows
+    )
+    scorers = selection.column_scorers(has_judge, turns)
+    if scorers is None or turns:
+        return None
+    try:
+        columns = column_results(dataset, recorded, settings, scorers, selection.result_names)
+    except Exception:  # noqa: BLE001 - found again case by case just below
+        with collector_paused():
+            cases, outputs = decode_dataset(dataset), decode_outputs(recorded)
+        columns = ResultColumns.from_results(
+            _results_case_by_case(cases, outputs, settings, selection)
+        )
+    return Evaluation(outputs=[], results=[], columns=columns, outputs_table=recorded)
+
+
 async def _evaluate_columns(
     cases: Sequence[Case],
     adapter: object,
     settings: RunSettings,
     selection: Selection,
+    scorers: Sequence[tuple[ColumnScore, tuple[str, ...]]],
     on_case_done: Callable[[], None] | None,
     dataset: pa.Table | None,
 ) -> Evaluation:
@@ -580,10 +672,8 @@ async def _evaluate_columns(
         outputs = await run_adapter(cases, adapter, settings, on_output=on_output)
         outputs_table = encode_outputs("", outputs)
         rows = encode_dataset("", cases) if dataset is None else dataset
-        names = selection.result_names
-        groups = [(g, selection.group_members[g.name]) for g in selection.batch_groups]
         try:
-            columns = column_results(rows, outputs_table, settings, groups, names)
+            columns = column_results(rows, outputs_table, settings, scorers, selection.result_names)
         except Exception:  # noqa: BLE001 - found again case by case just below
             columns = ResultColumns.from_results(
                 _results_case_by_case(cases, outputs, settings, selection)
@@ -599,8 +689,9 @@ def _results_case_by_case(
     settings: RunSettings,
     selection: Selection,
 ) -> list[MetricResult]:
-    """The batch groups' rows one case at a time, so only a case at fault becomes an
-    internal error (as ``evaluate``'s ``score_waiting`` finds it)."""
+    """The selected metrics' rows one case at a time, as objects and without a judge,
+    so only a case at fault becomes an internal error (as ``evaluate``'s
+    ``score_waiting`` finds it)."""
     results: list[MetricResult] = []
     order = {name: i for i, name in enumerate(selection.result_names)}
     for case, output in zip(cases, outputs, strict=True):
@@ -608,9 +699,25 @@ def _results_case_by_case(
             rows = failure_results(case, output, selection)
         else:
             try:
-                (rows,) = batch_results([case], [output], settings, selection)
+                rows = deterministic_results(case, output, settings, selection)
+                rows += unjudged_plans(case, output, selection, settings)
             except Exception as exc:  # noqa: BLE001 - a bug in scoring costs one case
                 reason = internal_error_reason(exc)
                 rows = failure_results(case, replace(output, error=reason), selection)
         results.extend(sorted(rows, key=lambda r: order[r.metric]))
     return results
+
+
+def unjudged_plans(
+    case: Case, output: CaseOutput, selection: Selection, params: Any
+) -> list[MetricResult]:
+    """The selected judged metrics' rows of a case in a run without a judge: each plan's
+    result (a skip, or the refusal heuristic's score), which asks nothing; the rows
+    ``_unjudged_results`` gives, but for their order."""
+    rows = []
+    for declared in selection.planned:
+        planned = declared.plan(case, output, False, params)
+        if not isinstance(planned, MetricResult):
+            raise TypeError(f"{declared.name} plans a judge question in a run without a judge")
+        rows.append(planned)
+    return rows

@@ -137,3 +137,22 @@ def test_result_columns_round_trip_result_objects():
     assert columns.results() == rows
     assert concat([columns, columns.take(np.array([2, 0]))]).results() == [*rows, rows[2], rows[0]]
     assert columns.status_counts() == {"scored": 1, "skipped": 1, "judge_error": 1}
+
+
+def test_each_retrieval_metric_declares_its_batch_kernel():
+    from ragproof_core.metrics import retrieval
+    from ragproof_core.metrics.spec import MetricSpec
+
+    assert {spec.name: spec.kernel.__name__ for spec in retrieval.METRICS} == {
+        "retrieval.precision_at_k": "precision_at_k",
+        "retrieval.recall_at_k": "recall_at_k",
+        "retrieval.mrr": "mrr",
+        "retrieval.ndcg_at_k": "ndcg_at_k",
+        "retrieval.map": "average_precision",
+        "retrieval.r_precision": "r_precision",
+        "retrieval.hit_rate_at_k": "hit_rate_at_k",
+        "retrieval.bpref": "bpref",
+        "retrieval.judged_at_k": "judged_at_k",
+    }
+    with pytest.raises(ValueError, match="batch kernel belongs to a group's member"):
+        MetricSpec("x.y", True, "never", (), "", score=lambda *a: None, kernel=len)

@@ -14,9 +14,9 @@ from ragproof_core.config.settings import RunSettings
 from ragproof_core.metrics.registry import REGISTRY, MetricGroup, MetricSpec, Registry
 from ragproof_core.metrics.result_columns import ResultColumns
 from ragproof_core.metrics.retrieval import RETRIEVAL_GROUP, SCORED_RETRIEVAL
-from ragproof_core.model import CaseOutput, Status
+from ragproof_core.model import CaseOutput, Status, TurnOf
 from ragproof_core.run.column_scoring import column_results
-from ragproof_core.run.evaluate import Selection, evaluate
+from ragproof_core.run.evaluate import Selection, evaluate, evaluate_recorded
 from ragproof_core.store.schema import encode_dataset, encode_outputs
 from tests.core.metrics.test_retrieval_batch import collection
 
@@ -40,7 +40,7 @@ class Recorded:
 
 
 SELECTIONS = (
-    (),  # not scored from columns: the object path, as ever
+    (),  # every default metric: from columns too, as the run has no judge
     SCORED_RETRIEVAL[:4],
     SCORED_RETRIEVAL,
     ("retrieval.ndcg_at_k@2", "retrieval.recall_at_k@1", *SCORED_RETRIEVAL),
@@ -53,15 +53,12 @@ def test_rows_as_columns_equal_rows_as_objects(selected):
     settings = RunSettings(metrics=selected)
     as_objects = asyncio.run(evaluate(cases, Recorded(outputs), settings))
     as_columns = asyncio.run(evaluate(cases, Recorded(outputs), settings, as_columns=True))
-    columnar = Selection.from_settings(settings).scored_from_columns
-    assert columnar == bool(selected)
-    assert (as_columns.columns is not None) == columnar
-    if columnar:
-        assert as_columns.results == []
-        assert as_columns.columns.results() == as_objects.results
-        assert as_columns.outputs_table.equals(encode_outputs("", as_objects.outputs))
-    else:
-        assert as_columns.results == as_objects.results
+    assert Selection.from_settings(settings).scored_from_columns == bool(selected)
+    # Without a judge every selection here scores from columns, the default one too
+    # (each metric has score_columns: tests/core/metrics/test_column_scorers.py).
+    assert as_columns.results == []
+    assert as_columns.columns.results() == as_objects.results
+    assert as_columns.outputs_table.equals(encode_outputs("", as_objects.outputs))
     assert as_columns.status_counts() == as_objects.status_counts()
     statuses = {r.status for r in as_objects.results}
     assert {Status.SCORED, Status.SKIPPED, Status.ERROR} <= statuses
@@ -75,9 +72,10 @@ def test_groups_interleave_in_the_runs_order():
     settings = RunSettings(metrics=names)
     expected = asyncio.run(evaluate(cases, _Given(outputs), settings)).results
     # One group asked for its names in two parts, in an order unlike the run's.
-    groups = [(RETRIEVAL_GROUP, (names[3], names[0])), (RETRIEVAL_GROUP, (names[2], names[1]))]
+    score = RETRIEVAL_GROUP.score_columns
+    scorers = [(score, (names[3], names[0])), (score, (names[2], names[1]))]
     dataset = encode_dataset("", cases)
-    scored = column_results(dataset, encode_outputs("", outputs), settings, groups, names)
+    scored = column_results(dataset, encode_outputs("", outputs), settings, scorers, names)
     assert scored.results() == expected
     assert [r.status for r in expected[3 * 4 : 4 * 4]] == [Status.ERROR] * 4
 
@@ -119,3 +117,44 @@ def test_a_group_without_column_scoring_is_scored_as_objects():
     selection = Selection(("retrieval.mrr", "probe.value"), REGISTRY.with_metrics([spec]))
     assert not selection.scored_from_columns
     assert Selection(("retrieval.mrr",)).scored_from_columns
+
+
+def test_a_recorded_runs_rows_are_scored_from_its_tables_alone():
+    cases, outputs, _, _ = collection(seed=11, n=300, document=True)
+    # The stored recording holds the failures the adapter reports, as any output.
+    outputs = [CaseOutput(o.case_id, error="boom") if i % 50 == 7 else o
+               for i, o in enumerate(outputs)]  # fmt: skip
+    settings = RunSettings(metrics=SCORED_RETRIEVAL, source_match="document", k=3)
+    expected = asyncio.run(evaluate(cases, _Given(outputs), settings))
+    recorded = encode_outputs("run-1", outputs)
+    evaluation = evaluate_recorded(encode_dataset("run-1", cases), recorded, settings)
+    assert evaluation.outputs == [] and evaluation.outputs_table is recorded
+    assert evaluation.columns.results() == expected.results
+    assert (evaluation.cases, evaluation.case_failures) == (300, expected.case_failures) == (300, 6)
+    assert evaluation.failures(2) == expected.failures(2) == [("q7", "boom"), ("q57", "boom")]
+    assert evaluation.status_counts() == expected.status_counts()
+    assert repr(evaluation) == repr(expected)
+
+
+def test_recorded_rows_not_scored_from_columns_are_left_to_evaluate():
+    cases, outputs, _, _ = collection(seed=12, n=20, document=False)
+    dataset, recorded = encode_dataset("r", cases), encode_outputs("r", outputs)
+    assert evaluate_recorded(dataset, recorded, RunSettings()) is None  # default metrics
+    turns = [replace(c, turn=TurnOf("conv", i + 1, len(cases))) for i, c in enumerate(cases)]
+    four = RunSettings(metrics=SCORED_RETRIEVAL[:4])
+    assert evaluate_recorded(encode_dataset("r", turns), recorded, four) is None
+    assert evaluate_recorded(dataset, recorded, four) is not None
+
+
+def test_a_column_scoring_bug_on_recorded_rows_falls_back_to_scoring_case_by_case():
+    group = replace(RETRIEVAL_GROUP, score_columns=_faulty_columns)
+    swapped = (
+        m if m.group is not RETRIEVAL_GROUP else replace(m, group=group) for m in REGISTRY.metrics
+    )
+    cases, outputs, _, _ = collection(seed=13, n=40, document=False)
+    settings = RunSettings(metrics=SCORED_RETRIEVAL[:4])
+    expected = asyncio.run(evaluate(cases, _Given(outputs), settings)).results
+    evaluation = evaluate_recorded(
+        encode_dataset("r", cases), encode_outputs("r", outputs), settings, Registry(tuple(swapped))
+    )
+    assert evaluation.columns.results() == expected
