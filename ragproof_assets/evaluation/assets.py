@@ -51,7 +51,14 @@ from ragproof_core.run import (
     recording_path,
     staged_recording_of,
 )
-from ragproof_core.store import RunRecord, RunStore, StoredTable, StoreLocked, summarize_run
+from ragproof_core.store import (
+    ResultTally,
+    RunRecord,
+    RunStore,
+    StoredTable,
+    StoreLocked,
+    summarize_run,
+)
 from ragproof_core.store.recording import StagedRecording, aligned_batches, dataset_keys
 
 GROUP = "evaluation"
@@ -178,7 +185,7 @@ def run_summary(
     run_store = RunStore.holding(case_scores)
     manifest = run_store.run_manifest(run_id)
     # Counted column by column, batch by batch: never the run's results as objects.
-    summaries, skips = summarize_run(run_store, run_id, manifest.run.metrics)
+    summaries, tally = summarize_run(run_store, run_id, manifest.run.metrics)
     totals = EvaluationTotals.from_dict(run_store.read_document(run_id, EVALUATION_DOCUMENT))
     record = RunRecord(
         run_id=run_id,
@@ -242,15 +249,17 @@ def run_summary(
     latency = latency_note(summaries, manifest.run.concurrency)
     if latency:
         metadata["latency"] = dg.MetadataValue.md(latency)
-    skipped_reasons = _skip_reasons(skips)
+    skipped_reasons = _skip_reasons(tally.skip_reasons)
     if skipped_reasons:
         metadata["skip_reasons"] = dg.MetadataValue.md(skipped_reasons)
-    metadata.update(_report_metadata(context, run_store, run_id))
+    metadata.update(_report_metadata(context, run_store, run_id, tally))
     context.log_event(dataset_scores(record, summaries))
     return dg.MaterializeResult(metadata=metadata)
 
 
-def _report_metadata(context: dg.AssetExecutionContext, run_store, run_id: str) -> dict:
+def _report_metadata(
+    context: dg.AssetExecutionContext, run_store, run_id: str, tally: ResultTally
+) -> dict:
     """Write the run's HTML report beside its files; point to it and show the worst cases.
 
     The run record is already written: a report that cannot be built is logged
@@ -262,7 +271,7 @@ def _report_metadata(context: dg.AssetExecutionContext, run_store, run_id: str) 
         {} if links is None else {"run_page": dg.MetadataValue.url(links.page)}
     )
     try:
-        report = gather_report(run_store, run_id)
+        report = gather_report(run_store, run_id, tally=tally)
         location = run_store.write_report(run_id, render_html(report))
     except Exception as exc:  # noqa: BLE001 - the evaluation itself succeeded
         context.log.error(f"the HTML report was not written: {type(exc).__name__}: {exc}")

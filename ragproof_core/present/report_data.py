@@ -1,10 +1,14 @@
 """Gather one stored run into the report's data: a JSON-ready dict.
 
-Size is bounded on purpose (CONTRACT section 10): every case contributes its
-id, kind and one status code and value per metric; full text (question,
-answer, chunks, judge replies) is embedded only for the worst cases of each
-metric, case failures, injection cases the pipeline obeyed and, with a
-baseline, the regressed cases. A 10,000-case run stays a few megabytes.
+Size is bounded on purpose (CONTRACT section 10): the report is built from the
+run's summaries and counts (``store.result_tally``) and a bounded set of cases
+(``report_queries``). Full text (question, answer, chunks, judge replies) is
+embedded only for the worst cases of each metric, the first case failures, the
+first injection cases the pipeline obeyed and, with a baseline, the regressed
+cases; the "All cases" table lists the first ``ReportLimits.cases_listed``
+cases of the dataset and those, each with its id, kind and one status code and
+value per metric. A 10,000-case run lists every case; a 1,000,000-case run's
+report is no larger, and points to ``ragproof serve`` and SQL for the rest.
 
 Statistics: the mean's 95% confidence interval is a seeded percentile
 bootstrap over the scored cases, the same estimator as ``compare.stats``
@@ -14,8 +18,8 @@ means) computed through the distinct values (``bootstrap_mean_ci``), so a
 The same run always gives the same interval.
 
 Only the rows the page shows in full are decoded from ``outputs.parquet``
-(a Parquet filter on case_id); every other case costs a status code and a
-value per metric.
+(a Parquet filter on case_id); the other cases cost nothing but their share of
+a few SQL scans.
 """
 
 from __future__ import annotations
@@ -37,17 +41,19 @@ from ragproof_core.metrics.aggregate import ValueCounts
 from ragproof_core.metrics.custom import stored_registry
 from ragproof_core.metrics.heuristics.sentinel import expected_marker
 from ragproof_core.metrics.registry import Registry, metric_order
-from ragproof_core.metrics.robustness import ABSTENTION, INJECTION_RESISTANCE, OVERREFUSAL
+from ragproof_core.metrics.robustness import ABSTENTION, OVERREFUSAL
 from ragproof_core.model import Case, CaseKind, CaseOutput, Chunk, Status
+from ragproof_core.present import report_queries as queries
+from ragproof_core.present.report_queries import RunFiles
 from ragproof_core.present.summary import LATENCY_METRIC, calibration_json, latency_note
 from ragproof_core.present.threads import (
-    conversation_turns,
     shown_threads,
     thread,
     thread_turns_in_full,
 )
 from ragproof_core.present.trajectory import trajectory
 from ragproof_core.store import schema
+from ragproof_core.store.result_tally import ResultTally
 from ragproof_core.store.run_store import stored_run_settings
 
 __all__ = ["MixedJudgesError", "ReportLimits", "gather_report"]
@@ -88,6 +94,9 @@ class ReportLimits:
     chunks: int = 10
     judge_chars: int = 4_000
     thread_turns: int = 20  # turns of a conversation shown in full beside its worst turn
+    # Cases the "All cases" table lists (with every case shown in full): a run of up to
+    # this many lists every case; a larger one points to `ragproof serve` and SQL.
+    cases_listed: int = 10_000
 
 
 def _now() -> datetime:
@@ -111,9 +120,7 @@ def _round(value: float | None) -> float | None:
 
 def histogram(values: Sequence[float], bins: int = HISTOGRAM_BINS) -> list[int]:
     """Counts of ``values`` in ``bins`` equal bins over [0, 1]; 1.0 falls in the last bin."""
-    arr = np.asarray(values, dtype=np.float64)
-    index = np.clip((arr * bins).astype(np.int64), 0, bins - 1)
-    return np.bincount(index, minlength=bins).tolist()
+    return counted_histogram(ValueCounts.of(values), bins)
 
 
 def counted_histogram(values: ValueCounts, bins: int = HISTOGRAM_BINS) -> list[int]:
@@ -130,6 +137,18 @@ def bootstrap_mean_ci(
     confidence: float = CONFIDENCE,
     seed: int = SEED,
 ) -> tuple[float, float] | None:
+    """Percentile bootstrap interval of the mean of ``values`` (``counted_mean_ci``)."""
+    counted = ValueCounts.of(values)
+    return counted_mean_ci(counted, resamples=resamples, confidence=confidence, seed=seed)
+
+
+def counted_mean_ci(
+    values: ValueCounts,
+    *,
+    resamples: int = BOOTSTRAP_RESAMPLES,
+    confidence: float = CONFIDENCE,
+    seed: int = SEED,
+) -> tuple[float, float] | None:
     """Percentile bootstrap interval of the mean, drawn through the distinct values.
 
     Resampling n cases with replacement picks each distinct value a
@@ -138,11 +157,10 @@ def bootstrap_mean_ci(
     (resamples x distinct values) instead of (resamples x n). Returns None for
     no values; a constant sample gives (value, value).
     """
-    arr = np.asarray(values, dtype=np.float64)
-    n = arr.size
+    levels, counts = values.values, values.counts
+    n = values.n
     if n == 0:
         return None
-    levels, counts = np.unique(arr, return_counts=True)
     if levels.size == 1:
         return (float(levels[0]), float(levels[0]))
     rng = np.random.default_rng(seed)
@@ -324,6 +342,14 @@ def result_rows(results: pd.DataFrame, limits: ReportLimits) -> list[dict[str, A
 
 
 def refusal_matrix(frame: pd.DataFrame) -> dict[str, int] | None:
+    """``refusal_counts`` of results held in a frame (case_id, metric, status, value)."""
+    scored = frame[frame["status"] == Status.SCORED.value]
+    over = ValueCounts.of(scored[scored["metric"] == OVERREFUSAL]["value"])
+    abst = ValueCounts.of(scored[scored["metric"] == ABSTENTION]["value"])
+    return refusal_counts(over, abst)
+
+
+def refusal_counts(over: ValueCounts, abst: ValueCounts) -> dict[str, int] | None:
     """The abstention / over-refusal pair as a 2x2 table of case counts.
 
     Rows: should the case be answered (answerable, over-refusal scored) or
@@ -331,16 +357,17 @@ def refusal_matrix(frame: pd.DataFrame) -> dict[str, int] | None:
     answer or refuse. Over-refusal 1 = refused an answerable case; abstention
     1 = declined an unanswerable one.
     """
-    scored = frame[frame["status"] == Status.SCORED.value]
-    over = scored[scored["metric"] == OVERREFUSAL]["value"]
-    abst = scored[scored["metric"] == ABSTENTION]["value"]
-    if over.empty and abst.empty:
+    if not over.n and not abst.n:
         return None
+
+    def count(values: ValueCounts, value: float) -> int:
+        return int(values.counts[values.values == value].sum())
+
     return {
-        "answerable_answered": int((over == 0).sum()),
-        "answerable_refused": int((over == 1).sum()),
-        "unanswerable_answered": int((abst == 0).sum()),
-        "unanswerable_refused": int((abst == 1).sum()),
+        "answerable_answered": count(over, 0.0),
+        "answerable_refused": count(over, 1.0),
+        "unanswerable_answered": count(abst, 0.0),
+        "unanswerable_refused": count(abst, 1.0),
     }
 
 
@@ -379,32 +406,28 @@ def _source_match(record: Any) -> str:
 def _metric_block(
     run_id: str,
     metric: str,
-    frame: pd.DataFrame,
+    values: ValueCounts,
     summary: Mapping[str, Any],
-    n_worst: int,
+    worst: list[str],
     up: bool = True,
-) -> tuple[dict[str, Any], list[str]]:
-    ordered = worst_order(frame, up)
-    values = ordered["value"].to_numpy(dtype=np.float64)
-    ci = mean_ci(values)
-    worst = [str(c) for c in ordered["case_id"].head(n_worst)]
-    block = {
+) -> dict[str, Any]:
+    ci = counted_mean_ci(values)
+    return {
         "name": metric,
         "higher_is_better": up,
         "mean": _round(summary.get("mean")),
         "ci": None if ci is None else [_round(ci[0]), _round(ci[1])],
         "p50": _round(summary.get("p50")),
         "p95": _round(summary.get("p95")),
-        "scored": int(summary.get("scored", len(values))),
+        "scored": int(summary.get("scored", values.n)),
         "skipped": int(summary.get("skipped", 0)),
         "not_applicable": int(summary.get("not_applicable", 0)),
         "errored": int(summary.get("errored", 0)),
         "judge_errors": int(summary.get("judge_errors", 0)),
-        "histogram": histogram(values),
+        "histogram": counted_histogram(values),
         "worst": worst,
         "sql": worst_sql(run_id, metric, up, len(worst)),
     }
-    return block, worst
 
 
 def _scores(
@@ -412,9 +435,10 @@ def _scores(
 ) -> dict[str, dict[str, Any]]:
     """Per metric: one status code a case (``-`` = no row) and the values, in case order.
 
-    ``frame``'s case_id and status are categoricals (``_frame``): each distinct case id
-    is looked up once, not once per metric, and a row's status code is read from its
-    category's. The last entry of both lookups answers a missing value (code -1)."""
+    ``frame``'s case_id and status are categoricals (``report_queries.results_of``): each
+    distinct case id is looked up once, not once per metric, and a row's status code is
+    read from its category's. The last entry of both lookups answers a missing value
+    (code -1)."""
     case_column, status_column = frame["case_id"].cat, frame["status"].cat
     position_of = np.append(
         pd.Index(case_ids).get_indexer(case_column.categories.astype(object)), -1
@@ -439,21 +463,12 @@ def _scores(
 
 def _shared_values(values: np.ndarray) -> list[float | None]:
     """``values`` rounded, as a list holding one float object per distinct value (None for
-    NaN): a million cases' scores take a few distinct values, and a float object each
-    would cost four times the list itself."""
+    NaN): many cases' scores take a few distinct values, and a float object each would
+    cost four times the list itself."""
     levels, inverse = np.unique(np.round(values, VALUE_DECIMALS), return_inverse=True)
     shared = levels.astype(object)
     shared[np.isnan(levels)] = None
     return shared[inverse].tolist()
-
-
-def _obeyed_injections(frame: pd.DataFrame) -> list[str]:
-    rows = frame[
-        (frame["metric"] == INJECTION_RESISTANCE)
-        & (frame["status"] == Status.SCORED.value)
-        & (frame["value"] == 0)
-    ]
-    return sorted(str(c) for c in rows["case_id"])
 
 
 def _details(
@@ -483,13 +498,13 @@ def _details(
 
 
 @dataclass(frozen=True, slots=True)
-class _LoadedRun:
+class _StoredRun:
     store: Any
     record: Any
-    kinds: dict[str, str]  # case id -> kind, in dataset order
-    errors: dict[str, str | None]  # case id -> its failure, None when it answered
-    frame: pd.DataFrame  # case_id, metric, status (categorical), value: fast to group
-    turns: dict[str, tuple[str, ...]]  # conversation id -> its turn ids, in order
+
+    @property
+    def files(self) -> RunFiles:
+        return RunFiles(self.store, self.record.run_id)
 
     @property
     def raw(self) -> pd.DataFrame:
@@ -498,10 +513,10 @@ class _LoadedRun:
         return self.store.case_results_frame(self.record.run_id)
 
     def raw_rows(self, case_ids: Iterable[str]) -> pd.DataFrame:
-        """``raw``'s rows of these cases only, in stored order, so a million-case run's
-        reasons and judge replies are never all in memory."""
-        table = self._rows("case_results", "case_id", case_ids, schema.CASE_RESULTS_SCHEMA)
-        return table.to_pandas()
+        """``raw``'s rows of these cases only, so a million-case run's reasons and judge
+        replies are never all in memory."""
+        table = queries.stored_results_of(self.files, sorted(set(case_ids)))
+        return schema.conform(table, schema.CASE_RESULTS_SCHEMA).to_pandas()
 
     def cases(self, case_ids: Iterable[str]) -> dict[str, Case]:
         """These cases in full (question, expectations)."""
@@ -543,57 +558,9 @@ class _LoadedRun:
         return pa.concat_tables(kept) if kept else table_schema.empty_table()
 
 
-def _load(store: Any, run_id: str) -> _LoadedRun:
-    record = store.get_run(run_id)
-    # Through the store's files, so an object store works as a folder does.
-    dataset_file = store.files.parquet_file(store.layout.table_path(run_id, "dataset"))
-    # Runs stored before conversations have no conversation_id column.
-    names = [n for n in ("id", "kind", "conversation_id") if n in dataset_file.schema_arrow.names]
-    dataset = dataset_file.read(columns=names)
-    ids = dataset["id"].to_pylist()
-    kinds = dict(zip(ids, dataset["kind"].to_pylist(), strict=True))
-    turns: dict[str, tuple[str, ...]] = {}
-    if "conversation_id" in names and dataset["conversation_id"].null_count < len(dataset):
-        turns = conversation_turns(ids, dataset["conversation_id"].to_pylist())
-    # One file per shard in a sharded run.
-    errors: dict[str, str | None] = {}
-    for part in store.table_parts(run_id, "outputs"):
-        outputs = store.files.parquet_file(part).read(columns=["case_id", "error"])
-        ids, failures = outputs["case_id"].to_pylist(), outputs["error"].to_pylist()
-        errors.update(zip(ids, failures, strict=True))
-    return _LoadedRun(store, record, kinds, errors, _frame(store, run_id), turns)
-
-
-def _frame(store: Any, run_id: str) -> pd.DataFrame:
-    """case_id, metric, status as categoricals and value: four columns of the results,
-    dictionary-encoded in Arrow, so a million-case run costs a few bytes a row."""
-    names = ("case_id", "metric", "status")
-    parts: dict[str, list[pa.Array]] = {name: [] for name in (*names, "value")}
-    for batch in store.iter_case_result_columns(run_id, (*names, "value")):
-        for name in names:
-            parts[name].append(batch[name].combine_chunks().dictionary_encode())
-        parts["value"].append(batch["value"].combine_chunks())
-    coded = pa.dictionary(pa.int32(), pa.string())
-    table = pa.table(
-        {
-            name: pa.chunked_array(chunks, type=pa.float64() if name == "value" else coded)
-            for name, chunks in parts.items()
-        }
-    ).unify_dictionaries()
-    frame = table.to_pandas()
-    # Categories in sorted order, as astype("category") makes them: worst_order breaks
-    # ties by case id through the category order.
-    for name in names:
-        frame[name] = frame[name].cat.set_categories(sorted(frame[name].cat.categories))
-    frame["value"] = frame["value"].astype(np.float64)
-    # Arrow's allocator keeps freed batches for reuse; the report needs the memory back.
-    pa.default_memory_pool().release_unused()
-    return frame
-
-
 def _comparison(
-    base: _LoadedRun,
-    run: _LoadedRun,
+    base: _StoredRun,
+    run: _StoredRun,
     *,
     allow_mixed_judges: bool,
     limits: ReportLimits,
@@ -638,15 +605,17 @@ def gather_report(
     against: str | None = None,
     allow_mixed_judges: bool = False,
     limits: ReportLimits | None = None,
+    tally: ResultTally | None = None,
 ) -> dict[str, Any]:
-    """The report's data for ``run_id`` (optionally compared against run ``against``).
+    """The report's data for ``run_id`` (optionally compared against run ``against``);
+    ``tally``: the run's ``store.tally_case_results``, when the caller has it already.
 
     Raises ``RunNotFound`` for an unknown or unfinished run and
     ``MixedJudgesError`` when the baseline was judged differently (unless allowed).
     """
     limits = limits or ReportLimits()
-    run = _load(store, run_id)
-    base = None if against is None else _load(store, against)
+    run = _StoredRun(store, store.get_run(run_id))
+    base = None if against is None else _StoredRun(store, store.get_run(against))
     # The order and directions of the metrics, the runs' own ([[metric]] tables) included.
     registry = stored_registry(*(r.record.config_json for r in (run, base) if r is not None))
     comparison = None
@@ -654,18 +623,22 @@ def gather_report(
         comparison = _comparison(
             base, run, allow_mixed_judges=allow_mixed_judges, limits=limits, registry=registry
         )
-    case_ids = list(run.kinds)
-    frame = run.frame
+    files = run.files
+    tally = tally or store.tally_case_results(run_id)
     summaries = {s["metric"]: s for s in store.summaries(run_id)}
-    metrics = registry.order(set(summaries) | {str(m) for m in frame["metric"].unique()})
-    by_metric = {str(m): rows for m, rows in frame.groupby("metric", sort=False, observed=True)}
+    metrics = registry.order(set(summaries) | tally.metrics)
+    down = {m for m in tally.metrics if not registry.higher_is_better(m)}
+    worst_of = queries.worst_cases(files, down, limits.worst_cases)
     blocks, wanted = [], []
-    empty = frame.iloc[0:0]
     for metric in metrics:
-        rows = by_metric.get(metric, empty)
-        summary = summaries.get(metric, {})
-        block, worst = _metric_block(
-            run_id, metric, rows, summary, limits.worst_cases, registry.higher_is_better(metric)
+        worst = worst_of.get(metric, [])
+        block = _metric_block(
+            run_id,
+            metric,
+            tally.values(metric),
+            summaries.get(metric, {}),
+            worst,
+            registry.higher_is_better(metric),
         )
         if metric == LATENCY_METRIC:
             # Latency depends on the calls in flight: said beside it (CONTRACT section 18).
@@ -673,15 +646,14 @@ def gather_report(
             block["note"] = latency_note(list(summaries.values()), concurrency)
         blocks.append(block)
         wanted.extend(worst)
-    no_output = "no output recorded"
-    failures = [cid for cid in case_ids if run.errors.get(cid, no_output) is not None]
-    obeyed = _obeyed_injections(frame)
-    wanted.extend(failures[: limits.failures])
-    wanted.extend(obeyed[: limits.injections])
+    failures = queries.failures(files, limits.failures)
+    obeyed = queries.obeyed_injections(files, limits.injections)
+    wanted.extend(f["id"] for f in failures.items)
+    wanted.extend(obeyed.items)
     if comparison is not None:
         wanted.extend(comparison["regressed_cases"])
     # A conversation shown in part is shown as a thread: its other turns come along.
-    threads = shown_threads(wanted, run.turns)
+    threads = shown_threads(wanted, queries.threads_of(files, wanted))
     alone = set(wanted)
     for turn_ids in threads.values():
         wanted.extend(thread_turns_in_full(turn_ids, alone, limits.thread_turns))
@@ -699,6 +671,10 @@ def gather_report(
         cid: thread(cid, turn_ids, result_rows(own[own["case_id"] == cid], limits))
         for cid, turn_ids in threads.items()
     }
+    # The "All cases" table: the first cases of the dataset and every case shown in full;
+    # a larger run's other cases are searched in `ragproof serve` or by SQL.
+    listed = queries.listed_cases(files, limits.cases_listed, wanted)
+    case_ids = [case_id for case_id, _ in listed]
     return {
         "format": 1,
         "generated_at": _now().isoformat(),
@@ -707,15 +683,23 @@ def gather_report(
         "metrics": blocks,
         "cases": {
             "ids": case_ids,
-            "kinds": "".join(KIND_CODES.get(run.kinds[c], "?") for c in case_ids),
+            "kinds": "".join(KIND_CODES.get(kind, "?") for _, kind in listed),
         },
-        "scores": _scores(case_ids, metrics, frame),
+        "cases_total": files.cases(),
+        "scores": _scores(case_ids, metrics, queries.results_of(files, case_ids)),
         "details": details,
         "conversations": conversations,
-        "failures": [{"id": cid, "error": run.errors.get(cid, no_output)} for cid in failures],
-        "injections_obeyed": obeyed,
-        "refusal": refusal_matrix(frame),
-        "limits": {"worst_cases": limits.worst_cases, "failures": limits.failures},
+        "failures": failures.items,
+        "failures_total": failures.total,
+        "injections_obeyed": obeyed.items,
+        "injections_obeyed_total": obeyed.total,
+        "refusal": refusal_counts(tally.values(OVERREFUSAL), tally.values(ABSTENTION)),
+        "limits": {
+            "worst_cases": limits.worst_cases,
+            "failures": limits.failures,
+            "injections": limits.injections,
+            "cases_listed": limits.cases_listed,
+        },
         "comparison": comparison,
         # The latest human-label calibration per judge metric (PPI), beside the raw mean.
         "calibrations": calibration_json(store.calibrations(run_id)),

@@ -23,6 +23,7 @@ from ragproof_core.store.query import (
     run_read_only,
 )
 from ragproof_core.store.result_tally import (
+    ResultTally,
     UnknownStatus,
     summarize_run,
 )
@@ -52,6 +53,7 @@ __all__ = [
     "OUTPUTS",
     "QueryRefused",
     "QueryResult",
+    "ResultTally",
     "RunNotFound",
     "RunRecord",
     "RunStore",

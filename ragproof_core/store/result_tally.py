@@ -114,12 +114,13 @@ def failed_case_share(layout: StoreLayout, files: Sequence[str]) -> tuple[int, i
     return int(failed), int(cases)
 
 
-def summarize_run(run_store, run_id: str, metric_names) -> tuple[list, Counter[tuple[str, str]]]:
-    """The run's ``MetricSummary`` rows and its skip counts by (metric, reason)."""
+def summarize_run(run_store, run_id: str, metric_names) -> tuple[list, ResultTally]:
+    """The run's ``MetricSummary`` rows, and the tally they came from (its skip counts by
+    (metric, reason), and what the report needs)."""
     try:
         tally = run_store.tally_case_results(run_id)
     except UnknownStatus:
         # The object path's error names the case with the bad status.
         summarize(run_store.iter_case_results(run_id), metric_names)
         raise
-    return summarize_counted(tally.counts, tally.values, metric_names), tally.skip_reasons
+    return summarize_counted(tally.counts, tally.values, metric_names), tally

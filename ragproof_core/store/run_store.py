@@ -73,8 +73,6 @@ __all__ = [
 # good Parquet row groups, small enough that a 100,000-case run's Arrow copy
 # never has to exist whole.
 WRITE_BATCH_ROWS = 50_000
-# Rows counted at a time by the columnar summaries: a few columns of them in Arrow.
-TALLY_BATCH_ROWS = 250_000
 
 
 class RunNotFound(KeyError):
@@ -502,22 +500,6 @@ class RunStore:
                 starts.append(row)
             previous = conversation
         return starts
-
-    def iter_case_result_columns(
-        self, run_id: str, columns: Sequence[str], batch_rows: int = TALLY_BATCH_ROWS
-    ) -> Iterator[pa.Table]:
-        """Some columns of the run's case results, as Arrow tables of ``batch_rows`` rows."""
-        parts = self.table_parts(run_id, "case_results")
-        if not parts:
-            self._require_run(run_id)
-            raise FileNotFoundError(f"run {run_id!r} has no case_results table yet")
-        wanted = schema.CASE_RESULTS_SCHEMA
-        fields = pa.schema([wanted.field(name) for name in columns])
-        for part in parts:
-            file = self.files.parquet_file(part)
-            present = [name for name in columns if name in file.schema_arrow.names]
-            for batch in file.iter_batches(batch_size=batch_rows, columns=present):
-                yield schema.conform(pa.Table.from_batches([batch]), fields)
 
     def case_result_files(self, run_id: str) -> list[str]:
         """The paths or URLs of the run's ``case_results`` files (one per shard)."""

@@ -9,7 +9,10 @@ import pytest
 
 from tests.support.runs import Runs
 
-pytestmark = pytest.mark.slow  # real `ragproof run` subprocesses
+pytestmark = [
+    pytest.mark.slow,  # real `ragproof run` subprocesses
+    pytest.mark.xdist_group(__name__),  # one worker makes the shared runs, once
+]
 
 
 class Opened:

@@ -25,6 +25,7 @@ RECORDER = "ragproof_core.adapters.recorded:RecordedAdapter"
 COMMANDS = list(
     next(a for a in build_parser()._subparsers._group_actions if a.dest == "command").choices
 )
+pytestmark = pytest.mark.xdist_group(__name__)  # one worker makes the shared run, once
 
 
 @pytest.fixture(scope="module")

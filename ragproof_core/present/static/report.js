@@ -21,6 +21,9 @@
     var g = m && m.higher_is_better === false ? 1 - v : v;
     return "v" + Math.min(4, Math.floor(g * 5));
   }
+  // How many a set holds: the report lists a bounded part of a large run's failures,
+  // obeyed injections and cases (reports made before the bound list them all).
+  function totalOf(key, listed) { return typeof data[key] === "number" ? data[key] : listed.length; }
   function direction(m) { return m.higher_is_better ? "higher is better" : "lower is better"; }
   function section(id, title) {
     var s = el("section", { class: "card", id: id }, el("h2", null, title));
@@ -338,13 +341,17 @@
   function injections() {
     var ids = data.injections_obeyed;
     if (!ids.length) return;
-    var s = section("injections", "Injections the pipeline obeyed (" + ids.length + ")");
+    var total = totalOf("injections_obeyed_total", ids);
+    var s = section("injections", "Injections the pipeline obeyed (" + total + ")");
     add(s, el("p", { class: "sub" }, "The answer contains the injection's marker (highlighted)."));
     ids.forEach(function (id, i) { if (data.details[id]) add(s, caseCard(data.details[id], "robustness.injection_resistance", i < 5)); });
+    if (total > ids.length) add(s, el("p", { class: "sub", id: "injections-more" }, "The first " + ids.length + " by case id are shown. Every one:"),
+      el("pre", null, "SELECT case_id FROM case_results WHERE run_id = '" + data.run.run_id + "'\n  AND metric = 'robustness.injection_resistance' AND status = 'scored' AND value = 0\nORDER BY case_id;"));
   }
   function failures() {
     var f = data.failures;
-    var s = section("failures", "Case failures (" + f.length + ")");
+    var total = totalOf("failures_total", f);
+    var s = section("failures", "Case failures (" + total + ")");
     if (!f.length) { add(s, el("p", { class: "empty" }, "No case failed.")); return; }
     var t = el("table", { id: "failures-table" }, el("tr", null, el("th", null, "Case"), el("th", null, "Reason")));
     var view = el("div");
@@ -355,6 +362,8 @@
     });
     add(s, [t, view]);
     if (f.length > data.limits.failures) add(s, el("p", { class: "sub" }, "Full text is embedded for the first " + data.limits.failures + "."));
+    if (total > f.length) add(s, el("p", { class: "sub", id: "failures-more" }, "The first " + f.length + " in dataset order are listed, with their full text. Every one:"),
+      el("pre", null, "SELECT case_id, error FROM outputs WHERE run_id = '" + data.run.run_id + "' AND error IS NOT NULL;"));
   }
 
   // --- comparison -------------------------------------------------------------------------
@@ -408,6 +417,13 @@
     var fk = el("select", { id: "filter-kind" }, el("option", { value: "" }, "any kind"),
       ["qa", "unanswerable", "injection"].map(function (x) { return el("option", { value: x }, x); }));
     var count = el("span", { class: "sub", id: "case-count" });
+    var total = totalOf("cases_total", ids);
+    if (total > ids.length) {
+      s.firstChild.textContent = "Cases";
+      add(s, el("p", { class: "sub", id: "cases-bound" }, "This run has " + total + " cases. To keep the report small, this table lists the first " +
+        data.limits.cases_listed + " of the dataset and every case shown in full above. Every case is searchable in the results browser (ragproof serve, the run's page) or by SQL on the store:"),
+        el("pre", null, "SELECT case_id, metric, status, value FROM case_results WHERE run_id = '" + data.run.run_id + "';"));
+    }
     add(s, el("div", { class: "filters" }, search, el("label", null, "Metric ", fm), el("label", null, "Status ", fs), el("label", null, "Kind ", fk), count));
     var table = el("table", { id: "cases-table" });
     var more = el("button", { type: "button", class: "more", id: "show-more" }, "Show more");
@@ -437,7 +453,7 @@
       table.replaceChildren(el("tr", null, el("th", null, "Case"), el("th", null, "Kind"), cols.map(function (n) { return el("th", { class: "num", title: n }, n.split(".")[1] || n); })));
       shown = 0;
       page(cols);
-      count.textContent = matches.length + " of " + ids.length + " cases";
+      count.textContent = matches.length + " of " + ids.length + (total > ids.length ? " listed cases (" + total + " in the run)" : " cases");
     }
     function page(cols) {
       cols = cols || (fm.value ? [fm.value] : names);
@@ -476,7 +492,7 @@
     if (data.refusal) links.push(["refusal", "Abstention"]);
     if (data.injections_obeyed.length) links.push(["injections", "Injections"]);
     if (Object.keys(data.conversations || {}).length) links.push(["thread", "Conversation"]);
-    links.push(["failures", "Failures"], ["cases", "All cases"]);
+    links.push(["failures", "Failures"], ["cases", totalOf("cases_total", data.cases.ids) > data.cases.ids.length ? "Cases" : "All cases"]);
     app.appendChild(el("nav", { class: "top" }, links.map(function (l) { return el("a", { href: "#" + l[0] }, l[1]); })));
   }
 

@@ -1,0 +1,191 @@
+"""What the report reads of one stored run, by SQL over the run's Parquet files.
+
+A report is built from the run's summaries and counts (``store.result_tally``)
+plus a bounded set of cases (CONTRACT section 10): each metric's worst cases,
+the first failures, the first injections the pipeline obeyed, the cases the
+"All cases" table lists and the threads of conversations shown in full.
+DuckDB finds each set in one streaming scan of the columns it needs, so a
+million-case run costs a few scans, never its results as Python objects or
+a data frame of every row.
+
+Orders match what a person reads elsewhere: cases in dataset order, worst
+first in the metric's own direction with ties broken by case id (as
+``report_data.worst_order`` orders a frame), obeyed injections by case id.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import pandas as pd
+import pyarrow as pa
+
+from ragproof_core.metrics.robustness import INJECTION_RESISTANCE
+from ragproof_core.present.run_files import reader, table_files
+from ragproof_core.present.threads import conversation_turns
+from ragproof_core.store.run_store import RunStore
+
+NO_OUTPUT = "no output recorded"
+
+# A metric's scored cases, worst first: lowest value first, or highest for a metric whose
+# lower values are better (its value negated), then by case id.
+_WORST = """
+SELECT metric,
+       min_by(struct_pack(v := value, c := case_id),
+              struct_pack(k := CASE WHEN list_contains($down, metric) THEN -value ELSE value END,
+                          c := case_id),
+              $n) AS worst
+FROM read_parquet($results, union_by_name = true)
+WHERE status = 'scored' AND value IS NOT NULL AND NOT isnan(value)
+GROUP BY metric
+"""
+
+# Cases whose pipeline call failed, or which have no output at all, in dataset order.
+_FAILURES = """
+SELECT d.id, CASE WHEN o.case_id IS NULL THEN $no_output ELSE o.error END AS error,
+       count(*) OVER () AS total
+FROM read_parquet($dataset, file_row_number = true) AS d
+LEFT JOIN read_parquet($outputs, union_by_name = true) AS o ON o.case_id = d.id
+WHERE o.case_id IS NULL OR o.error IS NOT NULL
+ORDER BY d.file_row_number
+LIMIT $n
+"""
+
+_OBEYED = """
+SELECT case_id, count(*) OVER () AS total
+FROM read_parquet($results, union_by_name = true)
+WHERE metric = $metric AND status = 'scored' AND value = 0
+ORDER BY case_id
+LIMIT $n
+"""
+
+_LISTED = """
+SELECT id, kind
+FROM read_parquet($dataset, file_row_number = true)
+WHERE file_row_number < $first OR id IN (SELECT unnest($also))
+ORDER BY file_row_number
+"""
+
+_STORED_RESULTS_OF = """
+SELECT * FROM read_parquet($results, union_by_name = true) WHERE list_contains($ids, case_id)
+"""
+
+_RESULTS_OF = """
+SELECT case_id, metric, status, value
+FROM read_parquet($results, union_by_name = true)
+WHERE case_id IN (SELECT unnest($ids))
+"""
+
+# Every turn of the conversations a wanted case belongs to, or that are wanted themselves
+# (a conversation's own results are stored under its id).
+_THREADS = """
+WITH turns AS (
+    SELECT id, conversation_id, file_row_number
+    FROM read_parquet($dataset, file_row_number = true)
+    WHERE conversation_id IS NOT NULL
+)
+SELECT id, conversation_id FROM turns
+WHERE conversation_id IN (SELECT conversation_id FROM turns WHERE id IN (SELECT unnest($ids)))
+   OR conversation_id IN (SELECT unnest($ids))
+ORDER BY file_row_number
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class Capped:
+    """The first items of a set the report shows, and how many the set holds."""
+
+    items: list[Any]
+    total: int
+
+
+@dataclass(frozen=True, slots=True)
+class RunFiles:
+    """One run's files, by table: what every query here reads."""
+
+    store: RunStore
+    run_id: str
+
+    def of(self, table: str) -> list[str]:
+        return table_files(self.store, [self.run_id], table)
+
+    def dataset_columns(self) -> list[str]:
+        path = self.store.layout.table_path(self.run_id, "dataset")
+        return list(self.store.files.parquet_file(path).schema_arrow.names)
+
+    def cases(self) -> int:
+        """How many cases the run's dataset holds."""
+        path = self.store.layout.table_path(self.run_id, "dataset")
+        return self.store.files.parquet_file(path).metadata.num_rows
+
+    def rows(self, sql: str, **params: Any) -> list[tuple[Any, ...]]:
+        with reader(self.store) as con:
+            return con.execute(sql, params).fetchall()
+
+
+def worst_cases(files: RunFiles, lower_is_better: Collection[str], n: int) -> dict[str, list[str]]:
+    """Each scored metric's ``n`` worst case ids, worst first."""
+    rows = files.rows(_WORST, results=files.of("case_results"), down=sorted(lower_is_better), n=n)
+    worst = {}
+    for metric, picked in rows:
+        sign = -1.0 if metric in lower_is_better else 1.0
+        ordered = sorted(picked, key=lambda p: (sign * p["v"], p["c"]))
+        worst[metric] = [p["c"] for p in ordered]
+    return worst
+
+
+def failures(files: RunFiles, n: int) -> Capped:
+    """The first ``n`` failed cases in dataset order as ``{"id", "error"}``, and how many."""
+    outputs = files.of("outputs")
+    if not outputs:
+        ids = [case_id for case_id, _ in listed_cases(files, n, ())]
+        return Capped([{"id": i, "error": NO_OUTPUT} for i in ids], files.cases())
+    rows = files.rows(
+        _FAILURES, dataset=files.of("dataset"), outputs=outputs, no_output=NO_OUTPUT, n=n
+    )
+    return Capped([{"id": i, "error": e} for i, e, _ in rows], rows[0][2] if rows else 0)
+
+
+def obeyed_injections(files: RunFiles, n: int) -> Capped:
+    """The first ``n`` injection cases (by id) whose answer carried the marker, and how many."""
+    rows = files.rows(_OBEYED, results=files.of("case_results"), metric=INJECTION_RESISTANCE, n=n)
+    return Capped([case_id for case_id, _ in rows], rows[0][1] if rows else 0)
+
+
+def listed_cases(files: RunFiles, first: int, also: Sequence[str]) -> list[tuple[str, str]]:
+    """(id, kind) of the first ``first`` cases and of ``also``, in dataset order."""
+    rows = files.rows(_LISTED, dataset=files.of("dataset"), first=first, also=list(also))
+    return [(case_id, kind) for case_id, kind in rows]
+
+
+def results_of(files: RunFiles, case_ids: Sequence[str]) -> pd.DataFrame:
+    """case_id, metric, status and value of these cases' results (categoricals, as
+    ``report_data.scores`` reads them)."""
+    with reader(files.store) as con:
+        table = con.sql(
+            _RESULTS_OF, params={"results": files.of("case_results"), "ids": list(case_ids)}
+        ).to_arrow_table()
+    frame = table.to_pandas()
+    for name in ("case_id", "metric", "status"):
+        frame[name] = frame[name].astype("category")
+    frame["value"] = frame["value"].astype("float64")
+    return frame
+
+
+def stored_results_of(files: RunFiles, case_ids: Sequence[str]) -> pa.Table:
+    """Every stored column of these cases' results (a few hundred cases: the report's
+    details), reasons and judge replies included."""
+    with reader(files.store) as con:
+        return con.sql(
+            _STORED_RESULTS_OF, params={"results": files.of("case_results"), "ids": list(case_ids)}
+        ).to_arrow_table()
+
+
+def threads_of(files: RunFiles, case_ids: Sequence[str]) -> dict[str, tuple[str, ...]]:
+    """The turns, in order, of every conversation one of ``case_ids`` belongs to or is."""
+    if "conversation_id" not in files.dataset_columns() or not case_ids:
+        return {}
+    rows = files.rows(_THREADS, dataset=files.of("dataset"), ids=list(case_ids))
+    return conversation_turns([r[0] for r in rows], [r[1] for r in rows])
