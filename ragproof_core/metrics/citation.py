@@ -75,13 +75,13 @@ def citation_columns(
     chosen = pa.array(np.flatnonzero(cites & has_context), pa.int64())
     # ``output.context``: the answer's own chunks, else retrieve()'s; their ids only.
     context = pc.if_else(own.is_null(), chunk_ids(retrieved), chunk_ids(own))
-    for row, cited, ids in zip(
-        chosen.to_pylist(),
-        citations.take(chosen).to_pylist(),
-        context.take(chosen).to_pylist(),
-        strict=True,
-    ):
-        grid.score(row, valid_share(cited, ids))
+    shares = [
+        valid_share(cited, ids)
+        for cited, ids in zip(
+            citations.take(chosen).to_pylist(), context.take(chosen).to_pylist(), strict=True
+        )
+    ]
+    grid.score(chosen.to_numpy(), shares)
     return grid.columns()
 
 
