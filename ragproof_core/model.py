@@ -17,6 +17,7 @@ turns as ``Message`` objects, user and assistant alternating.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -92,6 +93,14 @@ class ExpectedTool:
 
     name: str
     arguments: dict[str, Any] | None = None
+
+
+def expected_tools_from_json(text: str | None) -> tuple[ExpectedTool, ...] | None:
+    """A case's expected tools from the JSON text the store keeps them as
+    (``[{"name": ..., "arguments": {...}}, ...]``, arguments optional); None stays None."""
+    if text is None:
+        return None
+    return tuple(ExpectedTool(t["name"], t.get("arguments")) for t in json.loads(text))
 
 
 @dataclass(slots=True)

@@ -4,10 +4,13 @@ unless it asks for one, whatever the developer's shell exports."""
 from __future__ import annotations
 
 import os
+import shutil
 import tempfile
 from pathlib import Path
 
 import pytest
+
+from tests.support.scheduling import UNITS_DIR_KEY, UnitScheduling, write_units
 
 REPO = Path(__file__).resolve().parents[1]
 FIXTURES = REPO / "tests" / "fixtures"
@@ -51,19 +54,41 @@ _JUDGE_VARS = (
 )
 
 
-def pytest_collection_modifyitems(config, items):
-    """The slow end-to-end tests first, heaviest (``slow(weight=N)``) first of all.
+_UNITS_DIR = pytest.StashKey[Path]()
 
-    With ``pytest -n 3`` (and ``--dist worksteal``, in pyproject.toml: idle workers
-    take over queued tests) the long tests then run beside the many short ones,
-    instead of one of them running alone at the end while the other workers idle.
-    """
 
-    def weight(item) -> int:
-        slow = item.get_closest_marker("slow")
-        return 0 if slow is None else slow.kwargs.get("weight", 1)
+def pytest_configure(config):
+    """In the controller of ``pytest -n N``: a folder where the workers describe their tests."""
+    if not hasattr(config, "workerinput") and config.getoption("dist", "no") != "no":
+        config.stash[_UNITS_DIR] = Path(tempfile.mkdtemp(prefix="ragproof-test-units-"))
 
-    items.sort(key=weight, reverse=True)  # stable: otherwise collection order
+
+def pytest_unconfigure(config):
+    if _UNITS_DIR in config.stash:
+        shutil.rmtree(config.stash[_UNITS_DIR], ignore_errors=True)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node):
+    node.workerinput[UNITS_DIR_KEY] = str(node.config.stash[_UNITS_DIR])
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config, log):
+    """``--dist load`` (what ``-n N`` means unless told otherwise) by units: see
+    tests/support/scheduling.py. Any other ``--dist`` is xdist's own."""
+    if config.getvalue("dist") != "load" or _UNITS_DIR not in config.stash:
+        return None
+    return UnitScheduling(config, config.stash[_UNITS_DIR], log)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_finish(session):
+    """In an xdist worker: tell the controller's scheduler each test's group and weight,
+    before xdist's own hook sends it the collected test ids."""
+    workerinput = getattr(session.config, "workerinput", None)
+    if workerinput and UNITS_DIR_KEY in workerinput:
+        write_units(session.items, Path(workerinput[UNITS_DIR_KEY]), workerinput["workerid"])
 
 
 @pytest.fixture(autouse=True)

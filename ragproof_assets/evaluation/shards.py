@@ -50,6 +50,7 @@ from ragproof_core.run import (
     attempt_document,
     attempt_document_name,
     evaluate,
+    evaluate_recorded,
     merge_reports,
     new_attempt_token,
     shard_share,
@@ -191,21 +192,31 @@ def evaluate_shard(
                 # collection over a live batch (a million chunks and results) walks
                 # every one of them, and again each time they move up a generation.
                 with collector_paused():
-                    batch = rows.cases()
-                    recorded = rows.recorded_outputs()
-                    if recorded is not None:
-                        adapter.replay(recorded)
-                    evaluation = runner.run(
-                        evaluate(
-                            batch,
-                            adapter,
-                            settings,
-                            judge,
-                            on_case_done=progress.update,
-                            registry=registry,
-                            as_columns=True,
-                        )
+                    # A stored recording and metrics scored from columns: no object per
+                    # case at all (evaluate_recorded); otherwise the cases are replayed.
+                    evaluation = (
+                        None
+                        if rows.recorded is None
+                        else evaluate_recorded(rows.dataset, rows.recorded, settings, registry)
                     )
+                    if evaluation is not None:
+                        progress.update(evaluation.cases)
+                    else:
+                        recorded = rows.recorded_outputs()
+                        if recorded is not None:
+                            adapter.replay(recorded)
+                        evaluation = runner.run(
+                            evaluate(
+                                rows.cases(),
+                                adapter,
+                                settings,
+                                judge,
+                                on_case_done=progress.update,
+                                registry=registry,
+                                as_columns=True,
+                                dataset=rows.dataset,
+                            )
+                        )
                     try:
                         # Columns when the selection scores from them: no object per row.
                         writer.write(evaluation.stored_outputs(), evaluation.stored_results())

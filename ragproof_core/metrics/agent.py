@@ -25,21 +25,30 @@ failed, scored 1, 0.5 and 0.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from functools import partial
 from typing import Any
 
+import numpy as np
+import pyarrow as pa
+
+from ragproof_core.adapters.coerce import to_steps
 from ragproof_core.metrics.judge_plan import JudgePlan, Planned
+from ragproof_core.metrics.result_columns import ResultColumns
+from ragproof_core.metrics.result_grid import ResultGrid, case_ids, null_mask
 from ragproof_core.metrics.spec import MetricGroup, MetricSpec, case_only, plan_without_params
 from ragproof_core.model import (
+    Answer,
     Case,
     CaseOutput,
     ExpectedTool,
     MetricResult,
+    Status,
     Step,
     ToolMatch,
     ToolStep,
     case_error,
+    expected_tools_from_json,
     not_applicable,
     scored,
     skipped,
@@ -249,10 +258,90 @@ def score_task_completion(case_id: str, data: Mapping[str, Any]) -> MetricResult
     )
 
 
+# --- from the store's columns -----------------------------------------------------------------
+
+
+def steps_grid(dataset: pa.Table, outputs: pa.Table, wanted: Sequence[str]) -> ResultGrid:
+    """A grid whose cases without an answer skip with ``NO_ANSWER`` and whose answers
+    without steps skip with ``NO_STEPS``; the rest are left for the caller."""
+    grid = ResultGrid(case_ids(dataset), wanted, NO_STEPS)
+    grid.set(null_mask(outputs.column("answer_text")), Status.SKIPPED, NO_ANSWER)
+    return grid
+
+
+def with_steps(outputs: pa.Table) -> np.ndarray:
+    """The rows whose answer reports steps (a trajectory, maybe empty)."""
+    return np.flatnonzero(~null_mask(outputs.column("steps_json")))
+
+
+def stepped_rows(
+    dataset: pa.Table, outputs: pa.Table, gold: np.ndarray, *columns: str
+) -> Iterator[tuple[Any, ...]]:
+    """The cases with gold (``gold``: a mask of the rows) whose answer reports steps,
+    each as (its row, the output a metric of steps reads, its values of the dataset's
+    ``columns``)."""
+    rows = np.flatnonzero(gold & ~null_mask(outputs.column("steps_json")))
+    chosen = pa.array(rows, pa.int64())
+    ids, *picked = (dataset.column(name).take(chosen).to_pylist() for name in ("id", *columns))
+    texts = outputs.column("answer_text").take(chosen).to_pylist()
+    steps = outputs.column("steps_json").take(chosen).to_pylist()
+    for row, case_id, text, steps_json, *values in zip(
+        rows, ids, texts, steps, *picked, strict=True
+    ):
+        answer = Answer(text, steps=to_steps(json.loads(steps_json)))
+        yield (row, CaseOutput(case_id, answer), *values)
+
+
+def tool_columns(
+    dataset: pa.Table, outputs: pa.Table, params: Any, wanted: Sequence[str]
+) -> ResultColumns:
+    """``tool_results`` from the columns: a case with no expected tools, no answer or no
+    steps skips at once (``_skip_reason``'s order); the rest are scored by
+    ``tool_results`` itself."""
+    grid = steps_grid(dataset, outputs, wanted)
+    no_tools = null_mask(dataset.column("expected_tools_json"))
+    grid.set(no_tools, Status.SKIPPED, NO_EXPECTED_TOOLS)
+    for row, output, tools, match in stepped_rows(
+        dataset, outputs, ~no_tools, "expected_tools_json", "tool_match"
+    ):
+        case = Case(
+            output.case_id,
+            "",
+            expected_tools=expected_tools_from_json(tools),
+            tool_match=ToolMatch.IN_ORDER if match is None else ToolMatch(match),
+        )
+        grid.put(row, tool_results(case, output, params, wanted))
+    return grid.columns()
+
+
+def step_columns(
+    dataset: pa.Table, outputs: pa.Table, params: Any, wanted: Sequence[str]
+) -> ResultColumns:
+    """``step_count`` from the columns: the number of steps each answer reports."""
+    grid = steps_grid(dataset, outputs, wanted)
+    rows = with_steps(outputs)
+    steps = outputs.column("steps_json").take(pa.array(rows, pa.int64())).to_pylist()
+    for row, text in zip(rows, steps, strict=True):
+        grid.score(row, len(json.loads(text)))
+    return grid.columns()
+
+
+def unjudged_task_columns(
+    dataset: pa.Table, outputs: pa.Table, params: Any, wanted: Sequence[str]
+) -> ResultColumns:
+    """``plan_task_completion`` without a judge: an answer with steps skips for want of
+    a judge, the others as without one."""
+    grid = steps_grid(dataset, outputs, wanted)
+    grid.set(with_steps(outputs), Status.SKIPPED, NO_JUDGE)
+    return grid.columns()
+
+
 # After robustness (60), before the system metrics (70).
 REPORT_ORDER = 65
 # One maximal matching per case serves precision, recall and any_order.
-TOOL_GROUP = MetricGroup("agent_tools", TOOL_METRICS, score=tool_results)
+TOOL_GROUP = MetricGroup(
+    "agent_tools", TOOL_METRICS, score=tool_results, score_columns=tool_columns
+)
 _NEEDS = ("steps", "expected_tools")
 
 METRICS: tuple[MetricSpec, ...] = (
@@ -290,6 +379,7 @@ METRICS: tuple[MetricSpec, ...] = (
         ("steps",),
         "the number of steps the agent took",
         score=case_only(step_count),
+        score_columns=step_columns,
         listed_when_unused=False,
     ),
     MetricSpec(
@@ -299,6 +389,7 @@ METRICS: tuple[MetricSpec, ...] = (
         ("steps",),
         "complete 1, partial 0.5, failed 0 (judge over the question, steps and answer)",
         plan=plan_without_params(plan_task_completion),
+        score_columns=unjudged_task_columns,
         prompt=TASK_COMPLETION_PROMPT,
         listed_when_unused=False,
     ),

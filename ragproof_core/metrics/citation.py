@@ -7,8 +7,17 @@ retrieval-metric concept, while a citation names one concrete chunk.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from ragproof_core.metrics.result_columns import ResultColumns
+from ragproof_core.metrics.result_grid import ResultGrid, case_ids, null_mask
 from ragproof_core.metrics.spec import MetricSpec, case_only
-from ragproof_core.model import Case, CaseOutput, MetricResult, scored, skipped
+from ragproof_core.model import Case, CaseOutput, MetricResult, Status, scored, skipped
 
 CITATION_VALIDITY = "generation.citation_validity"
 
@@ -35,9 +44,63 @@ def citation_validity(case: Case, output: CaseOutput) -> MetricResult:
     context = output.context
     if context is None:
         return skipped(case.id, CITATION_VALIDITY, NO_RETRIEVED_SET)
-    cited = set(answer.citations)
-    valid = cited & {chunk.id for chunk in context}
-    return scored(case.id, CITATION_VALIDITY, len(valid) / len(cited))
+    return scored(
+        case.id, CITATION_VALIDITY, valid_share(answer.citations, [c.id for c in context])
+    )
+
+
+def valid_share(citations: Sequence[str], retrieved_ids: Sequence[str]) -> float:
+    """The share of distinct cited ids among the retrieved ids (``citations`` not empty)."""
+    cited = set(citations)
+    return len(cited.intersection(retrieved_ids)) / len(cited)
+
+
+def citation_columns(
+    dataset: pa.Table, outputs: pa.Table, params: Any, wanted: Sequence[str]
+) -> ResultColumns:
+    """``citation_validity`` from the outputs' columns: the same skips in the same order
+    (no answer, no citations, no retrieved set), then the same share of distinct cited
+    ids among the context's chunk ids (the answer's chunks, else ``retrieve()``'s)."""
+    grid = ResultGrid(case_ids(dataset), wanted, NO_ANSWER)
+    answered = ~null_mask(outputs.column("answer_text"))
+    citations = outputs.column("citations").combine_chunks()
+    cites = answered & (
+        pc.list_value_length(citations).fill_null(0).to_numpy(zero_copy_only=False) > 0
+    )
+    grid.set(answered & ~cites, Status.SKIPPED, NO_CITATIONS)
+    own = outputs.column("answer_chunks").combine_chunks()
+    context = pa.array(np.where(null_mask(own), 1, 0), pa.int8())
+    has_context = ~(null_mask(own) & null_mask(outputs.column("retrieved")))
+    grid.set(cites & ~has_context, Status.SKIPPED, NO_RETRIEVED_SET)
+    rows = np.flatnonzero(cites & has_context)
+    if not len(rows):
+        return grid.columns()
+    chosen = pa.array(rows, pa.int64())
+    context_ids = (
+        chunk_id_lists(own.take(chosen)),
+        chunk_id_lists(outputs.column("retrieved").combine_chunks().take(chosen)),
+    )
+    for position, (row, cited, source) in enumerate(
+        zip(
+            rows,
+            citations.take(chosen).to_pylist(),
+            context.take(chosen).to_pylist(),
+            strict=True,
+        )
+    ):
+        grid.score(row, valid_share(cited, context_ids[source][position]))
+    return grid.columns()
+
+
+def chunk_id_lists(chunks: pa.Array) -> list[list[str]]:
+    """Each row's chunk ids from a column of chunk lists (a null list: none)."""
+    ids = pc.struct_field(chunks.flatten(), "id").to_pylist()
+    lengths = pc.list_value_length(chunks).fill_null(0).to_pylist()
+    out, start = [], 0
+    for length in lengths:
+        out.append(ids[start : start + length])
+        start += length
+    return out
 
 
 # Where these metrics come in the registry, the summary and the report (metrics.registry).
@@ -50,5 +113,6 @@ METRICS: tuple[MetricSpec, ...] = (
         ("answer", "citations"),
         "share of cited ids found in the retrieved set",
         score=case_only(citation_validity),
+        score_columns=citation_columns,
     ),
 )

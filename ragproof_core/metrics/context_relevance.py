@@ -27,6 +27,7 @@ from typing import Any
 
 from ragproof_core.judge.types import Judge, JudgeVerdict
 from ragproof_core.metrics.judge_plan import JudgePlan, Planned, inputs_with_history
+from ragproof_core.metrics.result_grid import every_case_skips
 from ragproof_core.metrics.spec import MetricGroup, MetricSpec
 from ragproof_core.model import (
     Case,
@@ -223,7 +224,10 @@ async def _ask_both(case: Case, output: CaseOutput, judge: Judge | None, params:
 
 
 # per_metric mode asks one judge call for both (usage is counted under the group's name).
-CONTEXT_GROUP = MetricGroup(CONTEXT_RELEVANCE, CONTEXT_METRICS, ask=_ask_both)
+# Without a judge both skip every case that did not fail (``plan``).
+CONTEXT_GROUP = MetricGroup(
+    CONTEXT_RELEVANCE, CONTEXT_METRICS, ask=_ask_both, score_columns=every_case_skips(NO_JUDGE)
+)
 
 # Where these metrics come in the registry, the summary and the report (metrics.registry).
 REPORT_ORDER = 20

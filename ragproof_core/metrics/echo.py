@@ -2,8 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Any
+
+import pyarrow as pa
+
+from ragproof_core.metrics.result_columns import ResultColumns
+from ragproof_core.metrics.result_grid import ResultGrid, case_ids
 from ragproof_core.metrics.spec import MetricSpec, case_only
-from ragproof_core.model import Case, CaseOutput, MetricResult, scored, skipped
+from ragproof_core.model import Case, CaseOutput, MetricResult, Status, scored, skipped
 
 EXACT_MATCH = "echo.exact_match"
 
@@ -23,9 +30,32 @@ def exact_match(case: Case, output: CaseOutput) -> MetricResult:
         return skipped(case.id, EXACT_MATCH, NO_EXPECTED_ANSWER)
     if output.answer is None:
         return skipped(case.id, EXACT_MATCH, NO_ANSWER)
-    return scored(
-        case.id, EXACT_MATCH, 1.0 if output.answer.text.strip() == expected.strip() else 0.0
-    )
+    return scored(case.id, EXACT_MATCH, match_value(output.answer.text, expected))
+
+
+def match_value(answer: str, expected: str) -> float:
+    return 1.0 if answer.strip() == expected.strip() else 0.0
+
+
+def exact_match_columns(
+    dataset: pa.Table, outputs: pa.Table, params: Any, wanted: Sequence[str]
+) -> ResultColumns:
+    """``exact_match`` from the columns, row by row over the two texts."""
+    grid = ResultGrid(case_ids(dataset), wanted, NO_EXPECTED_ANSWER)
+    for row, (expected, text) in enumerate(
+        zip(
+            dataset.column("expected_answer").to_pylist(),
+            outputs.column("answer_text").to_pylist(),
+            strict=True,
+        )
+    ):
+        if expected is None or not expected.strip():
+            continue
+        if text is None:
+            grid.set(row, Status.SKIPPED, NO_ANSWER)
+        else:
+            grid.score(row, match_value(text, expected))
+    return grid.columns()
 
 
 # Where these metrics come in the registry, the summary and the report (metrics.registry).
@@ -38,5 +68,6 @@ METRICS: tuple[MetricSpec, ...] = (
         ("answer", "expected_answer"),
         "answer equals the expected answer after stripping (debugging)",
         score=case_only(exact_match),
+        score_columns=exact_match_columns,
     ),
 )

@@ -21,6 +21,7 @@ from typing import Any
 
 from ragproof_core.judge.types import Judge
 from ragproof_core.metrics.judge_plan import JudgePlan, Planned, run_plan, verdict_json
+from ragproof_core.metrics.result_grid import every_case_skips
 from ragproof_core.metrics.spec import MetricSpec, plan_without_params
 from ragproof_core.model import (
     Case,
@@ -216,6 +217,9 @@ async def completeness(case: Case, output: CaseOutput, judge: Judge | None) -> M
     return await run_plan(plan_completeness(case, output, judge is not None), judge)
 
 
+# Without a judge every case that did not fail skips each of them (``_common_skip``).
+UNJUDGED_COLUMNS = every_case_skips(NO_JUDGE)
+
 # Where these metrics come in the registry, the summary and the report (metrics.registry).
 REPORT_ORDER = 40
 METRICS: tuple[MetricSpec, ...] = (
@@ -226,6 +230,7 @@ METRICS: tuple[MetricSpec, ...] = (
         ("answer", "context"),
         "supported claims / claims",
         plan=plan_without_params(plan_groundedness),
+        score_columns=UNJUDGED_COLUMNS,
         prompt="groundedness",
     ),
     MetricSpec(
@@ -235,6 +240,7 @@ METRICS: tuple[MetricSpec, ...] = (
         ("answer", "context", "citations"),
         "cited chunks that support the answer / cited chunks",
         plan=plan_without_params(plan_citation_support),
+        score_columns=UNJUDGED_COLUMNS,
         prompt="citation_support",
     ),
     MetricSpec(
@@ -244,6 +250,7 @@ METRICS: tuple[MetricSpec, ...] = (
         ("answer",),
         "relevant 1, partial 0.5, irrelevant 0",
         plan=plan_without_params(plan_answer_relevance),
+        score_columns=UNJUDGED_COLUMNS,
         prompt="answer_relevance",
     ),
     MetricSpec(
@@ -253,6 +260,7 @@ METRICS: tuple[MetricSpec, ...] = (
         ("answer", "expected_answer"),
         "complete 1, partial 0.5, missing 0",
         plan=plan_without_params(plan_completeness),
+        score_columns=UNJUDGED_COLUMNS,
         prompt="completeness",
     ),
 )

@@ -16,10 +16,23 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from ragproof_core.metrics.agent import stepped_rows, steps_grid
 from ragproof_core.metrics.cutoff import split_cutoff
+from ragproof_core.metrics.result_columns import ResultColumns
 from ragproof_core.metrics.retrieval import matched_ids, precision_at_k, recall_at_k
 from ragproof_core.metrics.spec import MetricGroup, MetricSpec
-from ragproof_core.model import Case, CaseOutput, MetricResult, RetrieveStep, scored, skipped
+from ragproof_core.model import (
+    Case,
+    CaseOutput,
+    MetricResult,
+    RetrieveStep,
+    Status,
+    scored,
+    skipped,
+)
 
 HOP_RECALL_AT_K = "retrieval.hop_recall_at_k"
 HOP_PRECISION_AT_K = "retrieval.hop_precision_at_k"
@@ -80,9 +93,25 @@ def _skip_reason(case: Case, output: CaseOutput) -> str | None:
     return None
 
 
+def hop_columns(
+    dataset: pa.Table, outputs: pa.Table, params: Any, wanted: Sequence[str]
+) -> ResultColumns:
+    """``hop_results`` from the columns: a case with no expected hops, no answer or no
+    steps skips at once (``_skip_reason``'s order); the rest are scored by
+    ``hop_results`` itself."""
+    grid = steps_grid(dataset, outputs, wanted)
+    hops = dataset.column("expected_hops").combine_chunks()
+    no_hops = pc.list_value_length(hops).fill_null(0).to_numpy(zero_copy_only=False) == 0
+    grid.set(no_hops, Status.SKIPPED, NO_EXPECTED_HOPS)
+    for row, output, expected in stepped_rows(dataset, outputs, ~no_hops, "expected_hops"):
+        case = Case(output.case_id, "", expected_hops=tuple(tuple(hop) for hop in expected))
+        grid.put(row, hop_results(case, output, params, wanted))
+    return grid.columns()
+
+
 # After the judged retrieval metrics (20), before citation validity (30).
 REPORT_ORDER = 25
-HOP_GROUP = MetricGroup("retrieval_hops", HOP_METRICS, score=hop_results)
+HOP_GROUP = MetricGroup("retrieval_hops", HOP_METRICS, score=hop_results, score_columns=hop_columns)
 _NEEDS = ("steps", "expected_hops")
 
 METRICS: tuple[MetricSpec, ...] = (

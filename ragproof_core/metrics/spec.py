@@ -25,6 +25,11 @@ their own function); ``metrics.registry`` lists them. A spec says:
     judged nDCG). A group's members are still one spec each; judged members
     also carry their own ``plan``, which combined mode asks.
 
+A metric or group may also give ``score_columns``: its rows for many cases at once
+from the store's Arrow columns (``ResultColumns``), the same rows its scoring
+gives case by case. A run without a judge whose every selected metric has them
+scores a batch without a result object per row (``run.evaluate``).
+
 ``params`` is the run's settings (anything with ``k`` and ``source_match``).
 """
 
@@ -99,10 +104,10 @@ class MetricGroup:
     # once, one list of results per case, each equal to what ``score`` gives it. A run
     # scores the group this way when it is set (``run.evaluate``).
     score_batch: BatchScore | None = None
-    # (dataset, outputs, params, wanted): ``score_batch`` from the store's columns (cases
+    # (dataset, outputs, params, wanted): the group's rows from the store's columns (cases
     # that did not fail), each case's rows ``wanted`` in order, case after case, as
-    # columns: a run whose every metric has one builds no result object (read only
-    # beside ``score_batch``).
+    # columns: ``score``'s rows, or for an ``ask`` group its rows when the run has no
+    # judge. A run whose every metric has them builds no result object (``run.evaluate``).
     score_columns: ColumnScore | None = None
 
     def __post_init__(self) -> None:
@@ -136,6 +141,10 @@ class MetricSpec:
     listed_when_unused: bool = True
     # A metric of a whole conversation (module docstring); ``plan`` skips single cases.
     conversation: ConversationPlan | None = None
+    # (dataset, outputs, params, (name,)): the metric's rows from the store's columns, as
+    # ``MetricGroup.score_columns`` gives a group's: ``score``'s rows, or for a judged
+    # metric its rows when the run has no judge.
+    score_columns: ColumnScore | None = None
     # A group member's function over a whole batch of cases, which its group's
     # ``score_batch``/``score_columns`` call (retrieval: ``(RetrievalBatch, k)`` to one
     # value per case, ``retrieval_batch_kernels``).

@@ -1,12 +1,13 @@
 """A batch of cases' results scored from the store's columns, with no object per case.
 
-A run whose every selected metric belongs to a group that scores columns
-(``MetricGroup.score_columns``) scores a batch of cases from two Arrow tables
-(the ``dataset`` rows and their ``outputs`` rows, as ``store.tables`` declares
-them) into ``ResultColumns``: the rows ``evaluate`` gives the same cases, in
-the same order (per case, each name in the run's order), without a
-``MetricResult`` or ``Case`` object per case. A case that failed is an error in
-every metric, its reason the failure, as ``evaluate.failure_results`` makes it.
+A run whose every selected metric scores columns (``score_columns`` of its group
+or of its own declaration: ``run.evaluate``'s ``Selection.column_scorers``)
+scores a batch of cases from two Arrow tables (the ``dataset`` rows and their
+``outputs`` rows, as ``store.tables`` declares them) into ``ResultColumns``: the
+rows ``evaluate`` gives the same cases, in the same order (per case, each name in
+the run's order), without a ``MetricResult`` or ``Case`` object per case. A case
+that failed is an error in every metric, its reason the failure, as
+``evaluate.failure_results`` makes it.
 """
 
 from __future__ import annotations
@@ -18,8 +19,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ragproof_core.metrics.registry import MetricGroup
 from ragproof_core.metrics.result_columns import ResultColumns, concat
+from ragproof_core.metrics.spec import ColumnScore
 from ragproof_core.model import Status
 
 CASE_FAILED = "case failed"  # the reason of a failure that gave no error text
@@ -44,12 +45,13 @@ def column_results(
     dataset: pa.Table,
     outputs: pa.Table,
     settings: Any,
-    groups: Sequence[tuple[MetricGroup, Sequence[str]]],
+    scorers: Sequence[tuple[ColumnScore, Sequence[str]]],
     names: Sequence[str],
 ) -> ResultColumns:
     """The rows of ``dataset``'s cases (``outputs`` their outputs, row for row) for
-    ``names``, each name scored by the one of ``groups`` (a group and its wanted names)
-    that holds it: case after case, each case's rows in ``names`` order."""
+    ``names``, each name scored by the one of ``scorers`` (a ``score_columns`` of a
+    group or a metric, and the names it gives) that holds it: case after case, each
+    case's rows in ``names`` order."""
     errors = outputs.column("error").combine_chunks()
     failed = errors.is_valid().to_numpy(zero_copy_only=False)
     ok = np.flatnonzero(~failed)
@@ -64,8 +66,8 @@ def column_results(
     where = np.empty((len(failed), width), dtype=np.int64)
     parts: list[ResultColumns] = []
     start = 0
-    for group, wanted in groups:
-        part = group.score_columns(dataset, scored_outputs, settings, wanted)
+    for score_columns, wanted in scorers:
+        part = score_columns(dataset, scored_outputs, settings, wanted)
         cut = len(wanted)
         where[ok[:, None], [column[name] for name in wanted]] = (
             start + np.arange(len(ok))[:, None] * cut + np.arange(cut)

@@ -30,6 +30,7 @@ from ragproof_core.metrics.combined_run import combined_results
 from ragproof_core.metrics.judge_plan import JudgePlan, result_from_verdict, run_plan, with_history
 from ragproof_core.metrics.registry import REGISTRY, MetricGroup, MetricSpec, Registry
 from ragproof_core.metrics.result_columns import ResultColumns
+from ragproof_core.metrics.spec import ColumnScore
 from ragproof_core.model import (
     Case,
     CaseOutput,
@@ -240,6 +241,36 @@ class Selection:
         )
 
     @cached_property
+    def unjudged_column_scorers(self) -> tuple[tuple[ColumnScore, tuple[str, ...]], ...] | None:
+        """Every selected metric's ``score_columns`` beside the names it gives, for a run
+        without a judge (a judged metric's are its rows without one); None when one has
+        none. A conversation's own metrics have no rows in a batch of single cases."""
+        scorers: list[tuple[ColumnScore, tuple[str, ...]]] = []
+        for group in self.groups:
+            if group.score_columns is None:
+                return None
+            scorers.append((group.score_columns, self.group_members[group.name]))
+        for declared in self.specs:
+            if declared.group is None and not declared.per_conversation:
+                if declared.score_columns is None:
+                    return None
+                scorers.append((declared.score_columns, (declared.name,)))
+        return tuple(scorers)
+
+    def column_scorers(
+        self, has_judge: bool, has_turns: bool
+    ) -> tuple[tuple[ColumnScore, tuple[str, ...]], ...] | None:
+        """What scores a batch from columns, or None when it is scored as objects: a
+        selection ``scored_from_columns``, or without a judge one whose every metric has
+        ``score_columns`` (and, when it has a conversation's own metrics, a batch with no
+        turn: ``has_turns`` false)."""
+        if self.scored_from_columns:
+            return tuple((g.score_columns, self.group_members[g.name]) for g in self.batch_groups)
+        if has_judge or (has_turns and self.conversational):
+            return None
+        return self.unjudged_column_scorers
+
+    @cached_property
     def result_names(self) -> tuple[str, ...]:
         """A case's names in the order ``evaluate`` lists its rows."""
         if len(self.batch_groups) == 1 and self.scored_from_columns:
@@ -422,12 +453,18 @@ async def evaluate(
     ``registry``: the metrics to choose from, the run's own (``metrics.custom``) included.
 
     ``as_columns``: when every selected metric scores from columns
-    (``Selection.scored_from_columns``), give the results as ``Evaluation.columns``
+    (``Selection.column_scorers``), give the results as ``Evaluation.columns``
     (``column_scoring``); ``dataset``: the cases' rows of the store's dataset table, if
     the caller has them (otherwise they are encoded from ``cases``)."""
     selection = Selection.from_settings(settings, registry)
-    if as_columns and selection.scored_from_columns:
-        return await _evaluate_columns(cases, adapter, settings, selection, on_case_done, dataset)
+    scorers = None
+    if as_columns:
+        turns = any(case.turn is not None for case in cases)
+        scorers = selection.column_scorers(judge is not None, turns)
+    if scorers is not None:
+        return await _evaluate_columns(
+            cases, adapter, settings, selection, scorers, on_case_done, dataset
+        )
     results_by_case: dict[str, list[MetricResult]] = {}
     pending: set[asyncio.Task] = set()
     backlog = asyncio.Semaphore(settings.concurrency * _JUDGE_BACKLOG_PER_SLOT)
@@ -584,22 +621,28 @@ async def evaluate(
 
 
 def evaluate_recorded(
-    dataset: pa.Table, recorded: pa.Table, settings: RunSettings, registry: Registry = REGISTRY
+    dataset: pa.Table,
+    recorded: pa.Table,
+    settings: RunSettings,
+    registry: Registry = REGISTRY,
+    has_judge: bool = True,
 ) -> Evaluation | None:
     """``evaluate`` of a recorded run's cases from the store's columns alone: ``dataset``
     rows and ``recorded``, the stored recording's rows beside them (what the recorded
     adapter replays for each case, failures included). No ``Case``, ``CaseOutput`` or
     ``MetricResult`` object is built. None when the selection is not scored from columns
+    (``Selection.column_scorers``: pass ``has_judge=False`` for a run without a judge)
     or the rows hold a conversation (a turn after a failed one fails without being
     replayed: ``adapters.runner``); ``evaluate`` then evaluates them."""
     selection = Selection.from_settings(settings, registry)
     turns = "conversation_id" in dataset.column_names and (
         dataset.column("conversation_id").null_count < dataset.num_rows
     )
-    if not selection.scored_from_columns or turns:
+    scorers = selection.column_scorers(has_judge, turns)
+    if scorers is None or turns:
         return None
     try:
-        columns = _column_results(dataset, recorded, settings, selection)
+        columns = column_results(dataset, recorded, settings, scorers, selection.result_names)
     except Exception:  # noqa: BLE001 - found again case by case just below
         with collector_paused():
             cases, outputs = decode_dataset(dataset), decode_outputs(recorded)
@@ -609,18 +652,12 @@ def evaluate_recorded(
     return Evaluation(outputs=[], results=[], columns=columns, outputs_table=recorded)
 
 
-def _column_results(
-    dataset: pa.Table, outputs: pa.Table, settings: RunSettings, selection: Selection
-) -> ResultColumns:
-    groups = [(g, selection.group_members[g.name]) for g in selection.batch_groups]
-    return column_results(dataset, outputs, settings, groups, selection.result_names)
-
-
 async def _evaluate_columns(
     cases: Sequence[Case],
     adapter: object,
     settings: RunSettings,
     selection: Selection,
+    scorers: Sequence[tuple[ColumnScore, tuple[str, ...]]],
     on_case_done: Callable[[], None] | None,
     dataset: pa.Table | None,
 ) -> Evaluation:
@@ -636,7 +673,7 @@ async def _evaluate_columns(
         outputs_table = encode_outputs("", outputs)
         rows = encode_dataset("", cases) if dataset is None else dataset
         try:
-            columns = _column_results(rows, outputs_table, settings, selection)
+            columns = column_results(rows, outputs_table, settings, scorers, selection.result_names)
         except Exception:  # noqa: BLE001 - found again case by case just below
             columns = ResultColumns.from_results(
                 _results_case_by_case(cases, outputs, settings, selection)
@@ -652,8 +689,9 @@ def _results_case_by_case(
     settings: RunSettings,
     selection: Selection,
 ) -> list[MetricResult]:
-    """The batch groups' rows one case at a time, so only a case at fault becomes an
-    internal error (as ``evaluate``'s ``score_waiting`` finds it)."""
+    """The selected metrics' rows one case at a time, as objects and without a judge,
+    so only a case at fault becomes an internal error (as ``evaluate``'s
+    ``score_waiting`` finds it)."""
     results: list[MetricResult] = []
     order = {name: i for i, name in enumerate(selection.result_names)}
     for case, output in zip(cases, outputs, strict=True):
@@ -661,9 +699,25 @@ def _results_case_by_case(
             rows = failure_results(case, output, selection)
         else:
             try:
-                (rows,) = batch_results([case], [output], settings, selection)
+                rows = deterministic_results(case, output, settings, selection)
+                rows += unjudged_plans(case, output, selection, settings)
             except Exception as exc:  # noqa: BLE001 - a bug in scoring costs one case
                 reason = internal_error_reason(exc)
                 rows = failure_results(case, replace(output, error=reason), selection)
         results.extend(sorted(rows, key=lambda r: order[r.metric]))
     return results
+
+
+def unjudged_plans(
+    case: Case, output: CaseOutput, selection: Selection, params: Any
+) -> list[MetricResult]:
+    """The selected judged metrics' rows of a case in a run without a judge: each plan's
+    result (a skip, or the refusal heuristic's score), which asks nothing; the rows
+    ``_unjudged_results`` gives, but for their order."""
+    rows = []
+    for declared in selection.planned:
+        planned = declared.plan(case, output, False, params)
+        if not isinstance(planned, MetricResult):
+            raise TypeError(f"{declared.name} plans a judge question in a run without a judge")
+        rows.append(planned)
+    return rows

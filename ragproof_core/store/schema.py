@@ -40,6 +40,7 @@ from ragproof_core.model import (
     ToolMatch,
     TurnOf,
     Usage,
+    expected_tools_from_json,
 )
 from ragproof_core.store import tables
 
@@ -200,12 +201,6 @@ def _tools_json(tools: Sequence[ExpectedTool] | None) -> str | None:
     )
 
 
-def _decode_tools(text: str | None) -> tuple[ExpectedTool, ...] | None:
-    if text is None:
-        return None
-    return tuple(ExpectedTool(t["name"], t.get("arguments")) for t in json.loads(text))
-
-
 def _steps_json(steps: Sequence[Step] | None) -> str | None:
     return None if steps is None else _to_json([step.to_json() for step in steps])
 
@@ -223,7 +218,7 @@ def decode_dataset(table: pa.Table) -> list[Case]:
             adversarial_payload=payload,
             metadata=_loads_or_none(meta),
             source_grades=_loads_or_none(grades),
-            expected_tools=_decode_tools(tools),
+            expected_tools=expected_tools_from_json(tools),
             tool_match=ToolMatch.IN_ORDER if tool_match is None else ToolMatch(tool_match),
             expected_hops=None if hops is None else tuple(tuple(hop) for hop in hops),
             turn=None if conversation is None else TurnOf(conversation, turn, turns),

@@ -30,7 +30,10 @@ from tests.support.s3_server import MotoServer
 from tests.support.served import ServedApp
 from tests.support.stores import StoreUnderTest
 
-pytestmark = pytest.mark.slow  # real `ragproof run` subprocesses and servers
+pytestmark = [
+    pytest.mark.slow,  # real `ragproof run` subprocesses and servers
+    pytest.mark.xdist_group(__name__),  # one worker makes the shared runs, once
+]
 
 REPO = Path(__file__).resolve().parents[2]
 SERVE = REPO / "tests" / "fixtures" / "serve"

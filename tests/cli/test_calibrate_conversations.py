@@ -36,7 +36,10 @@ from tests.support.cli import ragproof
 from tests.support.judge_server import JudgeServer, ReceivedRequest, default_content
 from tests.support.runs import Runs
 
-pytestmark = pytest.mark.slow  # a real `ragproof run` subprocess
+pytestmark = [
+    pytest.mark.slow,  # a real `ragproof run` subprocess
+    pytest.mark.xdist_group(__name__),  # one worker makes the shared runs, once
+]
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "calibrate_conversations"
 GROUNDEDNESS = "generation.groundedness"

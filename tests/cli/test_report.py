@@ -17,7 +17,10 @@ REPO = Path(__file__).resolve().parents[2]
 RECORDED = REPO / "tests" / "fixtures" / "recorded"
 REGRESSION = REPO / "tests" / "fixtures" / "regression"
 
-pytestmark = pytest.mark.slow  # real `ragproof run` subprocesses
+pytestmark = [
+    pytest.mark.slow,  # real `ragproof run` subprocesses
+    pytest.mark.xdist_group(__name__),  # one worker makes the shared runs, once
+]
 
 
 @pytest.fixture(scope="module")

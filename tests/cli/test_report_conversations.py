@@ -15,7 +15,10 @@ FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "report_conversatio
 RETENTION = "conversation.knowledge_retention"
 RECALL = "retrieval.recall_at_k"
 
-pytestmark = pytest.mark.slow  # a real `ragproof run` subprocess
+pytestmark = [
+    pytest.mark.slow,  # a real `ragproof run` subprocess
+    pytest.mark.xdist_group(__name__),  # one worker makes the shared runs, once
+]
 
 
 @pytest.fixture(scope="module")

@@ -40,7 +40,7 @@ class Recorded:
 
 
 SELECTIONS = (
-    (),  # not scored from columns: the object path, as ever
+    (),  # every default metric: from columns too, as the run has no judge
     SCORED_RETRIEVAL[:4],
     SCORED_RETRIEVAL,
     ("retrieval.ndcg_at_k@2", "retrieval.recall_at_k@1", *SCORED_RETRIEVAL),
@@ -53,15 +53,12 @@ def test_rows_as_columns_equal_rows_as_objects(selected):
     settings = RunSettings(metrics=selected)
     as_objects = asyncio.run(evaluate(cases, Recorded(outputs), settings))
     as_columns = asyncio.run(evaluate(cases, Recorded(outputs), settings, as_columns=True))
-    columnar = Selection.from_settings(settings).scored_from_columns
-    assert columnar == bool(selected)
-    assert (as_columns.columns is not None) == columnar
-    if columnar:
-        assert as_columns.results == []
-        assert as_columns.columns.results() == as_objects.results
-        assert as_columns.outputs_table.equals(encode_outputs("", as_objects.outputs))
-    else:
-        assert as_columns.results == as_objects.results
+    assert Selection.from_settings(settings).scored_from_columns == bool(selected)
+    # Without a judge every selection here scores from columns, the default one too
+    # (each metric has score_columns: tests/core/metrics/test_column_scorers.py).
+    assert as_columns.results == []
+    assert as_columns.columns.results() == as_objects.results
+    assert as_columns.outputs_table.equals(encode_outputs("", as_objects.outputs))
     assert as_columns.status_counts() == as_objects.status_counts()
     statuses = {r.status for r in as_objects.results}
     assert {Status.SCORED, Status.SKIPPED, Status.ERROR} <= statuses
@@ -75,9 +72,10 @@ def test_groups_interleave_in_the_runs_order():
     settings = RunSettings(metrics=names)
     expected = asyncio.run(evaluate(cases, _Given(outputs), settings)).results
     # One group asked for its names in two parts, in an order unlike the run's.
-    groups = [(RETRIEVAL_GROUP, (names[3], names[0])), (RETRIEVAL_GROUP, (names[2], names[1]))]
+    score = RETRIEVAL_GROUP.score_columns
+    scorers = [(score, (names[3], names[0])), (score, (names[2], names[1]))]
     dataset = encode_dataset("", cases)
-    scored = column_results(dataset, encode_outputs("", outputs), settings, groups, names)
+    scored = column_results(dataset, encode_outputs("", outputs), settings, scorers, names)
     assert scored.results() == expected
     assert [r.status for r in expected[3 * 4 : 4 * 4]] == [Status.ERROR] * 4
 
