@@ -6,6 +6,7 @@ import multiprocessing
 import sys
 
 import dagster as dg
+import pytest
 
 from ragproof_cli.execution import step_preload_modules
 from ragproof_cli.instance import ensure_dagster_home
@@ -41,6 +42,7 @@ def _fork_a_step_process(dagster_home: str, queue) -> None:
     step.join()
 
 
+@pytest.mark.slow
 def test_a_step_process_opens_the_instance_without_importing_dagster_or_its_storages(
     tmp_path,
 ):
