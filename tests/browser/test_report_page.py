@@ -29,9 +29,15 @@ class Opened:
         self.page.wait_for_selector("body[data-ready='1']", timeout=10_000)
 
 
+@pytest.fixture(scope="module")
+def hostile_report(runs: Runs, hostile_run: str) -> Path:
+    """The hostile run's report, written once by `ragproof report`; each test opens a new page."""
+    return runs.report(hostile_run)
+
+
 @pytest.fixture
-def hostile(browser, runs: Runs, hostile_run: str):
-    opened = Opened(browser, runs.report(hostile_run))
+def hostile(browser, hostile_report: Path):
+    opened = Opened(browser, hostile_report)
     yield opened
     opened.page.close()
 
