@@ -145,7 +145,7 @@ def scored_from_tables(
     ``column_results`` and the ``case_results`` table, batch by batch."""
     settings = RunSettings(k=K, metrics=tuple(names))
     selection = Selection.from_settings(settings)
-    groups = [(g, selection.group_members[g.name]) for g in selection.batch_groups]
+    scorers = selection.column_scorers(has_judge=False, has_turns=False)
     parts = []
     with collector_paused():
         for start in range(0, dataset.num_rows, EVAL_BATCH_CASES):
@@ -153,7 +153,7 @@ def scored_from_tables(
                 dataset.slice(start, EVAL_BATCH_CASES),
                 outputs.slice(start, EVAL_BATCH_CASES),
                 settings,
-                groups,
+                scorers,
                 selection.result_names,
             )
             result_table(RUN_ID, rows)

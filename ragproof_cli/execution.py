@@ -195,7 +195,7 @@ def run_evaluation(
     tags = {
         SOURCE_TAG: "cli",
         RUN_ID_TAG: run_id,
-        # The command's preflight has just built the adapter: the dataset step need not.
+        # The command has just built a live adapter: the dataset step need not.
         PRECHECKED_TAG: "true",
     }
     if progress:
@@ -215,6 +215,16 @@ def run_evaluation(
         tags=tags,
     )
     return run_id, result
+
+
+def forget_run(run_id: str, result) -> None:
+    """Remove a run that failed on its input before storing anything (its dataset step
+    validates the dataset and the recording): its Dagster run, logs and partition, so
+    the UI lists no run the store does not hold (CONTRACT section 14)."""
+    instance = dg.DagsterInstance.get()
+    instance.delete_run(result.run_id)
+    instance.compute_log_manager.delete_logs(prefix=[result.run_id])
+    instance.delete_dynamic_partition(evaluation_runs.name, run_id)
 
 
 def step_failures(result) -> tuple[list[str], bool]:

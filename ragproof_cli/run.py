@@ -39,7 +39,7 @@ from ragproof_core.present import (
     runs_table,
     summary_table,
 )
-from ragproof_core.run import estimate_run, preflight
+from ragproof_core.run import check_launch, estimate_run, preflight
 from ragproof_core.store import stored_run_settings
 from ragproof_core.store_health import STORE_FAULT
 
@@ -77,9 +77,9 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 def _execute_run(args: argparse.Namespace) -> tuple[int, Callable[[], None] | None]:
     """The run's exit code, and what to print on stdout (None: nothing)."""
-    # Validate everything (config, dataset, judge environment, adapter) before a
-    # partition is created, so bad input leaves no trace in the store or the
-    # Dagster instance. The eval_dataset asset validates the same way.
+    # The config, the judge's environment and a live adapter are checked before a
+    # partition is created; the dataset step validates the dataset and a recording
+    # before it stores anything, and a run it refuses is removed again.
     # Imported here: the Dagster layer takes seconds to import, and only `ragproof run`
     # needs it (runs, show, compare, report, sql and the rest start without it). Its
     # modules hold no garbage: the collector would only rescan them as they load.
@@ -102,14 +102,18 @@ def _execute_run(args: argparse.Namespace) -> tuple[int, Callable[[], None] | No
         if args.json:
             return EXIT_OK, lambda: print_json(estimate.to_dict())
         return EXIT_OK, lambda: print(estimate.render())
-    # Validation only: the dataset step reads the cases again, and a million of
-    # them must not stay in this process for the whole run.
-    preflight(config, args.dataset)
+    # The cheap checks only: the dataset and a recording are read once, by the run's
+    # dataset step, which stores nothing until both are valid.
+    check_launch(config, args.dataset)
     run_id, result = execution.run_evaluation(
         form, config.run.shards, debug=args.debug, progress=sys.stderr.isatty()
     )
     if not result.success:
         messages, internal = execution.step_failures(result)
+        refused = not internal and not messages[0].startswith(STORE_FAULT)
+        if refused and not open_store().run_exists(run_id):
+            # Refused on its input: nothing is stored, and the run leaves no trace.
+            execution.forget_run(run_id, result)
         if internal:
             print(
                 f"ragproof: internal error (a bug in ragproof): {one_line(messages[0])}; "

@@ -59,11 +59,9 @@ from ragproof_core.store import (
     StoreLocked,
     summarize_run,
 )
-from ragproof_core.store.recording import StagedRecording, aligned_batches, dataset_keys
+from ragproof_core.store.recording import StagedRecording
 
 GROUP = "evaluation"
-# Rows of a stored recording put in dataset order at a time.
-ALIGN_BATCH_ROWS = 50_000
 
 
 def _now() -> datetime:
@@ -148,10 +146,7 @@ def _store_dataset(
         # A restarted run may have replayed a recording before: the file must go.
         run_store.remove_recorded_outputs(run_id)
     else:
-        ids, turns = dataset_keys(cases)
-        run_store.write_recorded_outputs(
-            run_id, aligned_batches(recording, ids, turns, run_id, ALIGN_BATCH_ROWS)
-        )
+        run_store.write_recorded_outputs(run_id, recording, cases)
     # Views exist from the first run's start, so the store reads even if that run is killed.
     _refresh_views(context, run_store)
     kinds = Counter(case.kind.value for case in cases)

@@ -192,12 +192,19 @@ def evaluate_shard(
                 # collection over a live batch (a million chunks and results) walks
                 # every one of them, and again each time they move up a generation.
                 with collector_paused():
-                    # A stored recording and metrics scored from columns: no object per
-                    # case at all (evaluate_recorded); otherwise the cases are replayed.
+                    # A stored recording and metrics scored from columns (every default
+                    # one when there is no judge): no object per case at all
+                    # (evaluate_recorded); otherwise the cases are replayed.
                     evaluation = (
                         None
                         if rows.recorded is None
-                        else evaluate_recorded(rows.dataset, rows.recorded, settings, registry)
+                        else evaluate_recorded(
+                            rows.dataset,
+                            rows.recorded,
+                            settings,
+                            registry,
+                            has_judge=judge is not None,
+                        )
                     )
                     if evaluation is not None:
                         progress.update(evaluation.cases)

@@ -34,9 +34,11 @@ runner's case-aware ``run_case`` hook.
 Memory does not grow with the recording: the adapter keeps, per case id, only
 where its line is in the file, and ``run_case`` re-reads and parses that one
 line. ``RecordedAdapter.prechecked(path)`` builds the same adapter without
-validating again, for a shard step of a run whose preflight already validated
-the file: it only finds each line's case id (a byte scan, not a JSON parse),
-so N shards do not parse the whole recording N times, only their own lines.
+validating again: it only finds each line's case id (a byte scan, not a JSON
+parse). In a run, the dataset step validates the file once and stores it as
+the run's ``recorded_outputs`` table (``store/recording.py``, through
+``iter_recording`` here); a shard's ``RecordedAdapter.stored(path)`` reads
+nothing from the file and replays the stored outputs ``replay`` hands it.
 """
 
 from __future__ import annotations
@@ -166,8 +168,10 @@ class RecordedAdapter:
         recording already holds what the pipeline answered with its history."""
         if self._replayed is not None:
             stored = self._replayed.get(case.id)
-            # Every case of a run has its stored row: a missing one is a case failure.
-            return stored or CaseOutput(case.id, error=f"no recorded output for case {case.id}")
+            if stored is None:
+                # Every case of a run has its stored row: a missing one is a case failure.
+                return CaseOutput(case.id, error=f"no recorded output for case {case.id}")
+            return stored
         turn = case.turn
         position = self._index.get(case.id)
         if position is None and turn is not None:

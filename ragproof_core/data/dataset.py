@@ -96,6 +96,28 @@ def load_dataset(path: str | Path) -> list[Case]:
     return cases
 
 
+def fewer_units_than(path: str | Path, count: int) -> bool:
+    """Whether the dataset holds fewer than ``count`` units (a case, or a conversation
+    with its turns: one line or row each), found without parsing it: non-blank lines are
+    counted up to ``count``, a Parquet file's rows read from its footer. False when the
+    file cannot be read (``load_dataset`` words that)."""
+    path = Path(path)
+    try:
+        if path.suffix.lower() == ".parquet":
+            import pyarrow.parquet as pq  # as in _parquet_rows: JSONL users never pay for it
+
+            return pq.read_metadata(path).num_rows < count
+        units = 0
+        with open(path, "rb") as handle:
+            for raw in handle:
+                units += bool(raw.strip())
+                if units >= count:
+                    return False
+        return True
+    except Exception:  # noqa: BLE001 - unreadable or not Parquet: load_dataset says why
+        return False
+
+
 def dataset_sha256(path: str | Path) -> str:
     """sha256 of the file's bytes, recorded with each run to pin the exact dataset."""
     digest = hashlib.sha256()

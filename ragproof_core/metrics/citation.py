@@ -69,38 +69,31 @@ def citation_columns(
     )
     grid.set(answered & ~cites, Status.SKIPPED, NO_CITATIONS)
     own = outputs.column("answer_chunks").combine_chunks()
-    context = pa.array(np.where(null_mask(own), 1, 0), pa.int8())
-    has_context = ~(null_mask(own) & null_mask(outputs.column("retrieved")))
+    retrieved = outputs.column("retrieved").combine_chunks()
+    has_context = ~(null_mask(own) & null_mask(retrieved))
     grid.set(cites & ~has_context, Status.SKIPPED, NO_RETRIEVED_SET)
-    rows = np.flatnonzero(cites & has_context)
-    if not len(rows):
-        return grid.columns()
-    chosen = pa.array(rows, pa.int64())
-    context_ids = (
-        chunk_id_lists(own.take(chosen)),
-        chunk_id_lists(outputs.column("retrieved").combine_chunks().take(chosen)),
-    )
-    for position, (row, cited, source) in enumerate(
-        zip(
-            rows,
-            citations.take(chosen).to_pylist(),
-            context.take(chosen).to_pylist(),
-            strict=True,
+    chosen = pa.array(np.flatnonzero(cites & has_context), pa.int64())
+    # ``output.context``: the answer's own chunks, else retrieve()'s; their ids only.
+    context = pc.if_else(own.is_null(), chunk_ids(retrieved), chunk_ids(own))
+    shares = [
+        valid_share(cited, ids)
+        for cited, ids in zip(
+            citations.take(chosen).to_pylist(), context.take(chosen).to_pylist(), strict=True
         )
-    ):
-        grid.score(row, valid_share(cited, context_ids[source][position]))
+    ]
+    grid.score(chosen.to_numpy(), shares)
     return grid.columns()
 
 
-def chunk_id_lists(chunks: pa.Array) -> list[list[str]]:
-    """Each row's chunk ids from a column of chunk lists (a null list: none)."""
-    ids = pc.struct_field(chunks.flatten(), "id").to_pylist()
-    lengths = pc.list_value_length(chunks).fill_null(0).to_pylist()
-    out, start = [], 0
-    for length in lengths:
-        out.append(ids[start : start + length])
-        start += length
-    return out
+def chunk_ids(chunks: pa.Array) -> pa.Array:
+    """A column of chunk lists as lists of their ids (a null list stays null), without
+    copying the chunks' texts."""
+    # The offsets copied: a slice of a column (a batch of the store's rows) has offsets
+    # that from_arrays takes only without a null mask.
+    offsets = pa.array(chunks.offsets.to_numpy(zero_copy_only=False), pa.int32())
+    return pa.ListArray.from_arrays(
+        offsets, pc.struct_field(chunks.values, "id"), mask=chunks.is_null()
+    )
 
 
 # Where these metrics come in the registry, the summary and the report (metrics.registry).

@@ -42,6 +42,7 @@ def exact_match_columns(
 ) -> ResultColumns:
     """``exact_match`` from the columns, row by row over the two texts."""
     grid = ResultGrid(case_ids(dataset), wanted, NO_EXPECTED_ANSWER)
+    rows, values, unanswered = [], [], []
     for row, (expected, text) in enumerate(
         zip(
             dataset.column("expected_answer").to_pylist(),
@@ -52,9 +53,12 @@ def exact_match_columns(
         if expected is None or not expected.strip():
             continue
         if text is None:
-            grid.set(row, Status.SKIPPED, NO_ANSWER)
+            unanswered.append(row)
         else:
-            grid.score(row, match_value(text, expected))
+            rows.append(row)
+            values.append(match_value(text, expected))
+    grid.set(unanswered, Status.SKIPPED, NO_ANSWER)
+    grid.score(rows, values)
     return grid.columns()
 
 

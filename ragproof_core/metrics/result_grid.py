@@ -47,17 +47,21 @@ class ResultGrid:
             self.reasons.append(reason)
         return found
 
-    def set(self, rows: np.ndarray, status: Status, reason: str) -> None:
+    def set(self, rows: np.ndarray | Sequence[int], status: Status, reason: str) -> None:
         """Every name's row of the cases ``rows`` (a mask or indices): ``status`` with
         ``reason`` and no value."""
+        if not isinstance(rows, np.ndarray):
+            rows = np.asarray(rows, dtype=np.int64)
         self.status[rows] = STATUS_CODE[status]
         self.reason[rows] = self._index(reason)
 
-    def score(self, row: int, value: float) -> None:
-        """Case ``row``'s one metric (a grid of one name) scored ``value``."""
-        self.status[row, 0] = SCORED_CODE
-        self.value[row, 0] = value
-        self.reason[row, 0] = self._index(None)
+    def score(self, rows: Sequence[int] | np.ndarray, values: Sequence[float]) -> None:
+        """The one metric of a grid of one name scored ``values`` at ``rows``, at once
+        (a row at a time, numpy's item assignments cost more than most metrics)."""
+        rows = np.asarray(rows, dtype=np.int64)
+        self.status[rows, 0] = SCORED_CODE
+        self.value[rows, 0] = np.asarray(values, dtype=np.float64)
+        self.reason[rows, 0] = self._index(None)
 
     def put(self, row: int, results: Sequence[MetricResult]) -> None:
         """Case ``row``'s results, one per name in ``names`` order, as a metric scored

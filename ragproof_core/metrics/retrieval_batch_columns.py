@@ -25,6 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+import pyarrow.json as pj
 
 from ragproof_core.metrics.retrieval_batch import (
     RELEVANT,
@@ -137,18 +138,45 @@ def ranked_ids(retrieved: pa.Array, source_match: str) -> IdLists:
 
 def document_ids(chunk_ids: pa.Array, metadata_json: pa.Array) -> pa.Array:
     """Each chunk's document id: its metadata's ``document_id`` as ``str()`` gives it,
-    else its chunk id. Only metadata whose text names the key is parsed."""
+    else its chunk id. Only metadata whose text names the key is read."""
     named = pc.fill_null(pc.match_substring(metadata_json, '"document_id"'), False)
     where = np.flatnonzero(named.to_numpy(zero_copy_only=False))
     if not len(where):
         return chunk_ids
-    ids = chunk_ids.to_pylist()
-    for position, text in zip(where, metadata_json.take(pa.array(where)).to_pylist(), strict=True):
-        metadata = json.loads(text)
-        document = metadata.get("document_id") if metadata else None
-        if document is not None:
-            ids[position] = str(document)
+    texts = metadata_json.take(pa.array(where))
+    try:
+        found = _string_document_ids(texts)
+    except pa.ArrowInvalid:
+        # A document_id that is not a string (str() of a number, say): parsed one by one.
+        found = pa.array([_document_id(text) for text in texts.to_pylist()], pa.string())
+    ids = chunk_ids.to_numpy(zero_copy_only=False).astype(object)
+    named_ids = found.to_numpy(zero_copy_only=False)
+    given = np.flatnonzero(pc.is_valid(found).to_numpy(zero_copy_only=False))
+    ids[where[given]] = named_ids[given]
     return pa.array(ids, pa.string())
+
+
+_DOCUMENT_ID_ONLY = pj.ParseOptions(
+    explicit_schema=pa.schema([("document_id", pa.string())]),
+    unexpected_field_behavior="ignore",
+)
+
+
+def _string_document_ids(texts: pa.Array) -> pa.Array:
+    """The top-level ``document_id`` of each JSON object (null where absent or null), by
+    pyarrow's JSON reader; raises ``ArrowInvalid`` when one is not a string. The store
+    writes metadata as one-line JSON (``store.schema``), so each text is one line."""
+    lines = "\n".join(texts.to_pylist()).encode("utf-8")
+    read = pj.read_json(pa.BufferReader(lines), parse_options=_DOCUMENT_ID_ONLY)
+    if read.num_rows != len(texts):
+        raise pa.ArrowInvalid("metadata texts did not read one row each")
+    return read.column("document_id").combine_chunks()
+
+
+def _document_id(text: str) -> str | None:
+    metadata = json.loads(text)
+    document = metadata.get("document_id") if metadata else None
+    return None if document is None else str(document)
 
 
 def judged_ids(expected: pa.Array, grades_json: pa.Array) -> IdLists:

@@ -136,11 +136,9 @@ def unjudged_refusal_columns(kind: CaseKind, only: str):
         grid = ResultGrid(case_ids(dataset), wanted, only)
         rows = of_kind(dataset, kind)
         texts = outputs.column("answer_text").take(pa.array(rows, pa.int64())).to_pylist()
-        for row, text in zip(rows, texts, strict=True):
-            if text is None:
-                grid.set(row, Status.SKIPPED, NO_ANSWER)
-            else:
-                grid.score(row, refusal_score(text))
+        answered = np.array([text is not None for text in texts], bool)
+        grid.set(rows[~answered], Status.SKIPPED, NO_ANSWER)
+        grid.score(rows[answered], [refusal_score(text) for text in texts if text is not None])
         return grid.columns()
 
     return score_columns

@@ -23,7 +23,7 @@ from ragproof_core.adapters.loading import AdapterLoadError, load_adapter, resol
 from ragproof_core.adapters.recorded import RecordedAdapter
 from ragproof_core.adapters.runner import close_adapter
 from ragproof_core.config.settings import AdapterSpec, Config, ConfigError
-from ragproof_core.data.dataset import load_dataset
+from ragproof_core.data.dataset import fewer_units_than, load_dataset
 from ragproof_core.judge.environment import judge_environment
 from ragproof_core.judge.settings import JudgeEnv
 from ragproof_core.model import Case, units
@@ -62,10 +62,14 @@ def preflight(config: Config, dataset: str | Path, *, adapter_checked: bool = Fa
     return Checked(config, cases, judge_env)
 
 
-def check_launch(config: Config) -> JudgeEnv:
+def check_launch(config: Config, dataset: str | Path) -> JudgeEnv:
     """What ``ragproof run`` checks before it creates the Dagster run: the judge's
-    environment and a live adapter (built once, kept for the in-process step). The
-    dataset and a recording are read by the run's dataset step, once."""
+    environment, a live adapter (built once, kept for the in-process step) and the
+    shard count against the dataset's lines. The dataset and a recording are read by
+    the run's dataset step, once; only a dataset with fewer lines than shards (a run
+    ``preflight`` refuses) is read here, to word the error before the run exists."""
+    if config.run.shards > 1 and fewer_units_than(dataset, config.run.shards):
+        return preflight(config, dataset).judge_env
     judge_env = judge_environment(config.judge)
     if recording_path(config.adapter) is None:
         check_adapter(config.adapter)

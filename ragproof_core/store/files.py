@@ -13,6 +13,7 @@ import glob as globbing
 import json
 import os
 import secrets
+import shutil
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from pathlib import Path
@@ -125,6 +126,11 @@ class LocalFiles:
     def write_bytes(self, path: Path, data: bytes) -> None:
         with atomic_path(path) as tmp:
             tmp.write_bytes(data)
+
+    def copy_in(self, local: Path, path: Path) -> None:
+        """Copy the local file ``local`` to ``path`` (a file written outside the store)."""
+        with atomic_path(path) as tmp:
+            shutil.copyfile(local, tmp)
 
     @contextmanager
     def parquet_writer(self, path: Path, schema: pa.Schema) -> Iterator[pq.ParquetWriter]:

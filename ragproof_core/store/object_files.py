@@ -15,9 +15,10 @@ local disk (``run_store.py``).
 from __future__ import annotations
 
 import json
+import shutil
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager, suppress
-from pathlib import PurePath, PurePosixPath
+from pathlib import Path, PurePath, PurePosixPath
 from typing import Any
 
 import pyarrow as pa
@@ -113,6 +114,15 @@ class ObjectFiles:
 
     def write_bytes(self, path: PurePath, data: bytes) -> None:
         self._write(path, lambda f: f.write(data))
+
+    def copy_in(self, local: Path, path: PurePath) -> None:
+        """Upload the local file ``local`` to ``path`` (a file written outside the store)."""
+
+        def write(handle) -> None:
+            with open(local, "rb") as source:
+                shutil.copyfileobj(source, handle, BLOCK_SIZE)
+
+        self._write(path, write)
 
     def ls(self, folder: str) -> list[str]:
         try:

@@ -26,7 +26,6 @@ temp file (file order), then written in dataset order by ``aligned_batches``.
 
 from __future__ import annotations
 
-import io
 import os
 import tempfile
 from collections.abc import Iterator, Sequence
@@ -42,7 +41,7 @@ import pyarrow.parquet as pq
 
 from ragproof_core.adapters.recorded import iter_recording
 from ragproof_core.model import CaseOutput
-from ragproof_core.store import schema, tables
+from ragproof_core.store import files, schema, tables
 
 RECORDED_SCHEMA = tables.RECORDED_OUTPUTS.schema
 # Bytes of whole lines handed to the JSON reader at a time: its threads split each
@@ -78,9 +77,10 @@ _NOT_SPACE = (
     "[^\\t\\n\\x0b\\x0c\\r\\x1c-\\x1f \\x{85}\\x{a0}\\x{1680}\\x{2000}-\\x{200a}"
     "\\x{2028}\\x{2029}\\x{202f}\\x{205f}\\x{3000}]"
 )
-# What bytes.strip() removes: a line of only these is blank, which the fast path
-# leaves to the exact one (it would not see a second object on another line).
-_BLANK_BYTES = b" \t\r\x0b\x0c\n"
+# What bytes.strip() removes: a line starting with one may be blank, which the fast
+# path leaves to the exact one (it would not see a second object on another line).
+_BLANK_CODES = np.frombuffer(b" \t\r\x0b\x0c\n", dtype=np.uint8)
+_NEWLINE = ord("\n")
 
 
 class _Refused(Exception):
@@ -126,8 +126,8 @@ def staged_recording(path: str, run_id: str, *, fast: bool = True) -> Iterator[S
 
 
 def _writer(staged: Path) -> pq.ParquetWriter:
-    # Read back once, at once: speed over size.
-    return pq.ParquetWriter(staged, RECORDED_SCHEMA, compression="none")
+    # As the store writes its tables: a recording in the dataset's order is copied in.
+    return pq.ParquetWriter(staged, RECORDED_SCHEMA, compression="zstd")
 
 
 def _stage_exact(path: str, run_id: str, staged: Path) -> StagedRecording:
@@ -138,7 +138,7 @@ def _stage_exact(path: str, run_id: str, staged: Path) -> StagedRecording:
 
     def flush(writer: pq.ParquetWriter) -> None:
         table = schema.encode_outputs(run_id, pending)
-        writer.write_table(table)
+        writer.write_table(table, row_group_size=files.ROW_GROUP_SIZE)
         ids.append(table.column("case_id").combine_chunks())
         pending.clear()
 
@@ -164,7 +164,7 @@ def _stage_fast(path: str, run_id: str, staged: Path) -> StagedRecording:
             for block in _line_blocks(path):
                 try:
                     read = pj.read_json(
-                        io.BytesIO(block.data),
+                        pa.BufferReader(block.data),
                         read_options=pj.ReadOptions(block_size=PARSE_CHUNK_BYTES),
                         parse_options=_FAST_OPTIONS,
                     )
@@ -175,7 +175,7 @@ def _stage_fast(path: str, run_id: str, staged: Path) -> StagedRecording:
                 if read.num_rows != block.lines:
                     raise _Refused  # two objects on one line (the validator refuses it)
                 table = _outputs_columns(run_id, read)
-                writer.write_table(table)
+                writer.write_table(table, row_group_size=files.ROW_GROUP_SIZE)
                 ids.append(table.column("case_id").combine_chunks())
     except OSError:
         # Missing or unreadable: the exact path words it (PATH:0: ...).
@@ -188,43 +188,42 @@ def _stage_fast(path: str, run_id: str, staged: Path) -> StagedRecording:
 
 @dataclass(frozen=True, slots=True)
 class _Block:
-    data: bytes
+    data: pa.Buffer
     lines: int
 
 
 def _line_blocks(path: str) -> Iterator[_Block]:
-    """The file in blocks of whole lines, each with its line count. A blank line, or a
-    last line without its newline holding only blanks, refuses the fast path."""
+    """The file in blocks of whole lines, each with its line count. A line that is
+    blank, or starts with a blank byte, refuses the fast path (two objects on one line
+    are found by counting rows against lines, which a blank line would offset)."""
     with open(path, "rb") as handle:
         carry = b""
         while True:
             data = handle.read(READ_BLOCK_BYTES)
             if not data:
                 break
-            data = carry + data
+            if carry:
+                data = carry + data
             cut = data.rfind(b"\n") + 1
             if cut == 0:
                 carry = data
                 continue
-            block, carry = data[:cut], data[cut:]
-            _refuse_blank_lines(block)
-            yield _Block(block, block.count(b"\n"))
+            view = memoryview(data)
+            carry = bytes(view[cut:])
+            yield _Block(pa.py_buffer(view[:cut]), _lines_none_blank(view[:cut]))
         if carry:
-            if not carry.strip(_BLANK_BYTES):
-                raise _Refused
             block = carry + b"\n"
-            _refuse_blank_lines(block)
-            yield _Block(block, 1)
+            yield _Block(pa.py_buffer(block), _lines_none_blank(memoryview(block)))
 
 
-def _refuse_blank_lines(block: bytes) -> None:
-    """A block of whole lines holds a blank one: it starts one, or follows a newline."""
-    if block[:1] in (b"\n", b" ", b"\t", b"\r", b"\x0b", b"\x0c"):
-        # A line starting with a blank byte may still hold JSON; the exact path decides.
-        raise _Refused
-    for blank in (b"\n", b" ", b"\t", b"\r", b"\x0b", b"\x0c"):
-        if b"\n" + blank in block:
-            raise _Refused
+def _lines_none_blank(block: memoryview) -> int:
+    """How many lines a block of whole lines holds; ``_Refused`` when one of them
+    starts with a blank byte (what ``bytes.strip()`` removes) or is empty."""
+    raw = np.frombuffer(block, dtype=np.uint8)
+    ends = np.flatnonzero(raw == _NEWLINE)
+    starts = raw[np.concatenate(([0], ends[:-1] + 1))]
+    _require(not np.isin(starts, _BLANK_CODES).any())
+    return len(ends)
 
 
 def _outputs_columns(run_id: str, read: pa.Table) -> pa.Table:
@@ -335,6 +334,16 @@ def _rechunked(mask: pa.ChunkedArray, like: pa.ChunkedArray) -> list[pa.Array]:
     return pieces
 
 
+def in_dataset_order(staged: StagedRecording, case_ids: pa.Array) -> bool:
+    """Whether the staged rows already are the dataset's, in its order (the usual
+    recording): then the staged file is the stored table as it stands."""
+    return (
+        staged.rows == len(case_ids)
+        and not staged.turns
+        and pc.all(pc.equal(staged.case_ids.combine_chunks(), case_ids)).as_py() is not False
+    )
+
+
 def aligned_batches(
     staged: StagedRecording,
     case_ids: pa.Array,
@@ -345,16 +354,12 @@ def aligned_batches(
     """The staged rows in dataset order (``case_ids``; ``turn_cases`` true for a
     conversation's turns): row i what the recording replays for case i."""
     index = pc.index_in(case_ids, value_set=staged.case_ids)
-    source = pq.ParquetFile(staged.path)
-    if (
-        index.null_count == 0
-        and staged.rows == len(case_ids)
-        and pc.all(pc.equal(index, pa.array(np.arange(len(case_ids), dtype=np.int32)))).as_py()
-    ):
-        # The recording lists the dataset's cases in its order: stored as staged.
-        yield from (pa.Table.from_batches([b]) for b in source.iter_batches(batch_rows))
+    if in_dataset_order(staged, case_ids):
+        yield from (
+            pa.Table.from_batches([b]) for b in pq.ParquetFile(staged.path).iter_batches(batch_rows)
+        )
         return
-    table = source.read()
+    table = pq.read_table(staged.path)
     turn_flags = turn_cases.to_pylist()
     for start in range(0, len(case_ids), batch_rows):
         stop = min(start + batch_rows, len(case_ids))

@@ -438,11 +438,21 @@ class RunStore:
     def remove_recorded_outputs(self, run_id: str) -> None:
         self.files.remove(self.layout.table_path(run_id, "recorded_outputs"))
 
-    def write_recorded_outputs(self, run_id: str, batches: Iterable[pa.Table]) -> None:
-        """Store the run's recording, row for row beside its dataset (``recording.py``)."""
+    def write_recorded_outputs(
+        self, run_id: str, staged: recording.StagedRecording, cases: Sequence[Case]
+    ) -> None:
+        """Store the run's recording, row for row beside its dataset (``recording.py``):
+        the staged file itself when it lists the dataset's cases in order."""
         self._require_run(run_id)
+        path = self.layout.table_path(run_id, "recorded_outputs")
+        ids, turns = recording.dataset_keys(cases)
+        if recording.in_dataset_order(staged, ids):
+            self.files.copy_in(staged.path, path)
+            return
         self.files.write_parquet_batches(
-            self.layout.table_path(run_id, "recorded_outputs"), recording.RECORDED_SCHEMA, batches
+            path,
+            recording.RECORDED_SCHEMA,
+            recording.aligned_batches(staged, ids, turns, run_id, WRITE_BATCH_ROWS),
         )
 
     def iter_run_batches(

@@ -1,6 +1,7 @@
 """Bad input through the real command line (CONTRACT section 14): exit 1, one line
-`ragproof: ...` naming the file, line, key or argument, and a store (and Dagster
-home) unchanged byte for byte. Each case is a mistake a new user made."""
+`ragproof: ...` naming the file, line, key or argument, a store unchanged byte for
+byte and a Dagster home listing the same runs and partitions (a run refused by its
+dataset step is deleted again). Each case is a mistake a new user made."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from ragproof_cli import build_parser
 from tests.assets.expected import RECORDED, RUN_ARGS
 from tests.conftest import FIXTURES
 from tests.support.cli import cli_env, ragproof
-from tests.support.snapshot import tree_bytes
+from tests.support.snapshot import dagster_home_as_seen, tree_bytes
 
 ERRORS = FIXTURES / "errors"
 DATASET = str(RECORDED / "cases.jsonl")
@@ -45,11 +46,18 @@ def _config(tmp_path: Path, text: str) -> str:
     return str(path)
 
 
+def _seen(homes) -> dict[str, object]:
+    return {
+        "store": tree_bytes(Path(homes["RAGPROOF_STORE"])),
+        "dagster_home": dagster_home_as_seen(Path(homes["DAGSTER_HOME"])),
+    }
+
+
 def _assert_rejected(homes, args, message: str, **env: str) -> None:
-    before = {name: tree_bytes(Path(root)) for name, root in homes.items()}
+    before = _seen(homes)
     done = ragproof(*args, env=cli_env(**homes, **env))
     assert (done.returncode, done.stderr, done.stdout) == (1, f"ragproof: {message}\n", "")
-    assert {name: tree_bytes(Path(root)) for name, root in homes.items()} == before
+    assert _seen(homes) == before
 
 
 # (ragproof.toml text, message after "PATH: ")

@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 from ragproof_core.data.dataset import DatasetError, load_dataset
 from tests.faults.conftest import FAULTS, materialize
 from tests.support.cli import cli_env, ragproof
+from tests.support.snapshot import dagster_home_as_seen
 
 KINDS = ("qa", "unanswerable", "injection")
 CORRUPTIONS = ("not_json", "missing_id", "missing_question", "repeated_id", "unknown_kind")
@@ -140,4 +141,6 @@ def test_ragproof_run_rejects_the_file_and_leaves_the_store_byte_identical(
     )
     assert done.stdout == ""
     assert _snapshot(store_path) == before
-    assert list(dagster_home.iterdir()) == []  # no Dagster run was even created
+    # The run its dataset step refused is deleted again: no run, no partition listed.
+    seen = dagster_home_as_seen(dagster_home)
+    assert (seen["runs"], seen["partitions"]) == ([], [])

@@ -32,6 +32,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import html
+import re
 import unicodedata
 from urllib.parse import unquote
 
@@ -41,6 +42,9 @@ from ragproof_core.model import Case
 SENTINEL_PREFIX = "ZQX-"
 _SENTINEL_CHARS = 16
 _MAX_PERCENT_DECODES = 3  # enough for double-encoded URLs, bounded for hostile input
+# Every character but those str.isalnum() keeps: re's \w is exactly isalnum() or "_"
+# (CPython's SRE_UNI_IS_WORD), and one substitution costs a tenth of a generator's join.
+_NOT_ALNUM = re.compile(r"[\W_]+")
 
 # Characters with no visible width that a model (or an attacker) may slip inside
 # a word. Only used for markers with no letters or digits at all; otherwise
@@ -86,7 +90,7 @@ def contains_marker(answer_text: str, marker: str) -> bool:
 
 def _alnum_key(text: str) -> str:
     folded = unicodedata.normalize("NFKC", text).casefold()
-    return "".join(char for char in folded if char.isalnum())
+    return _NOT_ALNUM.sub("", folded)
 
 
 def _loose_key(text: str) -> str:

@@ -103,6 +103,16 @@ def test_a_recorded_run_without_a_judge_is_scored_from_its_tables_alone():
     assert evaluation.columns.results() == expected.results
     # Assumed judged unless said otherwise: judged metrics' rows are then the judge's.
     assert evaluate_recorded(dataset, recorded, settings) is None
+    # A batch of the store's rows is a slice of its tables: the same rows for it.
+    start, end = 5, 17
+    names = len(METRIC_NAMES)
+    part = evaluate_recorded(
+        dataset.slice(start, end - start),
+        recorded.slice(start, end - start),
+        settings,
+        has_judge=False,
+    )
+    assert part.columns.results() == expected.results[start * names : end * names]
 
 
 def _faulty(dataset, outputs, params, wanted):

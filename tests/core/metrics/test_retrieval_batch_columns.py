@@ -156,3 +156,18 @@ def test_each_retrieval_metric_declares_its_batch_kernel():
     }
     with pytest.raises(ValueError, match="batch kernel belongs to a group's member"):
         MetricSpec("x.y", True, "never", (), "", score=lambda *a: None, kernel=len)
+
+
+def test_string_document_ids_are_read_by_the_json_reader_as_the_chunk_reads_them():
+    chunks = [
+        Chunk("c1", "", metadata={"document_id": "d1", "page": 3}),
+        Chunk("c2", "", metadata={"document_id": None}),
+        Chunk("c3", "", metadata={"nested": {"document_id": "no"}, "é": "line\nbreak"}),
+        Chunk("c4", "", metadata={"document_id": "d\u2028é"}),
+        Chunk("c5", ""),
+    ]
+    stored = encode_outputs("r", [CaseOutput("a", retrieved=tuple(chunks))])
+    flat = stored.column("retrieved").combine_chunks().flatten()
+    found = document_ids(flat.field("id"), flat.field("metadata_json"))
+    assert found.to_pylist() == [c.document_id for c in chunks]
+    assert found.to_pylist() == ["d1", "c2", "c3", "d\u2028é", "c5"]

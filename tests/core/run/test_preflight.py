@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from ragproof_core.adapters.loading import AdapterLoadError
 from ragproof_core.config.settings import AdapterSpec, Config, ConfigError
 from ragproof_core.data.dataset import DatasetError
-from ragproof_core.run.preflight import check_adapter, preflight, take_adapter
+from ragproof_core.run.preflight import check_adapter, check_launch, preflight, take_adapter
 from tests.assets.expected import RECORDED
 
 RECORDER = "ragproof_core.adapters.recorded:RecordedAdapter"
@@ -46,3 +48,20 @@ def test_the_checked_adapter_is_handed_to_the_run_once():
     second = take_adapter(spec)  # nothing kept any more: a new one
     assert type(first).__name__ == type(second).__name__ == "RecordedAdapter"
     assert first is not second
+
+
+def test_the_command_leaves_the_dataset_and_the_recording_to_the_dataset_step(tmp_path):
+    """check_launch reads neither file (the run's first step does, once), except a
+    dataset with fewer lines than shards, refused as preflight refuses it."""
+    dataset = tmp_path / "cases.jsonl"
+    dataset.write_text('{"id": "c1", "question": "q?"}\n{"id": "c2"}\n', encoding="utf-8")
+    recording = tmp_path / "outputs.jsonl"
+    recording.write_text("not json\n", encoding="utf-8")
+    config = Config(adapter=AdapterSpec(RECORDER, {"path": str(recording)}))
+    check_launch(config, dataset)
+    check_launch(replace(config, run=replace(config.run, shards=2)), dataset)
+    with pytest.raises(DatasetError, match=r":2: question: missing required field$"):
+        check_launch(replace(config, run=replace(config.run, shards=3)), dataset)
+    dataset.write_text('{"id": "c1", "question": "q?"}\n', encoding="utf-8")
+    with pytest.raises(ConfigError, match=r"^run.shards: 2 shards for 1 case\(s\) in "):
+        check_launch(replace(config, run=replace(config.run, shards=2)), dataset)

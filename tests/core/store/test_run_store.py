@@ -23,6 +23,7 @@ from ragproof_core.model import (
 )
 from ragproof_core.store import files
 from ragproof_core.store.layout import SHARDED_TABLES, InvalidRunId
+from ragproof_core.store.recording import StagedRecording
 from ragproof_core.store.run_store import (
     REDACTED,
     RunNotFound,
@@ -31,6 +32,7 @@ from ragproof_core.store.run_store import (
     redact_secrets,
 )
 from ragproof_core.store.schema import encode_outputs
+from ragproof_core.store.tables import RECORDED_OUTPUTS
 from ragproof_core.store.views import CASE_RESULTS_COLUMNS
 from tests.core.store import sample
 
@@ -425,7 +427,7 @@ def test_conversation_turns_round_trip_and_batches_never_cut_a_conversation(
 
 
 def test_run_batches_hold_a_range_of_the_dataset_and_its_recording_aligned(
-    store: RunStore, monkeypatch: pytest.MonkeyPatch
+    store: RunStore, monkeypatch: pytest.MonkeyPatch, tmp_path
 ) -> None:
     """A shard's rows of the dataset and of the stored recording, whatever the row groups
     (7 rows here) and the batch size; a conversation is never cut."""
@@ -437,9 +439,12 @@ def test_run_batches_hold_a_range_of_the_dataset_and_its_recording_aligned(
     outputs = [
         CaseOutput(case.id, error=f"no recorded output for case {case.id}") for case in cases
     ]
-    store.write_recorded_outputs(
-        "r1", [encode_outputs("r1", outputs[:11]), encode_outputs("r1", outputs[11:])]
-    )
+    staged = tmp_path / "staged.parquet"
+    with pq.ParquetWriter(staged, RECORDED_OUTPUTS.schema) as writer:
+        for part in (outputs[:11], outputs[11:]):
+            writer.write_table(encode_outputs("r1", part), row_group_size=5)
+    ids = encode_outputs("r1", outputs).column("case_id")
+    store.write_recorded_outputs("r1", StagedRecording(staged, ids), cases)
     assert pq.ParquetFile(store.layout.table_path("r1", "dataset")).metadata.num_row_groups == 5
     for start, end, rows in [(0, 35, 4), (3, 17, 5), (13, 14, 1), (29, 35, 2), (7, 21, 7)]:
         batches = list(store.iter_run_batches("r1", start, end, rows))
