@@ -51,6 +51,7 @@ from ragproof_assets.evaluation.partitions import evaluation_runs
 from ragproof_assets.evaluation.run_tags import RUN_ID_TAG, SOURCE_TAG
 from ragproof_cli.errors import one_line
 from ragproof_cli.instance import instance_modules, open_instance_with_partition, use_dagster_home
+from ragproof_cli.step_stderr import filtered_stderr
 from ragproof_core.config import RUN_KEYS
 from ragproof_core.store import new_run_id
 
@@ -97,18 +98,24 @@ def step_preload_modules() -> list[str]:
     ]
 
 
-def start_step_server(shards: int) -> None:
+def start_step_server(shards: int, *, debug: bool = False) -> None:
     """Start the forkserver the run's step processes fork from, if the run has them.
 
     Its imports take seconds; started now, they run while this process opens the
     instance and creates the run. The executor finds it running and uses it (its
     preload list, ``multiprocess_config``'s, is the same). Only after the input is
-    validated: bad input leaves no process behind.
+    validated: bad input leaves no process behind. The forkserver and every step
+    forked from it write to this stderr, without Dagster's own log lines unless
+    ``debug`` (``step_stderr.py``).
     """
     if not uses_step_processes(shards):
         return
     multiprocessing.get_context("forkserver").set_forkserver_preload(step_preload_modules())
-    forkserver.ensure_running()
+    if debug:
+        forkserver.ensure_running()
+        return
+    with filtered_stderr():
+        forkserver.ensure_running()
 
 
 def multiprocess_config(shards: int) -> dict[str, Any]:
@@ -190,7 +197,7 @@ def run_evaluation(
     """A new partition for the run and the evaluate job run on it: the run id and
     Dagster's result. ``progress``: draw the progress bar (a person is watching)."""
     # Its imports run while this process opens the instance and creates the run.
-    start_step_server(shards)
+    start_step_server(shards, debug=debug)
     run_id = new_run_id()
     tags = {
         SOURCE_TAG: "cli",

@@ -161,6 +161,23 @@ def test_recording_with_a_bad_line(homes, tmp_path):
 
 
 @pytest.mark.slow
+def test_a_step_process_refusing_the_input_still_gives_one_line(homes, tmp_path):
+    # With two shards the dataset step runs in a process of its own, forked from the
+    # command's forkserver, where Dagster announces each step on stderr before the run's
+    # logger settings apply (ragproof_cli/step_stderr.py).
+    dataset = tmp_path / "cases.jsonl"
+    dataset.write_text(
+        '{"id": "a", "question": "q?"}\n{"id": "b", "question": "q?"}\n'
+        '{"id": "a", "question": "q?"}\n'
+    )
+    _assert_rejected(
+        homes,
+        ["run", "--dataset", str(dataset), "--shards", "2"],
+        f"{dataset}:3: duplicate id 'a' (first used on line 1)",
+    )
+
+
+@pytest.mark.slow
 def test_bad_budget_variable(homes):
     _assert_rejected(
         homes,
