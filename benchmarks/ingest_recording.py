@@ -64,18 +64,20 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cases", type=int, default=100_000)
     parser.add_argument("--run-shards", type=int, help="also time `ragproof run --shards N`")
+    parser.add_argument("--run-only", action="store_true", help="only the command")
     args = parser.parse_args(argv)
     recorded = write_recorded_run(WORK / f"shards-{args.cases}", args.cases)
-    rows = _in_process(recorded.dataset, recorded.outputs)
-    tables = [
-        Table(
-            f"Input work of a recorded run, {count(args.cases)} cases "
-            f"({recorded.megabytes:,.0f} MB of dataset and recording), one process",
-            ["step", "seconds", "load (1 min)"],
-            rows,
-            [f"peak RSS of the process after all three: {_peak_mb():,.0f} MB"],
+    tables = []
+    if not args.run_only:
+        tables.append(
+            Table(
+                f"Input work of a recorded run, {count(args.cases)} cases "
+                f"({recorded.megabytes:,.0f} MB of dataset and recording), one process",
+                ["step", "seconds", "load (1 min)"],
+                _in_process(recorded.dataset, recorded.outputs),
+                [f"peak RSS of the process after all three: {_peak_mb():,.0f} MB"],
+            )
         )
-    ]
     if args.run_shards:
         from benchmarks.shards_store import run_once
 

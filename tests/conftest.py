@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.scheduling import UNITS_DIR_KEY, UnitScheduling, write_units
+from tests.support.scheduling import UNITS_DIR_KEY, UnitScheduling, save_durations, write_units
 
 REPO = Path(__file__).resolve().parents[1]
 FIXTURES = REPO / "tests" / "fixtures"
@@ -55,6 +55,16 @@ _JUDGE_VARS = (
 
 
 _UNITS_DIR = pytest.StashKey[Path]()
+_SCHEDULER = pytest.StashKey[UnitScheduling]()
+
+
+def pytest_addoption(parser):
+    parser.addoption(
+        "--update-test-durations",
+        action="store_true",
+        help="with -n N: update tests/durations.json, which the scheduler weighs tests by, "
+        "with the seconds each test of this run took",
+    )
 
 
 def pytest_configure(config):
@@ -79,7 +89,14 @@ def pytest_xdist_make_scheduler(config, log):
     tests/support/scheduling.py. Any other ``--dist`` is xdist's own."""
     if config.getvalue("dist") != "load" or _UNITS_DIR not in config.stash:
         return None
-    return UnitScheduling(config, config.stash[_UNITS_DIR], log)
+    config.stash[_SCHEDULER] = UnitScheduling(config, config.stash[_UNITS_DIR], log)
+    return config.stash[_SCHEDULER]
+
+
+def pytest_sessionfinish(session):
+    config = session.config
+    if config.getoption("update_test_durations") and _SCHEDULER in config.stash:
+        save_durations(config.stash[_SCHEDULER].durations)
 
 
 @pytest.hookimpl(tryfirst=True)

@@ -46,7 +46,7 @@ from ragproof_core.store import files, schema, tables
 RECORDED_SCHEMA = tables.RECORDED_OUTPUTS.schema
 # Bytes of whole lines handed to the JSON reader at a time: its threads split each
 # block among the cores, and the process holds about two blocks' Arrow columns.
-READ_BLOCK_BYTES = 128 << 20
+READ_BLOCK_BYTES = 32 << 20
 # What one of the reader's threads parses at a time: a block is read in such chunks.
 PARSE_CHUNK_BYTES = 4 << 20
 # Rows encoded at a time on the exact path, and written per row group.

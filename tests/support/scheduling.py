@@ -11,9 +11,13 @@ place instead (the `pytest_xdist_make_scheduler` hook in tests/conftest.py).
 The controller process collects no tests, so the workers tell it the units: each
 writes one small JSON file after collection (into the folder that
 ``pytest_configure_node`` gave it) and the scheduler reads it when all workers have
-collected. Units go out heaviest first (by ``slow(weight=N)``), one at a time, to
-whichever worker has fewer than two tests queued: the long ones start at once and
-the many short ones fill the gaps, so no worker idles while another has a queue.
+collected. Units go out heaviest first, one at a time, to whichever worker has
+fewer than two tests queued: the long ones start at once and the many short ones
+fill the gaps, so no worker idles while another has a queue.
+
+A test weighs the seconds it took in a full run, from tests/durations.json (only
+tests of a second or more are listed; ``pytest -n 3 --update-test-durations``
+updates it with the tests it ran); a test not listed there weighs by its ``slow(weight=N)`` mark.
 """
 
 from __future__ import annotations
@@ -34,7 +38,12 @@ UNITS_DIR_KEY = "ragproof_units_dir"
 # A worker runs a test only once it knows the next one (to tear down what that one
 # does not share), so each is kept two tests ahead, as in xdist's own schedulers.
 MIN_PENDING = 2
-UNMARKED_WEIGHT = 0.1  # a test not marked slow: under a second, most of them
+DURATIONS = Path(__file__).resolve().parents[1] / "durations.json"
+# Seconds for a test tests/durations.json does not list yet (a new one): a test
+# marked slow runs `ragproof` subprocesses, some tens of seconds in a full run.
+SLOW_WEIGHT = 30.0
+UNMARKED_WEIGHT = 0.5
+LISTED_FROM_S = 1.0  # the file lists the tests that take at least this long
 
 
 @dataclass(frozen=True)
@@ -45,12 +54,18 @@ class WorkUnit:
     weight: float
 
 
-def item_weight(item: pytest.Item) -> float:
-    """The test's expected cost: ``slow(weight=N)`` counts N, plain ``slow`` 1."""
+def load_durations(path: Path = DURATIONS) -> dict[str, float]:
+    return json.loads(path.read_text()) if path.exists() else {}
+
+
+def item_weight(item: pytest.Item, durations: dict[str, float]) -> float:
+    """The test's expected seconds: as measured, else ``slow(weight=N)`` counts N slow tests."""
+    if item.nodeid in durations:
+        return durations[item.nodeid]
     slow = item.get_closest_marker("slow")
     if slow is None:
         return UNMARKED_WEIGHT
-    return float(slow.kwargs.get("weight", 1))
+    return SLOW_WEIGHT * float(slow.kwargs.get("weight", 1))
 
 
 def item_group(item: pytest.Item) -> str | None:
@@ -66,7 +81,8 @@ def item_group(item: pytest.Item) -> str | None:
 
 def write_units(items: Sequence[pytest.Item], folder: Path, worker_id: str) -> None:
     """Record each collected test's group and weight for the controller's scheduler."""
-    rows = [[item.nodeid, item_group(item), item_weight(item)] for item in items]
+    durations = load_durations()
+    rows = [[item.nodeid, item_group(item), item_weight(item, durations)] for item in items]
     target = folder / f"{worker_id}.json"
     partial = target.with_suffix(".part")
     partial.write_text(json.dumps(rows))
@@ -104,6 +120,7 @@ class UnitScheduling:
         self.node2pending: dict[WorkerController, list[int]] = {}
         self.collection: list[str] | None = None
         self.queue: deque[WorkUnit] = deque()
+        self.durations: dict[str, float] = {}  # seconds each finished test took
 
     @property
     def nodes(self) -> list[WorkerController]:
@@ -146,6 +163,8 @@ class UnitScheduling:
         self, node: WorkerController, item_index: int, duration: float | None = None
     ) -> None:
         self.node2pending[node].remove(item_index)
+        if duration is not None and self.collection is not None:
+            self.durations[self.collection[item_index]] = duration
         self.check_schedule()
 
     def mark_test_pending(self, item: str) -> None:
@@ -219,3 +238,12 @@ class UnitScheduling:
                     )
                 )
         return same
+
+
+def save_durations(durations: dict[str, float], path: Path = DURATIONS) -> None:
+    """Update the file with these tests' seconds (the others keep theirs): the tests
+    that took ``LISTED_FROM_S`` or more, one a line, sorted for diffs."""
+    merged = {**load_durations(path), **durations}
+    kept = {nodeid: round(s, 1) for nodeid, s in sorted(merged.items()) if s >= LISTED_FROM_S}
+    lines = ",\n".join(f"  {json.dumps(nodeid)}: {s}" for nodeid, s in kept.items())
+    path.write_text("{\n" + lines + "\n}\n")

@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
-from tests.support.scheduling import UNMARKED_WEIGHT, WorkUnit, plan_units
+from tests.support.scheduling import (
+    UNMARKED_WEIGHT,
+    WorkUnit,
+    load_durations,
+    plan_units,
+    save_durations,
+)
 
 COLLECTION = ["a.py::one", "a.py::two", "b.py::slow", "c.py::x", "c.py::y", "d.py::quick"]
 
@@ -34,3 +40,13 @@ def test_a_group_split_by_other_tests_still_runs_together_in_collection_order():
 def test_tests_the_workers_did_not_describe_are_units_of_their_own():
     units = plan_units(COLLECTION, [])
     assert units == [WorkUnit((i,), UNMARKED_WEIGHT) for i in range(len(COLLECTION))]
+
+
+def test_saved_durations_keep_the_tests_of_a_second_or_more_and_load_back(tmp_path):
+    path = tmp_path / "durations.json"
+    save_durations({"b.py::slow": 12.345, "a.py::quick": 0.2, "a.py::one": 1.0}, path)
+    assert load_durations(path) == {"a.py::one": 1.0, "b.py::slow": 12.3}
+    assert load_durations(tmp_path / "missing.json") == {}
+    # A later run updates the tests it ran and keeps the others.
+    save_durations({"a.py::one": 0.5, "c.py::new": 3.0}, path)
+    assert load_durations(path) == {"b.py::slow": 12.3, "c.py::new": 3.0}
