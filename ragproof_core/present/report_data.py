@@ -181,7 +181,8 @@ def mean_ci(values: Sequence[float]) -> tuple[float, float] | None:
 
 
 def worst_order(frame: pd.DataFrame, up_is_good: bool) -> pd.DataFrame:
-    """Scored rows of one metric, worst first in its own direction; ties by case id."""
+    """Scored rows of one metric, worst first in its own direction; ties by case id: the
+    order ``report_queries.worst_cases`` gives a stored run's, for rows already in a frame."""
     scored = frame[(frame["status"] == Status.SCORED.value) & frame["value"].notna()]
     return scored.sort_values(["value", "case_id"], ascending=[up_is_good, True], kind="stable")
 
