@@ -13,14 +13,14 @@ built before the clock starts.
 "from id lists" is the same starting from plain Python id lists: building the
 two tables (ids, expected ids, chunk structs) with pyarrow, then the above.
 
-"shard today (objects)" is what a shard step runs today before the recording
-is read as columns (ingest24): the ``Case``/``CaseOutput``/``Chunk`` objects a
-run builds from its dataset and recording, then ``evaluate(...,
-as_columns=True)`` in the shard step's batches on one ``asyncio.Runner`` with an
-adapter handing back the built outputs (the recorded adapter's replay minus its
-JSON parsing), which encodes the dataset and outputs and scores from the
-columns. pytrec_eval is timed including building its qrel and run dicts. All
-run side by side in one child process per size:
+"objects (a live adapter)" is what a shard step runs when the outputs come
+from an adapter rather than a stored recording (a recorded run's shard scores
+from its tables, ``run.evaluate.evaluate_recorded``): the ``Case``/``CaseOutput``
+/``Chunk`` objects, then ``evaluate(..., as_columns=True)`` in the shard step's
+batches on one ``asyncio.Runner`` with an adapter handing back the built
+outputs, which encodes the dataset and outputs and scores from the columns.
+pytrec_eval is timed including building its qrel and run dicts. All run side by
+side in one child process per size:
 
 - four: precision, recall, MRR and nDCG at 5 against ``P_5``, ``recall_5``,
   ``recip_rank``, ``ndcg_cut_5``;
@@ -165,8 +165,8 @@ def scored_from_lists(data: RetrievalData, names: Sequence[str]) -> list[ResultC
     return scored_from_tables(*tables_from_lists(data), names)
 
 
-def shard_today(data: RetrievalData, names: Sequence[str]) -> list[ResultColumns]:
-    """What a shard step runs on these cases today, from objects (module docstring)."""
+def live_adapter(data: RetrievalData, names: Sequence[str]) -> list[ResultColumns]:
+    """What a shard step runs on these cases with a live adapter (module docstring)."""
     settings = RunSettings(k=K, metrics=tuple(names))
     parts = []
     with collector_paused():
@@ -227,7 +227,7 @@ def timed(fn: Callable[[], object], repeats: int) -> tuple[float, float, object]
 PATHS = {
     "tables": lambda data, tables, names: scored_from_tables(*tables, names),
     "lists": lambda data, tables, names: scored_from_lists(data, names),
-    "objects": lambda data, tables, names: shard_today(data, names),
+    "objects": lambda data, tables, names: live_adapter(data, names),
 }
 
 
@@ -310,7 +310,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         "'from shard tables': column_results and the case_results table in the shard's "
         "batches of 20,000 cases, from the dataset and outputs tables a shard holds (no "
         "Parquet read or write, no Dagster). 'from id lists': building those tables with "
-        "pyarrow first. 'shard today (objects)': Case/CaseOutput/Chunk objects, evaluate("
+        "pyarrow first. 'objects (a live adapter)': Case/CaseOutput/Chunk objects, evaluate("
         "as_columns=True) with an adapter handing back the built outputs (the recording "
         "read as JSON is not included), which encodes both tables and scores from them.",
         "Largest difference: over every scored row of every path with a pytrec_eval twin, "
@@ -324,7 +324,7 @@ def main(argv: Sequence[str] | None = None) -> None:
             Table(
                 "The run path's scoring vs pytrec_eval, four metrics and nine (k = 5)",
                 ["cases", "metrics", "from shard tables", "from id lists",
-                 "shard today (objects)", "pytrec_eval", "largest difference",
+                 "objects (a live adapter)", "pytrec_eval", "largest difference",
                  "1-min load before / after"],
                 rows,
                 notes,
