@@ -96,8 +96,9 @@ def batch_from_lists(ranked: IdLists, judged: IdLists) -> RetrievalBatch:
     ordered, order, first = sorted_keys(ranked_keys)
     kept = np.zeros(len(ranked_keys), dtype=bool)
     kept[order[first]] = True
-    once = first_occurrences(case_index(judged.counts) * distinct + judged_codes)
-    judged_keys = (case_index(judged.counts) * distinct + judged_codes)[once]
+    judged_keys = case_index(judged.counts) * distinct + judged_codes
+    once = first_occurrences(judged_keys)
+    judged_keys = judged_keys[once]
     judged_grade = (
         np.ones(len(judged_keys), dtype=np.int64)
         if judged.grades is None
