@@ -56,7 +56,13 @@ def test_a_bug_inside_a_dagster_step_is_one_line_not_the_step_failure_dump(
     async def broken_evaluate(*args, **kwargs):
         raise ZeroDivisionError("division by zero")
 
+    def broken_evaluate_recorded(*args, **kwargs):
+        raise ZeroDivisionError("division by zero")
+
+    # Both ways a shard scores a batch: a stored recording from its columns, any other
+    # adapter's cases one by one.
     monkeypatch.setattr(shards, "evaluate", broken_evaluate)
+    monkeypatch.setattr(shards, "evaluate_recorded", broken_evaluate_recorded)
     monkeypatch.delenv("RAGPROOF_DEBUG", raising=False)
     code = cli.main(["run", "--dataset", str(RECORDED / "cases.jsonl"), "--config", str(CONFIG)])
     captured = capfd.readouterr()
