@@ -25,10 +25,15 @@ def cli_env(**extra: str) -> dict[str, str]:
     return env
 
 
+# The environment as collection found it, before any test set or removed a variable:
+# the server imports with it, whichever test starts it.
+_COLLECTION_ENV = cli_env()
+
+
 @functools.cache
 def preloaded_commands() -> PreloadedCommands:
     """This pytest process's server of forked commands, started on first use."""
-    return PreloadedCommands(RAGPROOF, REPO, cli_env())
+    return PreloadedCommands(RAGPROOF, REPO, _COLLECTION_ENV)
 
 
 def ragproof(
