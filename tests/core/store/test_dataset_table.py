@@ -128,7 +128,7 @@ EDGE_FILES = {
     "byte_order_mark": f"\ufeff{GOOD}\n{SECOND}\n",
     "byte_order_mark_on_line_2": f"{GOOD}\n\ufeff{SECOND}\n",
     "not_json": f"{GOOD}\n" + '{"id": "c2", "question": "r?",}\n',
-    "an_array": '[1, 2]\n',
+    "an_array": "[1, 2]\n",
     "a_string": '"c1"\n',
     "nan": '{"id": "c1", "question": NaN}\n',
     "empty_file": "",
@@ -184,7 +184,7 @@ def test_a_missing_file_is_named_as_the_validator_names_it(tmp_path):
 
 
 def _generated(rng: random.Random, count: int) -> list[dict]:
-    words = ["alpha", "b\u00eata", "\u4e2d", "d\u00e9j\u00e0", "e", "\U0001f600", "q\"uote"]
+    words = ["alpha", "b\u00eata", "\u4e2d", "d\u00e9j\u00e0", "e", "\U0001f600", 'q"uote']
     rows = []
     for number in range(count):
         row: dict = {"id": f"case-{number}", "question": " ".join(rng.sample(words, 3)) + "?"}
