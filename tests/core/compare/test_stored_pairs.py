@@ -2,8 +2,6 @@
 metric at a time) gives exactly the comparison the frame path (``compare_runs`` over
 whole ``case_results`` frames) gives for the same rows."""
 
-import json
-from datetime import UTC, datetime
 from pathlib import Path
 
 import pandas as pd
@@ -11,25 +9,8 @@ import pytest
 
 from ragproof_core.compare.comparison import RunSide, compare_runs, compare_stored_runs
 from ragproof_core.model import CaseOutput, MetricResult, Status
-from ragproof_core.store.run_store import RunRecord, RunStore
-
-FIXTURES = Path(__file__).parents[2] / "fixtures" / "compare"
-STARTED = datetime(2025, 1, 6, 9, 0, tzinfo=UTC)
-
-
-def record(run_id: str) -> RunRecord:
-    fields = json.loads((FIXTURES / "runs.json").read_text())[run_id]
-    return RunRecord(
-        **fields,
-        started_at=STARTED,
-        finished_at=STARTED,
-        config_json="{}",
-        cost_usd=0.0,
-        cases=10,
-        case_failures=0,
-        judge_requests=0,
-        cache_hits=0,
-    )
+from ragproof_core.store.run_store import RunStore
+from tests.core.compare.test_comparison import FIXTURES, record
 
 
 def results(files: tuple[str, ...]) -> pd.DataFrame:
