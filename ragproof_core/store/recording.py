@@ -29,6 +29,7 @@ from __future__ import annotations
 import os
 import tempfile
 from collections.abc import Iterator, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -150,12 +151,20 @@ def _stage_exact(path: str, run_id: str, staged: Path) -> StagedRecording:
 def _stage_fast(path: str, run_id: str, staged: Path) -> StagedRecording:
     ids: list[pa.Array] = []
     try:
-        with _writer(staged) as writer:
+        # A block is written on a thread while the next is parsed (the writer releases
+        # the GIL); one write waits at most, so the process holds about two blocks.
+        with _writer(staged) as writer, ThreadPoolExecutor(1) as write_behind:
+            written: Future | None = None
             for block in line_blocks(path):
-                read = read_block(block, _FAST_OPTIONS)
-                table = _outputs_columns(run_id, read)
-                writer.write_table(table, row_group_size=files.ROW_GROUP_SIZE)
+                table = _outputs_columns(run_id, read_block(block, _FAST_OPTIONS))
+                if written is not None:
+                    written.result()
+                written = write_behind.submit(
+                    writer.write_table, table, row_group_size=files.ROW_GROUP_SIZE
+                )
                 ids.append(table.column("case_id").combine_chunks())
+            if written is not None:
+                written.result()
     except OSError:
         # Missing or unreadable: the exact path words it (PATH:0: ...).
         raise Refused from None
