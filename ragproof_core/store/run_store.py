@@ -547,9 +547,14 @@ class RunStore:
             self._require_run(run_id)
             raise FileNotFoundError(f"run {run_id!r} has no case_results table yet")
         for part in parts:
+            first_row = 0
             for batch in self.files.parquet_file(part).iter_batches(batch_size=batch_rows):
-                with collector_paused():
-                    decoded = schema.decode_case_results(pa.Table.from_batches([batch]))
+                try:
+                    with collector_paused():
+                        decoded = schema.decode_case_results(pa.Table.from_batches([batch]))
+                except schema.UnknownStatus as exc:
+                    raise exc.located(self.layout.url(part), first_row) from None
+                first_row += batch.num_rows
                 yield from decoded
 
     def write_dataset(self, run_id: str, cases: Sequence[Case]) -> None:
