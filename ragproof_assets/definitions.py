@@ -2,7 +2,6 @@
 
 import dagster as dg
 
-from ragproof_assets.checks.run_summary import failure_rate, no_regression
 from ragproof_assets.evaluation.assets import eval_dataset, run_summary
 from ragproof_assets.evaluation.executors import executor_from_env
 from ragproof_assets.evaluation.io_managers import JudgeLedgerIOManager, TableIOManager
@@ -17,7 +16,6 @@ store = StoreResource()
 
 defs = dg.Definitions(
     assets=[eval_dataset, evaluate_cases, run_summary],
-    asset_checks=[no_regression, failure_rate],
     jobs=[evaluate_job, launch_evaluation_job],
     schedules=[nightly_suites],
     sensors=[launch_evaluation_sensor, trace_sensor],

@@ -21,10 +21,11 @@ from pathlib import Path
 
 import dagster as dg
 
+from ragproof_assets.checks.run_summary import RUN_SUMMARY_CHECKS, failure_rate, no_regression
 from ragproof_assets.evaluation.config import PRECHECKED_TAG, EvalRunConfig
 from ragproof_assets.evaluation.dataset_scores import dataset_scores, mean_metadata
 from ragproof_assets.evaluation.partitions import evaluation_runs
-from ragproof_assets.evaluation.resources import StoreResource
+from ragproof_assets.evaluation.resources import CheckSettings, StoreResource
 from ragproof_assets.evaluation.run_tags import tag_launcher
 from ragproof_assets.evaluation.table_schemas import DATASET_COLUMNS, METRIC_SUMMARIES_COLUMNS
 from ragproof_core.adapters.loading import AdapterLoadError
@@ -170,12 +171,15 @@ def _store_dataset(
     "run record. Query history with the `runs`, `case_results` and `metric_summaries` views "
     "of RAGPROOF_STORE/ragproof.duckdb.",
     metadata={"dagster/column_schema": METRIC_SUMMARIES_COLUMNS},
+    # Evaluated in this step, once the run record they read is written: no check steps.
+    check_specs=RUN_SUMMARY_CHECKS,
 )
 def run_summary(
     context: dg.AssetExecutionContext,
     case_scores: StoredTable,
     judge_verdicts: JudgeLedger,
-) -> dg.MaterializeResult:
+    checks: CheckSettings,
+):
     run_id = context.partition_key
     run_store = RunStore.holding(case_scores)
     manifest = run_store.run_manifest(run_id)
@@ -249,7 +253,11 @@ def run_summary(
         metadata["skip_reasons"] = dg.MetadataValue.md(skipped_reasons)
     metadata.update(_report_metadata(context, run_store, run_id, tally))
     context.log_event(dataset_scores(record, summaries))
-    return dg.MaterializeResult(metadata=metadata)
+    # The materialization is on record before the checks: a check that fails to run
+    # fails the step, not the summary the UI shows.
+    yield dg.MaterializeResult(metadata=metadata)
+    yield no_regression(run_store, run_id, checks)
+    yield failure_rate(run_store, run_id, checks)
 
 
 def _report_metadata(
