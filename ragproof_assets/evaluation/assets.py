@@ -23,12 +23,12 @@ from pathlib import Path
 
 import dagster as dg
 
-from ragproof_assets.checks.run_summary import failure_rate, no_regression
 from ragproof_assets.evaluation.config import PRECHECKED_TAG, EvalRunConfig
 from ragproof_assets.evaluation.dataset_scores import dataset_scores, mean_metadata
 from ragproof_assets.evaluation.partitions import evaluation_runs
 from ragproof_assets.evaluation.resources import CheckSettings, StoreResource
 from ragproof_assets.evaluation.run_tags import tag_launcher
+from ragproof_assets.evaluation.summary_checks import failure_rate, no_regression
 from ragproof_assets.evaluation.table_schemas import DATASET_COLUMNS
 from ragproof_core.adapters.loading import AdapterLoadError
 from ragproof_core.calibration import jury_agreement

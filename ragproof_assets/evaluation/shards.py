@@ -36,12 +36,12 @@ from dataclasses import replace
 
 import dagster as dg
 
-from ragproof_assets.checks.run_summary import RUN_SUMMARY_CHECKS
 from ragproof_assets.evaluation.assets import GROUP, run_summary
 from ragproof_assets.evaluation.config import EVAL_OP, PROGRESS_TAG, EvalRunConfig
 from ragproof_assets.evaluation.partitions import evaluation_runs
 from ragproof_assets.evaluation.progress import progress_bar
 from ragproof_assets.evaluation.resources import CheckSettings, JudgeResource, StoreResource
+from ragproof_assets.evaluation.summary_checks import RUN_SUMMARY_CHECKS
 from ragproof_assets.evaluation.table_schemas import (
     CASE_RESULTS_COLUMNS,
     METRIC_SUMMARIES_COLUMNS,

@@ -3,8 +3,9 @@ completed run of the same dataset, adapter and scoring settings (k,
 source_match, metrics), and did too many cases fail?
 
 Both are check specs of ``run_summary`` (``RUN_SUMMARY_CHECKS``), evaluated by the
-step that materializes it: no step of their own to hand off, launch and set up
-after the summary (issue 24, item 5). Each function here is one check's result.
+step that materializes it (``shards.summarize_run``): no step of their own to hand
+off, launch and set up after the summary (issue 24, item 5), so they live in the
+evaluation layer. Each function here is one check's result.
 """
 
 import dagster as dg
