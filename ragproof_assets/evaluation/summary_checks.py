@@ -11,7 +11,7 @@ evaluation layer. Each function here is one check's result.
 import dagster as dg
 
 from ragproof_assets.evaluation.resources import CheckSettings
-from ragproof_core.compare import MixedJudgesError, RunSide, compare_runs
+from ragproof_core.compare import MixedJudgesError, compare_stored_runs
 from ragproof_core.store import RunStore, stored_run_settings
 
 RUN_SUMMARY = "run_summary"
@@ -50,9 +50,10 @@ def no_regression(run_store: RunStore, run_id: str, checks: CheckSettings) -> dg
                 "with these settings (k, source_match, metrics)"
             },
         )
-    sides = [RunSide(r, run_store.case_results_frame(r.run_id)) for r in (baseline, current)]
     try:
-        comparison = compare_runs(*sides)
+        # From the stored files a metric at a time: a second million-case run's check
+        # never holds both runs' results frames.
+        comparison = compare_stored_runs(run_store, baseline, current)
     except MixedJudgesError as exc:
         return dg.AssetCheckResult(
             check_name=NO_REGRESSION.name,

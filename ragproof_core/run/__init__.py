@@ -14,8 +14,10 @@ from ragproof_core.run.evaluate import (
 )
 from ragproof_core.run.preflight import (
     Checked,
+    Staged,
     check_launch,
     preflight,
+    preflight_staged,
     recording_path,
     staged_recording_of,
     take_adapter,
@@ -46,6 +48,7 @@ __all__ = [
     "EVALUATION_DOCUMENT",
     "EvaluationTotals",
     "ShardReport",
+    "Staged",
     "attempt_document",
     "attempt_document_name",
     "check_launch",
@@ -55,6 +58,7 @@ __all__ = [
     "merge_reports",
     "new_attempt_token",
     "preflight",
+    "preflight_staged",
     "recording_path",
     "shard_budget",
     "shard_share",

@@ -13,7 +13,7 @@ import pytest
 from ragproof_core.adapters.loading import AdapterLoadError
 from ragproof_core.adapters.recorded import RecordedAdapter
 from ragproof_core.data.dataset import load_dataset
-from ragproof_core.store import recording
+from ragproof_core.store import json_blocks
 from ragproof_core.store.recording import aligned_batches, dataset_keys, staged_recording
 from ragproof_core.store.schema import decode_outputs
 from tests.conftest import FIXTURES
@@ -99,6 +99,13 @@ EDGE_FILES = {
     "nan_latency": '{"case_id": "c1", "retrieve": [], "latency_s": NaN}\n',
     "huge_latency": '{"case_id": "c1", "retrieve": [], "latency_s": ' + "9" * 400 + "}\n",
     "minus_zero_score": '{"case_id": "c1", "retrieve": [{"id": "d", "text": "t", "score": -0}]}\n',
+    "huge_int_score": '{"case_id": "c1", "retrieve": [{"id": "d", "text": "t", "score": '
+    + "1"
+    + "0" * 400
+    + "}]}\n",
+    "huge_int_cost": '{"case_id": "c1", "answer": {"text": "a", "usage": {"cost_usd": '
+    + "9" * 400
+    + "}}}\n",
     "infinite_score": '{"case_id": "c1", "retrieve": [{"id": "d", "text": "t", "score": 1e999}]}\n',
     "boolean_score": '{"case_id": "c1", "retrieve": [{"id": "d", "text": "t", "score": true}]}\n',
     "lone_surrogate": '{"case_id": "c1", "answer": {"text": "\\ud800"}}\n',
@@ -152,7 +159,7 @@ def test_a_bad_line_is_named_as_the_adapter_names_it():
 
 def test_a_file_read_in_many_chunks_stores_the_same_rows(tmp_path, monkeypatch):
     """The reader parses a block in chunks on its threads: rows line up across them."""
-    monkeypatch.setattr(recording, "PARSE_CHUNK_BYTES", 1024)
+    monkeypatch.setattr(json_blocks, "PARSE_CHUNK_BYTES", 1024)
     plain = (HERE / "plain.jsonl").read_text(encoding="utf-8").splitlines()
     lines, cases = [], []
     for n in range(60):
