@@ -50,42 +50,41 @@ def line_blocks(path: str) -> Iterator[Block]:
     """The file in blocks of whole lines, each with its line count. A line that is
     blank, or starts with a blank byte, refuses the fast path (two objects on one line
     are found by counting rows against lines, which a blank line would offset).
-    ``Refused`` too when the file cannot be opened or read: the exact path words it."""
+    ``Refused`` too when the file cannot be opened or read: the exact path words it.
+
+    The file is memory-mapped: a block is a slice of the page cache, never a copy (the
+    reader copies what it keeps)."""
     try:
-        handle = open(path, "rb")  # noqa: SIM115 - closed below, its OSError refused
-    except OSError:
+        source = pa.memory_map(path)
+        whole = source.read_buffer()
+    except (OSError, pa.ArrowException):
         raise Refused from None
-    with handle:
-        carry = b""
-        while True:
-            try:
-                data = handle.read(READ_BLOCK_BYTES)
-            except OSError:
-                raise Refused from None
-            if not data:
-                break
-            if carry:
-                data = carry + data
-            cut = data.rfind(b"\n") + 1
-            if cut == 0:
-                carry = data
-                continue
-            view = memoryview(data)
-            carry = bytes(view[cut:])
-            yield Block(pa.py_buffer(view[:cut]), _lines_none_blank(view[:cut]))
-        if carry:
-            block = carry + b"\n"
-            yield Block(pa.py_buffer(block), _lines_none_blank(memoryview(block)))
+    with source:
+        size, start = whole.size, 0
+        while start < size:
+            end = min(start + READ_BLOCK_BYTES, size)
+            raw = np.frombuffer(whole, dtype=np.uint8, count=end - start, offset=start)
+            ends = np.flatnonzero(raw == _NEWLINE)
+            while end < size and len(ends) == 0:
+                # A line longer than a block: the block grows to its end.
+                end = min(end + READ_BLOCK_BYTES, size)
+                raw = np.frombuffer(whole, dtype=np.uint8, count=end - start, offset=start)
+                ends = np.flatnonzero(raw == _NEWLINE)
+            if end < size:
+                cut = int(ends[-1]) + 1
+                raw = raw[:cut]
+            else:
+                cut = end - start
+            yield Block(whole.slice(start, cut), _lines_none_blank(raw, ends))
+            start += cut
 
 
-def _lines_none_blank(block: memoryview) -> int:
-    """How many lines a block of whole lines holds; ``Refused`` when one of them
-    starts with a blank byte (what ``bytes.strip()`` removes) or is empty."""
-    raw = np.frombuffer(block, dtype=np.uint8)
-    ends = np.flatnonzero(raw == _NEWLINE)
-    starts = raw[np.concatenate(([0], ends[:-1] + 1))]
+def _lines_none_blank(raw: np.ndarray, ends: np.ndarray) -> int:
+    """How many lines a block holds (its last may lack its newline); ``Refused`` when
+    one of them starts with a blank byte (what ``bytes.strip()`` removes) or is empty."""
+    starts = raw[np.concatenate(([0], ends + 1))[: len(ends) + (raw[-1] != _NEWLINE)]]
     require(not np.isin(starts, _BLANK_CODES).any())
-    return len(ends)
+    return len(starts)
 
 
 def read_block(block: Block, options: pj.ParseOptions) -> pa.Table:

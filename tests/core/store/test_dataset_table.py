@@ -200,10 +200,13 @@ def _generated(rng: random.Random, count: int) -> list[dict]:
     return rows
 
 
-@pytest.mark.parametrize("seed", range(3))
-def test_generated_datasets_read_in_many_chunks_store_the_same_rows(tmp_path, monkeypatch, seed):
-    """Blocks and the reader's chunks split the file anywhere: rows line up across them."""
-    monkeypatch.setattr(json_blocks, "READ_BLOCK_BYTES", 2048)
+@pytest.mark.parametrize(("seed", "block_bytes"), [(0, 2048), (1, 2048), (2, 16)])
+def test_generated_datasets_read_in_many_chunks_store_the_same_rows(
+    tmp_path, monkeypatch, seed, block_bytes
+):
+    """Blocks and the reader's chunks split the file anywhere, a block shorter than a
+    line grows to the line's end: rows line up across them."""
+    monkeypatch.setattr(json_blocks, "READ_BLOCK_BYTES", block_bytes)
     monkeypatch.setattr(json_blocks, "PARSE_CHUNK_BYTES", 512)
     rng = random.Random(seed)
     path = tmp_path / "cases.jsonl"
