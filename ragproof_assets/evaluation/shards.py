@@ -53,6 +53,7 @@ from ragproof_core.run import (
     evaluate_recorded,
     merge_reports,
     new_attempt_token,
+    recording_scoring,
     shard_share,
     take_adapter,
     unfinished_attempts,
@@ -130,7 +131,7 @@ def evaluate_shard(
     settings = manifest.run
     shards = settings.shards
     # A conversation's turns stay in one shard (CONTRACT section 16).
-    unit_starts = run_store.dataset_unit_starts(run_id) if shards > 1 else None
+    unit_starts = run_store.dataset_unit_starts(run_id)
     start, end = unit_shard_ranges(eval_dataset.rows, shards, unit_starts)[index]
     # run.concurrency is the run's total in flight: each shard takes its share.
     settings = replace(settings, concurrency=shard_share(settings.concurrency, shards, index))
@@ -160,6 +161,15 @@ def evaluate_shard(
     # The run's own metrics ([[metric]] tables); a rubric metric's prompt joins the judge's.
     registry = run_registry(manifest.metrics)
     give_rubrics(judge, manifest.metrics)
+    # A stored recording scored from columns: the outputs are the recording as it is
+    # (gather_shards makes it the table), so only the columns scored are read.
+    from_recording = (
+        recording_scoring(
+            settings, registry, has_judge=judge is not None, has_turns=unit_starts is not None
+        )
+        if run_store.has_recorded_outputs(run_id)
+        else None
+    )
     # Several processes drawing one terminal bar would garble it: one shard only.
     progress = progress_bar(
         end - start, enabled=context.run.tags.get(PROGRESS_TAG) == "true" and shards == 1
@@ -185,9 +195,17 @@ def evaluate_shard(
     try:
         with (
             recorder,
-            run_store.results_writer(run_id, None if shards == 1 else index) as writer,
+            run_store.results_writer(
+                run_id, None if shards == 1 else index, outputs=from_recording is None
+            ) as writer,
         ):
-            for rows in run_store.iter_run_batches(run_id, start, end, EVAL_BATCH_CASES):
+            for rows in run_store.iter_run_batches(
+                run_id,
+                start,
+                end,
+                EVAL_BATCH_CASES,
+                columns=None if from_recording is None else from_recording.columns,
+            ):
                 # The batch's outputs and results die before the collector resumes: a
                 # collection over a live batch (a million chunks and results) walks
                 # every one of them, and again each time they move up a generation.
@@ -204,6 +222,7 @@ def evaluate_shard(
                             settings,
                             registry,
                             has_judge=judge is not None,
+                            full_rows=rows.whole,
                         )
                     )
                     if evaluation is not None:
@@ -273,6 +292,7 @@ def evaluate_shard(
         statuses=dict(statuses),
         first_failures=first_failures,
         attempt=token,
+        outputs_from_recording=from_recording is not None,
     )
     run_store.write_document(run_id, report_name(index), report.to_dict())
     yield dg.Output(
@@ -317,6 +337,8 @@ def gather_shards(context: dg.OpExecutionContext, store: StoreResource):
     reported = {(r.shard, r.attempt) for r in reports}
     unfinished = unfinished_attempts(run_store.read_documents(run_id, ATTEMPT_PREFIX), reported)
     totals = merge_reports(reports, unfinished)
+    if all(report.outputs_from_recording for report in reports):
+        run_store.outputs_from_recording(run_id)
     run_store.write_document(run_id, EVALUATION_DOCUMENT, totals.evaluation.to_dict())
     # Summed over calls and shards: rounded once here, for the run record and every display.
     ledger = totals.ledger.with_rounded_cost()

@@ -9,8 +9,10 @@ from ragproof_core.run.dry_run import (
 )
 from ragproof_core.run.evaluate import (
     ABORTED_BUDGET,
+    RecordingScoring,
     evaluate,
     evaluate_recorded,
+    recording_scoring,
 )
 from ragproof_core.run.preflight import (
     Checked,
@@ -45,6 +47,7 @@ __all__ = [
     "Checked",
     "EVALUATION_DOCUMENT",
     "EvaluationTotals",
+    "RecordingScoring",
     "ShardReport",
     "attempt_document",
     "attempt_document_name",
@@ -56,6 +59,7 @@ __all__ = [
     "new_attempt_token",
     "preflight",
     "recording_path",
+    "recording_scoring",
     "shard_budget",
     "shard_share",
     "staged_recording_of",
