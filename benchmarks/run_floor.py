@@ -10,7 +10,9 @@ fresh child process timed from its start, start-up included:
    validated or stored;
 2. ``ragproof run --shards 2 --metrics`` the four retrieval metrics (fresh store
    and Dagster home): validation, Dagster, the store, the report;
-3. the same command with every default metric selected (no ``--metrics``).
+3. the same command again on that store and Dagster home, as a user's second
+   run finds them (Dagster's SQLite tables exist; the store holds one run);
+4. the command with every default metric selected (no ``--metrics``).
 
 The floor runs before and after the commands and the lower of the two is used,
 so a load spike during one floor run does not flatter the commands. Target:
@@ -109,6 +111,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     try:
         floors = [measure_json_command(floor_cmd, clean_env(), REPO)]
         four = command("four", "--metrics", ",".join(FOUR))
+        again = command("four", "--metrics", ",".join(FOUR))
         every = command("every")
         floors.append(measure_json_command(floor_cmd, clean_env(), REPO))
     finally:
@@ -122,6 +125,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     ]  # fmt: skip
     for label, m in (
         ("`ragproof run --shards 2 --metrics` (the four retrieval metrics)", four),
+        ("the same again, on that store and Dagster home", again),
         ("`ragproof run --shards 2` (every default metric)", every),
     ):
         rows.append(
@@ -129,6 +133,7 @@ def main(argv: Sequence[str] | None = None) -> None:
              f"{m['wall_s'] / best['wall_s']:.2f}x", f"{m['load']:.2f}"]
         )  # fmt: skip
     ratio = four["wall_s"] / best["wall_s"]
+    ratio_again = again["wall_s"] / best["wall_s"]
     same = all(
         abs(four["out"]["metrics"][name]["mean"] - best["out"]["means"][measure]) < 1e-12
         for name, measure in zip(FOUR, MEASURES, strict=True)
@@ -147,14 +152,17 @@ def main(argv: Sequence[str] | None = None) -> None:
         rows,
         [
             f"Four-metric command / floor: {ratio:.2f}x (target <= {TARGET_RATIO:g}x): "
-            f"{verdict(ratio <= TARGET_RATIO)}. 'vs floor' divides by the faster floor run.",
+            f"{verdict(ratio <= TARGET_RATIO)} with a fresh store and Dagster home; "
+            f"{ratio_again:.2f}x: {verdict(ratio_again <= TARGET_RATIO)} on the same home again. "
+            "'vs floor' divides by the faster floor run.",
             f"The command's four means equal pytrec_eval's over the same cases: {same} "
             f"({count(best['out']['scored'])} cases scored).",
             "Every figure is a fresh child process timed from its start (imports included); "
-            "CPU is its user + system (the command's step processes included when Dagster's "
-            "forkserver is its child). The floor validates and stores nothing.",
-            "The machine is shared with seven other engineers' sessions (tests, benchmarks): "
-            "the 1-minute load is beside each figure, and ratios come from runs side by side.",
+            "CPU is the user + system time of that process alone: the command's step "
+            "processes are children of its forkserver, which it does not wait for, so they "
+            "are not counted. The floor validates and stores nothing.",
+            "The machine may be shared: the 1-minute load is beside each figure, and ratios "
+            "come from runs side by side.",
         ],
     )
     publish([table], args.emit)

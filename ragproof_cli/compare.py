@@ -19,8 +19,7 @@ from ragproof_core.compare import (
     HOLM,
     MixedJudgesError,
     MixedSettingsError,
-    RunSide,
-    compare_runs,
+    compare_stored_runs,
     describe,
     regressions,
 )
@@ -33,14 +32,13 @@ def cmd_compare(args: argparse.Namespace) -> int:
         raise UsageError(f"--margin must be at least 0, got {args.margin:g}")
     fmt = "json" if args.json else args.format
     store = open_store()
-    sides = [
-        RunSide(store.get_run(r), store.case_results_frame(r)) for r in (args.run_a, args.run_b)
-    ]
+    records = [store.get_run(r) for r in (args.run_a, args.run_b)]
     try:
-        comparison = compare_runs(
-            *sides,
+        comparison = compare_stored_runs(
+            store,
+            *records,
             allow_mixed_judges=args.allow_mixed_judges,
-            registry=stored_registry(*(side.record.config_json for side in sides)),
+            registry=stored_registry(*(record.config_json for record in records)),
             allow_mixed_settings=args.allow_mixed_settings,
             correction=args.correction,
         )

@@ -210,10 +210,19 @@ def to_usage(obj: Any) -> Usage | None:
             raise AdapterOutputError(
                 f"answer 'usage.cost_usd' must be a non-negative number, got {cost!r}"
             )
-        cost = float(cost)
+        cost = _as_float(cost, "answer 'usage.cost_usd'")
         if cost == float("inf"):
             raise AdapterOutputError("answer 'usage.cost_usd' must be finite")
     return Usage(values["input_tokens"], values["output_tokens"], cost)
+
+
+def _as_float(number: int, what: str) -> float:
+    """An integer as a float; one beyond float's range (JSON allows any number of
+    digits) is bad input, not a crash."""
+    try:
+        return float(number)
+    except OverflowError:
+        raise AdapterOutputError(f"{what} is beyond a float's range (1.8e308)") from None
 
 
 def _build_chunk(chunk_id: Any, text: Any, score: Any, metadata: Any, obj: Any) -> Chunk:
@@ -234,7 +243,7 @@ def _build_chunk(chunk_id: Any, text: Any, score: Any, metadata: Any, obj: Any) 
             f"chunk {chunk_id!r} 'score' must be a number, got {_type_name(score)}"
         )
     elif not isinstance(score, float):
-        score = float(score)
+        score = _as_float(score, f"chunk {chunk_id!r} 'score'")
     if metadata is _MISSING or metadata is None:
         metadata = {}
     elif not isinstance(metadata, Mapping):

@@ -10,6 +10,7 @@ from ragproof_core.compare.comparison import (
     MixedSettingsError,
     RunSide,
     compare_runs,
+    compare_stored_runs,
 )
 from ragproof_core.compare.correction import (
     CORRECTIONS,
@@ -34,6 +35,7 @@ __all__ = [
     "TAIL_NOTE",
     "WORSE",
     "compare_runs",
+    "compare_stored_runs",
     "describe",
     "plan_run",
     "regressions",

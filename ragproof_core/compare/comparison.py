@@ -19,14 +19,16 @@ adjusted one.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
-import pandas as pd
+import pyarrow as pa
 
 from ragproof_core.compare.correction import HOLM, adjust
+from ragproof_core.compare.pairs import FramePairing, MetricPairs, Pairing, RunSide
 from ragproof_core.compare.power import mde
 from ragproof_core.compare.stats import (
     nearest_rank,
@@ -34,9 +36,9 @@ from ragproof_core.compare.stats import (
     paired_bootstrap_quantile_diff_ci,
     paired_randomization_p,
 )
+from ragproof_core.compare.stored_pairs import stored_pairing
 from ragproof_core.metrics.registry import REGISTRY, Registry
-from ragproof_core.model import Status
-from ragproof_core.store.run_store import stored_run_settings
+from ragproof_core.store.run_store import RunStore, stored_run_settings
 from ragproof_core.text_table import text_table
 
 BETTER = "better"
@@ -83,19 +85,6 @@ class MixedSettingsError(Exception):
             + "; ".join(differences)
             + ". Their retrieval scores are different measures."
         )
-
-
-@dataclass(frozen=True, slots=True)
-class RunSide:
-    """One side of a comparison: the run's record and its per-case results.
-
-    ``record`` is the store's RunRecord (only ``run_id``, ``judge_model``, ``judge_mode`` and
-    ``prompt_hashes`` are read); ``results`` has the columns of the
-    ``case_results`` view: run_id, case_id, metric, status, value, ...
-    """
-
-    record: Any
-    results: pd.DataFrame
 
 
 @dataclass(frozen=True, slots=True)
@@ -301,27 +290,6 @@ def settings_differences(a: Any, b: Any) -> list[str]:
     ]
 
 
-def _frame(side: RunSide) -> pd.DataFrame:
-    df = side.results
-    missing = {"case_id", "metric", "status", "value"} - set(df.columns)
-    if missing:
-        raise ValueError(
-            f"results of run {side.record.run_id} lack column(s): {', '.join(sorted(missing))}"
-        )
-    df = df.loc[:, ["case_id", "metric", "status", "value"]].copy()
-    df["case_id"] = df["case_id"].astype(str)
-    df["metric"] = df["metric"].astype(str)
-    df["status"] = df["status"].astype(str)
-    dup = df.duplicated(["case_id", "metric"], keep=False)
-    if dup.any():
-        row = df[dup].iloc[0]
-        raise ValueError(
-            f"run {side.record.run_id} has more than one result for case "
-            f"{row['case_id']} metric {row['metric']}"
-        )
-    return df
-
-
 def _verdict(delta: float, p_value: float, alpha: float, up_is_good: bool) -> str:
     # The verdict follows the test alone; the CI shows the size of the change.
     if p_value >= alpha or delta == 0.0:
@@ -329,46 +297,45 @@ def _verdict(delta: float, p_value: float, alpha: float, up_is_good: bool) -> st
     return BETTER if (delta > 0) == up_is_good else WORSE
 
 
-def _scored_values(df: pd.DataFrame) -> pd.Series:
-    s = df[(df["status"] == Status.SCORED.value) & df["value"].notna()]
-    return s.set_index("case_id")["value"].astype(float)
+def _worst(
+    metric: str, pairs: MetricPairs, deltas: np.ndarray, up_is_good: bool, limit: int
+) -> list[Regression]:
+    """The metric's ``limit`` worst regressions, worst first, ties by case id: all a
+    comparison can show of it, without an object for every worse case of a large run."""
+    worse = np.flatnonzero(deltas < 0 if up_is_good else deltas > 0)
+    badness = deltas[worse] if up_is_good else -deltas[worse]
+    # Stable: equal changes keep the pairs' case-id order.
+    top = worse[np.argsort(badness, kind="stable")[:limit]]
+    case_ids = pairs.case_ids.take(pa.array(top, pa.int64())).to_pylist()
+    return [
+        Regression(metric, case_id, float(pairs.xa[i]), float(pairs.xb[i]), float(deltas[i]))
+        for case_id, i in zip(case_ids, top, strict=True)
+    ]
 
 
 def _compare_metric(
     metric: str,
-    a: pd.DataFrame,
-    b: pd.DataFrame,
+    pairs: MetricPairs,
     *,
     seed: int,
     alpha: float,
     up_is_good: bool,
     tail: bool = False,
+    top_regressions: int,
 ) -> tuple[MetricComparison, list[Regression]]:
-    va, vb = _scored_values(a), _scored_values(b)
-
-    both = a.merge(b, on="case_id", suffixes=("_a", "_b"))
-    changed = both[both["status_a"] != both["status_b"]]
-    transitions = {
-        f"{sa} -> {sb}": int(n)
-        for (sa, sb), n in sorted(changed.groupby(["status_a", "status_b"]).size().items())
-    }
-
-    # Sorted case ids make the delta order (and so the resampling) independent
-    # of how the store happened to return the rows.
-    paired_ids = sorted(set(va.index) & set(vb.index))
-    regressions: list[Regression] = []
-    if not paired_ids:
-        if len(va) and not len(vb):
+    paired = len(pairs.xa)
+    if not paired:
+        if pairs.scored_a and not pairs.scored_b:
             verdict = A_ONLY
-        elif len(vb) and not len(va):
+        elif pairs.scored_b and not pairs.scored_a:
             verdict = B_ONLY
         else:
             verdict = NOT_PAIRED
         result = MetricComparison(
             metric=metric,
             higher_is_better=up_is_good,
-            scored_a=len(va),
-            scored_b=len(vb),
+            scored_a=pairs.scored_a,
+            scored_b=pairs.scored_b,
             paired=0,
             mean_a=None,
             mean_b=None,
@@ -377,27 +344,23 @@ def _compare_metric(
             ci_high=None,
             p_value=None,
             verdict=verdict,
-            transitions=transitions,
+            transitions=pairs.transitions,
         )
-        return result, regressions
+        return result, []
 
-    xa = va.loc[paired_ids].to_numpy()
-    xb = vb.loc[paired_ids].to_numpy()
+    xa, xb = pairs.xa, pairs.xb
     deltas = xb - xa
     mean_a, mean_b = float(xa.mean()), float(xb.mean())
     delta = float(deltas.mean())
     ci = paired_bootstrap_ci(deltas, confidence=CONFIDENCE, seed=seed)
     p = paired_randomization_p(deltas, seed=seed)
     assert ci is not None and p is not None  # n > 0 here
-    for case_id, x, y, d in zip(paired_ids, xa, xb, deltas, strict=True):
-        if (d < 0) if up_is_good else (d > 0):
-            regressions.append(Regression(metric, case_id, float(x), float(y), float(d)))
     result = MetricComparison(
         metric=metric,
         higher_is_better=up_is_good,
-        scored_a=len(va),
-        scored_b=len(vb),
-        paired=len(paired_ids),
+        scored_a=pairs.scored_a,
+        scored_b=pairs.scored_b,
+        paired=paired,
         mean_a=mean_a,
         mean_b=mean_b,
         delta=delta,
@@ -405,11 +368,11 @@ def _compare_metric(
         ci_high=ci[1],
         p_value=p,
         verdict=_verdict(delta, p, alpha, up_is_good),
-        transitions=transitions,
+        transitions=pairs.transitions,
         mde=mde(deltas),
         p95=compare_percentile(xa, xb, fraction=TAIL_FRACTION, seed=seed) if tail else None,
     )
-    return result, regressions
+    return result, _worst(metric, pairs, deltas, up_is_good, top_regressions)
 
 
 def _has_tail(registry: Registry, metric: str) -> bool:
@@ -436,33 +399,88 @@ def compare_runs(
     ``run.k`` or ``run.source_match`` differ, unless allowed; then the
     differences are kept on the result so every report can show them.
     """
-    diffs = judge_differences(a.record, b.record)
+    return _compare(
+        a.record,
+        b.record,
+        lambda: nullcontext(FramePairing(a, b)),
+        allow_mixed_judges=allow_mixed_judges,
+        allow_mixed_settings=allow_mixed_settings,
+        seed=seed,
+        alpha=alpha,
+        top_regressions=top_regressions,
+        registry=registry,
+        correction=correction,
+    )
+
+
+def compare_stored_runs(
+    store: RunStore,
+    a: Any,
+    b: Any,
+    *,
+    allow_mixed_judges: bool = False,
+    allow_mixed_settings: bool = False,
+    seed: int = 0,
+    alpha: float = 0.05,
+    top_regressions: int = 10,
+    registry: Registry = REGISTRY,
+    correction: str = HOLM,
+) -> Comparison:
+    """``compare_runs`` of the stored runs with records ``a`` and ``b``, read from the
+    store's files a metric at a time (``stored_pairs``), never a whole results frame:
+    the same comparison in a small fraction of the memory."""
+    return _compare(
+        a,
+        b,
+        lambda: stored_pairing(store, a.run_id, b.run_id),
+        allow_mixed_judges=allow_mixed_judges,
+        allow_mixed_settings=allow_mixed_settings,
+        seed=seed,
+        alpha=alpha,
+        top_regressions=top_regressions,
+        registry=registry,
+        correction=correction,
+    )
+
+
+def _compare(
+    record_a: Any,
+    record_b: Any,
+    open_pairing: Callable[[], AbstractContextManager[Pairing]],
+    *,
+    allow_mixed_judges: bool,
+    allow_mixed_settings: bool,
+    seed: int,
+    alpha: float,
+    top_regressions: int,
+    registry: Registry,
+    correction: str,
+) -> Comparison:
+    diffs = judge_differences(record_a, record_b)
     if diffs and not allow_mixed_judges:
-        raise MixedJudgesError(a.record.run_id, b.record.run_id, diffs)
-    settings = settings_differences(a.record, b.record)
+        raise MixedJudgesError(record_a.run_id, record_b.run_id, diffs)
+    settings = settings_differences(record_a, record_b)
     if settings and not allow_mixed_settings:
-        raise MixedSettingsError(a.record.run_id, b.record.run_id, settings)
-    fa, fb = _frame(a), _frame(b)
-    # A metric only one run selected has nothing to pair with: it is named, not compared.
-    in_a, in_b = set(fa["metric"]), set(fb["metric"])
-    metrics = registry.order(in_a & in_b)
-    by_metric_a = dict(tuple(fa.groupby("metric")))
-    by_metric_b = dict(tuple(fb.groupby("metric")))
-    empty = fa.iloc[0:0]
+        raise MixedSettingsError(record_a.run_id, record_b.run_id, settings)
+    limit = max(top_regressions, 0)
     results: list[MetricComparison] = []
     regressions: list[Regression] = []
-    for metric in metrics:
-        mc, regs = _compare_metric(
-            metric,
-            by_metric_a.get(metric, empty),
-            by_metric_b.get(metric, empty),
-            seed=seed,
-            alpha=alpha,
-            up_is_good=registry.higher_is_better(metric),
-            tail=_has_tail(registry, metric),
-        )
-        results.append(mc)
-        regressions.extend(regs)
+    with open_pairing() as pairing:
+        # A metric only one run selected has nothing to pair with: it is named, not compared.
+        in_a, in_b = pairing.metrics_a, pairing.metrics_b
+        metrics = registry.order(in_a & in_b)
+        for metric in metrics:
+            mc, regs = _compare_metric(
+                metric,
+                pairing.pairs(metric),
+                seed=seed,
+                alpha=alpha,
+                up_is_good=registry.higher_is_better(metric),
+                tail=_has_tail(registry, metric),
+                top_regressions=limit,
+            )
+            results.append(mc)
+            regressions.extend(regs)
     tested = [i for i, mc in enumerate(results) if mc.p_value is not None]
     adjusted = adjust([results[i].p_value for i in tested], correction)
     for i, p_adjusted in zip(tested, adjusted, strict=True):
@@ -477,15 +495,15 @@ def compare_runs(
         )
     )
     return Comparison(
-        run_a=str(a.record.run_id),
-        run_b=str(b.record.run_id),
-        judge_model_a=getattr(a.record, "judge_model", None),
-        judge_model_b=getattr(b.record, "judge_model", None),
+        run_a=str(record_a.run_id),
+        run_b=str(record_b.run_id),
+        judge_model_a=getattr(record_a, "judge_model", None),
+        judge_model_b=getattr(record_b, "judge_model", None),
         judge_differences=tuple(diffs),
         alpha=alpha,
         seed=seed,
         metrics=tuple(results),
-        regressions=tuple(regressions[: max(top_regressions, 0)]),
+        regressions=tuple(regressions[:limit]),
         only_in_a=tuple(registry.order(in_a - in_b)),
         only_in_b=tuple(registry.order(in_b - in_a)),
         correction=correction,

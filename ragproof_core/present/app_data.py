@@ -2,8 +2,9 @@
 one run (with its latest judge bias probe), and two runs compared.
 
 Each function returns a JSON-ready dict that ``app_page.render_app_page`` embeds.
-A comparison is ``compare.compare_runs`` itself, as ``ragproof compare`` runs it:
-the app shows its paired statistics, never a second implementation of them.
+A comparison is ``compare.compare_stored_runs`` itself, as ``ragproof compare`` runs it
+(from the stored files a metric at a time, never two whole results frames): the app
+shows its paired statistics, never a second implementation of them.
 """
 
 from __future__ import annotations
@@ -14,8 +15,7 @@ from typing import Any
 from ragproof_core.compare.comparison import (
     MixedJudgesError,
     MixedSettingsError,
-    RunSide,
-    compare_runs,
+    compare_stored_runs,
 )
 from ragproof_core.metrics.custom import stored_registry
 from ragproof_core.present.run_list import run_dict
@@ -80,10 +80,10 @@ def compare_data(
         "mixed_judges": False,
         "comparison": None,
     }
-    sides = [RunSide(r, store.case_results_frame(r.run_id)) for r in records]
     try:
-        comparison = compare_runs(
-            *sides,
+        comparison = compare_stored_runs(
+            store,
+            *records,
             allow_mixed_judges=allow_mixed,
             allow_mixed_settings=allow_mixed,
             registry=stored_registry(*(r.config_json for r in records)),

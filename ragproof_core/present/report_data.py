@@ -36,7 +36,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ragproof_core.compare.comparison import MixedJudgesError, RunSide, compare_runs
+from ragproof_core.compare.comparison import MixedJudgesError, compare_stored_runs
 from ragproof_core.metrics.aggregate import ValueCounts
 from ragproof_core.metrics.custom import stored_registry
 from ragproof_core.metrics.heuristics.sentinel import expected_marker
@@ -507,15 +507,9 @@ class _StoredRun:
     def files(self) -> RunFiles:
         return RunFiles(self.store, self.record.run_id)
 
-    @property
-    def raw(self) -> pd.DataFrame:
-        """Every case_results column as stored, reasons and judge replies too (a comparison
-        needs them all; the report's own case details read ``raw_rows``)."""
-        return self.store.case_results_frame(self.record.run_id)
-
     def raw_rows(self, case_ids: Iterable[str]) -> pd.DataFrame:
-        """``raw``'s rows of these cases only, so a million-case run's reasons and judge
-        replies are never all in memory."""
+        """Every stored case_results column (reasons and judge replies too) of these cases
+        only, so a million-case run's reasons and judge replies are never all in memory."""
         table = queries.stored_results_of(self.files, sorted(set(case_ids)))
         return schema.conform(table, schema.CASE_RESULTS_SCHEMA).to_pandas()
 
@@ -567,9 +561,11 @@ def _comparison(
     limits: ReportLimits,
     registry: Registry,
 ) -> dict[str, Any]:
-    comparison = compare_runs(
-        RunSide(base.record, base.raw),
-        RunSide(run.record, run.raw),
+    # From the stored files a metric at a time: never both runs' whole results frames.
+    comparison = compare_stored_runs(
+        run.store,
+        base.record,
+        run.record,
         allow_mixed_judges=allow_mixed_judges,
         # report --against compares runs of other settings as before; `compare` refuses them.
         allow_mixed_settings=True,

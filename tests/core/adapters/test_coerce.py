@@ -53,6 +53,10 @@ def test_chunk_from_object_with_attributes():
         ({"id": "a", "text": "t", "score": "high"}, "chunk 'a' 'score' must be a number, got str"),
         ({"id": "a", "text": "t", "score": True}, "chunk 'a' 'score' must be a number, got bool"),
         (
+            {"id": "a", "text": "t", "score": 10**400},
+            "chunk 'a' 'score' is beyond a float's range (1.8e308)",
+        ),
+        (
             {"id": "a", "text": "t", "metadata": [1]},
             "chunk 'a' 'metadata' must be a dict, got list",
         ),
@@ -127,6 +131,14 @@ def test_answer_from_dataclass_and_from_object():
         ({"text": "x", "citations": "a"}, "answer 'citations' must be a list of chunk id strings"),
         ({"text": "x", "citations": [1]}, "answer 'citations' must be a list of chunk id strings"),
         (["Paris"], "expected an answer, got list"),
+        (
+            {"text": "x", "usage": {"cost_usd": -(10**400)}},
+            "answer 'usage.cost_usd' must be a non-negative number, got " + repr(-(10**400)),
+        ),
+        (
+            {"text": "x", "usage": {"cost_usd": 10**400}},
+            "answer 'usage.cost_usd' is beyond a float's range (1.8e308)",
+        ),
     ],
 )
 def test_malformed_answer(obj, message):

@@ -99,6 +99,13 @@ EDGE_FILES = {
     "nan_latency": '{"case_id": "c1", "retrieve": [], "latency_s": NaN}\n',
     "huge_latency": '{"case_id": "c1", "retrieve": [], "latency_s": ' + "9" * 400 + "}\n",
     "minus_zero_score": '{"case_id": "c1", "retrieve": [{"id": "d", "text": "t", "score": -0}]}\n',
+    "huge_int_score": '{"case_id": "c1", "retrieve": [{"id": "d", "text": "t", "score": '
+    + "1"
+    + "0" * 400
+    + "}]}\n",
+    "huge_int_cost": '{"case_id": "c1", "answer": {"text": "a", "usage": {"cost_usd": '
+    + "9" * 400
+    + "}}}\n",
     "infinite_score": '{"case_id": "c1", "retrieve": [{"id": "d", "text": "t", "score": 1e999}]}\n',
     "boolean_score": '{"case_id": "c1", "retrieve": [{"id": "d", "text": "t", "score": true}]}\n',
     "lone_surrogate": '{"case_id": "c1", "answer": {"text": "\\ud800"}}\n',
