@@ -45,6 +45,7 @@ from ragproof_core.metrics.robustness import ABSTENTION, OVERREFUSAL
 from ragproof_core.model import Case, CaseKind, CaseOutput, Chunk, Status
 from ragproof_core.present import report_queries as queries
 from ragproof_core.present.report_queries import RunFiles
+from ragproof_core.present.run_files import reader
 from ragproof_core.present.summary import LATENCY_METRIC, calibration_json, latency_note
 from ragproof_core.present.threads import (
     shown_threads,
@@ -539,10 +540,12 @@ def _details(
 class _StoredRun:
     store: Any
     record: Any
+    # The connection the run's queries share (``RunFiles.con``).
+    con: Any = None
 
     @property
     def files(self) -> RunFiles:
-        return RunFiles(self.store, self.record.run_id)
+        return RunFiles(self.store, self.record.run_id, self.con)
 
     def raw_rows(self, case_ids: Iterable[str]) -> pd.DataFrame:
         """Every stored case_results column (reasons and judge replies too) of these cases
@@ -647,8 +650,29 @@ def gather_report(
     Raises ``RunNotFound`` for an unknown or unfinished run and
     ``MixedJudgesError`` when the baseline was judged differently (unless allowed).
     """
-    limits = limits or ReportLimits()
-    run = _StoredRun(store, store.get_run(run_id))
+    record = store.get_run(run_id)
+    # One connection for every query of the run (a connection costs tens of ms of CPU).
+    with reader(store) as con:
+        return _report(
+            store,
+            _StoredRun(store, record, con),
+            against=against,
+            allow_mixed_judges=allow_mixed_judges,
+            limits=limits or ReportLimits(),
+            tally=tally,
+        )
+
+
+def _report(
+    store: Any,
+    run: _StoredRun,
+    *,
+    against: str | None,
+    allow_mixed_judges: bool,
+    limits: ReportLimits,
+    tally: ResultTally | None,
+) -> dict[str, Any]:
+    run_id = run.record.run_id
     base = None if against is None else _StoredRun(store, store.get_run(against))
     # The order and directions of the metrics, the runs' own ([[metric]] tables) included.
     registry = stored_registry(*(r.record.config_json for r in (run, base) if r is not None))
