@@ -1,14 +1,15 @@
 """Input work of a recorded run, done once: what the dataset step pays to read and
-validate the dataset and the recording and store the recording as the run's
-``recorded_outputs`` table (store/recording.py), beside what the line-by-line
-validator alone costs (what the command's own preflight paid before the run
-existed, and each shard again by replaying JSON lines).
+validate the dataset and the recording and store them as the run's ``dataset`` and
+``recorded_outputs`` tables (store/dataset_table.py, store/recording.py), each by
+its fast path (pyarrow's JSON reader) and by its exact path (the line-by-line
+validator: what every dataset paid before the dataset's fast path existed, and
+what a file the fast path refuses still pays).
 
-In one process: the dataset (``load_dataset``), the recording by the fast path
-(pyarrow's JSON reader) and by the exact path (the adapter's validator), each
-with its peak RSS. With ``--run-shards N``, also the real ``ragproof run
---shards N`` on the same files (benchmarks/shards_store.py's measurement): wall,
-seconds per Dagster step, the largest processes' peak RSS and the load.
+In one process, each with its wall and CPU seconds (CPU counts pyarrow's threads:
+on a loaded machine it moves less than the wall). With ``--run-shards N``, also the
+real ``ragproof run --shards N`` on the same files (benchmarks/shards_store.py's
+measurement): wall, seconds per Dagster step, the largest processes' peak RSS and
+the load.
 
 ``python -m benchmarks.ingest_recording [--cases N] [--run-shards N]``.
 """
@@ -20,13 +21,14 @@ import os
 import resource
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 
 from benchmarks._common import WORK, Table, count, publish, seconds
 from benchmarks._synthetic import write_recorded_run
-from ragproof_core.data.dataset import load_dataset
 from ragproof_core.store import RunStore
+from ragproof_core.store.dataset_table import staged_dataset
 from ragproof_core.store.recording import staged_recording
 
 
@@ -36,28 +38,50 @@ def _peak_mb() -> float:
 
 def _in_process(dataset: Path, outputs: Path) -> list[list[str]]:
     rows = []
-    load = os.getloadavg()[0]
-    started = time.perf_counter()
-    cases = load_dataset(dataset)
-    rows.append(["dataset: load_dataset", seconds(time.perf_counter() - started), load])
     store = RunStore(tempfile.mkdtemp(prefix="ingest-", dir=WORK))
     store.write_manifest("bench", {})
     for fast in (True, False):
-        load = os.getloadavg()[0]
-        started = time.perf_counter()
-        with staged_recording(str(outputs), "bench", fast=fast) as staged:
-            staged_s = time.perf_counter() - started
-            store.write_recorded_outputs("bench", staged, cases)
-            path = "fast (pyarrow JSON reader)" if staged.fast else "exact (line validator)"
-        total = time.perf_counter() - started
-        rows.append(
-            [
-                f"recording: {path}, stored",
-                f"{seconds(total)} ({seconds(staged_s)} reading and validating)",
-                load,
-            ]
-        )
-    return [[what, took, f"{load:.1f}"] for what, took, load in rows]
+        with _timed(rows, "dataset: {path}, stored") as named:
+            staged = staged_dataset(dataset, fast=fast)
+            store.write_staged_dataset("bench", staged)
+            named["path"] = _path_name(staged.fast)
+    for fast in (True, False):
+        with (
+            _timed(rows, "recording: {path}, stored") as named,
+            staged_recording(str(outputs), "bench", fast=fast) as recording,
+        ):
+            store.write_recording_beside("bench", recording, staged.case_ids(), staged.turn_cases())
+            named["path"] = _path_name(recording.fast)
+    dataset_s, recording_s = rows[0], rows[2]
+    rows.append(
+        [
+            "both, fast paths (the dataset step's input work)",
+            seconds(dataset_s[1] + recording_s[1]),
+            seconds(dataset_s[2] + recording_s[2]),
+            max(dataset_s[3], recording_s[3]),
+        ]
+    )
+    return [
+        [what, took if isinstance(took, str) else seconds(took), cpu if isinstance(cpu, str)
+         else seconds(cpu), f"{load:.1f}"]
+        for what, took, cpu, load in rows
+    ]  # fmt: skip
+
+
+def _path_name(fast: bool) -> str:
+    return "fast path (pyarrow JSON reader)" if fast else "exact path (line validator)"
+
+
+@contextmanager
+def _timed(rows: list, label: str) -> Iterator[dict[str, str]]:
+    """Appends ``[label, wall s, CPU s, load]``; ``label`` filled from the yielded dict."""
+    named: dict[str, str] = {}
+    load = os.getloadavg()[0]
+    wall, cpu = time.perf_counter(), time.process_time()
+    yield named
+    rows.append(
+        [label.format(**named), time.perf_counter() - wall, time.process_time() - cpu, load]
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> None:
@@ -73,9 +97,9 @@ def main(argv: Sequence[str] | None = None) -> None:
             Table(
                 f"Input work of a recorded run, {count(args.cases)} cases "
                 f"({recorded.megabytes:,.0f} MB of dataset and recording), one process",
-                ["step", "seconds", "load (1 min)"],
+                ["step", "seconds", "CPU seconds", "load (1 min)"],
                 _in_process(recorded.dataset, recorded.outputs),
-                [f"peak RSS of the process after all three: {_peak_mb():,.0f} MB"],
+                [f"peak RSS of the process after all four: {_peak_mb():,.0f} MB"],
             )
         )
     if args.run_shards:

@@ -18,7 +18,7 @@ from ragproof_core.adapters.loading import AdapterLoadError
 from ragproof_core.config import ConfigError
 from ragproof_core.data.dataset import DatasetError
 from ragproof_core.generate.attacks import GenerationError
-from ragproof_core.store import InvalidRunId, RunNotFound
+from ragproof_core.store import InvalidRunId, RunNotFound, UnknownStatus
 
 # Errors whose message is already the one line a user needs.
 USER_ERRORS: tuple[type[BaseException], ...] = (
@@ -29,6 +29,8 @@ USER_ERRORS: tuple[type[BaseException], ...] = (
     GenerationError,
     RunNotFound,
     InvalidRunId,
+    # A store written by another version of ragproof (or damaged): names file and row.
+    UnknownStatus,
 )
 DEBUG_HINT = "run again with --debug (or RAGPROOF_DEBUG=1) for the traceback"
 

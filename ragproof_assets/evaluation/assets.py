@@ -45,9 +45,9 @@ from ragproof_core.present import (
 )
 from ragproof_core.run import (
     EVALUATION_DOCUMENT,
-    Checked,
     EvaluationTotals,
-    preflight,
+    Staged,
+    preflight_staged,
     recording_path,
     staged_recording_of,
 )
@@ -98,7 +98,7 @@ def eval_dataset(
             # manifest: bad input of any kind leaves the store unchanged.
             resolved = config.resolve()
             # A recording is validated as it is staged below, not by building the adapter.
-            checked = preflight(
+            checked = preflight_staged(
                 resolved,
                 config.dataset,
                 adapter_checked=context.run.tags.get(PRECHECKED_TAG) == "true"
@@ -114,19 +114,19 @@ def _store_dataset(
     context: dg.AssetExecutionContext,
     config: EvalRunConfig,
     store: StoreResource,
-    checked: Checked,
+    checked: Staged,
     recording: StagedRecording | None,
 ) -> dg.Output[StoredTable]:
     """The run's manifest, dataset and recording, stored once every input is valid."""
     run_id = context.partition_key
-    resolved, cases = checked.config, checked.cases
+    resolved, dataset = checked.config, checked.dataset
     run_store = store.store()
     manifest = RunManifest(
         run_id=run_id,
         dataset=_display_path(config.dataset),
         dataset_path=str(Path(config.dataset).resolve()),
         dataset_sha256=dataset_sha256(config.dataset),
-        cases=len(cases),
+        cases=dataset.rows,
         started_at=_now(),
         run=resolved.run,
         adapter=resolved.adapter,
@@ -141,23 +141,24 @@ def _store_dataset(
     run_store.write_manifest(run_id, manifest.to_dict())
     # A restarted run may split into other shards: its old result files must go.
     run_store.clear_results(run_id)
-    run_store.write_dataset(run_id, cases)
+    run_store.write_staged_dataset(run_id, dataset)
     if recording is None:
         # A restarted run may have replayed a recording before: the file must go.
         run_store.remove_recorded_outputs(run_id)
     else:
-        run_store.write_recorded_outputs(run_id, recording, cases)
+        run_store.write_recording_beside(
+            run_id, recording, dataset.case_ids(), dataset.turn_cases()
+        )
     # Views exist from the first run's start, so the store reads even if that run is killed.
     _refresh_views(context, run_store)
-    kinds = Counter(case.kind.value for case in cases)
     return dg.Output(
-        run_store.table_handle(run_id, "dataset", len(cases)),
+        run_store.table_handle(run_id, "dataset", dataset.rows),
         metadata={
-            "dagster/row_count": len(cases),
+            "dagster/row_count": dataset.rows,
             "dataset": manifest.dataset,
             "dataset_sha256": manifest.dataset_sha256,
             "adapter": resolved.adapter.target,
-            "cases_by_kind": dg.MetadataValue.json(dict(kinds)),
+            "cases_by_kind": dg.MetadataValue.json(dataset.kinds()),
         },
     )
 

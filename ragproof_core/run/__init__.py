@@ -16,8 +16,10 @@ from ragproof_core.run.evaluate import (
 )
 from ragproof_core.run.preflight import (
     Checked,
+    Staged,
     check_launch,
     preflight,
+    preflight_staged,
     recording_path,
     staged_recording_of,
     take_adapter,
@@ -49,6 +51,7 @@ __all__ = [
     "EvaluationTotals",
     "RecordingScoring",
     "ShardReport",
+    "Staged",
     "attempt_document",
     "attempt_document_name",
     "check_launch",
@@ -58,6 +61,7 @@ __all__ = [
     "merge_reports",
     "new_attempt_token",
     "preflight",
+    "preflight_staged",
     "recording_path",
     "recording_scoring",
     "shard_budget",

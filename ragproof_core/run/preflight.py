@@ -27,6 +27,7 @@ from ragproof_core.data.dataset import fewer_units_than, load_dataset
 from ragproof_core.judge.environment import judge_environment
 from ragproof_core.judge.settings import JudgeEnv
 from ragproof_core.model import Case, units
+from ragproof_core.store.dataset_table import StagedDataset, staged_dataset
 from ragproof_core.store.recording import StagedRecording, staged_recording
 
 
@@ -49,17 +50,45 @@ def preflight(config: Config, dataset: str | Path, *, adapter_checked: bool = Fa
     """
     cases = load_dataset(dataset)
     # A conversation is never split across shards: it counts as one unit here.
+    units_of = sum(1 for _ in units(cases)) if config.run.shards > 1 else len(cases)
+    judge_env = _check_the_rest(config, dataset, len(cases), units_of, adapter_checked)
+    return Checked(config, cases, judge_env)
+
+
+@dataclass(frozen=True, slots=True)
+class Staged:
+    """The validated inputs of a run, its dataset as the rows the run stores."""
+
+    config: Config
+    dataset: StagedDataset
+    judge_env: JudgeEnv
+
+
+def preflight_staged(
+    config: Config, dataset: str | Path, *, adapter_checked: bool = False
+) -> Staged:
+    """``preflight`` for the run's dataset step: the same checks and errors, the dataset
+    read as the ``dataset`` table's rows (``store/dataset_table.py``), never as cases."""
+    staged = staged_dataset(dataset)
+    judge_env = _check_the_rest(config, dataset, staged.rows, staged.units, adapter_checked)
+    return Staged(config, staged, judge_env)
+
+
+def _check_the_rest(
+    config: Config, dataset: str | Path, cases: int, units_of: int, adapter_checked: bool
+) -> JudgeEnv:
+    """The shard count against the dataset, the judge's environment and the adapter."""
     shards = config.run.shards
-    if shards > len(cases) or (shards > 1 and shards > sum(1 for _ in units(cases))):
+    if shards > cases or (shards > 1 and shards > units_of):
         # An empty shard is a Dagster step for nothing; thousands of them never finish planning.
         raise ConfigError(
-            f"run.shards: {config.run.shards} shards for {len(cases)} case(s) in {dataset}; "
+            f"run.shards: {config.run.shards} shards for {cases} case(s) in {dataset}; "
             "use at most one shard per case (a conversation counts as one)"
         )
     judge_env = judge_environment(config.judge)
     if not adapter_checked:
         check_adapter(config.adapter)
-    return Checked(config, cases, judge_env)
+    return judge_env
 
 
 def check_launch(config: Config, dataset: str | Path) -> JudgeEnv:

@@ -24,7 +24,6 @@ from ragproof_core.store.query import (
 )
 from ragproof_core.store.result_tally import (
     ResultTally,
-    UnknownStatus,
     summarize_run,
 )
 from ragproof_core.store.run_store import (
@@ -32,6 +31,9 @@ from ragproof_core.store.run_store import (
     RunRecord,
     RunStore,
     stored_run_settings,
+)
+from ragproof_core.store.schema import (
+    UnknownStatus,
 )
 from ragproof_core.store.tables import (
     CASE_RESULTS,

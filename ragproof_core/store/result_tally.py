@@ -12,8 +12,7 @@ The figures are the ones the object path (``metrics.aggregate.summarize``)
 computes: the scored values are the same floats, counted (``ValueCounts``
 gives the same correctly rounded mean and the same nearest-rank
 percentiles), counts are counts. A status outside ``Status`` raises
-``UnknownStatus``; callers then take the object path, whose error names the
-case.
+``UnknownStatus`` naming the file, row and case of its first row.
 """
 
 from __future__ import annotations
@@ -30,6 +29,7 @@ from ragproof_core.metrics.aggregate import ValueCounts, summarize, summarize_co
 from ragproof_core.model import Status
 from ragproof_core.store.file_sql import file_reader
 from ragproof_core.store.layout import StoreLayout
+from ragproof_core.store.schema import UnknownStatus
 
 _STATUSES = {status.value: status for status in Status}
 _FAILED = (Status.ERROR.value, Status.JUDGE_ERROR.value)
@@ -51,8 +51,14 @@ FROM read_parquet($files, union_by_name = true)
 """
 
 
-class UnknownStatus(ValueError):
-    """A stored status ragproof does not know (a damaged or foreign file)."""
+# Where the first row of a status the tally did not know is: the error names it.
+_FIRST_WITH = """
+SELECT filename, file_row_number, case_id
+FROM read_parquet($1, union_by_name = true, filename = true, file_row_number = true)
+WHERE metric = $2 AND status = $3
+ORDER BY filename, file_row_number
+LIMIT 1
+"""
 
 
 @dataclass
@@ -77,7 +83,13 @@ def tally_files(layout: StoreLayout, files: Sequence[str]) -> ResultTally:
     """The tally of the ``case_results`` rows stored in ``files`` (paths or URLs)."""
     with file_reader(layout) as con:
         groups = con.sql(_TALLY, params={"files": list(files)}).to_arrow_table()
-    return tally_groups(groups)
+        try:
+            return tally_groups(groups)
+        except UnknownStatus as exc:
+            found = con.execute(_FIRST_WITH, [list(files), exc.metric, exc.status]).fetchone()
+            raise UnknownStatus(
+                exc.status, metric=exc.metric, case_id=found[2], path=found[0], row=found[1] + 1
+            ) from None
 
 
 def tally_groups(groups: pa.Table) -> ResultTally:
@@ -88,7 +100,7 @@ def tally_groups(groups: pa.Table) -> ResultTally:
     for row in others:
         known = _STATUSES.get(row["status"])
         if known is None:
-            raise UnknownStatus(f"metric {row['metric']!r}: unknown status {row['status']!r}")
+            raise UnknownStatus(row["status"], metric=row["metric"])
         tally.counts[row["metric"]][known] += row["n"]
         if known is Status.SKIPPED:
             tally.skip_reasons[(row["metric"], row["reason"])] += row["n"]

@@ -47,6 +47,7 @@ from ragproof_core.store import (
     views,
 )
 from ragproof_core.store import labels as label_files
+from ragproof_core.store.dataset_table import StagedDataset
 from ragproof_core.store.handles import StoredTable
 from ragproof_core.store.layout import (
     SCHEMA_DIR_NAME,
@@ -510,16 +511,27 @@ class RunStore:
     ) -> None:
         """Store the run's recording, row for row beside its dataset (``recording.py``):
         the staged file itself when it lists the dataset's cases in order."""
+        ids, turns = recording.dataset_keys(cases)
+        self.write_recording_beside(run_id, staged, ids, turns)
+
+    def write_recording_beside(
+        self,
+        run_id: str,
+        staged: recording.StagedRecording,
+        case_ids: pa.Array,
+        turn_cases: pa.Array,
+    ) -> None:
+        """``write_recorded_outputs`` for the dataset's case ids and turn flags (a staged
+        dataset's columns: ``StagedDataset.case_ids``, ``turn_cases``)."""
         self._require_run(run_id)
         path = self.layout.table_path(run_id, "recorded_outputs")
-        ids, turns = recording.dataset_keys(cases)
-        if recording.in_dataset_order(staged, ids):
+        if recording.in_dataset_order(staged, case_ids):
             self.files.copy_in(staged.path, path)
             return
         self.files.write_parquet_batches(
             path,
             recording.RECORDED_SCHEMA,
-            recording.aligned_batches(staged, ids, turns, run_id, WRITE_BATCH_ROWS),
+            recording.aligned_batches(staged, case_ids, turn_cases, run_id, WRITE_BATCH_ROWS),
         )
 
     def iter_run_batches(
@@ -637,13 +649,22 @@ class RunStore:
             self._require_run(run_id)
             raise FileNotFoundError(f"run {run_id!r} has no case_results table yet")
         for part in parts:
+            first_row = 0
             for batch in self.files.parquet_file(part).iter_batches(batch_size=batch_rows):
-                with collector_paused():
-                    decoded = schema.decode_case_results(pa.Table.from_batches([batch]))
+                try:
+                    with collector_paused():
+                        decoded = schema.decode_case_results(pa.Table.from_batches([batch]))
+                except schema.UnknownStatus as exc:
+                    raise exc.located(self.layout.url(part), first_row) from None
+                first_row += batch.num_rows
                 yield from decoded
 
     def write_dataset(self, run_id: str, cases: Sequence[Case]) -> None:
         self._write(run_id, "dataset", schema.encode_dataset(run_id, cases))
+
+    def write_staged_dataset(self, run_id: str, staged: StagedDataset) -> None:
+        """Store a dataset the run's dataset step read and validated (``dataset_table.py``)."""
+        self._write(run_id, "dataset", staged.stored(run_id))
 
     def read_dataset(self, run_id: str) -> list[Case]:
         with collector_paused():

@@ -360,21 +360,62 @@ def _statuses(results: Sequence[MetricResult]) -> pa.Array:
     return _STATUS_TEXTS.take(pa.array(codes, pa.int8()))
 
 
+class UnknownStatus(ValueError):
+    """A stored result status ragproof does not know: a file written by another version
+    of ragproof, or damaged. ``path`` and ``row`` (1-based) say where, once known."""
+
+    def __init__(
+        self,
+        status: Any,
+        *,
+        metric: str,
+        case_id: str | None = None,
+        path: str | None = None,
+        row: int | None = None,
+    ) -> None:
+        self.status, self.metric, self.case_id = status, metric, case_id
+        self.path, self.row = path, row
+        where = ("" if path is None else f"{path}: ") + ("" if row is None else f"row {row}: ")
+        which = f"metric {metric!r}" if case_id is None else f"case {case_id!r} metric {metric!r}"
+        super().__init__(
+            f"{where}{which}: unknown status {status!r} (ragproof knows "
+            f"{', '.join(_STATUS_BY_VALUE)}; a store written by another version of ragproof?)"
+        )
+
+    def located(self, path: str, first_row: int = 0) -> UnknownStatus:
+        """The same error in file ``path``, whose decoded rows started at ``first_row``."""
+        row = None if self.row is None else first_row + self.row
+        return UnknownStatus(
+            self.status, metric=self.metric, case_id=self.case_id, path=path, row=row
+        )
+
+
 def decode_case_results(table: pa.Table) -> list[MetricResult]:
     table = conform(table, CASE_RESULTS_SCHEMA)
     status_of = _STATUS_BY_VALUE.__getitem__
-    return [
-        MetricResult(case_id, metric, status_of(status), value, reason, raw)
-        for case_id, metric, status, value, reason, raw in zip(
-            _column(table, "case_id"),
-            _column(table, "metric"),
-            _column(table, "status"),
-            _column(table, "value"),
-            _column(table, "reason"),
-            _column(table, "judge_raw_json"),
-            strict=True,
-        )
-    ]
+    statuses = _column(table, "status")
+    try:
+        return [
+            MetricResult(case_id, metric, status_of(status), value, reason, raw)
+            for case_id, metric, status, value, reason, raw in zip(
+                _column(table, "case_id"),
+                _column(table, "metric"),
+                statuses,
+                _column(table, "value"),
+                _column(table, "reason"),
+                _column(table, "judge_raw_json"),
+                strict=True,
+            )
+        ]
+    except KeyError:
+        # Only status_of raises it; found again here so the happy path pays nothing.
+        index = next(i for i, s in enumerate(statuses) if s not in _STATUS_BY_VALUE)
+        raise UnknownStatus(
+            statuses[index],
+            metric=table["metric"][index].as_py(),
+            case_id=table["case_id"][index].as_py(),
+            row=index + 1,
+        ) from None
 
 
 # --- metric summaries -----------------------------------------------------------------------

@@ -13,7 +13,7 @@ import pytest
 from ragproof_core.adapters.loading import AdapterLoadError
 from ragproof_core.adapters.recorded import RecordedAdapter
 from ragproof_core.data.dataset import load_dataset
-from ragproof_core.store import recording
+from ragproof_core.store import json_blocks
 from ragproof_core.store.recording import aligned_batches, dataset_keys, staged_recording
 from ragproof_core.store.schema import decode_outputs
 from tests.conftest import FIXTURES
@@ -157,12 +157,11 @@ def test_a_bad_line_is_named_as_the_adapter_names_it():
     )
 
 
-def test_a_file_read_in_many_chunks_stores_the_same_rows(tmp_path, monkeypatch):
-    """The reader parses a block in chunks on its threads: rows line up across them."""
-    monkeypatch.setattr(recording, "PARSE_CHUNK_BYTES", 1024)
+def _copies_of_plain(tmp_path, copies: int):
+    """plain.jsonl's lines ``copies`` times (ids made unique), and a dataset of their ids."""
     plain = (HERE / "plain.jsonl").read_text(encoding="utf-8").splitlines()
     lines, cases = [], []
-    for n in range(60):
+    for n in range(copies):
         for line in plain:
             row = json.loads(line)
             row["case_id"] = f"{row['case_id']}-{n}"
@@ -172,6 +171,24 @@ def test_a_file_read_in_many_chunks_stores_the_same_rows(tmp_path, monkeypatch):
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     dataset = tmp_path / "cases.jsonl"
     dataset.write_text("".join(json.dumps(c) + "\n" for c in cases), encoding="utf-8")
+    return dataset, path
+
+
+def test_a_file_read_in_many_chunks_stores_the_same_rows(tmp_path, monkeypatch):
+    """The reader parses a block in chunks on its threads: rows line up across them."""
+    monkeypatch.setattr(json_blocks, "PARSE_CHUNK_BYTES", 1024)
+    dataset, path = _copies_of_plain(tmp_path, 60)
+    stored, fast = _stored(dataset, path, fast=True, batch_rows=100)
+    assert fast
+    assert stored == _replayed_from_file(dataset, path)
+
+
+@pytest.mark.parametrize("block_bytes", [4096, 64])
+def test_a_file_read_in_many_blocks_stores_the_same_rows(tmp_path, monkeypatch, block_bytes):
+    """Each block is written while the next is parsed, a block shorter than a line grows
+    to its end: the rows stay in file order, one a line."""
+    monkeypatch.setattr(json_blocks, "READ_BLOCK_BYTES", block_bytes)
+    dataset, path = _copies_of_plain(tmp_path, 40)
     stored, fast = _stored(dataset, path, fast=True, batch_rows=100)
     assert fast
     assert stored == _replayed_from_file(dataset, path)
