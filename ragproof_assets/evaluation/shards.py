@@ -14,10 +14,10 @@ streams its outputs and case results to its own files
 (``<table>-shard-NNNN.parquet``; a one-shard run writes ``<table>.parquet``)
 and stores a ``ShardReport``. A recorded run scored from columns writes only
 case results: its outputs are its recording, which ``gather_shards`` makes the
-``outputs`` table (``RunStore.outputs_from_recording``). Between the ops inside the graph only Nothing
-passes, so no step needs another's local disk (Dagster's default IO manager
-would pickle to it); the asset's inputs and outputs are ``StoredTable``
-handles through the table IO manager. ``gather_shards`` adds the reports up.
+``outputs`` table (``RunStore.outputs_from_recording``). Between the ops inside
+the graph only Nothing passes, so no step needs another's local disk (Dagster's
+default IO manager would pickle to it); the asset's inputs and outputs are
+``StoredTable`` handles through the table IO manager. ``gather_shards`` adds the reports up.
 
 A failed shard step can be re-executed alone ("re-execute from failure" in
 the UI): the other shards' files stay, and its judge calls already paid for
