@@ -53,6 +53,7 @@ from ragproof_cli.errors import one_line
 from ragproof_cli.instance import instance_modules, open_instance_with_partition, use_dagster_home
 from ragproof_cli.step_stderr import filtered_stderr
 from ragproof_core.config import RUN_KEYS
+from ragproof_core.gc_pause import collector_paused
 from ragproof_core.store import new_run_id
 
 JOB_NAME = "evaluate"
@@ -65,6 +66,8 @@ EXECUTOR_MODULE = "dagster._core.executor.multiprocess"
 # Where a step process opens the instance from the reference it is handed.
 INSTANCE_FACTORY_MODULE = "dagster._core.instance.factory"
 CLI_PACKAGE = "ragproof_cli"
+# Imports the list above in the forkserver, the collector paused (``step_preload.py``).
+STEP_PRELOAD_MODULE = "ragproof_cli.step_preload"
 
 
 def evaluate_job_def() -> dg.JobDefinition:
@@ -101,16 +104,17 @@ def step_preload_modules() -> list[str]:
 def start_step_server(shards: int, *, debug: bool = False) -> None:
     """Start the forkserver the run's step processes fork from, if the run has them.
 
-    Its imports take seconds; started now, they run while this process opens the
-    instance and creates the run. The executor finds it running and uses it (its
-    preload list, ``multiprocess_config``'s, is the same). Only after the input is
+    Its imports (``step_preload.py``) take seconds; started now, they run while this
+    process opens the instance and creates the run. The executor finds it running and
+    uses it (its preload list, ``multiprocess_config``'s, is the same but for the
+    executor's own module, which it puts first). Only after the input is
     validated: bad input leaves no process behind. The forkserver and every step
     forked from it write to this stderr, without Dagster's own log lines unless
     ``debug`` (``step_stderr.py``).
     """
     if not uses_step_processes(shards):
         return
-    multiprocessing.get_context("forkserver").set_forkserver_preload(step_preload_modules())
+    multiprocessing.get_context("forkserver").set_forkserver_preload([STEP_PRELOAD_MODULE])
     if debug:
         forkserver.ensure_running()
         return
@@ -124,7 +128,7 @@ def multiprocess_config(shards: int) -> dict[str, Any]:
         "config": {
             "multiprocess": {
                 "max_concurrent": shards,
-                "start_method": {"forkserver": {"preload_modules": step_preload_modules()}},
+                "start_method": {"forkserver": {"preload_modules": [STEP_PRELOAD_MODULE]}},
             }
         }
     }
@@ -163,14 +167,16 @@ def execute_evaluation(
         if uses_step_processes(shards):
             run_config = {**run_config, "execution": multiprocess_config(shards)}
         # Otherwise RAGPROOF_EXECUTOR chose an executor whose settings live in the deployment.
-    job_def = job.get_definition()
-    run = instance.create_run_for_job(
-        job_def=job_def,
-        run_config=run_config,
-        tags={**job_def.run_tags, **tags, "dagster/partition": run_id},
-        remote_job_origin=workspace_job_origin(JOB_NAME),
-        job_code_origin=job.get_python_origin(),
-    )
+    # The run's plan and snapshots are built in bulk; the collector resumes after.
+    with collector_paused():
+        job_def = job.get_definition()
+        run = instance.create_run_for_job(
+            job_def=job_def,
+            run_config=run_config,
+            tags={**job_def.run_tags, **tags, "dagster/partition": run_id},
+            remote_job_origin=workspace_job_origin(JOB_NAME),
+            job_code_origin=job.get_python_origin(),
+        )
     return execute_run(job, run, instance, raise_on_error=False)
 
 
@@ -207,7 +213,10 @@ def run_evaluation(
     }
     if progress:
         tags[PROGRESS_TAG] = "true"
-    instance = open_instance_with_partition(evaluation_runs.name, run_id)
+    # Opening the instance imports SQLAlchemy, Alembic and the storages, objects the
+    # collector would only rescan as they load (about a quarter of its CPU time).
+    with collector_paused():
+        instance = open_instance_with_partition(evaluation_runs.name, run_id)
     # One shard runs in this process; more run as parallel step processes.
     result = execute_evaluation(
         instance,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from ragproof_cli import generate_qa
 from ragproof_cli.common import EXIT_OK
 from ragproof_core.generate.attacks import generate_command
 
@@ -24,8 +25,8 @@ def cmd_generate_injection(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def register(sub: argparse._SubParsersAction) -> argparse._SubParsersAction:
-    """Adds `generate` and returns its sub-command set, for other generators to join."""
+def register(sub: argparse._SubParsersAction) -> None:
+    """Adds `generate` with its generators: `injection` here, `qa` from ``generate_qa``."""
     generate = sub.add_parser("generate", help="generate test cases")
     gen_sub = generate.add_subparsers(dest="what", required=True)
     injection = gen_sub.add_parser("injection", help="prompt-injection cases from a dataset")
@@ -44,4 +45,4 @@ def register(sub: argparse._SubParsersAction) -> argparse._SubParsersAction:
         "--documents-out", help="also write indirect-injection documents for your index"
     )
     injection.set_defaults(func=cmd_generate_injection)
-    return gen_sub
+    generate_qa.register(gen_sub)

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import gc
 import multiprocessing
 import sys
 
 import dagster as dg
 import pytest
 
-from ragproof_cli.execution import step_preload_modules
+from ragproof_cli.execution import STEP_PRELOAD_MODULE
 from ragproof_cli.instance import ensure_dagster_home
 
 # What a step process used to import for itself before its step's first line.
@@ -17,11 +18,11 @@ HEAVY = ("dagster", "sqlalchemy", "alembic", "upath", "fsspec", "ragproof_")
 
 def _open_instance(ref, queue) -> None:
     """In a step process: open the instance as Dagster's step worker does; report
-    the modules that took importing."""
+    the modules that took importing, and how many objects the forkserver froze."""
     before = set(sys.modules)
     with dg.DagsterInstance.from_ref(ref) as instance:
         instance.get_runs(limit=1)
-    queue.put(sorted(set(sys.modules) - before))
+    queue.put((sorted(set(sys.modules) - before), gc.get_freeze_count()))
 
 
 def _fork_a_step_process(dagster_home: str, queue) -> None:
@@ -34,7 +35,8 @@ def _fork_a_step_process(dagster_home: str, queue) -> None:
     with dg.DagsterInstance.get() as instance:
         ref = instance.get_ref()
     context = multiprocessing.get_context("forkserver")
-    context.set_forkserver_preload(step_preload_modules())
+    # What `ragproof run --shards N` preloads (start_step_server).
+    context.set_forkserver_preload([STEP_PRELOAD_MODULE])
     reply = context.Queue()
     step = context.Process(target=_open_instance, args=(ref, reply))
     step.start()
@@ -50,8 +52,10 @@ def test_a_step_process_opens_the_instance_without_importing_dagster_or_its_stor
     queue = spawn.Queue()
     command = spawn.Process(target=_fork_a_step_process, args=(str(tmp_path), queue))
     command.start()
-    imported = queue.get(timeout=300)
+    imported, frozen = queue.get(timeout=300)
     command.join()
 
     assert command.exitcode == 0
     assert [name for name in imported if name.startswith(HEAVY)] == []
+    # The preloaded modules' objects, out of every collection a step runs.
+    assert frozen > 100_000
