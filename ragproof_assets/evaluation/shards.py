@@ -74,7 +74,7 @@ from ragproof_core.run import (
     unfinished_attempts,
     unit_shard_ranges,
 )
-from ragproof_core.store import RunStore, StoredTable, UnknownStatus
+from ragproof_core.store import ResultTally, RunStore, StoredTable, UnknownStatus
 from ragproof_core.store_health import STORE_FAULT, StoreHealth, StoreWriteError
 
 # Cases evaluated (and written) at a time within a shard: a shard's memory holds
@@ -334,9 +334,10 @@ def _store_fault(exc: StoreWriteError) -> dg.Failure:
 
 def gather_shards(
     context: dg.OpExecutionContext, run_store: RunStore
-) -> Generator[dg.Output, None, JudgeLedger]:
+) -> Generator[dg.Output, None, tuple[JudgeLedger, ResultTally | None]]:
     """Add the shards' reports up: the run's outputs, judge ledger and case scores (the
-    three assets' outputs, yielded), and the ledger the summary records (returned)."""
+    three assets' outputs, yielded), and the ledger the summary records and the results'
+    tally it summarizes (None for a status the tally does not know), returned."""
     run_id = context.partition_key
     shards = run_store.run_manifest(run_id).run.shards
     reports = [
@@ -355,6 +356,7 @@ def gather_shards(
     for report in reports:
         statuses.update(report.statuses)
     first_failures = [line for r in reports for line in r.first_failures][:FIRST_FAILURES]
+    tally = _tally(run_store, run_id)
 
     yield dg.Output(
         run_store.table_handle(run_id, "outputs", totals.cases),
@@ -389,18 +391,21 @@ def gather_shards(
             "status": totals.status,
             "by_status": dg.MetadataValue.json(dict(statuses)),
             # Counted from the stored results' columns: never the results as objects.
-            "distributions": dg.MetadataValue.md(_distributions(run_store, run_id)),
+            "distributions": dg.MetadataValue.md(
+                distributions_markdown(run_store.iter_case_results(run_id))
+                if tally is None
+                else distributions_table(tally.metrics, tally.values)
+            ),
         },
     )
-    return ledger
+    return ledger, tally
 
 
-def _distributions(run_store, run_id: str) -> str:
+def _tally(run_store: RunStore, run_id: str) -> ResultTally | None:
     try:
-        tally = run_store.tally_case_results(run_id)
+        return run_store.tally_case_results(run_id)
     except UnknownStatus:
-        return distributions_markdown(run_store.iter_case_results(run_id))
-    return distributions_table(tally.metrics, tally.values)
+        return None
 
 
 @dg.op(
@@ -420,8 +425,9 @@ def summarize_run(context: dg.OpExecutionContext, store: StoreResource, checks: 
     # One step after the shards, not three (gather, summary, checks): each step is a
     # process to hand off, launch and set up on the run's critical path.
     run_store = store.store()
-    ledger = yield from gather_shards(context, run_store)
-    yield from run_summary(context, run_store, ledger, checks)
+    ledger, tally = yield from gather_shards(context, run_store)
+    # The distributions' tally is the summary's too: one pass over the results.
+    yield from run_summary(context, run_store, ledger, checks, tally)
 
 
 OUTS = {
