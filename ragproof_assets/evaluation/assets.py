@@ -171,13 +171,15 @@ def run_summary(
     run_store: RunStore,
     judge_verdicts: JudgeLedger,
     checks: CheckSettings,
+    tally: ResultTally | None = None,
 ) -> Iterator[dg.Output | dg.AssetCheckResult]:
     """The ``run_summary`` asset's output and its checks' results (``shards.py`` wires it
-    into the step that gathers the shards, after their three assets)."""
+    into the step that gathers the shards, after their three assets); ``tally``: the
+    results' tally when that step has it already."""
     run_id = context.partition_key
     manifest = run_store.run_manifest(run_id)
     # Counted column by column, batch by batch: never the run's results as objects.
-    summaries, tally = summarize_run(run_store, run_id, manifest.run.metrics)
+    summaries, tally = summarize_run(run_store, run_id, manifest.run.metrics, tally)
     totals = EvaluationTotals.from_dict(run_store.read_document(run_id, EVALUATION_DOCUMENT))
     record = RunRecord(
         run_id=run_id,

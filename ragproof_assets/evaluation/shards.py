@@ -14,10 +14,12 @@ dynamic output per shard; the job's executor runs the shard steps in parallel
 ``k8s_job_executor``). Each shard reads its block of cases from the store,
 streams its outputs and case results to its own files
 (``<table>-shard-NNNN.parquet``; a one-shard run writes ``<table>.parquet``)
-and stores a ``ShardReport``. Between the ops inside the graph only Nothing
-passes, so no step needs another's local disk (Dagster's default IO manager
-would pickle to it); the asset's inputs and outputs are ``StoredTable``
-handles through the table IO manager. ``summarize_run`` adds the reports up
+and stores a ``ShardReport``. A recorded run scored from columns writes only
+case results: its outputs are its recording, which ``gather_shards`` makes the
+``outputs`` table (``RunStore.outputs_from_recording``). Between the ops inside
+the graph only Nothing passes, so no step needs another's local disk (Dagster's
+default IO manager would pickle to it); the asset's inputs and outputs are
+``StoredTable`` handles through the table IO manager. ``summarize_run`` adds the reports up
 (``gather_shards``), then writes the run's summary and record and evaluates
 run_summary's checks (``assets.run_summary``), all in one step: each step is a
 process to hand off, launch and set up on the run's critical path. Lineage
@@ -66,12 +68,13 @@ from ragproof_core.run import (
     evaluate_recorded,
     merge_reports,
     new_attempt_token,
+    recording_scoring,
     shard_share,
     take_adapter,
     unfinished_attempts,
     unit_shard_ranges,
 )
-from ragproof_core.store import RunStore, StoredTable, UnknownStatus
+from ragproof_core.store import ResultTally, RunStore, StoredTable, UnknownStatus
 from ragproof_core.store_health import STORE_FAULT, StoreHealth, StoreWriteError
 
 # Cases evaluated (and written) at a time within a shard: a shard's memory holds
@@ -143,7 +146,7 @@ def evaluate_shard(
     settings = manifest.run
     shards = settings.shards
     # A conversation's turns stay in one shard (CONTRACT section 16).
-    unit_starts = run_store.dataset_unit_starts(run_id) if shards > 1 else None
+    unit_starts = run_store.dataset_unit_starts(run_id)
     start, end = unit_shard_ranges(eval_dataset.rows, shards, unit_starts)[index]
     # run.concurrency is the run's total in flight: each shard takes its share.
     settings = replace(settings, concurrency=shard_share(settings.concurrency, shards, index))
@@ -173,6 +176,15 @@ def evaluate_shard(
     # The run's own metrics ([[metric]] tables); a rubric metric's prompt joins the judge's.
     registry = run_registry(manifest.metrics)
     give_rubrics(judge, manifest.metrics)
+    # A stored recording scored from columns: the outputs are the recording as it is
+    # (gather_shards makes it the table), so only the columns scored are read.
+    from_recording = (
+        recording_scoring(
+            settings, registry, has_judge=judge is not None, has_turns=unit_starts is not None
+        )
+        if run_store.has_recorded_outputs(run_id)
+        else None
+    )
     # Several processes drawing one terminal bar would garble it: one shard only.
     progress = progress_bar(
         end - start, enabled=context.run.tags.get(PROGRESS_TAG) == "true" and shards == 1
@@ -198,9 +210,17 @@ def evaluate_shard(
     try:
         with (
             recorder,
-            run_store.results_writer(run_id, None if shards == 1 else index) as writer,
+            run_store.results_writer(
+                run_id, None if shards == 1 else index, outputs=from_recording is None
+            ) as writer,
         ):
-            for rows in run_store.iter_run_batches(run_id, start, end, EVAL_BATCH_CASES):
+            for rows in run_store.iter_run_batches(
+                run_id,
+                start,
+                end,
+                EVAL_BATCH_CASES,
+                columns=None if from_recording is None else from_recording.columns,
+            ):
                 # The batch's outputs and results die before the collector resumes: a
                 # collection over a live batch (a million chunks and results) walks
                 # every one of them, and again each time they move up a generation.
@@ -217,6 +237,7 @@ def evaluate_shard(
                             settings,
                             registry,
                             has_judge=judge is not None,
+                            full_rows=rows.whole,
                         )
                     )
                     if evaluation is not None:
@@ -286,6 +307,7 @@ def evaluate_shard(
         statuses=dict(statuses),
         first_failures=first_failures,
         attempt=token,
+        outputs_from_recording=from_recording is not None,
     )
     run_store.write_document(run_id, report_name(index), report.to_dict())
     yield dg.Output(
@@ -312,9 +334,10 @@ def _store_fault(exc: StoreWriteError) -> dg.Failure:
 
 def gather_shards(
     context: dg.OpExecutionContext, run_store: RunStore
-) -> Generator[dg.Output, None, JudgeLedger]:
+) -> Generator[dg.Output, None, tuple[JudgeLedger, ResultTally | None]]:
     """Add the shards' reports up: the run's outputs, judge ledger and case scores (the
-    three assets' outputs, yielded), and the ledger the summary records (returned)."""
+    three assets' outputs, yielded), and the ledger the summary records and the results'
+    tally it summarizes (None for a status the tally does not know), returned."""
     run_id = context.partition_key
     shards = run_store.run_manifest(run_id).run.shards
     reports = [
@@ -324,6 +347,8 @@ def gather_shards(
     reported = {(r.shard, r.attempt) for r in reports}
     unfinished = unfinished_attempts(run_store.read_documents(run_id, ATTEMPT_PREFIX), reported)
     totals = merge_reports(reports, unfinished)
+    if all(report.outputs_from_recording for report in reports):
+        run_store.outputs_from_recording(run_id)
     run_store.write_document(run_id, EVALUATION_DOCUMENT, totals.evaluation.to_dict())
     # Summed over calls and shards: rounded once here, for the run record and every display.
     ledger = totals.ledger.with_rounded_cost()
@@ -331,6 +356,7 @@ def gather_shards(
     for report in reports:
         statuses.update(report.statuses)
     first_failures = [line for r in reports for line in r.first_failures][:FIRST_FAILURES]
+    tally = _tally(run_store, run_id)
 
     yield dg.Output(
         run_store.table_handle(run_id, "outputs", totals.cases),
@@ -365,18 +391,21 @@ def gather_shards(
             "status": totals.status,
             "by_status": dg.MetadataValue.json(dict(statuses)),
             # Counted from the stored results' columns: never the results as objects.
-            "distributions": dg.MetadataValue.md(_distributions(run_store, run_id)),
+            "distributions": dg.MetadataValue.md(
+                distributions_markdown(run_store.iter_case_results(run_id))
+                if tally is None
+                else distributions_table(tally.metrics, tally.values)
+            ),
         },
     )
-    return ledger
+    return ledger, tally
 
 
-def _distributions(run_store, run_id: str) -> str:
+def _tally(run_store: RunStore, run_id: str) -> ResultTally | None:
     try:
-        tally = run_store.tally_case_results(run_id)
+        return run_store.tally_case_results(run_id)
     except UnknownStatus:
-        return distributions_markdown(run_store.iter_case_results(run_id))
-    return distributions_table(tally.metrics, tally.values)
+        return None
 
 
 @dg.op(
@@ -396,8 +425,9 @@ def summarize_run(context: dg.OpExecutionContext, store: StoreResource, checks: 
     # One step after the shards, not three (gather, summary, checks): each step is a
     # process to hand off, launch and set up on the run's critical path.
     run_store = store.store()
-    ledger = yield from gather_shards(context, run_store)
-    yield from run_summary(context, run_store, ledger, checks)
+    ledger, tally = yield from gather_shards(context, run_store)
+    # The distributions' tally is the summary's too: one pass over the results.
+    yield from run_summary(context, run_store, ledger, checks, tally)
 
 
 OUTS = {
