@@ -18,6 +18,7 @@ from dataclasses import dataclass, replace
 from functools import cached_property
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -30,7 +31,7 @@ from ragproof_core.judge.usage import attributed_to
 from ragproof_core.metrics.combined_run import combined_results
 from ragproof_core.metrics.judge_plan import JudgePlan, result_from_verdict, run_plan, with_history
 from ragproof_core.metrics.registry import REGISTRY, MetricGroup, MetricSpec, Registry
-from ragproof_core.metrics.result_columns import ResultColumns
+from ragproof_core.metrics.result_columns import ResultColumns, concat
 from ragproof_core.metrics.spec import ColumnScore
 from ragproof_core.model import (
     Case,
@@ -485,6 +486,10 @@ async def evaluate(
     if as_columns:
         turns = any(case.turn is not None for case in cases)
         scorers = selection.column_scorers(judge is not None, turns)
+        if scorers is None and turns and judge is None:
+            # A conversation's own metrics ask nothing without a judge: the turns' rows
+            # come from columns, each conversation's rows beside them (_evaluate_columns).
+            scorers = selection.unjudged_column_scorers
     if scorers is not None:
         return await _evaluate_columns(
             cases, adapter, settings, selection, scorers, on_case_done, dataset
@@ -713,15 +718,32 @@ async def _evaluate_columns(
     on_case_done: Callable[[], None] | None,
     dataset: pa.Table | None,
 ) -> Evaluation:
-    """``evaluate`` of a selection scored from columns: the adapter's outputs first, then
-    every case's rows from the dataset's and the outputs' columns at once."""
+    """``evaluate`` of a selection scored from columns, without a judge: the adapter's
+    outputs first, then every case's rows from the dataset's and the outputs' columns at
+    once; a conversation's own rows (which ask no judge) after its last turn's, as
+    ``evaluate`` places them."""
+    # (a conversation's last turn id, its own rows), in the order conversations end.
+    conversations: list[tuple[str, list[MetricResult]]] = []
 
     def on_output(case: Case, output: CaseOutput) -> None:
         if on_case_done is not None:
             on_case_done()
 
+    async def on_conversation(turns: Sequence[Case], outputs: Sequence[CaseOutput]) -> None:
+        if not selection.conversational:
+            return
+        conversation_id = turns[0].turn.conversation_id
+        try:
+            rows = await conversation_results(turns, outputs, None, _no_budget, selection, settings)
+        except Exception as exc:  # noqa: BLE001 - as evaluate's score_conversation
+            reason = internal_error_reason(exc)
+            rows = [case_error(conversation_id, m.name, reason) for m in selection.conversational]
+        conversations.append((turns[-1].id, rows))
+
     with collector_paused():
-        outputs = await run_adapter(cases, adapter, settings, on_output=on_output)
+        outputs = await run_adapter(
+            cases, adapter, settings, on_output=on_output, on_conversation=on_conversation
+        )
         outputs_table = encode_outputs("", outputs)
         rows = encode_dataset("", cases) if dataset is None else dataset
         try:
@@ -730,9 +752,46 @@ async def _evaluate_columns(
             columns = ResultColumns.from_results(
                 _results_case_by_case(cases, outputs, settings, selection)
             )
+        if conversations:
+            columns = _with_conversation_rows(columns, outputs, conversations)
     return Evaluation(
         outputs=list(outputs), results=[], columns=columns, outputs_table=outputs_table
     )
+
+
+def _no_budget() -> None:
+    """A run without a judge spends nothing: no budget to stop for."""
+
+
+def _with_conversation_rows(
+    columns: ResultColumns,
+    outputs: Sequence[CaseOutput],
+    conversations: Sequence[tuple[str, list[MetricResult]]],
+) -> ResultColumns:
+    """``columns`` (each case's rows together, cases in ``outputs``' order) with each
+    conversation's own rows right after its last turn's rows."""
+    ids = columns.case_id.to_numpy(zero_copy_only=False)
+    # Where each case's rows end: a case id changes there (ids are unique per case).
+    ends = np.r_[np.flatnonzero(ids[1:] != ids[:-1]) + 1, len(ids)]
+    end_of = dict(zip(ids[ends - 1].tolist(), ends.tolist(), strict=True)) if len(ids) else {}
+    position, after = 0, {}
+    for output in outputs:  # a case without rows ends where the one before it ended
+        position = end_of.get(output.case_id, position)
+        after[output.case_id] = position
+    extra = [row for _, rows in conversations for row in rows]
+    # Row keys: a turn row its own index; a conversation's rows the end of its last turn,
+    # after that turn's rows by the stable sort (they come later in the concatenation).
+    keys = np.concatenate(
+        [
+            np.arange(len(ids), dtype=np.int64),
+            np.repeat(
+                np.array([after[last] for last, _ in conversations], dtype=np.int64) - 1,
+                [len(rows) for _, rows in conversations],
+            ),
+        ]
+    )
+    joined = concat([columns, ResultColumns.from_results(extra)])
+    return joined.take(np.argsort(keys, kind="stable"))
 
 
 def _results_case_by_case(
