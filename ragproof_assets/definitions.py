@@ -2,13 +2,12 @@
 
 import dagster as dg
 
-from ragproof_assets.checks.run_summary import failure_rate, no_regression
-from ragproof_assets.evaluation.assets import eval_dataset, run_summary
+from ragproof_assets.evaluation.assets import eval_dataset
 from ragproof_assets.evaluation.executors import executor_from_env
 from ragproof_assets.evaluation.io_managers import JudgeLedgerIOManager, TableIOManager
 from ragproof_assets.evaluation.jobs import evaluate_job
 from ragproof_assets.evaluation.resources import CheckSettings, JudgeResource, StoreResource
-from ragproof_assets.evaluation.shards import evaluate_cases
+from ragproof_assets.evaluation.shards import evaluation_assets
 from ragproof_assets.launch.ui import launch_evaluation_job, launch_evaluation_sensor
 from ragproof_assets.schedules.nightly import nightly_suites
 from ragproof_assets.traces import trace_sensor
@@ -16,8 +15,7 @@ from ragproof_assets.traces import trace_sensor
 store = StoreResource()
 
 defs = dg.Definitions(
-    assets=[eval_dataset, evaluate_cases, run_summary],
-    asset_checks=[no_regression, failure_rate],
+    assets=[eval_dataset, evaluation_assets],
     jobs=[evaluate_job, launch_evaluation_job],
     schedules=[nightly_suites],
     sensors=[launch_evaluation_sensor, trace_sensor],

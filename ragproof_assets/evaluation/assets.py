@@ -6,14 +6,16 @@ Each asset writes its own storage in the run store (Parquet under the run's
 folder, streamed in batches; DuckDB only holds views over it) and hands the
 next asset a ``StoredTable`` handle on it through the table IO manager, so the
 lineage carries the data; ``judge_verdicts``' ledger goes through the judge IO
-manager. Adapter outputs, judge verdicts and
-case scores come out of one graph-backed asset (``shards.py``) whose shard
-steps each run adapter and judge together, so judge calls overlap adapter
-calls. All evaluation logic lives in ``ragproof_core``; this module only wires it.
+manager. Adapter outputs, judge verdicts, case scores and the run summary come
+out of one graph-backed asset (``shards.py``) whose shard steps each run adapter
+and judge together, so judge calls overlap adapter calls; its last step gathers
+the shards and summarizes the run (``run_summary`` below) in one process. All
+evaluation logic lives in ``ragproof_core``; this module only wires it.
 """
 
 import os
 from collections import Counter
+from collections.abc import Iterator
 from contextlib import ExitStack
 from dataclasses import replace
 from datetime import UTC, datetime
@@ -24,9 +26,10 @@ import dagster as dg
 from ragproof_assets.evaluation.config import PRECHECKED_TAG, EvalRunConfig
 from ragproof_assets.evaluation.dataset_scores import dataset_scores, mean_metadata
 from ragproof_assets.evaluation.partitions import evaluation_runs
-from ragproof_assets.evaluation.resources import StoreResource
+from ragproof_assets.evaluation.resources import CheckSettings, StoreResource
 from ragproof_assets.evaluation.run_tags import tag_launcher
-from ragproof_assets.evaluation.table_schemas import DATASET_COLUMNS, METRIC_SUMMARIES_COLUMNS
+from ragproof_assets.evaluation.summary_checks import failure_rate, no_regression
+from ragproof_assets.evaluation.table_schemas import DATASET_COLUMNS
 from ragproof_core.adapters.loading import AdapterLoadError
 from ragproof_core.calibration import jury_agreement
 from ragproof_core.config import ConfigError, RunManifest
@@ -163,25 +166,20 @@ def _store_dataset(
     )
 
 
-@dg.asset(
-    partitions_def=evaluation_runs,
-    group_name=GROUP,
-    kinds={"parquet", "duckdb"},
-    description="One row per metric: mean, nearest-rank p50 and p95, and the counts; plus the "
-    "run record. Query history with the `runs`, `case_results` and `metric_summaries` views "
-    "of RAGPROOF_STORE/ragproof.duckdb.",
-    metadata={"dagster/column_schema": METRIC_SUMMARIES_COLUMNS},
-)
 def run_summary(
-    context: dg.AssetExecutionContext,
-    case_scores: StoredTable,
+    context: dg.OpExecutionContext,
+    run_store: RunStore,
     judge_verdicts: JudgeLedger,
-) -> dg.MaterializeResult:
+    checks: CheckSettings,
+    tally: ResultTally | None = None,
+) -> Iterator[dg.Output | dg.AssetCheckResult]:
+    """The ``run_summary`` asset's output and its checks' results (``shards.py`` wires it
+    into the step that gathers the shards, after their three assets); ``tally``: the
+    results' tally when that step has it already."""
     run_id = context.partition_key
-    run_store = RunStore.holding(case_scores)
     manifest = run_store.run_manifest(run_id)
     # Counted column by column, batch by batch: never the run's results as objects.
-    summaries, tally = summarize_run(run_store, run_id, manifest.run.metrics)
+    summaries, tally = summarize_run(run_store, run_id, manifest.run.metrics, tally)
     totals = EvaluationTotals.from_dict(run_store.read_document(run_id, EVALUATION_DOCUMENT))
     record = RunRecord(
         run_id=run_id,
@@ -250,11 +248,15 @@ def run_summary(
         metadata["skip_reasons"] = dg.MetadataValue.md(skipped_reasons)
     metadata.update(_report_metadata(context, run_store, run_id, tally))
     context.log_event(dataset_scores(record, summaries))
-    return dg.MaterializeResult(metadata=metadata)
+    # The materialization is on record before the checks: a check that fails to run
+    # fails the step, not the summary the UI shows.
+    yield dg.Output(None, output_name="run_summary", metadata=metadata)
+    yield no_regression(run_store, run_id, checks)
+    yield failure_rate(run_store, run_id, checks)
 
 
 def _report_metadata(
-    context: dg.AssetExecutionContext, run_store, run_id: str, tally: ResultTally
+    context: dg.OpExecutionContext, run_store, run_id: str, tally: ResultTally
 ) -> dict:
     """Write the run's HTML report beside its files; point to it and show the worst cases.
 
@@ -280,7 +282,7 @@ def _report_metadata(
     return metadata
 
 
-def _refresh_views(context: dg.AssetExecutionContext, run_store) -> None:
+def _refresh_views(context: dg.OpExecutionContext | dg.AssetExecutionContext, run_store) -> None:
     """Create or update the DuckDB views; a no-op read when they are current."""
     try:
         run_store.ensure_views(timeout_s=5)

@@ -1,10 +1,12 @@
-"""The evaluation step, fanned out into shards (CONTRACT section 8).
+"""The evaluation step, fanned out into shards (CONTRACT section 8), and the run's summary.
 
-``evaluate_cases`` is a graph-backed asset::
+``evaluation_assets`` is one graph-backed asset definition (the ``evaluate_cases``
+graph) for adapter_outputs, judge_verdicts, case_scores and run_summary::
 
     plan_shards ──> evaluate_shard[shard_0000] ─┐
-                ├─> evaluate_shard[shard_0001] ─┼─> gather_shards -> adapter_outputs,
-                └─> ...                         ┘                   judge_verdicts, case_scores
+                ├─> evaluate_shard[shard_0001] ─┼─> summarize_run -> adapter_outputs,
+                └─> ...                         ┘     judge_verdicts, case_scores,
+                                                      run_summary (+ its two checks)
 
 ``plan_shards`` reads the run's shard count from its manifest and emits one
 dynamic output per shard; the job's executor runs the shard steps in parallel
@@ -12,33 +14,46 @@ dynamic output per shard; the job's executor runs the shard steps in parallel
 ``k8s_job_executor``). Each shard reads its block of cases from the store,
 streams its outputs and case results to its own files
 (``<table>-shard-NNNN.parquet``; a one-shard run writes ``<table>.parquet``)
-and stores a ``ShardReport``. Between the ops inside the graph only Nothing
-passes, so no step needs another's local disk (Dagster's default IO manager
-would pickle to it); the asset's inputs and outputs are ``StoredTable``
-handles through the table IO manager. ``gather_shards`` adds the reports up.
+and stores a ``ShardReport``. A recorded run scored from columns writes only
+case results: its outputs are its recording, which ``gather_shards`` makes the
+``outputs`` table (``RunStore.outputs_from_recording``). Between the ops inside
+the graph only Nothing passes, so no step needs another's local disk (Dagster's
+default IO manager would pickle to it); the asset's inputs and outputs are
+``StoredTable`` handles through the table IO manager. ``summarize_run`` adds the reports up
+(``gather_shards``), then writes the run's summary and record and evaluates
+run_summary's checks (``assets.run_summary``), all in one step: each step is a
+process to hand off, launch and set up on the run's critical path. Lineage
+still shows run_summary downstream of case_scores and judge_verdicts
+(``internal_asset_deps``).
 
 A failed shard step can be re-executed alone ("re-execute from failure" in
 the UI): the other shards' files stay, and its judge calls already paid for
-come back from the judge cache.
+come back from the judge cache; summarize_run runs again after it.
 """
 
 import asyncio
 from collections import Counter
+from collections.abc import Generator
 from dataclasses import replace
 
 import dagster as dg
 
-from ragproof_assets.evaluation.assets import GROUP
+from ragproof_assets.evaluation.assets import GROUP, run_summary
 from ragproof_assets.evaluation.config import EVAL_OP, PROGRESS_TAG, EvalRunConfig
 from ragproof_assets.evaluation.partitions import evaluation_runs
 from ragproof_assets.evaluation.progress import progress_bar
-from ragproof_assets.evaluation.resources import JudgeResource, StoreResource
-from ragproof_assets.evaluation.table_schemas import CASE_RESULTS_COLUMNS, OUTPUTS_COLUMNS
+from ragproof_assets.evaluation.resources import CheckSettings, JudgeResource, StoreResource
+from ragproof_assets.evaluation.summary_checks import RUN_SUMMARY_CHECKS
+from ragproof_assets.evaluation.table_schemas import (
+    CASE_RESULTS_COLUMNS,
+    METRIC_SUMMARIES_COLUMNS,
+    OUTPUTS_COLUMNS,
+)
 from ragproof_core.adapters.loading import AdapterLoadError
 from ragproof_core.adapters.runner import close_adapter
 from ragproof_core.config import AdapterSpec, ConfigError, RunManifest, redact
 from ragproof_core.gc_pause import collector_paused
-from ragproof_core.judge import judge_ledger
+from ragproof_core.judge import JudgeLedger, judge_ledger
 from ragproof_core.metrics import give_rubrics, run_registry
 from ragproof_core.present import distributions_markdown, distributions_table
 from ragproof_core.run import (
@@ -53,12 +68,13 @@ from ragproof_core.run import (
     evaluate_recorded,
     merge_reports,
     new_attempt_token,
+    recording_scoring,
     shard_share,
     take_adapter,
     unfinished_attempts,
     unit_shard_ranges,
 )
-from ragproof_core.store import RunStore, StoredTable, UnknownStatus
+from ragproof_core.store import ResultTally, RunStore, StoredTable, UnknownStatus
 from ragproof_core.store_health import STORE_FAULT, StoreHealth, StoreWriteError
 
 # Cases evaluated (and written) at a time within a shard: a shard's memory holds
@@ -130,7 +146,7 @@ def evaluate_shard(
     settings = manifest.run
     shards = settings.shards
     # A conversation's turns stay in one shard (CONTRACT section 16).
-    unit_starts = run_store.dataset_unit_starts(run_id) if shards > 1 else None
+    unit_starts = run_store.dataset_unit_starts(run_id)
     start, end = unit_shard_ranges(eval_dataset.rows, shards, unit_starts)[index]
     # run.concurrency is the run's total in flight: each shard takes its share.
     settings = replace(settings, concurrency=shard_share(settings.concurrency, shards, index))
@@ -160,6 +176,15 @@ def evaluate_shard(
     # The run's own metrics ([[metric]] tables); a rubric metric's prompt joins the judge's.
     registry = run_registry(manifest.metrics)
     give_rubrics(judge, manifest.metrics)
+    # A stored recording scored from columns: the outputs are the recording as it is
+    # (gather_shards makes it the table), so only the columns scored are read.
+    from_recording = (
+        recording_scoring(
+            settings, registry, has_judge=judge is not None, has_turns=unit_starts is not None
+        )
+        if run_store.has_recorded_outputs(run_id)
+        else None
+    )
     # Several processes drawing one terminal bar would garble it: one shard only.
     progress = progress_bar(
         end - start, enabled=context.run.tags.get(PROGRESS_TAG) == "true" and shards == 1
@@ -185,9 +210,17 @@ def evaluate_shard(
     try:
         with (
             recorder,
-            run_store.results_writer(run_id, None if shards == 1 else index) as writer,
+            run_store.results_writer(
+                run_id, None if shards == 1 else index, outputs=from_recording is None
+            ) as writer,
         ):
-            for rows in run_store.iter_run_batches(run_id, start, end, EVAL_BATCH_CASES):
+            for rows in run_store.iter_run_batches(
+                run_id,
+                start,
+                end,
+                EVAL_BATCH_CASES,
+                columns=None if from_recording is None else from_recording.columns,
+            ):
                 # The batch's outputs and results die before the collector resumes: a
                 # collection over a live batch (a million chunks and results) walks
                 # every one of them, and again each time they move up a generation.
@@ -204,6 +237,7 @@ def evaluate_shard(
                             settings,
                             registry,
                             has_judge=judge is not None,
+                            full_rows=rows.whole,
                         )
                     )
                     if evaluation is not None:
@@ -273,6 +307,7 @@ def evaluate_shard(
         statuses=dict(statuses),
         first_failures=first_failures,
         attempt=token,
+        outputs_from_recording=from_recording is not None,
     )
     run_store.write_document(run_id, report_name(index), report.to_dict())
     yield dg.Output(
@@ -297,18 +332,13 @@ def _store_fault(exc: StoreWriteError) -> dg.Failure:
     )
 
 
-@dg.op(
-    ins={"shards_done": dg.In(dg.Nothing)},
-    out={
-        "adapter_outputs": dg.Out(StoredTable, io_manager_key="table_io_manager"),
-        "judge_verdicts": dg.Out(io_manager_key="judge_ledger_io_manager"),
-        "case_scores": dg.Out(StoredTable, io_manager_key="table_io_manager"),
-    },
-    description="Add the shards' reports up: the run's outputs, judge ledger and case scores.",
-)
-def gather_shards(context: dg.OpExecutionContext, store: StoreResource):
+def gather_shards(
+    context: dg.OpExecutionContext, run_store: RunStore
+) -> Generator[dg.Output, None, tuple[JudgeLedger, ResultTally | None]]:
+    """Add the shards' reports up: the run's outputs, judge ledger and case scores (the
+    three assets' outputs, yielded), and the ledger the summary records and the results'
+    tally it summarizes (None for a status the tally does not know), returned."""
     run_id = context.partition_key
-    run_store = store.store()
     shards = run_store.run_manifest(run_id).run.shards
     reports = [
         ShardReport.from_dict(run_store.read_document(run_id, report_name(i)))
@@ -317,6 +347,8 @@ def gather_shards(context: dg.OpExecutionContext, store: StoreResource):
     reported = {(r.shard, r.attempt) for r in reports}
     unfinished = unfinished_attempts(run_store.read_documents(run_id, ATTEMPT_PREFIX), reported)
     totals = merge_reports(reports, unfinished)
+    if all(report.outputs_from_recording for report in reports):
+        run_store.outputs_from_recording(run_id)
     run_store.write_document(run_id, EVALUATION_DOCUMENT, totals.evaluation.to_dict())
     # Summed over calls and shards: rounded once here, for the run record and every display.
     ledger = totals.ledger.with_rounded_cost()
@@ -324,6 +356,7 @@ def gather_shards(context: dg.OpExecutionContext, store: StoreResource):
     for report in reports:
         statuses.update(report.statuses)
     first_failures = [line for r in reports for line in r.first_failures][:FIRST_FAILURES]
+    tally = _tally(run_store, run_id)
 
     yield dg.Output(
         run_store.table_handle(run_id, "outputs", totals.cases),
@@ -358,53 +391,104 @@ def gather_shards(context: dg.OpExecutionContext, store: StoreResource):
             "status": totals.status,
             "by_status": dg.MetadataValue.json(dict(statuses)),
             # Counted from the stored results' columns: never the results as objects.
-            "distributions": dg.MetadataValue.md(_distributions(run_store, run_id)),
+            "distributions": dg.MetadataValue.md(
+                distributions_markdown(run_store.iter_case_results(run_id))
+                if tally is None
+                else distributions_table(tally.metrics, tally.values)
+            ),
         },
     )
+    return ledger, tally
 
 
-def _distributions(run_store, run_id: str) -> str:
+def _tally(run_store: RunStore, run_id: str) -> ResultTally | None:
     try:
-        tally = run_store.tally_case_results(run_id)
+        return run_store.tally_case_results(run_id)
     except UnknownStatus:
-        return distributions_markdown(run_store.iter_case_results(run_id))
-    return distributions_table(tally.metrics, tally.values)
+        return None
 
 
-@dg.graph_multi_asset(
-    partitions_def=evaluation_runs,
-    group_name=GROUP,
-    ins={"eval_dataset": dg.AssetIn()},
-    outs={
-        "adapter_outputs": dg.AssetOut(
-            io_manager_key="table_io_manager",
-            kinds={"parquet"},
-            description="What the pipeline under test returned for each case: answer, "
-            "citations, retrieved chunks, or the case failure.",
-            metadata={"dagster/column_schema": OUTPUTS_COLUMNS},
-        ),
-        "judge_verdicts": dg.AssetOut(
-            io_manager_key="judge_ledger_io_manager",
-            description="The judge's work in this run: model, prompt hashes, requests, cache "
-            "hits and cost. Verdicts themselves are cached by (model, prompt hash, input hash).",
-        ),
-        "case_scores": dg.AssetOut(
-            io_manager_key="table_io_manager",
-            kinds={"parquet"},
-            description="One row per case and metric: status, value, reason, raw judge reply.",
-            metadata={"dagster/column_schema": CASE_RESULTS_COLUMNS},
-        ),
+@dg.op(
+    ins={"shards_done": dg.In(dg.Nothing)},
+    out={
+        "adapter_outputs": dg.Out(StoredTable, io_manager_key="table_io_manager"),
+        "judge_verdicts": dg.Out(io_manager_key="judge_ledger_io_manager"),
+        "case_scores": dg.Out(StoredTable, io_manager_key="table_io_manager"),
+        # Written to the store by the step itself: nothing for an IO manager.
+        "run_summary": dg.Out(dg.Nothing),
+        **{spec.get_python_identifier(): dg.Out(dg.Nothing) for spec in RUN_SUMMARY_CHECKS},
     },
+    description="Add the shards' reports up (the run's outputs, judge ledger and case "
+    "scores), then summarize the run and evaluate run_summary's checks.",
+)
+def summarize_run(context: dg.OpExecutionContext, store: StoreResource, checks: CheckSettings):
+    # One step after the shards, not three (gather, summary, checks): each step is a
+    # process to hand off, launch and set up on the run's critical path.
+    run_store = store.store()
+    ledger, tally = yield from gather_shards(context, run_store)
+    # The distributions' tally is the summary's too: one pass over the results.
+    yield from run_summary(context, run_store, ledger, checks, tally)
+
+
+OUTS = {
+    "adapter_outputs": dg.AssetOut(
+        io_manager_key="table_io_manager",
+        kinds={"parquet"},
+        description="What the pipeline under test returned for each case: answer, "
+        "citations, retrieved chunks, or the case failure.",
+        metadata={"dagster/column_schema": OUTPUTS_COLUMNS},
+    ),
+    "judge_verdicts": dg.AssetOut(
+        io_manager_key="judge_ledger_io_manager",
+        description="The judge's work in this run: model, prompt hashes, requests, cache "
+        "hits and cost. Verdicts themselves are cached by (model, prompt hash, input hash).",
+    ),
+    "case_scores": dg.AssetOut(
+        io_manager_key="table_io_manager",
+        kinds={"parquet"},
+        description="One row per case and metric: status, value, reason, raw judge reply.",
+        metadata={"dagster/column_schema": CASE_RESULTS_COLUMNS},
+    ),
+    "run_summary": dg.AssetOut(
+        kinds={"parquet", "duckdb"},
+        description="One row per metric: mean, nearest-rank p50 and p95, and the counts; plus "
+        "the run record. Query history with the `runs`, `case_results` and `metric_summaries` "
+        "views of RAGPROOF_STORE/ragproof.duckdb.",
+        metadata={"dagster/column_schema": METRIC_SUMMARIES_COLUMNS},
+    ),
+}
+
+
+@dg.graph(
+    out={name: dg.GraphOut() for name in summarize_run.output_dict},
 )
 def evaluate_cases(eval_dataset):
-    """Evaluate the run's cases, split into run.shards steps the executor runs in parallel."""
+    """Evaluate the run's cases, split into run.shards steps the executor runs in parallel,
+    then gather and summarize them."""
     planned = plan_shards(eval_dataset)
     done = planned.map(
         lambda shard: evaluate_shard(planned=shard, eval_dataset=eval_dataset)
     ).collect()
-    adapter_outputs, judge_verdicts, case_scores = gather_shards(done)
-    return {
-        "adapter_outputs": adapter_outputs,
-        "judge_verdicts": judge_verdicts,
-        "case_scores": case_scores,
-    }
+    return dict(zip(summarize_run.output_dict, summarize_run(done), strict=True))
+
+
+evaluation_assets = dg.AssetsDefinition.from_graph(
+    evaluate_cases,
+    keys_by_input_name={"eval_dataset": dg.AssetKey("eval_dataset")},
+    keys_by_output_name={name: dg.AssetKey(name) for name in OUTS},
+    # The summary reads the case scores and the ledger, as its lineage in the UI shows;
+    # without this every output would hang off eval_dataset alone.
+    internal_asset_deps={
+        "adapter_outputs": {dg.AssetKey("eval_dataset")},
+        "judge_verdicts": {dg.AssetKey("eval_dataset")},
+        "case_scores": {dg.AssetKey("eval_dataset")},
+        "run_summary": {dg.AssetKey("case_scores"), dg.AssetKey("judge_verdicts")},
+    },
+    partitions_def=evaluation_runs,
+    group_name=GROUP,
+    descriptions_by_output_name={name: out.description for name, out in OUTS.items()},
+    metadata_by_output_name={name: out.metadata for name, out in OUTS.items()},
+    tags_by_output_name={name: out.tags for name, out in OUTS.items()},
+    # Evaluated by summarize_run once the run record they read is written.
+    check_specs=RUN_SUMMARY_CHECKS,
+)

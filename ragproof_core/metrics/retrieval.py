@@ -415,6 +415,14 @@ RETRIEVAL_GROUP = MetricGroup(
     score=retrieval_results,
     score_batch=retrieval_batch_results,
     score_columns=retrieval_column_results,
+    column_reads=(
+        "id",
+        "expected_source_ids",
+        "expected_source_grades_json",
+        "case_id",
+        "retrieved.id",
+        "retrieved.metadata_json",
+    ),
 )
 _NEEDS = ("retrieval", "expected_source_ids")
 

@@ -84,6 +84,10 @@ BatchScore = Callable[
 # (dataset rows, their outputs, params, wanted): the store's ``dataset`` and ``outputs``
 # columns of many cases, row for row (pyarrow tables), to their rows as columns.
 ColumnScore = Callable[[Any, Any, Any, Sequence[str]], ResultColumns]
+# A ``score_columns``' reads, declared beside it (``column_reads``): names of the
+# ``dataset`` and ``outputs`` columns (the two tables share no top-level name), a
+# field of a list of structs as ``column.field`` (``retrieved.id``). A run whose
+# scorers all declare theirs reads only those columns of a stored recording.
 GroupAsk = Callable[[Case, CaseOutput, Judge | None, Any], Awaitable[Sequence[MetricResult]]]
 
 
@@ -109,6 +113,8 @@ class MetricGroup:
     # columns: ``score``'s rows, or for an ``ask`` group its rows when the run has no
     # judge. A run whose every metric has them builds no result object (``run.evaluate``).
     score_columns: ColumnScore | None = None
+    # The store columns ``score_columns`` reads (the note on ``ColumnScore``); None: any.
+    column_reads: tuple[str, ...] | None = None
 
     def __post_init__(self) -> None:
         if (self.score is None) == (self.ask is None):
@@ -145,6 +151,8 @@ class MetricSpec:
     # ``MetricGroup.score_columns`` gives a group's: ``score``'s rows, or for a judged
     # metric its rows when the run has no judge.
     score_columns: ColumnScore | None = None
+    # The store columns that ``score_columns`` reads, as ``MetricGroup.column_reads``.
+    column_reads: tuple[str, ...] | None = None
     # A group member's function over a whole batch of cases, which its group's
     # ``score_batch``/``score_columns`` call (retrieval: ``(RetrievalBatch, k)`` to one
     # value per case, ``retrieval_batch_kernels``).

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -45,6 +45,7 @@ from ragproof_core.metrics.robustness import ABSTENTION, OVERREFUSAL
 from ragproof_core.model import Case, CaseKind, CaseOutput, Chunk, Status
 from ragproof_core.present import report_queries as queries
 from ragproof_core.present.report_queries import RunFiles
+from ragproof_core.present.run_files import reader
 from ragproof_core.present.summary import LATENCY_METRIC, calibration_json, latency_note
 from ragproof_core.present.threads import (
     shown_threads,
@@ -276,6 +277,20 @@ def case_detail(
     limits: ReportLimits,
 ) -> dict[str, Any]:
     """Everything a reader needs to judge one case by eye."""
+    return _case_detail(
+        case, output, result_rows(results, limits), match_documents=match_documents, limits=limits
+    )
+
+
+def _case_detail(
+    case: Case,
+    output: CaseOutput | None,
+    results: list[dict[str, Any]],
+    *,
+    match_documents: bool,
+    limits: ReportLimits,
+) -> dict[str, Any]:
+    """``case_detail`` with the case's ``result_rows`` made already."""
     expected = set(case.expected_source_ids or ())
     answer = output.answer if output is not None else None
     citations = tuple(answer.citations or ()) if answer is not None else ()
@@ -317,26 +332,52 @@ def case_detail(
             clip=lambda value: _clip(value, limits.chunk_chars),
             chunks_shown=limits.chunks,
         ),
-        "results": result_rows(results, limits),
+        "results": results,
     }
+
+
+_RESULT_COLUMNS = ("case_id", "metric", "status", "value", "reason", "judge_raw_json")
 
 
 def result_rows(results: pd.DataFrame, limits: ReportLimits) -> list[dict[str, Any]]:
     """One case's (or conversation's) stored results, in the metrics' order, each with
     its judge reply and the verdicts read from it."""
-    rows = []
-    for r in results.itertuples(index=False):
-        judge = r.judge_raw_json if isinstance(r.judge_raw_json, str) else None
-        rows.append(
+    return _in_metric_order([row for _, row in _result_dicts(results, limits)])
+
+
+def result_rows_by_case(
+    results: pd.DataFrame, limits: ReportLimits
+) -> dict[str, list[dict[str, Any]]]:
+    """``result_rows`` of each case in ``results``, by case id: one pass over the frame,
+    never a frame per case (pandas costs far more than a case's few rows)."""
+    by_case: dict[str, list[dict[str, Any]]] = {}
+    for case_id, row in _result_dicts(results, limits):
+        by_case.setdefault(case_id, []).append(row)
+    return {case_id: _in_metric_order(rows) for case_id, rows in by_case.items()}
+
+
+def _result_dicts(
+    results: pd.DataFrame, limits: ReportLimits
+) -> Iterator[tuple[str, dict[str, Any]]]:
+    # Whole columns as lists: ``itertuples`` indexes the frame once per column.
+    for case_id, metric, status, value, reason, judge_raw in zip(
+        *(results[name].tolist() for name in _RESULT_COLUMNS), strict=True
+    ):
+        judge = judge_raw if isinstance(judge_raw, str) else None
+        yield (
+            case_id,
             {
-                "metric": r.metric,
-                "status": r.status,
-                "value": _round(r.value),
-                "reason": r.reason if isinstance(r.reason, str) else None,
+                "metric": metric,
+                "status": status,
+                "value": _round(value),
+                "reason": reason if isinstance(reason, str) else None,
                 "judge": _clip(judge, limits.judge_chars),
                 **parse_judge(judge),
-            }
+            },
         )
+
+
+def _in_metric_order(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     rank = {m: i for i, m in enumerate(metric_order({row["metric"] for row in rows}))}
     rows.sort(key=lambda row: rank[row["metric"]])
     return rows
@@ -482,15 +523,12 @@ def _details(
     limits: ReportLimits,
 ) -> dict[str, dict[str, Any]]:
     wanted = [cid for cid in dict.fromkeys(ids) if cid in cases]
-    subset = frame[frame["case_id"].isin(wanted)].astype(object)  # plain rows iterate fast
-    subset["value"] = subset["value"].astype(np.float64)
-    by_case = dict(tuple(subset.groupby("case_id", sort=False)))
-    empty = frame.iloc[0:0]
+    by_case = result_rows_by_case(frame[frame["case_id"].isin(wanted)], limits)
     return {
-        cid: case_detail(
+        cid: _case_detail(
             cases[cid],
             outputs.get(cid),
-            by_case.get(cid, empty),
+            by_case.get(cid, []),
             match_documents=match_documents,
             limits=limits,
         )
@@ -502,10 +540,12 @@ def _details(
 class _StoredRun:
     store: Any
     record: Any
+    # The connection the run's queries share (``RunFiles.con``).
+    con: Any = None
 
     @property
     def files(self) -> RunFiles:
-        return RunFiles(self.store, self.record.run_id)
+        return RunFiles(self.store, self.record.run_id, self.con)
 
     def raw_rows(self, case_ids: Iterable[str]) -> pd.DataFrame:
         """Every stored case_results column (reasons and judge replies too) of these cases
@@ -610,8 +650,29 @@ def gather_report(
     Raises ``RunNotFound`` for an unknown or unfinished run and
     ``MixedJudgesError`` when the baseline was judged differently (unless allowed).
     """
-    limits = limits or ReportLimits()
-    run = _StoredRun(store, store.get_run(run_id))
+    record = store.get_run(run_id)
+    # One connection for every query of the run (a connection costs tens of ms of CPU).
+    with reader(store) as con:
+        return _report(
+            store,
+            _StoredRun(store, record, con),
+            against=against,
+            allow_mixed_judges=allow_mixed_judges,
+            limits=limits or ReportLimits(),
+            tally=tally,
+        )
+
+
+def _report(
+    store: Any,
+    run: _StoredRun,
+    *,
+    against: str | None,
+    allow_mixed_judges: bool,
+    limits: ReportLimits,
+    tally: ResultTally | None,
+) -> dict[str, Any]:
+    run_id = run.record.run_id
     base = None if against is None else _StoredRun(store, store.get_run(against))
     # The order and directions of the metrics, the runs' own ([[metric]] tables) included.
     registry = stored_registry(*(r.record.config_json for r in (run, base) if r is not None))
@@ -663,10 +724,9 @@ def gather_report(
         match_documents=_source_match(run.record) == "document",
         limits=limits,
     )
-    own = raw[raw["case_id"].isin(list(threads))]
+    own = result_rows_by_case(raw[raw["case_id"].isin(list(threads))], limits)
     conversations = {
-        cid: thread(cid, turn_ids, result_rows(own[own["case_id"] == cid], limits))
-        for cid, turn_ids in threads.items()
+        cid: thread(cid, turn_ids, own.get(cid, [])) for cid, turn_ids in threads.items()
     }
     # The "All cases" table: the first cases of the dataset and every case shown in full;
     # a larger run's other cases are searched in `ragproof serve` or by SQL.

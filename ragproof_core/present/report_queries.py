@@ -15,10 +15,12 @@ first in the metric's own direction with ties broken by case id (as
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
+import duckdb
 import pandas as pd
 import pyarrow as pa
 
@@ -103,10 +105,20 @@ class Capped:
 
 @dataclass(frozen=True, slots=True)
 class RunFiles:
-    """One run's files, by table: what every query here reads."""
+    """One run's files, by table: what every query here reads. ``con``: the connection
+    every query runs on (``run_files.reader``), else a fresh one for each query."""
 
     store: RunStore
     run_id: str
+    con: duckdb.DuckDBPyConnection | None = None
+
+    @contextmanager
+    def reader(self) -> Iterator[duckdb.DuckDBPyConnection]:
+        if self.con is not None:
+            yield self.con
+            return
+        with reader(self.store) as con:
+            yield con
 
     def of(self, table: str) -> list[str]:
         return table_files(self.store, [self.run_id], table)
@@ -121,7 +133,7 @@ class RunFiles:
         return self.store.files.parquet_file(path).metadata.num_rows
 
     def rows(self, sql: str, **params: Any) -> list[tuple[Any, ...]]:
-        with reader(self.store) as con:
+        with self.reader() as con:
             return con.execute(sql, params).fetchall()
 
 
@@ -163,7 +175,7 @@ def listed_cases(files: RunFiles, first: int, also: Sequence[str]) -> list[tuple
 def results_of(files: RunFiles, case_ids: Sequence[str]) -> pd.DataFrame:
     """case_id, metric, status and value of these cases' results (categoricals, as
     ``report_data.scores`` reads them)."""
-    with reader(files.store) as con:
+    with files.reader() as con:
         table = con.sql(
             _RESULTS_OF, params={"results": files.of("case_results"), "ids": list(case_ids)}
         ).to_arrow_table()
@@ -177,7 +189,7 @@ def results_of(files: RunFiles, case_ids: Sequence[str]) -> pd.DataFrame:
 def stored_results_of(files: RunFiles, case_ids: Sequence[str]) -> pa.Table:
     """Every stored column of these cases' results (a few hundred cases: the report's
     details), reasons and judge replies included."""
-    with reader(files.store) as con:
+    with files.reader() as con:
         return con.sql(
             _STORED_RESULTS_OF, params={"results": files.of("case_results"), "ids": list(case_ids)}
         ).to_arrow_table()

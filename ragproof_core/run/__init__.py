@@ -9,8 +9,10 @@ from ragproof_core.run.dry_run import (
 )
 from ragproof_core.run.evaluate import (
     ABORTED_BUDGET,
+    RecordingScoring,
     evaluate,
     evaluate_recorded,
+    recording_scoring,
 )
 from ragproof_core.run.preflight import (
     Checked,
@@ -47,6 +49,7 @@ __all__ = [
     "Checked",
     "EVALUATION_DOCUMENT",
     "EvaluationTotals",
+    "RecordingScoring",
     "ShardReport",
     "Staged",
     "attempt_document",
@@ -60,6 +63,7 @@ __all__ = [
     "preflight",
     "preflight_staged",
     "recording_path",
+    "recording_scoring",
     "shard_budget",
     "shard_share",
     "staged_recording_of",

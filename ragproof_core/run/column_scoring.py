@@ -24,6 +24,9 @@ from ragproof_core.metrics.spec import ColumnScore
 from ragproof_core.model import Status
 
 CASE_FAILED = "case failed"  # the reason of a failure that gave no error text
+# The columns ``column_results`` and a batch's results read beside what its scorers
+# declare (``MetricGroup.column_reads``): the cases' ids and the outputs' failures.
+ROW_READS = ("id", "case_id", "error")
 
 
 def failure_columns(case_ids: pa.Array, errors: pa.Array, names: Sequence[str]) -> ResultColumns:

@@ -18,6 +18,7 @@ from dataclasses import dataclass, replace
 from functools import cached_property
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -30,7 +31,7 @@ from ragproof_core.judge.usage import attributed_to
 from ragproof_core.metrics.combined_run import combined_results
 from ragproof_core.metrics.judge_plan import JudgePlan, result_from_verdict, run_plan, with_history
 from ragproof_core.metrics.registry import REGISTRY, MetricGroup, MetricSpec, Registry
-from ragproof_core.metrics.result_columns import ResultColumns
+from ragproof_core.metrics.result_columns import ResultColumns, concat
 from ragproof_core.metrics.spec import ColumnScore
 from ragproof_core.model import (
     Case,
@@ -39,7 +40,7 @@ from ragproof_core.model import (
     case_error,
     skipped,
 )
-from ragproof_core.run.column_scoring import column_results
+from ragproof_core.run.column_scoring import ROW_READS, column_results
 from ragproof_core.store.schema import (
     decode_dataset,
     decode_outputs,
@@ -242,34 +243,57 @@ class Selection:
         )
 
     @cached_property
-    def unjudged_column_scorers(self) -> tuple[tuple[ColumnScore, tuple[str, ...]], ...] | None:
-        """Every selected metric's ``score_columns`` beside the names it gives, for a run
-        without a judge (a judged metric's are its rows without one); None when one has
-        none. A conversation's own metrics have no rows in a batch of single cases."""
-        scorers: list[tuple[ColumnScore, tuple[str, ...]]] = []
+    def unjudged_column_sources(
+        self,
+    ) -> tuple[tuple[MetricGroup | MetricSpec, tuple[str, ...]], ...] | None:
+        """Every selected metric's group or own declaration (each with ``score_columns``)
+        beside the names it gives, for a run without a judge (a judged metric's columns
+        are its rows without one); None when one has none. A conversation's own metrics
+        have no rows in a batch of single cases."""
+        sources: list[tuple[MetricGroup | MetricSpec, tuple[str, ...]]] = []
         for group in self.groups:
             if group.score_columns is None:
                 return None
-            scorers.append((group.score_columns, self.group_members[group.name]))
+            sources.append((group, self.group_members[group.name]))
         for declared in self.specs:
             if declared.group is None and not declared.per_conversation:
                 if declared.score_columns is None:
                     return None
-                scorers.append((declared.score_columns, (declared.name,)))
-        return tuple(scorers)
+                sources.append((declared, (declared.name,)))
+        return tuple(sources)
+
+    def column_sources(
+        self, has_judge: bool, has_turns: bool
+    ) -> tuple[tuple[MetricGroup | MetricSpec, tuple[str, ...]], ...] | None:
+        """The declarations whose ``score_columns`` score a batch, beside the names each
+        gives, or None when the batch is scored as objects: a selection
+        ``scored_from_columns``, or without a judge one whose every metric has
+        ``score_columns`` (and, when it has a conversation's own metrics, a batch with no
+        turn: ``has_turns`` false)."""
+        if self.scored_from_columns:
+            return tuple((g, self.group_members[g.name]) for g in self.batch_groups)
+        if has_judge or (has_turns and self.conversational):
+            return None
+        return self.unjudged_column_sources
 
     def column_scorers(
         self, has_judge: bool, has_turns: bool
     ) -> tuple[tuple[ColumnScore, tuple[str, ...]], ...] | None:
-        """What scores a batch from columns, or None when it is scored as objects: a
-        selection ``scored_from_columns``, or without a judge one whose every metric has
-        ``score_columns`` (and, when it has a conversation's own metrics, a batch with no
-        turn: ``has_turns`` false)."""
-        if self.scored_from_columns:
-            return tuple((g.score_columns, self.group_members[g.name]) for g in self.batch_groups)
-        if has_judge or (has_turns and self.conversational):
+        """What scores a batch from columns (``column_sources``' functions), or None."""
+        sources = self.column_sources(has_judge, has_turns)
+        if sources is None:
             return None
-        return self.unjudged_column_scorers
+        return tuple((source.score_columns, names) for source, names in sources)
+
+    def column_reads(self, has_judge: bool, has_turns: bool) -> tuple[str, ...] | None:
+        """The store columns a batch scored from columns reads (``ColumnScore``'s note):
+        the rows' own (``column_scoring.ROW_READS``) and what each scorer declares; None
+        when the batch is not scored from columns or a scorer declares none."""
+        sources = self.column_sources(has_judge, has_turns)
+        if sources is None or any(source.column_reads is None for source, _ in sources):
+            return None
+        reads = [*ROW_READS, *(name for source, _ in sources for name in source.column_reads)]
+        return tuple(dict.fromkeys(reads))
 
     @cached_property
     def result_names(self) -> tuple[str, ...]:
@@ -462,6 +486,10 @@ async def evaluate(
     if as_columns:
         turns = any(case.turn is not None for case in cases)
         scorers = selection.column_scorers(judge is not None, turns)
+        if scorers is None and turns and judge is None:
+            # A conversation's own metrics ask nothing without a judge: the turns' rows
+            # come from columns, each conversation's rows beside them (_evaluate_columns).
+            scorers = selection.unjudged_column_scorers
     if scorers is not None:
         return await _evaluate_columns(
             cases, adapter, settings, selection, scorers, on_case_done, dataset
@@ -621,12 +649,34 @@ async def evaluate(
     )
 
 
+@dataclass(frozen=True, slots=True)
+class RecordingScoring:
+    """A recorded run every batch of which ``evaluate_recorded`` scores from columns: its
+    outputs are its recording's rows as they are, and its scoring reads ``columns`` of
+    the two tables (``Selection.column_reads``; None: every column)."""
+
+    columns: tuple[str, ...] | None
+
+
+def recording_scoring(
+    settings: RunSettings, registry: Registry, *, has_judge: bool, has_turns: bool
+) -> RecordingScoring | None:
+    """How a recorded run is scored from columns, or None when some batch is not (a
+    conversation in the run, ``has_turns``, or a selection not scored from columns:
+    the cases of such batches are replayed by ``evaluate``)."""
+    selection = Selection.from_settings(settings, registry)
+    if has_turns or selection.column_scorers(has_judge, False) is None:
+        return None
+    return RecordingScoring(selection.column_reads(has_judge, False))
+
+
 def evaluate_recorded(
     dataset: pa.Table,
     recorded: pa.Table,
     settings: RunSettings,
     registry: Registry = REGISTRY,
     has_judge: bool = True,
+    full_rows: Callable[[], tuple[pa.Table, pa.Table]] | None = None,
 ) -> Evaluation | None:
     """``evaluate`` of a recorded run's cases from the store's columns alone: ``dataset``
     rows and ``recorded``, the stored recording's rows beside them (what the recorded
@@ -634,7 +684,12 @@ def evaluate_recorded(
     ``MetricResult`` object is built. None when the selection is not scored from columns
     (``Selection.column_scorers``: pass ``has_judge=False`` for a run without a judge)
     or the rows hold a conversation (a turn after a failed one fails without being
-    replayed: ``adapters.runner``); ``evaluate`` then evaluates them."""
+    replayed: ``adapters.runner``); ``evaluate`` then evaluates them.
+
+    ``dataset`` and ``recorded`` may hold only the columns the scorers read
+    (``Selection.column_reads``): ``full_rows`` then gives the same rows whole, for
+    the case-by-case scoring a scorer's failure falls back to. The evaluation's
+    outputs table is ``recorded`` as given."""
     selection = Selection.from_settings(settings, registry)
     turns = "conversation_id" in dataset.column_names and (
         dataset.column("conversation_id").null_count < dataset.num_rows
@@ -645,8 +700,9 @@ def evaluate_recorded(
     try:
         columns = column_results(dataset, recorded, settings, scorers, selection.result_names)
     except Exception:  # noqa: BLE001 - found again case by case just below
+        whole = (dataset, recorded) if full_rows is None else full_rows()
         with collector_paused():
-            cases, outputs = decode_dataset(dataset), decode_outputs(recorded)
+            cases, outputs = decode_dataset(whole[0]), decode_outputs(whole[1])
         columns = ResultColumns.from_results(
             _results_case_by_case(cases, outputs, settings, selection)
         )
@@ -662,15 +718,32 @@ async def _evaluate_columns(
     on_case_done: Callable[[], None] | None,
     dataset: pa.Table | None,
 ) -> Evaluation:
-    """``evaluate`` of a selection scored from columns: the adapter's outputs first, then
-    every case's rows from the dataset's and the outputs' columns at once."""
+    """``evaluate`` of a selection scored from columns, without a judge: the adapter's
+    outputs first, then every case's rows from the dataset's and the outputs' columns at
+    once; a conversation's own rows (which ask no judge) after its last turn's, as
+    ``evaluate`` places them."""
+    # (a conversation's last turn id, its own rows), in the order conversations end.
+    conversations: list[tuple[str, list[MetricResult]]] = []
 
     def on_output(case: Case, output: CaseOutput) -> None:
         if on_case_done is not None:
             on_case_done()
 
+    async def on_conversation(turns: Sequence[Case], outputs: Sequence[CaseOutput]) -> None:
+        if not selection.conversational:
+            return
+        conversation_id = turns[0].turn.conversation_id
+        try:
+            rows = await conversation_results(turns, outputs, None, _no_budget, selection, settings)
+        except Exception as exc:  # noqa: BLE001 - as evaluate's score_conversation
+            reason = internal_error_reason(exc)
+            rows = [case_error(conversation_id, m.name, reason) for m in selection.conversational]
+        conversations.append((turns[-1].id, rows))
+
     with collector_paused():
-        outputs = await run_adapter(cases, adapter, settings, on_output=on_output)
+        outputs = await run_adapter(
+            cases, adapter, settings, on_output=on_output, on_conversation=on_conversation
+        )
         outputs_table = encode_outputs("", outputs)
         rows = encode_dataset("", cases) if dataset is None else dataset
         try:
@@ -679,9 +752,46 @@ async def _evaluate_columns(
             columns = ResultColumns.from_results(
                 _results_case_by_case(cases, outputs, settings, selection)
             )
+        if conversations:
+            columns = _with_conversation_rows(columns, outputs, conversations)
     return Evaluation(
         outputs=list(outputs), results=[], columns=columns, outputs_table=outputs_table
     )
+
+
+def _no_budget() -> None:
+    """A run without a judge spends nothing: no budget to stop for."""
+
+
+def _with_conversation_rows(
+    columns: ResultColumns,
+    outputs: Sequence[CaseOutput],
+    conversations: Sequence[tuple[str, list[MetricResult]]],
+) -> ResultColumns:
+    """``columns`` (each case's rows together, cases in ``outputs``' order) with each
+    conversation's own rows right after its last turn's rows."""
+    ids = columns.case_id.to_numpy(zero_copy_only=False)
+    # Where each case's rows end: a case id changes there (ids are unique per case).
+    ends = np.r_[np.flatnonzero(ids[1:] != ids[:-1]) + 1, len(ids)]
+    end_of = dict(zip(ids[ends - 1].tolist(), ends.tolist(), strict=True)) if len(ids) else {}
+    position, after = 0, {}
+    for output in outputs:  # a case without rows ends where the one before it ended
+        position = end_of.get(output.case_id, position)
+        after[output.case_id] = position
+    extra = [row for _, rows in conversations for row in rows]
+    # Row keys: a turn row its own index; a conversation's rows the end of its last turn,
+    # after that turn's rows by the stable sort (they come later in the concatenation).
+    keys = np.concatenate(
+        [
+            np.arange(len(ids), dtype=np.int64),
+            np.repeat(
+                np.array([after[last] for last, _ in conversations], dtype=np.int64) - 1,
+                [len(rows) for _, rows in conversations],
+            ),
+        ]
+    )
+    joined = concat([columns, ResultColumns.from_results(extra)])
+    return joined.take(np.argsort(keys, kind="stable"))
 
 
 def _results_case_by_case(

@@ -75,6 +75,9 @@ class ShardReport:
     # The attempt that wrote this report (``shard_attempt.py``): earlier attempts
     # of the same shard that died before reporting are counted beside it.
     attempt: str = ""
+    # True when the shard wrote no outputs: they are the run's stored recording
+    # (``RunStore.outputs_from_recording``), which the gathering step makes the table.
+    outputs_from_recording: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

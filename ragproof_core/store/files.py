@@ -132,6 +132,15 @@ class LocalFiles:
         with atomic_path(path) as tmp:
             shutil.copyfile(local, tmp)
 
+    def link(self, source: Path, path: Path) -> None:
+        """``path`` becomes the file ``source`` is (a hard link; a copy where the
+        filesystem has none), atomically like every write here."""
+        with atomic_path(path) as tmp:
+            try:
+                os.link(source, tmp)
+            except OSError:
+                shutil.copyfile(source, tmp)
+
     @contextmanager
     def parquet_writer(self, path: Path, schema: pa.Schema) -> Iterator[pq.ParquetWriter]:
         """A writer whose file appears atomically at ``path`` on clean exit."""

@@ -23,7 +23,9 @@ The store is a folder (``RAGPROOF_STORE``, default ``data/store``)::
     runs/_schema/<table>.parquet          zero-row files with the exact schemas,
                                           so view globs always match something
     runs/<run_id>/<table>-shard-NNNN.parquet  outputs and case results of one
-                                          shard of a sharded run (views glob both)
+                                          shard of a sharded run (views glob both;
+                                          outputs.parquet instead when it is the
+                                          run's recording as it is)
     judge_cache.sqlite                    the judge cache of a local store
     judge_cache/segments/*.jsonl          the judge cache of a remote store
     ragproof.duckdb                       views over the Parquet files only (local)

@@ -124,6 +124,11 @@ class ObjectFiles:
 
         self._write(path, write)
 
+    def link(self, source: PurePath, path: PurePath) -> None:
+        """``path`` becomes a copy of the object ``source``, copied by the object store
+        itself (no byte passes through this process)."""
+        self.fs.copy(str(source), str(path))
+
     def ls(self, folder: str) -> list[str]:
         try:
             return sorted(self.fs.ls(folder, detail=False))

@@ -126,9 +126,14 @@ def failed_case_share(layout: StoreLayout, files: Sequence[str]) -> tuple[int, i
     return int(failed), int(cases)
 
 
-def summarize_run(run_store, run_id: str, metric_names) -> tuple[list, ResultTally]:
+def summarize_run(
+    run_store, run_id: str, metric_names, tally: ResultTally | None = None
+) -> tuple[list, ResultTally]:
     """The run's ``MetricSummary`` rows, and the tally they came from (its skip counts by
-    (metric, reason), and what the report needs)."""
+    (metric, reason), and what the report needs); ``tally``: the run's
+    ``tally_case_results`` when the caller has it already (one pass for both)."""
+    if tally is not None:
+        return summarize_counted(tally.counts, tally.values, metric_names), tally
     try:
         tally = run_store.tally_case_results(run_id)
     except UnknownStatus:

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -120,7 +120,9 @@ def same_scoring(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
 class ResultsWriter:
     """Appends evaluated cases to one run's (or shard's) outputs and case results."""
 
-    def __init__(self, run_id: str, outputs: Any, results: Any) -> None:
+    def __init__(self, run_id: str, outputs: Any | None, results: Any) -> None:
+        # ``outputs`` None: the outputs are the run's stored recording, written by no one
+        # (``RunStore.outputs_from_recording``); only the results are.
         self.run_id = run_id
         self._outputs = outputs
         self._results = results
@@ -132,7 +134,9 @@ class ResultsWriter:
     ) -> None:
         """``outputs`` as objects or already encoded (``schema.encode_outputs``, any
         run_id); ``results`` as objects or as columns, written as they are."""
-        if isinstance(outputs, pa.Table):
+        if self._outputs is None:
+            pass
+        elif isinstance(outputs, pa.Table):
             self._write_encoded(self._outputs, outputs)
         else:
             for start in range(0, len(outputs), WRITE_BATCH_ROWS):
@@ -176,6 +180,11 @@ class RunBatch:
 
     dataset: pa.Table
     recorded: pa.Table | None
+    # The run's row of the batch's first row, and how to read rows of the run whole
+    # (both tables, every column: ``RunStore.run_rows``) when the batch holds only
+    # some columns (``iter_run_batches``' ``columns``).
+    start: int = 0
+    reader: Callable[[int, int], RunBatch] | None = None
 
     @property
     def rows(self) -> int:
@@ -183,18 +192,29 @@ class RunBatch:
 
     def sliced(self, start: int, stop: int) -> RunBatch:
         recorded = None if self.recorded is None else self.recorded.slice(start, stop - start)
-        return RunBatch(self.dataset.slice(start, stop - start), recorded)
+        return RunBatch(
+            self.dataset.slice(start, stop - start), recorded, self.start + start, self.reader
+        )
+
+    def whole(self) -> tuple[pa.Table, pa.Table | None]:
+        """The batch's rows with every column of both tables."""
+        if self.reader is None:
+            return self.dataset, self.recorded
+        batch = self.reader(self.start, self.start + self.rows)
+        return batch.dataset, batch.recorded
 
     def cases(self) -> list[Case]:
+        dataset, _ = self.whole()
         with collector_paused():
-            return schema.decode_dataset(self.dataset)
+            return schema.decode_dataset(dataset)
 
     def recorded_outputs(self) -> list[CaseOutput] | None:
         """What each case replays, or None when the run stored no recording."""
-        if self.recorded is None:
+        _, recorded = self.whole()
+        if recorded is None:
             return None
         with collector_paused():
-            return schema.decode_outputs(self.recorded)
+            return schema.decode_outputs(recorded)
 
     def joined(self, later: RunBatch) -> RunBatch:
         recorded = (
@@ -202,14 +222,21 @@ class RunBatch:
             if self.recorded is None or later.recorded is None
             else pa.concat_tables([self.recorded, later.recorded])
         )
-        return RunBatch(pa.concat_tables([self.dataset, later.dataset]), recorded)
+        return RunBatch(
+            pa.concat_tables([self.dataset, later.dataset]), recorded, self.start, self.reader
+        )
 
 
 def _range_tables(
-    parquet: pq.ParquetFile, start: int, end: int, batch_rows: int
+    parquet: pq.ParquetFile,
+    start: int,
+    end: int,
+    batch_rows: int,
+    columns: Sequence[str] | None = None,
 ) -> Iterator[pa.Table]:
     """Rows ``start`` to ``end`` (exclusive) of a Parquet file in tables of ``batch_rows``
-    rows (the last one shorter), reading only the row groups that hold them."""
+    rows (the last one shorter), reading only the row groups that hold them (and only
+    ``columns``' Parquet columns when given: ``parquet_columns``)."""
     metadata = parquet.metadata
     groups, first_row, position = [], None, 0
     for index in range(metadata.num_row_groups):
@@ -223,7 +250,9 @@ def _range_tables(
     skip, left = start - first_row, end - start
     pending: list[pa.RecordBatch] = []
     pending_rows = 0
-    for record_batch in parquet.iter_batches(batch_size=batch_rows, row_groups=groups):
+    for record_batch in parquet.iter_batches(
+        batch_size=batch_rows, row_groups=groups, columns=columns
+    ):
         if skip >= record_batch.num_rows:
             skip -= record_batch.num_rows
             continue
@@ -240,6 +269,22 @@ def _range_tables(
             break
     if pending_rows:
         yield pa.Table.from_batches(pending)
+
+
+def parquet_columns(parquet: pq.ParquetFile, names: Sequence[str]) -> list[str]:
+    """The columns of ``parquet`` to read for ``names`` (``metrics.spec.ColumnScore``'s
+    note): a whole top-level column by its name, a field of a list of structs
+    (``retrieved.id``) as its leaf's path. Names the file does not hold are left out."""
+    wanted = set(names)
+    chosen: dict[str, None] = {}
+    for index in range(len(parquet.schema)):
+        path = parquet.schema.column(index).path
+        parts = path.split(".")
+        if parts[0] in wanted:
+            chosen[parts[0]] = None
+        elif len(parts) > 2 and f"{parts[0]}.{parts[-1]}" in wanted:
+            chosen[path] = None
+    return list(chosen)
 
 
 def _unfinished_conversation_row(dataset: pa.Table) -> int:
@@ -398,9 +443,13 @@ class RunStore:
                 self.files.remove(document)
 
     @contextmanager
-    def results_writer(self, run_id: str, shard: int | None = None) -> Iterator[ResultsWriter]:
+    def results_writer(
+        self, run_id: str, shard: int | None = None, *, outputs: bool = True
+    ) -> Iterator[ResultsWriter]:
         """Stream outputs and case results to the run's files (one shard's files when
-        ``shard`` is given) a batch at a time; both appear only on clean exit."""
+        ``shard`` is given) a batch at a time; both appear only on clean exit.
+        ``outputs`` False: the case results alone (the outputs are the run's recording,
+        ``outputs_from_recording``)."""
         self._require_run(run_id)
         paths = {
             table: self.layout.table_path(run_id, table)
@@ -408,13 +457,31 @@ class RunStore:
             else self.layout.shard_table_path(run_id, table, shard)
             for table in SHARDED_TABLES
         }
-        with (
-            self.files.parquet_writer(paths["outputs"], schema.SCHEMAS["outputs"]) as outputs,
-            self.files.parquet_writer(
-                paths["case_results"], schema.SCHEMAS["case_results"]
-            ) as results,
-        ):
-            yield ResultsWriter(run_id, outputs, results)
+        with ExitStack() as files:
+            written = (
+                files.enter_context(
+                    self.files.parquet_writer(paths["outputs"], schema.SCHEMAS["outputs"])
+                )
+                if outputs
+                else None
+            )
+            results = files.enter_context(
+                self.files.parquet_writer(paths["case_results"], schema.SCHEMAS["case_results"])
+            )
+            yield ResultsWriter(run_id, written, results)
+
+    def outputs_from_recording(self, run_id: str) -> None:
+        """Make the run's stored recording its ``outputs`` table, whole (one file).
+
+        A recorded run scored from columns replays every recorded row as it is
+        (``run.evaluate.evaluate_recorded``): its outputs rows are the recording's rows,
+        run_id included, in dataset order, so the shards write none and the recording
+        is linked (copied where the store cannot link) rather than encoded again."""
+        self._require_run(run_id)
+        self.files.link(
+            self.layout.table_path(run_id, "recorded_outputs"),
+            self.layout.table_path(run_id, "outputs"),
+        )
 
     def read_dataset_range(self, run_id: str, start: int, end: int) -> list[Case]:
         """Cases ``start`` to ``end`` (exclusive) in dataset order: one shard's cases."""
@@ -468,33 +535,56 @@ class RunStore:
         )
 
     def iter_run_batches(
-        self, run_id: str, start: int, end: int, batch_rows: int, *, recorded: bool = True
+        self,
+        run_id: str,
+        start: int,
+        end: int,
+        batch_rows: int,
+        *,
+        recorded: bool = True,
+        columns: Sequence[str] | None = None,
     ) -> Iterator[RunBatch]:
         """Rows ``start`` to ``end`` (exclusive) of the run's dataset and, when the run
         stored one, of its recording, as aligned Arrow tables of about ``batch_rows`` rows.
 
         Only the row groups holding those rows are read. A conversation cut by a batch's
         end moves whole into the next batch: its turns run together, in order (CONTRACT
-        section 16). ``recorded`` False: the dataset alone.
+        section 16). ``recorded`` False: the dataset alone. ``columns``: only those
+        columns of either table (``parquet_columns``); the batches read the rest when
+        asked (``RunBatch.whole``).
         """
         self._require_run(run_id)
+        dataset_file = self.files.parquet_file(self.layout.table_path(run_id, "dataset"))
         dataset = _range_tables(
-            self.files.parquet_file(self.layout.table_path(run_id, "dataset")),
+            dataset_file,
             start,
             end,
             batch_rows,
+            None if columns is None else parquet_columns(dataset_file, columns),
         )
         outputs: Iterator[pa.Table | None] = iter(lambda: None, 0)
         if recorded and self.has_recorded_outputs(run_id):
+            outputs_file = self.files.parquet_file(
+                self.layout.table_path(run_id, "recorded_outputs")
+            )
             outputs = _range_tables(
-                self.files.parquet_file(self.layout.table_path(run_id, "recorded_outputs")),
+                outputs_file,
                 start,
                 end,
                 batch_rows,
+                None if columns is None else parquet_columns(outputs_file, columns),
             )
+        reader = None
+        if columns is not None:
+
+            def reader(first: int, stop: int) -> RunBatch:
+                return self.run_rows(run_id, first, stop, recorded=recorded)
+
         held: RunBatch | None = None
+        position = start
         for cases, replayed in zip(dataset, outputs, strict=False):
-            batch = RunBatch(cases, replayed)
+            batch = RunBatch(cases, replayed, position, reader)
+            position += batch.rows
             if held is not None:
                 batch, held = held.joined(batch), None
             cut = _unfinished_conversation_row(batch.dataset)
@@ -504,6 +594,18 @@ class RunStore:
                 yield batch
         if held is not None:
             yield held
+
+    def run_rows(self, run_id: str, start: int, end: int, *, recorded: bool = True) -> RunBatch:
+        """Rows ``start`` to ``end`` (exclusive) of the run's dataset and recording, whole."""
+        batches = list(
+            self.iter_run_batches(run_id, start, end, max(end - start, 1), recorded=recorded)
+        )
+        if not batches:
+            return RunBatch(schema.DATASET_SCHEMA.empty_table(), None, start)
+        batch = batches[0]
+        for later in batches[1:]:
+            batch = batch.joined(later)
+        return batch
 
     def dataset_unit_starts(self, run_id: str) -> list[int] | None:
         """The row of each unit's first case (a single case, or a conversation's turns:

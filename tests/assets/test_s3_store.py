@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from tests.faults.conftest import judge_env, plain_run_files
-from tests.support.cli import RAGPROOF, cli_env
+from tests.support.cli import cli_env, ragproof
 from tests.support.judge_server import JudgeServer
 
 CASES = 12
@@ -44,9 +44,7 @@ def _env(folder: Path, store: str, s3_server, **extra: str) -> dict[str, str]:
 
 
 def _ragproof(folder: Path, env: dict[str, str], *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [str(RAGPROOF), *args], cwd=folder, env=env, capture_output=True, text=True, timeout=300
-    )
+    return ragproof(*args, env=env, cwd=folder, timeout=300)
 
 
 def _case_values(folder: Path, env: dict[str, str], run_id: str) -> list[list]:

@@ -184,13 +184,11 @@ def test_a_crashed_shard_reexecuted_from_failure_alone_repays_no_cached_verdict(
             steps = sorted(
                 e.step_key for e in result.all_events if e.event_type_value == "STEP_SUCCESS"
             )
-        # Only the crashed shard, the gathering step, the summary and its checks ran again.
+        # Only the crashed shard and the step that gathers the shards, summarizes the
+        # run and evaluates its checks ran again.
         assert steps == [
             "evaluate_cases.evaluate_shard[shard_0002]",
-            "evaluate_cases.gather_shards",
-            "run_summary",
-            "run_summary_failure_rate",
-            "run_summary_no_regression",
+            "evaluate_cases.summarize_run",
         ]
         # q5's verdicts were cached before the crash: only "crash six" asks the judge.
         assert server.request_count == 2

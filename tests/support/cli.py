@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import subprocess
 import sys
 from pathlib import Path
 
+from tests.support.preloaded_cli import PreloadedCommands
+
 REPO = Path(__file__).resolve().parents[2]
 RAGPROOF = Path(sys.executable).parent / "ragproof"
+# Set (to anything) to run every command by exec, as before tests/support/preloaded_cli.py.
+EXEC_ONLY_ENV = "RAGPROOF_TESTS_EXEC_ONLY"
 
 
 def cli_env(**extra: str) -> dict[str, str]:
@@ -20,13 +25,31 @@ def cli_env(**extra: str) -> dict[str, str]:
     return env
 
 
+# The environment as collection found it, before any test set or removed a variable:
+# the server imports with it, whichever test starts it.
+_COLLECTION_ENV = cli_env()
+
+
+@functools.cache
+def preloaded_commands() -> PreloadedCommands:
+    """This pytest process's server of forked commands, started on first use."""
+    return PreloadedCommands(RAGPROOF, REPO, _COLLECTION_ENV)
+
+
 def ragproof(
-    *args: str, env: dict[str, str] | None = None, timeout: float = 180
+    *args: str, env: dict[str, str] | None = None, timeout: float = 180, cwd: Path = REPO
 ) -> subprocess.CompletedProcess:
+    """The command, run to its end in ``cwd``: forked from a process that has imported
+    the command line where its environment allows (tests/support/preloaded_cli.py),
+    else exec'd."""
+    env = env or cli_env()
+    argv = [str(RAGPROOF), *args]
+    if EXEC_ONLY_ENV not in os.environ and preloaded_commands().serves(env):
+        return preloaded_commands().run(argv, env, cwd, timeout)
     return subprocess.run(
-        [str(RAGPROOF), *args],
-        cwd=REPO,
-        env=env or cli_env(),
+        argv,
+        cwd=cwd,
+        env=env,
         capture_output=True,
         text=True,
         timeout=timeout,

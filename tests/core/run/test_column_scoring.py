@@ -8,6 +8,8 @@ from __future__ import annotations
 import asyncio
 from dataclasses import replace
 
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 
 from ragproof_core.config.settings import RunSettings
@@ -15,8 +17,9 @@ from ragproof_core.metrics.registry import REGISTRY, MetricGroup, MetricSpec, Re
 from ragproof_core.metrics.result_columns import ResultColumns
 from ragproof_core.metrics.retrieval import RETRIEVAL_GROUP, SCORED_RETRIEVAL
 from ragproof_core.model import CaseOutput, Status, TurnOf
-from ragproof_core.run.column_scoring import column_results
-from ragproof_core.run.evaluate import Selection, evaluate, evaluate_recorded
+from ragproof_core.run.column_scoring import ROW_READS, column_results
+from ragproof_core.run.evaluate import Selection, evaluate, evaluate_recorded, recording_scoring
+from ragproof_core.store.run_store import parquet_columns
 from ragproof_core.store.schema import encode_dataset, encode_outputs
 from tests.core.metrics.test_retrieval_batch import collection
 
@@ -156,5 +159,68 @@ def test_a_column_scoring_bug_on_recorded_rows_falls_back_to_scoring_case_by_cas
     expected = asyncio.run(evaluate(cases, _Given(outputs), settings)).results
     evaluation = evaluate_recorded(
         encode_dataset("r", cases), encode_outputs("r", outputs), settings, Registry(tuple(swapped))
+    )
+    assert evaluation.columns.results() == expected
+
+
+def _projected(tmp_path, table: pa.Table, columns) -> pa.Table:
+    """``table`` as a shard reads it from its Parquet file with only ``columns``."""
+    path = tmp_path / f"{table.schema.names[1]}.parquet"
+    pq.write_table(table, path)
+    parquet = pq.ParquetFile(path)
+    return parquet.read(columns=parquet_columns(parquet, columns))
+
+
+@pytest.mark.parametrize("selected", SELECTIONS[1:], ids=["four", "nine", "cutoffs"])
+@pytest.mark.parametrize("match", ["chunk", "document"])
+def test_a_recorded_runs_rows_score_the_same_from_the_columns_they_declare(
+    tmp_path, selected, match
+):
+    cases, outputs, _, _ = collection(seed=14, n=200, document=match == "document")
+    outputs = [CaseOutput(o.case_id, error="boom") if i % 40 == 3 else o
+               for i, o in enumerate(outputs)]  # fmt: skip
+    settings = RunSettings(metrics=selected, source_match=match, k=3)
+    plan = recording_scoring(settings, REGISTRY, has_judge=False, has_turns=False)
+    assert plan is not None and "retrieved.id" in plan.columns
+    dataset, recorded = encode_dataset("r", cases), encode_outputs("r", outputs)
+    read = _projected(tmp_path, dataset, plan.columns), _projected(tmp_path, recorded, plan.columns)
+    assert "question" not in read[0].column_names and "answer_text" not in read[1].column_names
+    whole = evaluate_recorded(dataset, recorded, settings)
+    evaluation = evaluate_recorded(*read, settings)
+    assert evaluation.columns.results() == whole.columns.results()
+    assert evaluation.failures(3) == whole.failures(3)
+    assert evaluation.case_failures == whole.case_failures == 5
+
+
+def test_which_recorded_runs_score_from_columns_and_read_which_columns():
+    four = RunSettings(metrics=SCORED_RETRIEVAL[:4])
+    plan = recording_scoring(four, REGISTRY, has_judge=True, has_turns=False)
+    assert plan is not None and set(plan.columns) == {
+        *ROW_READS,
+        *RETRIEVAL_GROUP.column_reads,
+    }
+    assert recording_scoring(four, REGISTRY, has_judge=False, has_turns=True) is None
+    # Every default metric scores columns without a judge, not all declaring their reads.
+    default = recording_scoring(RunSettings(), REGISTRY, has_judge=False, has_turns=False)
+    assert default is not None and default.columns is None
+    assert recording_scoring(RunSettings(), REGISTRY, has_judge=True, has_turns=False) is None
+
+
+def test_a_column_scoring_bug_on_columns_read_alone_scores_the_whole_rows_case_by_case(tmp_path):
+    group = replace(RETRIEVAL_GROUP, score_columns=_faulty_columns)
+    swapped = (
+        m if m.group is not RETRIEVAL_GROUP else replace(m, group=group) for m in REGISTRY.metrics
+    )
+    cases, outputs, _, _ = collection(seed=15, n=40, document=False)
+    settings = RunSettings(metrics=SCORED_RETRIEVAL[:4])
+    expected = asyncio.run(evaluate(cases, _Given(outputs), settings)).results
+    dataset, recorded = encode_dataset("r", cases), encode_outputs("r", outputs)
+    columns = RETRIEVAL_GROUP.column_reads
+    evaluation = evaluate_recorded(
+        _projected(tmp_path, dataset, columns),
+        _projected(tmp_path, recorded, columns),
+        settings,
+        Registry(tuple(swapped)),
+        full_rows=lambda: (dataset, recorded),
     )
     assert evaluation.columns.results() == expected

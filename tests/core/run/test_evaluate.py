@@ -4,17 +4,21 @@ from __future__ import annotations
 
 import asyncio
 import importlib
+import json
 from dataclasses import replace
 
 import pytest
 
+from ragproof_core.adapters.recorded import RecordedAdapter
 from ragproof_core.config.settings import RunSettings
+from ragproof_core.data.dataset import load_dataset
 from ragproof_core.judge.types import BudgetExceeded, JudgeVerdict
 from ragproof_core.metrics.registry import METRIC_NAMES, REGISTRY, Registry
 from ragproof_core.metrics.retrieval import SCORED_RETRIEVAL
 from ragproof_core.metrics.spec import MetricGroup, MetricSpec
 from ragproof_core.model import Case, CaseKind, MetricResult, Status
 from ragproof_core.run.evaluate import ABORTED_BUDGET, BUDGET_REASON, COMPLETED, evaluate
+from tests.conftest import FIXTURES
 
 
 class ScriptedAdapter:
@@ -326,3 +330,35 @@ def test_an_evaluation_repr_stays_short_however_many_cases():
     evaluation = asyncio.run(evaluate(_cases("a", "b", "c"), ScriptedAdapter(), RunSettings()))
     rows = 3 * len(METRIC_NAMES)
     assert repr(evaluation) == f"Evaluation(3 outputs, {rows} results, status='completed')"
+
+
+def _conversation_recording(tmp_path, failed_first_turn: bool):
+    recording = FIXTURES / "conversations" / "outputs.jsonl"
+    if not failed_first_turn:
+        return recording
+    lines = [json.loads(line) for line in recording.read_text(encoding="utf-8").splitlines()]
+    for line in lines:
+        if line["case_id"] == "c1":
+            line["turns"][0] = {"error": "adapter timed out after 60s"}
+    path = tmp_path / "outputs.jsonl"
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize("failed_first_turn", [False, True], ids=["replayed", "failed-turn"])
+def test_conversations_without_a_judge_as_columns_equal_them_as_objects(
+    tmp_path, failed_first_turn
+):
+    """Turns' rows from columns, each conversation's own rows right after its last turn's:
+    the rows, in the order, that the object path gives."""
+    cases = load_dataset(FIXTURES / "conversations" / "mixed.jsonl")
+    recording = _conversation_recording(tmp_path, failed_first_turn)
+    settings = RunSettings()
+    as_objects = asyncio.run(evaluate(cases, RecordedAdapter(str(recording)), settings))
+    as_columns = asyncio.run(
+        evaluate(cases, RecordedAdapter(str(recording)), settings, as_columns=True)
+    )
+    assert as_columns.columns is not None and as_columns.results == []
+    assert as_columns.columns.results() == as_objects.results
+    conversation_rows = [r for r in as_objects.results if r.case_id in {"c1", "c2"}]
+    assert {r.metric for r in conversation_rows} == set(REGISTRY.conversation_names)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import secrets
 from pathlib import PurePosixPath
 
+import pyarrow.parquet as pq
 import pytest
 
 from ragproof_core.store.layout import StoreLayout
@@ -64,3 +65,29 @@ def test_a_finished_run_reads_back_and_shows_in_the_views() -> None:
         assert con.execute("select run_id from runs").fetchall() == [("r1",)]
         assert con.execute("select count(*) from case_results").fetchone() == (len(RESULTS),)
         assert con.execute("select count(*) from metrics").fetchone()[0] >= 13
+
+
+@pytest.mark.parametrize("on_s3", [False, True], ids=["memory", "s3"])
+def test_a_recording_becomes_the_outputs_table_by_the_object_stores_own_copy(
+    request, tmp_path, on_s3: bool
+) -> None:
+    from ragproof_core.store.recording import StagedRecording
+    from ragproof_core.store.schema import encode_outputs
+    from tests.core.store.sample import OUTPUTS
+
+    store = RunStore(request.getfixturevalue("s3_store") if on_s3 else _url())
+    store.write_manifest("r1", {"run_id": "r1"})
+    store.write_dataset("r1", CASES)
+    staged = tmp_path / "staged.parquet"
+    table = encode_outputs("r1", OUTPUTS)
+    pq.write_table(table, staged)
+    store.write_recorded_outputs("r1", StagedRecording(staged, table.column("case_id")), CASES)
+    with store.results_writer("r1", 0, outputs=False) as writer:
+        writer.write(table, RESULTS)
+    assert store.table_parts("r1", "outputs") == []
+    store.outputs_from_recording("r1")
+    assert store.read_outputs("r1") == OUTPUTS
+    assert store.read_case_results("r1") == RESULTS
+    assert [PurePosixPath(p).name for p in store.table_parts("r1", "outputs")] == [
+        "outputs.parquet"
+    ]

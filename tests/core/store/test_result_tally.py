@@ -96,3 +96,13 @@ def test_an_unknown_stored_status_is_refused(tmp_path) -> None:
     pq.write_table(table.set_column(column, "status", bad), path)
     with pytest.raises(UnknownStatus, match="'scroed'"):
         store.tally_case_results("r")
+
+
+def test_a_tally_at_hand_gives_the_summaries_a_fresh_pass_gives(store: RunStore) -> None:
+    ids = [f"c{i:03d}" for i in range(40)]
+    shard_store(store, "r", [mixed_results(ids[:20], 1), mixed_results(ids[20:], 2)])
+    tally = store.tally_case_results("r")
+    assert summarize_run(store, "r", METRIC_NAMES, tally) == (
+        summarize_run(store, "r", METRIC_NAMES)[0],
+        tally,
+    )

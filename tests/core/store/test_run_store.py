@@ -488,3 +488,73 @@ def test_results_writer_writes_columns_and_encoded_outputs_as_it_writes_objects(
         assert by_columns.read().equals(by_objects.read())
         assert by_columns.schema_arrow.equals(by_objects.schema_arrow, check_metadata=True)
         assert by_columns.metadata.num_row_groups == by_objects.metadata.num_row_groups > 1
+
+
+def _recorded_run(store: RunStore, run_id: str, tmp_path: Path) -> tuple[list, list]:
+    """A run of 9 cases beside its stored recording (retrieved chunks, two failures)."""
+    cases = [Case(f"c{i}", "q?", expected_source_ids=(f"d{i}",)) for i in range(9)]
+    outputs = [
+        CaseOutput(case.id, error="down")
+        if i in (2, 5)
+        else CaseOutput(
+            case.id,
+            answer=Answer(f"answer {i}"),
+            retrieved=(Chunk(f"d{i}", "a long chunk text", 0.5, {"document_id": "doc"}),),
+        )
+        for i, case in enumerate(cases)
+    ]
+    store.write_manifest(run_id, {"run_id": run_id})
+    store.write_dataset(run_id, cases)
+    staged = tmp_path / f"{run_id}.parquet"
+    table = encode_outputs(run_id, outputs)
+    pq.write_table(table, staged)
+    store.write_recorded_outputs(run_id, StagedRecording(staged, table.column("case_id")), cases)
+    return cases, outputs
+
+
+def test_run_batches_read_only_the_columns_asked_and_the_rest_when_asked_whole(
+    store: RunStore, monkeypatch: pytest.MonkeyPatch, tmp_path
+) -> None:
+    monkeypatch.setattr(files, "ROW_GROUP_SIZE", 4)
+    cases, outputs = _recorded_run(store, "r1", tmp_path)
+    columns = ("id", "expected_source_ids", "case_id", "error", "retrieved.id", "absent")
+    batches = list(store.iter_run_batches("r1", 1, 8, 3, columns=columns))
+    assert [b.rows for b in batches] == [3, 3, 1]
+    for batch in batches:
+        assert batch.dataset.column_names == ["id", "expected_source_ids"]
+        assert batch.recorded.column_names == ["case_id", "retrieved", "error"]
+        chunk = batch.recorded.schema.field("retrieved").type.value_type
+        assert [chunk.field(i).name for i in range(chunk.num_fields)] == ["id"]
+    assert [i for b in batches for i in b.dataset.column("id").to_pylist()] == [
+        c.id for c in cases[1:8]
+    ]
+    assert [i for b in batches for i in b.recorded.column("error").to_pylist()] == [
+        o.error for o in outputs[1:8]
+    ]
+    whole = list(store.iter_run_batches("r1", 1, 8, 3))
+    for projected, full in zip(batches, whole, strict=True):
+        dataset, recorded = projected.whole()
+        assert dataset.equals(full.dataset) and recorded.equals(full.recorded)
+    # Objects come from the whole rows, whatever columns the batch holds.
+    assert [c for b in batches for c in b.cases()] == cases[1:8]
+    assert [o for b in batches for o in b.recorded_outputs()] == outputs[1:8]
+
+
+def test_a_recording_becomes_the_outputs_table_when_the_shards_write_results_alone(
+    store: RunStore, tmp_path
+) -> None:
+    cases, outputs = _recorded_run(store, "r1", tmp_path)
+    results = [scored(case.id, "retrieval.mrr", 1.0) for case in cases]
+    for shard, part in enumerate((results[:4], results[4:])):
+        with store.results_writer("r1", shard, outputs=False) as writer:
+            writer.write(encode_outputs("r1", outputs).slice(0, 1), part)
+    assert store.table_parts("r1", "outputs") == []
+    store.outputs_from_recording("r1")
+    assert store.read_outputs("r1") == outputs
+    assert store.read_case_results("r1") == results
+    [part] = store.table_parts("r1", "outputs")
+    recording = store.layout.table_path("r1", "recorded_outputs")
+    assert Path(part).samefile(recording)  # linked on local disk, not written again
+    # A run started again replaces the link with its own recording's.
+    store.outputs_from_recording("r1")
+    assert store.read_outputs("r1") == outputs

@@ -1,29 +1,39 @@
 """Asset checks on a run summary: did this run regress against the last
 completed run of the same dataset, adapter and scoring settings (k,
-source_match, metrics), and did too many cases fail?"""
+source_match, metrics), and did too many cases fail?
+
+Both are check specs of ``run_summary`` (``RUN_SUMMARY_CHECKS``), evaluated by the
+step that materializes it (``shards.summarize_run``): no step of their own to hand
+off, launch and set up after the summary (issue 24, item 5), so they live in the
+evaluation layer. Each function here is one check's result.
+"""
 
 import dagster as dg
 
-from ragproof_assets.evaluation.assets import run_summary
-from ragproof_assets.evaluation.resources import CheckSettings, StoreResource
+from ragproof_assets.evaluation.resources import CheckSettings
 from ragproof_core.compare import MixedJudgesError, compare_stored_runs
-from ragproof_core.store import stored_run_settings
+from ragproof_core.store import RunStore, stored_run_settings
 
+RUN_SUMMARY = "run_summary"
 
-@dg.asset_check(
-    asset=run_summary,
+NO_REGRESSION = dg.AssetCheckSpec(
+    "no_regression",
+    asset=RUN_SUMMARY,
     description="Compares this run with the last completed run of the same dataset, adapter "
     "and scoring settings (run.k, run.source_match, run.metrics) (paired, over the cases both "
     "scored) and fails when a metric got significantly worse by "
     "more than the tolerance.",
 )
-def no_regression(
-    context: dg.AssetCheckExecutionContext, store: StoreResource, checks: CheckSettings
-) -> dg.AssetCheckResult:
-    run_store = store.store()
-    run_id = context.partition_key if context.has_partition_key else None
-    if run_id is None:
-        return dg.AssetCheckResult(passed=True, metadata={"note": "no partition"})
+FAILURE_RATE = dg.AssetCheckSpec(
+    "failure_rate",
+    asset=RUN_SUMMARY,
+    description="Fails when the share of cases with a case failure or a judge error is above "
+    "the configured maximum.",
+)
+RUN_SUMMARY_CHECKS = (NO_REGRESSION, FAILURE_RATE)
+
+
+def no_regression(run_store: RunStore, run_id: str, checks: CheckSettings) -> dg.AssetCheckResult:
     current = run_store.get_run(run_id)
     baseline = run_store.last_completed_run(
         current.dataset,
@@ -33,6 +43,7 @@ def no_regression(
     )
     if baseline is None:
         return dg.AssetCheckResult(
+            check_name=NO_REGRESSION.name,
             passed=True,
             metadata={
                 "baseline": "none: first completed run of this dataset and adapter "
@@ -45,6 +56,7 @@ def no_regression(
         comparison = compare_stored_runs(run_store, baseline, current)
     except MixedJudgesError as exc:
         return dg.AssetCheckResult(
+            check_name=NO_REGRESSION.name,
             passed=True,
             severity=dg.AssetCheckSeverity.WARN,
             metadata={"baseline": baseline.run_id, "not_compared": str(exc)},
@@ -57,6 +69,7 @@ def no_regression(
         and abs(m.delta) > checks.regression_tolerance
     ]
     return dg.AssetCheckResult(
+        check_name=NO_REGRESSION.name,
         passed=not worse,
         severity=dg.AssetCheckSeverity.WARN,
         metadata={
@@ -68,20 +81,12 @@ def no_regression(
     )
 
 
-@dg.asset_check(
-    asset=run_summary,
-    description="Fails when the share of cases with a case failure or a judge error is above "
-    "the configured maximum.",
-)
-def failure_rate(
-    context: dg.AssetCheckExecutionContext, store: StoreResource, checks: CheckSettings
-) -> dg.AssetCheckResult:
-    run_store = store.store()
-    run_id = context.partition_key
+def failure_rate(run_store: RunStore, run_id: str, checks: CheckSettings) -> dg.AssetCheckResult:
     # Two columns of the results, never a million result objects.
     failed_cases, cases = run_store.failed_case_share(run_id)
     share = failed_cases / cases if cases else 0.0
     return dg.AssetCheckResult(
+        check_name=FAILURE_RATE.name,
         passed=share <= checks.max_failure_share,
         metadata={
             "failed_cases": failed_cases,

@@ -1,1 +1,0 @@
-"""Asset checks on evaluation runs."""
