@@ -62,7 +62,9 @@ def started(tree: Path, args: Sequence[str], env: dict[str, str], cwd: Path) -> 
     wall = time.perf_counter() - origin
     proc.returncode = os.waitstatus_to_exitcode(status)
     if proc.returncode != 0:
-        raise RuntimeError(f"ragproof {list(args[:3])} failed:\n{proc.stderr.read().decode()}")
+        raise RuntimeError(
+            f"ragproof {list(args[:3])} from {tree} failed:\n{proc.stderr.read().decode()}"
+        )
     proc.stderr.close()
     return Started(wall, usage.ru_utime + usage.ru_stime)
 
