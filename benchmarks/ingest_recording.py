@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import os
 import resource
+import shutil
 import tempfile
 import time
 from collections.abc import Iterator, Sequence
@@ -37,8 +38,15 @@ def _peak_mb() -> float:
 
 
 def _in_process(dataset: Path, outputs: Path) -> list[list[str]]:
+    root = tempfile.mkdtemp(prefix="ingest-", dir=WORK)
+    try:
+        return _stored_both_ways(RunStore(root), dataset, outputs)
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def _stored_both_ways(store: RunStore, dataset: Path, outputs: Path) -> list[list[str]]:
     rows = []
-    store = RunStore(tempfile.mkdtemp(prefix="ingest-", dir=WORK))
     store.write_manifest("bench", {})
     for fast in (True, False):
         with _timed(rows, "dataset: {path}, stored") as named:

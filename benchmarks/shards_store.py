@@ -198,8 +198,8 @@ def step_seconds(dagster_home: Path) -> dict[str, float]:
         if stat.start_time is None or stat.end_time is None:
             continue
         took = stat.end_time - stat.start_time
-        # evaluate_cases.evaluate_shard[shard_0001] -> evaluate_shard; checks lose their asset.
-        key = stat.step_key.split("[")[0].split(".")[-1].removeprefix("run_summary_")
+        # evaluate_cases.evaluate_shard[shard_0001] -> evaluate_shard.
+        key = stat.step_key.split("[")[0].split(".")[-1]
         if key == "evaluate_shard":
             longest = seconds_by.get("evaluate_shard (longest)", 0.0)
             seconds_by["evaluate_shard (longest)"] = max(longest, took)
@@ -295,8 +295,9 @@ def main(argv: Sequence[str] | None = None) -> None:
         ],
         [
             "evaluate_shard is the shards' total; the run waits for the longest. "
-            "'Outside the steps' is the wall time minus eval_dataset, the longest shard, "
-            "gather_shards, run_summary and the checks: the command's own preflight, "
+            "summarize_run gathers the shards, writes the summary and evaluates its checks. "
+            "'Outside the steps' is the wall time minus eval_dataset, plan_shards, the "
+            "longest shard and summarize_run: the command's own preflight, "
             "Dagster's start-up and step launches.",
         ],
     )
@@ -308,17 +309,13 @@ STEP_COLUMNS = (
     "plan_shards",
     "evaluate_shard",
     "evaluate_shard (longest)",
-    "gather_shards",
-    "run_summary",
-    "failure_rate",
-    "no_regression",
+    "summarize_run",
 )
 
 
 def _critical_path(steps: dict[str, float]) -> float:
-    serial = ("eval_dataset", "plan_shards", "evaluate_shard (longest)", "gather_shards")
-    checks = sum(v for k, v in steps.items() if k not in STEP_COLUMNS[:6])
-    return sum(steps.get(k, 0.0) for k in (*serial, "run_summary")) + checks
+    serial = ("eval_dataset", "plan_shards", "evaluate_shard (longest)", "summarize_run")
+    return sum(steps.get(k, 0.0) for k in serial)
 
 
 if __name__ == "__main__":

@@ -1,6 +1,11 @@
 """The summary step's own work at scale: what ``run_summary`` computes (the summaries and
 the HTML report), the distributions ``gather_shards`` shows and the failure-rate check,
-each timed in a fresh process on one stored run.
+each timed in a fresh process on one stored run; and a shard's own work on the same run
+(shard 0 of 2, a recorded run: reading its rows, scoring, writing), both ways a shard
+does it: ``shard_written`` reads every column and writes the outputs again (a run whose
+outputs are not its recording as it is), ``shard_from_recording`` reads the scored
+columns alone and writes only the case results (``run.evaluate.recording_scoring``).
+The shard phases write a spare shard's files (``SPARE_SHARD``) and remove them.
 
     python -m benchmarks.summary_step [--cases N] [--store PATH --run RUN_ID] [--quick]
 
@@ -20,6 +25,7 @@ import json
 import os
 import shutil
 import sys
+import time
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -40,7 +46,66 @@ PHASES = {
     "run_summary": "summaries + report data + HTML + write (as the run_summary asset)",
     "distributions": "gather_shards' distributions table",
     "failure_rate": "the failure_rate check's count",
+    "shard_written": "shard 0 of 2: every column read, outputs and case results written",
+    "shard_from_recording": "shard 0 of 2: the scored columns read, case results written",
 }
+# The shard index the shard phases write as (never one of the run's own).
+SPARE_SHARD = 9_999
+
+
+def shard_phase(store, run_id: str, *, from_recording: bool) -> dict:
+    """Shard 0 of 2's batches as ``evaluate_shard`` runs them for a recorded run."""
+    from ragproof_assets.evaluation.shards import EVAL_BATCH_CASES
+    from ragproof_core.gc_pause import collector_paused
+    from ragproof_core.metrics import run_registry
+    from ragproof_core.run import (
+        EVALUATION_DOCUMENT,
+        evaluate_recorded,
+        recording_scoring,
+        unit_shard_ranges,
+    )
+
+    manifest = store.run_manifest(run_id)
+    settings, registry = manifest.run, run_registry(manifest.metrics)
+    unit_starts = store.dataset_unit_starts(run_id)
+    rows = store.read_document(run_id, EVALUATION_DOCUMENT)["cases"]
+    start, end = unit_shard_ranges(rows, 2, unit_starts)[0]
+    plan = (
+        recording_scoring(settings, registry, has_judge=False, has_turns=unit_starts is not None)
+        if from_recording
+        else None
+    )
+    if from_recording and plan is None:
+        raise SystemExit("this run is not scored from its recording's columns")
+    cases = 0
+    # The work alone, after the imports (the step's process has them already).
+    wall, cpu = time.perf_counter(), time.process_time()
+    try:
+        with store.results_writer(run_id, SPARE_SHARD, outputs=plan is None) as writer:
+            for batch in store.iter_run_batches(
+                run_id, start, end, EVAL_BATCH_CASES, columns=None if plan is None else plan.columns
+            ):
+                with collector_paused():
+                    evaluation = evaluate_recorded(
+                        batch.dataset,
+                        batch.recorded,
+                        settings,
+                        registry,
+                        has_judge=False,
+                        full_rows=batch.whole,
+                    )
+                    writer.write(evaluation.stored_outputs(), evaluation.stored_results())
+                    evaluation.status_counts()
+                    evaluation.failures(10)
+                    cases += evaluation.cases
+    finally:
+        for table in ("outputs", "case_results"):
+            store.files.remove(store.layout.shard_table_path(run_id, table, SPARE_SHARD))
+    return {
+        "cases": cases,
+        "work_s": time.perf_counter() - wall,
+        "work_cpu_s": time.process_time() - cpu,
+    }
 
 
 def phase(name: str, store_root: str, run_id: str) -> None:
@@ -61,6 +126,8 @@ def phase(name: str, store_root: str, run_id: str) -> None:
         print(json.dumps({"rows": len(distributions_table(tally.metrics, tally.values))}))
     elif name == "failure_rate":
         print(json.dumps({"failed_cases": store.failed_case_share(run_id)}))
+    elif name in ("shard_written", "shard_from_recording"):
+        print(json.dumps(shard_phase(store, run_id, from_recording=name != "shard_written")))
     else:
         raise SystemExit(f"unknown phase {name!r}")
 
@@ -105,6 +172,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--store", type=Path, help="a store holding the run already")
     parser.add_argument("--run", help="the run's id in --store")
     parser.add_argument("--phase", choices=sorted(PHASES), help=argparse.SUPPRESS)
+    parser.add_argument("--phases", help=f"comma-separated, of {', '.join(PHASES)} (default: all)")
     parser.add_argument("--emit", type=Path, help="also write the tables as JSON here (run_all)")
     args = parser.parse_args(argv)
     if args.phase:
@@ -124,7 +192,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     if steps:
         print("the materializing run's steps: " + json.dumps(steps), flush=True)
     rows = []
-    for name, what in PHASES.items():
+    chosen = PHASES if not args.phases else {p: PHASES[p] for p in args.phases.split(",")}
+    for name, what in chosen.items():
         m = measure(name, store, run_id)
         rows.append(
             [
@@ -134,6 +203,7 @@ def main(argv: Sequence[str] | None = None) -> None:
                 seconds(m["cpu_s"]),
                 f"{m['rss']:,.0f} MB",
                 f"{m['report_bytes'] / 1e6:.1f} MB" if "report_bytes" in m else "",
+                f"{seconds(m['work_s'])} / {seconds(m['work_cpu_s'])}" if "work_s" in m else "",
                 f"{m['load']:.1f}",
             ]
         )
@@ -141,11 +211,21 @@ def main(argv: Sequence[str] | None = None) -> None:
     run = f"{count(n)} cases" if args.store is None else f"stored run {run_id}"
     table = Table(
         f"The summary step's work, each phase in a fresh process ({run})",
-        ["phase", "what", "wall", "CPU", "peak RSS", "report", "1-min load before"],
+        [
+            "phase",
+            "what",
+            "wall",
+            "CPU",
+            "peak RSS",
+            "report",
+            "work alone (wall / CPU)",
+            "1-min load before",
+        ],
         rows,
         [
             "Peak RSS is the phase's process alone (ru_maxrss), Python and imports included; "
-            "'imports' is that floor.",
+            "'imports' is that floor. A shard phase imports Dagster too (the step's batch "
+            "size); 'work alone' is its shard's work after the imports.",
             "Targets (issue 24): under 1.5 GB per process at 1,000,000 cases; a few seconds.",
         ],
     )

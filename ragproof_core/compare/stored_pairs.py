@@ -44,7 +44,7 @@ SELECT case_id FROM {side} GROUP BY case_id HAVING count(*) > 1 ORDER BY case_id
 """
 
 # As pandas reads them: a NaN value is no value.
-_SCORED = "status = 'scored' AND value IS NOT NULL AND NOT isnan(value)"
+_SCORED = f"status = '{Status.SCORED.value}' AND value IS NOT NULL AND NOT isnan(value)"
 
 _COUNTS = f"""
 SELECT (SELECT count(*) FROM side_a WHERE {_SCORED}),
@@ -65,14 +65,17 @@ JOIN (SELECT case_id, value FROM side_b WHERE {_SCORED}) AS b USING (case_id)
 ORDER BY case_id
 """
 
-assert Status.SCORED.value == "scored"  # the SQL above spells it out
-
 
 class StoredPairing:
     """The pairing of runs ``run_a`` and ``run_b`` of one store, over one connection."""
 
-    def __init__(self, con: duckdb.DuckDBPyConnection, files_a: list[str], files_b: list[str],
-                 run_ids: tuple[str, str]) -> None:  # fmt: skip
+    def __init__(
+        self,
+        con: duckdb.DuckDBPyConnection,
+        files_a: list[str],
+        files_b: list[str],
+        run_ids: tuple[str, str],
+    ) -> None:
         self._con = con
         self._files = {"side_a": files_a, "side_b": files_b}
         self._run_ids = dict(zip(("side_a", "side_b"), run_ids, strict=True))

@@ -489,7 +489,7 @@ async def evaluate(
         if scorers is None and turns and judge is None:
             # A conversation's own metrics ask nothing without a judge: the turns' rows
             # come from columns, each conversation's rows beside them (_evaluate_columns).
-            scorers = selection.unjudged_column_scorers
+            scorers = selection.column_scorers(has_judge=False, has_turns=False)
     if scorers is not None:
         return await _evaluate_columns(
             cases, adapter, settings, selection, scorers, on_case_done, dataset

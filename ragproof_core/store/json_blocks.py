@@ -11,6 +11,7 @@ and the caller reads the file again by its exact, line-by-line validator, whose
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -52,31 +53,46 @@ def line_blocks(path: str) -> Iterator[Block]:
     are found by counting rows against lines, which a blank line would offset).
     ``Refused`` too when the file cannot be opened or read: the exact path words it.
 
-    The file is memory-mapped: a block is a slice of the page cache, never a copy (the
-    reader copies what it keeps)."""
+    Every block is read into the same buffer, so a block is valid only until the next
+    is asked for (the reader copies what it keeps). A fresh buffer a block cost a page
+    fault per 4 KB; a memory-mapped file counted every page read in the process's RSS
+    (3.3 GB at 1,000,000 cases)."""
     try:
-        source = pa.memory_map(path)
-        whole = source.read_buffer()
-    except (OSError, pa.ArrowException):
+        handle = open(path, "rb", buffering=0)  # noqa: SIM115 - closed below
+    except OSError:
         raise Refused from None
-    with source:
-        size, start = whole.size, 0
+    with handle:
+        fd = handle.fileno()
+        size, start = os.fstat(fd).st_size, 0
+        buffer = bytearray(min(READ_BLOCK_BYTES, size))
         while start < size:
-            end = min(start + READ_BLOCK_BYTES, size)
-            raw = np.frombuffer(whole, dtype=np.uint8, count=end - start, offset=start)
+            length = _read_at(fd, buffer, start, size)
+            raw = np.frombuffer(buffer, dtype=np.uint8, count=length)
             ends = np.flatnonzero(raw == _NEWLINE)
-            while end < size and len(ends) == 0:
-                # A line longer than a block: the block grows to its end.
-                end = min(end + READ_BLOCK_BYTES, size)
-                raw = np.frombuffer(whole, dtype=np.uint8, count=end - start, offset=start)
-                ends = np.flatnonzero(raw == _NEWLINE)
-            if end < size:
-                cut = int(ends[-1]) + 1
-                raw = raw[:cut]
-            else:
-                cut = end - start
-            yield Block(whole.slice(start, cut), _lines_none_blank(raw, ends))
-            start += cut
+            if start + length < size:
+                if len(ends) == 0:
+                    # A line longer than the buffer: a buffer twice as long, read again.
+                    buffer = bytearray(2 * len(buffer))
+                    continue
+                length = int(ends[-1]) + 1
+                raw = raw[:length]
+            yield Block(pa.py_buffer(memoryview(buffer)[:length]), _lines_none_blank(raw, ends))
+            start += length
+
+
+def _read_at(fd: int, buffer: bytearray, start: int, size: int) -> int:
+    """Fill ``buffer`` from the file's byte ``start`` (or up to its end); bytes read."""
+    wanted, got = min(len(buffer), size - start), 0
+    view = memoryview(buffer)
+    while got < wanted:
+        try:
+            read = os.preadv(fd, [view[got:wanted]], start + got)
+        except OSError:
+            raise Refused from None
+        if read == 0:
+            raise Refused  # the file shrank while read: the exact path reads it again
+        got += read
+    return wanted
 
 
 def _lines_none_blank(raw: np.ndarray, ends: np.ndarray) -> int:

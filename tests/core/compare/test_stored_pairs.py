@@ -2,6 +2,7 @@
 metric at a time) gives exactly the comparison the frame path (``compare_runs`` over
 whole ``case_results`` frames) gives for the same rows."""
 
+import secrets
 from pathlib import Path
 
 import pandas as pd
@@ -33,9 +34,9 @@ def metric_results(frame: pd.DataFrame) -> list[MetricResult]:
     ]
 
 
-def stored(tmp_path: Path, frames: dict[str, pd.DataFrame]) -> RunStore:
+def stored(root: Path | str, frames: dict[str, pd.DataFrame]) -> RunStore:
     """Each run's rows written as a sharded run writes them: two shard files."""
-    store = RunStore(tmp_path / "store")
+    store = RunStore(root)
     for run_id, frame in frames.items():
         store.write_manifest(run_id, {"run_id": run_id})
         half = len(frame) // 2
@@ -60,7 +61,7 @@ CASES = {
 @pytest.mark.parametrize("top", [10, 3, 0])
 def test_stored_path_equals_the_frame_path(tmp_path, files, top):
     frames = {"run-a": results(files[0]), "run-b": results(files[1])}
-    store = stored(tmp_path, frames)
+    store = stored(tmp_path / "store", frames)
     a, b = store.get_run("run-a"), store.get_run("run-b")
     by_frames = compare_runs(RunSide(a, frames["run-a"]), RunSide(b, frames["run-b"]),
                              top_regressions=top)  # fmt: skip
@@ -81,7 +82,7 @@ def test_stored_path_equals_the_frame_path(tmp_path, files, top):
 def test_a_metric_only_one_stored_run_has_is_named_not_compared(tmp_path):
     b_rows = results(("results_b.csv",))
     b_rows = b_rows[~b_rows["metric"].isin(["generation.groundedness", "echo.exact_match"])]
-    store = stored(tmp_path, {"run-a": results(("results_a.csv",)), "run-b": b_rows})
+    store = stored(tmp_path / "store", {"run-a": results(("results_a.csv",)), "run-b": b_rows})
     comparison = compare_stored_runs(store, store.get_run("run-a"), store.get_run("run-b"))
     assert comparison.only_in_a == ("generation.groundedness", "echo.exact_match")
     assert "generation.groundedness" not in {m.metric for m in comparison.metrics}
@@ -90,8 +91,17 @@ def test_a_metric_only_one_stored_run_has_is_named_not_compared(tmp_path):
 def test_a_stored_duplicate_result_is_refused_naming_run_case_and_metric(tmp_path):
     a_rows = results(("results_a.csv",))
     doubled = pd.concat([a_rows, a_rows[a_rows["case_id"] == "c3"].head(1)], ignore_index=True)
-    store = stored(tmp_path, {"run-a": doubled, "run-b": results(("results_b.csv",))})
+    store = stored(tmp_path / "store", {"run-a": doubled, "run-b": results(("results_b.csv",))})
     with pytest.raises(
         ValueError, match="run-a has more than one result for case c3 metric retrieval.recall_at_k"
     ):
         compare_stored_runs(store, store.get_run("run-a"), store.get_run("run-b"))
+
+
+def test_a_store_on_an_object_store_pairs_the_same():
+    """Through fsspec's in-memory filesystem: the code path of an S3 store."""
+    frames = {"run-a": results(("results_a.csv",)), "run-b": results(("results_b.csv",))}
+    store = stored(f"memory://bucket-{secrets.token_hex(4)}/store", frames)
+    a, b = store.get_run("run-a"), store.get_run("run-b")
+    by_frames = compare_runs(RunSide(a, frames["run-a"]), RunSide(b, frames["run-b"]))
+    assert compare_stored_runs(store, a, b).to_dict() == by_frames.to_dict()

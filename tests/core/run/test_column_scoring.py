@@ -98,12 +98,17 @@ def _faulty_columns(dataset, outputs, params, wanted):
     raise ZeroDivisionError("bug")
 
 
-def test_a_column_scoring_bug_falls_back_to_scoring_case_by_case():
+def _faulty_registry() -> Registry:
+    """The registry with the retrieval group's column scoring raising (``_faulty_columns``)."""
     group = replace(RETRIEVAL_GROUP, score_columns=_faulty_columns)
     swapped = (
         m if m.group is not RETRIEVAL_GROUP else replace(m, group=group) for m in REGISTRY.metrics
     )
-    registry = Registry(tuple(swapped))
+    return Registry(tuple(swapped))
+
+
+def test_a_column_scoring_bug_falls_back_to_scoring_case_by_case():
+    registry = _faulty_registry()
     cases, outputs, _, _ = collection(seed=9, n=40, document=False)
     settings = RunSettings(metrics=SCORED_RETRIEVAL[:4])
     expected = asyncio.run(evaluate(cases, _Given(outputs), settings)).results
@@ -150,15 +155,11 @@ def test_recorded_rows_not_scored_from_columns_are_left_to_evaluate():
 
 
 def test_a_column_scoring_bug_on_recorded_rows_falls_back_to_scoring_case_by_case():
-    group = replace(RETRIEVAL_GROUP, score_columns=_faulty_columns)
-    swapped = (
-        m if m.group is not RETRIEVAL_GROUP else replace(m, group=group) for m in REGISTRY.metrics
-    )
     cases, outputs, _, _ = collection(seed=13, n=40, document=False)
     settings = RunSettings(metrics=SCORED_RETRIEVAL[:4])
     expected = asyncio.run(evaluate(cases, _Given(outputs), settings)).results
     evaluation = evaluate_recorded(
-        encode_dataset("r", cases), encode_outputs("r", outputs), settings, Registry(tuple(swapped))
+        encode_dataset("r", cases), encode_outputs("r", outputs), settings, _faulty_registry()
     )
     assert evaluation.columns.results() == expected
 
@@ -207,10 +208,6 @@ def test_which_recorded_runs_score_from_columns_and_read_which_columns():
 
 
 def test_a_column_scoring_bug_on_columns_read_alone_scores_the_whole_rows_case_by_case(tmp_path):
-    group = replace(RETRIEVAL_GROUP, score_columns=_faulty_columns)
-    swapped = (
-        m if m.group is not RETRIEVAL_GROUP else replace(m, group=group) for m in REGISTRY.metrics
-    )
     cases, outputs, _, _ = collection(seed=15, n=40, document=False)
     settings = RunSettings(metrics=SCORED_RETRIEVAL[:4])
     expected = asyncio.run(evaluate(cases, _Given(outputs), settings)).results
@@ -220,7 +217,7 @@ def test_a_column_scoring_bug_on_columns_read_alone_scores_the_whole_rows_case_b
         _projected(tmp_path, dataset, columns),
         _projected(tmp_path, recorded, columns),
         settings,
-        Registry(tuple(swapped)),
+        _faulty_registry(),
         full_rows=lambda: (dataset, recorded),
     )
     assert evaluation.columns.results() == expected
