@@ -17,7 +17,7 @@ import gc
 import importlib
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
 from ragproof_cli.errors import OneLineParser, debug_requested, report_error
@@ -77,10 +77,10 @@ def command_named(argv: Sequence[str]) -> str | None:
     return word if word in COMMANDS else None
 
 
-def build_parser(command: str | None = None) -> argparse.ArgumentParser:
-    """The command line's parser: every family's parsers in full, or with ``command``
-    only that command's family, the others each a bare entry with its help line
-    (all that ``ragproof --help`` and a usage error show of them)."""
+def build_parser(families: Collection[str] | None = None) -> argparse.ArgumentParser:
+    """The command line's parser: every family's parsers in full, or only those of
+    ``families`` (modules in ``COMMANDS``), every other command a bare entry with its
+    help line (all that ``ragproof --help`` and a usage error show of it)."""
     parser = OneLineParser(prog="ragproof", description="Evaluate RAG pipelines.")
     parser.add_argument(
         "--debug",
@@ -88,15 +88,21 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         help="show the traceback of an error (also RAGPROOF_DEBUG=1)",
     )
     sub = parser.add_subparsers(dest="command", required=True)
-    wanted = None if command is None else COMMANDS[command].module
     for name, entry in COMMANDS.items():
         if name in sub.choices:
             continue  # registered with its family
-        if wanted is None or entry.module == wanted:
+        if families is None or entry.module in families:
             importlib.import_module(entry.module).register(sub)
         else:
             sub.add_parser(name, help=entry.help)
     return parser
+
+
+def families_of(argv: Sequence[str]) -> set[str]:
+    """The family module the command ``argv`` runs needs: none for ``--help`` alone
+    or a word that is no command (argparse then says which are)."""
+    command = command_named(argv)
+    return set() if command is None else {COMMANDS[command].module}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -110,7 +116,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         # long as the process and hold no garbage; the collector would only rescan them
         # as they load (about a sixth of the imports' CPU time).
         with collector_paused():
-            parser = build_parser(command_named(argv))
+            parser = build_parser(families_of(argv))
         if ends_process:
             # Nor rescanned by the command's own collections afterwards.
             gc.freeze()

@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from ragproof_cli import COMMANDS, build_parser, command_named
+from ragproof_cli import COMMANDS, build_parser, command_named, families_of
 from tests.assets.expected import RUN_ARGS
 from tests.support.cli import REPO, cli_env
 
@@ -45,7 +45,7 @@ def test_the_table_lists_every_command_with_the_help_its_family_registers():
 
 @pytest.mark.parametrize("command", list(COMMANDS))
 def test_one_commands_parser_equals_the_full_one_for_that_command(command):
-    full, lazy = build_parser(), build_parser(command)
+    full, lazy = build_parser(), build_parser(families_of([command]))
     assert lazy.format_help() == full.format_help()
     full_sub, lazy_sub = _subcommands(full).choices, _subcommands(lazy).choices
     assert lazy_sub[command].format_help() == full_sub[command].format_help()
@@ -55,6 +55,11 @@ def test_the_command_is_the_first_word_that_is_not_a_flag():
     assert command_named(["--debug", "show", "run-1"]) == "show"
     assert command_named(["--help"]) is None
     assert command_named(["nosuch", "run"]) is None
+
+
+def test_help_alone_imports_no_family_and_lists_every_command():
+    assert families_of(["--help"]) == families_of(["nosuch"]) == set()
+    assert build_parser(set()).format_help() == build_parser().format_help()
 
 
 def _modules_after(tmp_path, *argv: str) -> tuple[subprocess.CompletedProcess, list[str]]:
@@ -78,6 +83,14 @@ def _families(modules: list[str]) -> set[str]:
 
 def _top_level(modules: list[str]) -> set[str]:
     return {m.split(".")[0] for m in modules}
+
+
+def test_help_imports_no_command_family(tmp_path):
+    done, modules = _modules_after(tmp_path, "--help")
+    assert done.returncode == 0, done.stderr
+    assert "sql" in done.stdout
+    assert _families(modules) == set()
+    assert _top_level(modules) & {"dagster", *NOT_NEEDED} == set()
 
 
 def test_runs_imports_neither_dagster_nor_the_web_app_nor_another_command(tmp_path):
