@@ -134,16 +134,8 @@ class ResultsWriter:
     ) -> None:
         """``outputs`` as objects or already encoded (``schema.encode_outputs``, any
         run_id); ``results`` as objects or as columns, written as they are."""
-        if self._outputs is None:
-            pass
-        elif isinstance(outputs, pa.Table):
-            self._write_encoded(self._outputs, outputs)
-        else:
-            for start in range(0, len(outputs), WRITE_BATCH_ROWS):
-                chunk = outputs[start : start + WRITE_BATCH_ROWS]
-                self._outputs.write_table(
-                    schema.encode_outputs(self.run_id, chunk), row_group_size=files.ROW_GROUP_SIZE
-                )
+        if self._outputs is not None:
+            self._write_outputs(self._outputs, outputs)
         if isinstance(results, ResultColumns):
             self._write_encoded(self._results, result_table(self.run_id, results))
             return
@@ -152,6 +144,16 @@ class ResultsWriter:
             self._results.write_table(
                 schema.encode_case_results(self.run_id, chunk),
                 row_group_size=files.ROW_GROUP_SIZE,
+            )
+
+    def _write_outputs(self, writer: Any, outputs: Sequence[CaseOutput] | pa.Table) -> None:
+        if isinstance(outputs, pa.Table):
+            self._write_encoded(writer, outputs)
+            return
+        for start in range(0, len(outputs), WRITE_BATCH_ROWS):
+            chunk = outputs[start : start + WRITE_BATCH_ROWS]
+            writer.write_table(
+                schema.encode_outputs(self.run_id, chunk), row_group_size=files.ROW_GROUP_SIZE
             )
 
     def _write_encoded(self, writer: Any, table: pa.Table) -> None:
