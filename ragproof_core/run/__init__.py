@@ -21,6 +21,7 @@ from ragproof_core.run.preflight import (
     preflight,
     preflight_staged,
     recording_path,
+    staged_inputs,
     staged_recording_of,
     take_adapter,
 )
@@ -66,6 +67,7 @@ __all__ = [
     "recording_scoring",
     "shard_budget",
     "shard_share",
+    "staged_inputs",
     "staged_recording_of",
     "take_adapter",
     "unfinished_attempts",
