@@ -117,9 +117,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         # as they load (about a sixth of the imports' CPU time).
         with collector_paused():
             parser = build_parser(families_of(argv))
-        if ends_process:
-            # Nor rescanned by the command's own collections afterwards.
-            gc.freeze()
+            if ends_process:
+                # Nor rescanned by the command's own collections afterwards; frozen before
+                # the collector resumes, whose first run would scan them all once more.
+                gc.freeze()
         args = parser.parse_args(argv)
         args.debug = debug
         # Like uvicorn: `--adapter mymodule:RAG` finds mymodule in the working folder.

@@ -23,7 +23,8 @@ def preload() -> None:
             except ImportError:
                 # As the forkserver's own preload does: the step imports it and says why not.
                 continue
-    gc.freeze()
+        # Before the collector resumes: its first run would scan every object above.
+        gc.freeze()
 
 
 preload()
