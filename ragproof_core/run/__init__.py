@@ -41,6 +41,7 @@ from ragproof_core.run.shards import (
     shard_share,
     unit_shard_ranges,
 )
+from ragproof_core.run.turn_replay import replays_as_recorded
 
 __all__ = [
     "ABORTED_BUDGET",
@@ -64,6 +65,7 @@ __all__ = [
     "preflight_staged",
     "recording_path",
     "recording_scoring",
+    "replays_as_recorded",
     "shard_budget",
     "shard_share",
     "staged_recording_of",
