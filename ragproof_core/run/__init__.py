@@ -21,6 +21,7 @@ from ragproof_core.run.preflight import (
     preflight,
     preflight_staged,
     recording_path,
+    staged_inputs,
     staged_recording_of,
     take_adapter,
 )
@@ -68,6 +69,7 @@ __all__ = [
     "replays_as_recorded",
     "shard_budget",
     "shard_share",
+    "staged_inputs",
     "staged_recording_of",
     "take_adapter",
     "unfinished_attempts",
