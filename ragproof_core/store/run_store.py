@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 import duckdb
+import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -506,6 +507,13 @@ class RunStore:
         """Whether the run stored its recording (a ``RecordedAdapter`` run: store/recording.py)."""
         return self.files.is_file(self.layout.table_path(run_id, "recorded_outputs"))
 
+    def recorded_failures(self, run_id: str) -> np.ndarray:
+        """Whether each row of the run's stored recording is a case failure (its ``error``
+        is set), in dataset order."""
+        path = self.layout.table_path(run_id, "recorded_outputs")
+        errors = self.files.parquet_file(path).read(columns=["error"]).column(0)
+        return errors.is_valid().to_numpy(zero_copy_only=False)
+
     def remove_recorded_outputs(self, run_id: str) -> None:
         self.files.remove(self.layout.table_path(run_id, "recorded_outputs"))
 
@@ -528,7 +536,7 @@ class RunStore:
         dataset's columns: ``StagedDataset.case_ids``, ``turn_cases``)."""
         self._require_run(run_id)
         path = self.layout.table_path(run_id, "recorded_outputs")
-        if recording.in_dataset_order(staged, case_ids):
+        if recording.in_dataset_order(staged, case_ids, turn_cases):
             self.files.copy_in(staged.path, path)
             return
         self.files.write_parquet_batches(
