@@ -170,9 +170,12 @@ def serve(socket_path: str, ready_fd: str) -> None:
                 conn, pid = key.data
                 selector.unregister(key.fileobj)
                 os.close(key.fd)
-                _, status = os.waitpid(pid, 0)
+                _, status, usage = os.wait4(pid, 0)
                 code = os.waitstatus_to_exitcode(status)
-                conn.sendall(json.dumps({"returncode": code}).encode() + b"\n")
+                # The command's CPU with its waited-for processes: the server's own
+                # RUSAGE_CHILDREN is not the test's (tests/support/cpu_usage.py).
+                cpu = usage.ru_utime + usage.ru_stime
+                conn.sendall(json.dumps({"returncode": code, "cpu_s": cpu}).encode() + b"\n")
                 conn.close()
 
 
@@ -205,6 +208,7 @@ class PreloadedCommands:
         os.close(write)
         atexit.register(self.stop)
         self.ready = self._wait_ready(read)
+        self.forked_cpu_s = 0.0  # CPU of the commands forked so far, as they ended
 
     def _wait_ready(self, read: int) -> bool:
         with selectors.DefaultSelector() as selector:
@@ -271,10 +275,10 @@ class PreloadedCommands:
                         replies += data
                         lines = [json.loads(line) for line in replies.splitlines()]
                         pid = next((r["pid"] for r in lines if "pid" in r), pid)
-                        returncode = next(
-                            (r["returncode"] for r in lines if "returncode" in r), returncode
-                        )
-                        if returncode is not None:
+                        ended = next((r for r in lines if "returncode" in r), None)
+                        if ended is not None:
+                            returncode = ended["returncode"]
+                            self.forked_cpu_s += ended["cpu_s"]
                             selector.unregister(key.fd)
                     else:
                         chunks[key.fd].append(data)
