@@ -12,7 +12,6 @@ from pathlib import Path
 import pytest
 
 from tests.support import cpu_usage
-from tests.support.cli import forked_cpu_seconds
 from tests.support.scheduling import UNITS_DIR_KEY, UnitScheduling, save_durations, write_units
 
 REPO = Path(__file__).resolve().parents[1]
@@ -45,6 +44,10 @@ def _scratch_in_memory() -> None:
 
 
 _scratch_in_memory()
+
+# Only now: tests.support.cli records the environment the preloaded server imports with,
+# and a test's command is forked only where its environment (TMPDIR too) is that one.
+from tests.support.cli import forked_cpu_seconds  # noqa: E402
 
 # The repository's own packages, which every `ragproof` subprocess imports.
 _COMPILED_PACKAGES = ("ragproof_core", "ragproof_assets", "ragproof_cli", "ragproof_serve", "tests")
