@@ -50,9 +50,8 @@ from ragproof_core.run import (
     EVALUATION_DOCUMENT,
     EvaluationTotals,
     Staged,
-    preflight_staged,
     recording_path,
-    staged_recording_of,
+    staged_inputs,
 )
 from ragproof_core.store import (
     ResultTally,
@@ -100,14 +99,16 @@ def eval_dataset(
             # Config, dataset, judge environment, adapter and recording, all before the
             # manifest: bad input of any kind leaves the store unchanged.
             resolved = config.resolve()
-            # A recording is validated as it is staged below, not by building the adapter.
-            checked = preflight_staged(
-                resolved,
-                config.dataset,
-                adapter_checked=context.run.tags.get(PRECHECKED_TAG) == "true"
-                or recording_path(resolved.adapter) is not None,
+            # A recording is validated as it is staged, not by building the adapter.
+            checked, recording = inputs.enter_context(
+                staged_inputs(
+                    resolved,
+                    config.dataset,
+                    run_id,
+                    adapter_checked=context.run.tags.get(PRECHECKED_TAG) == "true"
+                    or recording_path(resolved.adapter) is not None,
+                )
             )
-            recording = inputs.enter_context(staged_recording_of(resolved.adapter, run_id))
         except (DatasetError, ConfigError, AdapterLoadError) as exc:
             raise dg.Failure(description=str(exc), allow_retries=False) from exc
         return _store_dataset(context, config, store, checked, recording)

@@ -34,7 +34,6 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from ragproof_core.compare.comparison import MixedJudgesError, compare_stored_runs
 from ragproof_core.metrics.aggregate import ValueCounts
@@ -79,7 +78,6 @@ BOOTSTRAP_RESAMPLES = 10_000  # as compare's
 # Elements per block of the (resamples x distinct values) count matrix.
 _BLOCK_ELEMENTS = 4_000_000
 VALUE_DECIMALS = 4
-_RAW_BATCH_ROWS = 5_000  # rows filtered at a time for the case details
 
 
 @dataclass(frozen=True, slots=True)
@@ -567,30 +565,11 @@ class _StoredRun:
         self, table: str, key: str, case_ids: Iterable[str], table_schema: pa.Schema
     ) -> pa.Table:
         """The rows of ``table`` (every shard's file) whose ``key`` is one of ``case_ids``,
-        in stored order, read a batch at a time: a whole-file filter decodes every
-        column of every row at once (gigabytes of chunk texts in a million-case run)."""
-        ids = pa.array(sorted(set(case_ids)), pa.string())
-        if not len(ids):
-            return table_schema.empty_table()
-        store = self.store
-        kept = []
-        for part in store.table_parts(self.record.run_id, table):
-            file = store.files.parquet_file(part)
-            for group in range(file.metadata.num_row_groups):
-                # The key column alone says whether a row group holds a wanted case;
-                # only those groups are decoded in full. The worst cases, failures
-                # and obeyed injections sort by case id, so most groups are passed over.
-                keys = file.read_row_group(group, columns=[key]).column(key)
-                if not pc.any(pc.is_in(keys, value_set=ids)).as_py():
-                    continue
-                for batch in file.iter_batches(batch_size=_RAW_BATCH_ROWS, row_groups=[group]):
-                    mask = pc.is_in(batch.column(key), value_set=ids)
-                    if pc.any(mask).as_py():
-                        rows = pa.Table.from_batches([batch.filter(mask)])
-                        kept.append(schema.conform(rows, table_schema))
-        # Arrow's allocator keeps freed batches for reuse; the report needs the memory back.
-        pa.default_memory_pool().release_unused()
-        return pa.concat_tables(kept) if kept else table_schema.empty_table()
+        in stored order, by one SQL filter that decodes little beyond the rows it keeps
+        (``report_queries.rows_of``)."""
+        ids = sorted(set(case_ids))
+        rows = queries.rows_of(self.files, table, key, ids) if ids else None
+        return table_schema.empty_table() if rows is None else schema.conform(rows, table_schema)
 
 
 def _comparison(

@@ -70,9 +70,24 @@ WHERE file_row_number < $first OR id IN (SELECT unnest($also))
 ORDER BY file_row_number
 """
 
+# A hash join on the wanted ids: ``list_contains`` would compare each row with every id.
 _STORED_RESULTS_OF = """
-SELECT * FROM read_parquet($results, union_by_name = true) WHERE list_contains($ids, case_id)
+SELECT * EXCLUDE (filename, file_row_number)
+FROM read_parquet($results, union_by_name = true, filename = true, file_row_number = true)
+WHERE case_id IN (SELECT unnest($ids))
+ORDER BY filename, file_row_number
 """
+
+# Every column of some rows of a table, in stored order. DuckDB decodes the key column
+# first and the others only around the rows it keeps, row group by row group: never a
+# whole table's chunk texts at once, nor every column of a row group that holds one.
+_ROWS_OF = """
+SELECT * EXCLUDE (filename, file_row_number)
+FROM read_parquet($files, union_by_name = true, filename = true, file_row_number = true)
+WHERE {key} IN (SELECT unnest($ids))
+ORDER BY filename, file_row_number
+"""
+_ROW_KEYS = ("id", "case_id")
 
 _RESULTS_OF = """
 SELECT case_id, metric, status, value
@@ -192,6 +207,21 @@ def stored_results_of(files: RunFiles, case_ids: Sequence[str]) -> pa.Table:
     with files.reader() as con:
         return con.sql(
             _STORED_RESULTS_OF, params={"results": files.of("case_results"), "ids": list(case_ids)}
+        ).to_arrow_table()
+
+
+def rows_of(files: RunFiles, table: str, key: str, case_ids: Sequence[str]) -> pa.Table | None:
+    """Every stored column of ``table``'s rows whose ``key`` (``id`` or ``case_id``) is
+    one of ``case_ids``, in stored order (shard by shard); None when the run has no
+    such table."""
+    if key not in _ROW_KEYS:
+        raise ValueError(f"not a key of a run's table: {key!r}")
+    paths = files.of(table)
+    if not paths:
+        return None
+    with files.reader() as con:
+        return con.sql(
+            _ROWS_OF.format(key=key), params={"files": paths, "ids": list(case_ids)}
         ).to_arrow_table()
 
 

@@ -21,6 +21,7 @@ from ragproof_core.run.preflight import (
     preflight,
     preflight_staged,
     recording_path,
+    staged_inputs,
     staged_recording_of,
     take_adapter,
 )
@@ -41,6 +42,7 @@ from ragproof_core.run.shards import (
     shard_share,
     unit_shard_ranges,
 )
+from ragproof_core.run.turn_replay import replays_as_recorded
 
 __all__ = [
     "ABORTED_BUDGET",
@@ -64,8 +66,10 @@ __all__ = [
     "preflight_staged",
     "recording_path",
     "recording_scoring",
+    "replays_as_recorded",
     "shard_budget",
     "shard_share",
+    "staged_inputs",
     "staged_recording_of",
     "take_adapter",
     "unfinished_attempts",

@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -69,9 +70,37 @@ def preflight_staged(
 ) -> Staged:
     """``preflight`` for the run's dataset step: the same checks and errors, the dataset
     read as the ``dataset`` table's rows (``store/dataset_table.py``), never as cases."""
-    staged = staged_dataset(dataset)
+    return _checked_staged(config, dataset, staged_dataset(dataset), adapter_checked)
+
+
+def _checked_staged(
+    config: Config, dataset: str | Path, staged: StagedDataset, adapter_checked: bool
+) -> Staged:
     judge_env = _check_the_rest(config, dataset, staged.rows, staged.units, adapter_checked)
     return Staged(config, staged, judge_env)
+
+
+@contextmanager
+def staged_inputs(
+    config: Config, dataset: str | Path, run_id: str, *, adapter_checked: bool = False
+) -> Iterator[tuple[Staged, StagedRecording | None]]:
+    """``preflight_staged`` and ``staged_recording_of`` at once: the dataset is read on a
+    thread while the recording is read (pyarrow's reader releases the GIL, and the
+    serial parts of one fill the other's gaps on a second core). Errors are raised as
+    if the two were read one after the other: the dataset's, then the checks', then
+    the recording's."""
+    with ThreadPoolExecutor(1) as reader, ExitStack() as stack:
+        dataset_read = reader.submit(staged_dataset, dataset)
+        refused: AdapterLoadError | None = None
+        recording = None
+        try:
+            recording = stack.enter_context(staged_recording_of(config.adapter, run_id))
+        except AdapterLoadError as exc:
+            refused = exc
+        checked = _checked_staged(config, dataset, dataset_read.result(), adapter_checked)
+        if refused is not None:
+            raise refused
+        yield checked, recording
 
 
 def _check_the_rest(

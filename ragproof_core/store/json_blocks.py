@@ -104,8 +104,9 @@ def _lines_none_blank(raw: np.ndarray, ends: np.ndarray) -> int:
 
 
 def read_block(block: Block, options: pj.ParseOptions) -> pa.Table:
-    """One block's rows as the schema of ``options`` (one chunk a column), one row a
-    line; ``Refused`` when the reader refuses a line or a line holds two objects."""
+    """One block's rows as the schema of ``options`` (a chunk for each of the reader's
+    parse chunks), one row a line; ``Refused`` when the reader refuses a line or a
+    line holds two objects."""
     try:
         read = pj.read_json(
             pa.BufferReader(block.data),
@@ -118,8 +119,9 @@ def read_block(block: Block, options: pj.ParseOptions) -> pa.Table:
         raise Refused from None
     if read.num_rows != block.lines:
         raise Refused  # two objects on one line (the exact validators refuse it)
-    # One chunk per column: the reader's chunks need not line up with computed masks'.
-    return read.combine_chunks()
+    # Left in the reader's chunks (every column chunked alike): combining them copied
+    # every string once more, 0.3 to 0.7 s of CPU for a 273 MB recording.
+    return read
 
 
 def require(condition: bool) -> None:

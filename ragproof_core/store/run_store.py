@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 import duckdb
+import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -504,6 +505,13 @@ class RunStore:
     def has_recorded_outputs(self, run_id: str) -> bool:
         """Whether the run stored its recording (a ``RecordedAdapter`` run: store/recording.py)."""
         return self.files.is_file(self.layout.table_path(run_id, "recorded_outputs"))
+
+    def recorded_failures(self, run_id: str) -> np.ndarray:
+        """Whether each row of the run's stored recording is a case failure (its ``error``
+        is set), in dataset order."""
+        path = self.layout.table_path(run_id, "recorded_outputs")
+        errors = self.files.parquet_file(path).read(columns=["error"]).column(0)
+        return errors.is_valid().to_numpy(zero_copy_only=False)
 
     def remove_recorded_outputs(self, run_id: str) -> None:
         self.files.remove(self.layout.table_path(run_id, "recorded_outputs"))

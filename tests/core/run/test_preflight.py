@@ -9,8 +9,15 @@ import pytest
 from ragproof_core.adapters.loading import AdapterLoadError
 from ragproof_core.config.settings import AdapterSpec, Config, ConfigError
 from ragproof_core.data.dataset import DatasetError
-from ragproof_core.run.preflight import check_adapter, check_launch, preflight, take_adapter
+from ragproof_core.run.preflight import (
+    check_adapter,
+    check_launch,
+    preflight,
+    staged_inputs,
+    take_adapter,
+)
 from tests.assets.expected import RECORDED
+from tests.conftest import FIXTURES
 
 RECORDER = "ragproof_core.adapters.recorded:RecordedAdapter"
 DATASET = RECORDED / "cases.jsonl"
@@ -65,3 +72,24 @@ def test_the_command_leaves_the_dataset_and_the_recording_to_the_dataset_step(tm
     dataset.write_text('{"id": "c1", "question": "q?"}\n', encoding="utf-8")
     with pytest.raises(ConfigError, match=r"^run.shards: 2 shards for 1 case\(s\) in "):
         check_launch(replace(config, run=replace(config.run, shards=2)), dataset)
+
+
+def test_the_dataset_and_recording_read_together_fail_in_the_order_read_alone():
+    """staged_inputs reads both files at once: the dataset's error comes first, then
+    the checks' (the shard count), then the recording's; a good pair is staged whole."""
+    good, bad = RECORDED / "outputs.jsonl", FIXTURES / "errors" / "bad_recording.jsonl"
+    misspelt = FIXTURES / "errors" / "misspelt_field.jsonl"
+
+    def staged(dataset, recording, shards=1):
+        config = Config(adapter=AdapterSpec(RECORDER, {"path": str(recording)}))
+        config = replace(config, run=replace(config.run, shards=shards))
+        with staged_inputs(config, dataset, "r1", adapter_checked=True) as (checked, stored):
+            return checked.dataset.rows, stored.rows, stored.path.exists()
+
+    assert staged(DATASET, good) == (6, 5, True)  # one case has no recorded line
+    with pytest.raises(DatasetError, match=r"misspelt_field\.jsonl:2: expected_sources_ids"):
+        staged(misspelt, bad)
+    with pytest.raises(ConfigError, match=r"^run.shards: 7 shards for 6 case\(s\)"):
+        staged(DATASET, bad, shards=7)
+    with pytest.raises(AdapterLoadError, match=r"bad_recording\.jsonl:2: not valid JSON"):
+        staged(DATASET, bad)
