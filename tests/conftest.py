@@ -45,10 +45,6 @@ def _scratch_in_memory() -> None:
 
 _scratch_in_memory()
 
-# Only now: tests.support.cli records the environment the preloaded server imports with,
-# and a test's command is forked only where its environment (TMPDIR too) is that one.
-from tests.support.cli import forked_cpu_seconds  # noqa: E402
-
 # The repository's own packages, which every `ragproof` subprocess imports.
 _COMPILED_PACKAGES = ("ragproof_core", "ragproof_assets", "ragproof_cli", "ragproof_serve", "tests")
 
@@ -96,7 +92,7 @@ def pytest_configure(config):
     """In the controller (or the one process without -n): the repository's bytecode;
     with ``-n N``, a folder where the workers describe their tests. In every pytest
     process: ``--cpu-report``'s recorder, when asked for."""
-    cpu_usage.register(config, forked_cpu_seconds)
+    cpu_usage.register(config)
     if hasattr(config, "workerinput"):
         return
     _compile_repository()

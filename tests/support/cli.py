@@ -36,13 +36,6 @@ def preloaded_commands() -> PreloadedCommands:
     return PreloadedCommands(RAGPROOF, REPO, _COLLECTION_ENV)
 
 
-def forked_cpu_seconds() -> float:
-    """CPU of the commands this pytest process has forked so far (none: no server)."""
-    if preloaded_commands.cache_info().currsize == 0:
-        return 0.0
-    return preloaded_commands().forked_cpu_s
-
-
 def ragproof(
     *args: str, env: dict[str, str] | None = None, timeout: float = 180, cwd: Path = REPO
 ) -> subprocess.CompletedProcess:

@@ -171,12 +171,9 @@ def serve(socket_path: str, ready_fd: str) -> None:
                 conn, pid = key.data
                 selector.unregister(key.fileobj)
                 os.close(key.fd)
-                _, status, usage = os.wait4(pid, 0)
+                _, status = os.waitpid(pid, 0)
                 code = os.waitstatus_to_exitcode(status)
-                # The command's CPU with its waited-for processes: the server's own
-                # RUSAGE_CHILDREN is not the test's (tests/support/cpu_usage.py).
-                cpu = usage.ru_utime + usage.ru_stime
-                conn.sendall(json.dumps({"returncode": code, "cpu_s": cpu}).encode() + b"\n")
+                conn.sendall(json.dumps({"returncode": code}).encode() + b"\n")
                 conn.close()
 
 
@@ -209,7 +206,6 @@ class PreloadedCommands:
         os.close(write)
         atexit.register(self.stop)
         self.ready = self._wait_ready(read)
-        self.forked_cpu_s = 0.0  # CPU of the commands forked so far, as they ended
 
     def _wait_ready(self, read: int) -> bool:
         with selectors.DefaultSelector() as selector:
@@ -261,7 +257,7 @@ class PreloadedCommands:
         """Like ``subprocess.Popen(argv, cwd=cwd, env=env, stdout=PIPE, stderr=PIPE,
         text=True)``, the command forked from the server."""
         conn, out_read, err_read = self._start(argv, env, cwd)
-        return ForkedProcess(list(argv), conn, out_read, err_read, self)
+        return ForkedProcess(list(argv), conn, out_read, err_read)
 
     def _collect(
         self, argv: list[str], conn: socket.socket, out_read: int, err_read: int, timeout: float
@@ -289,10 +285,10 @@ class PreloadedCommands:
                         replies += data
                         lines = [json.loads(line) for line in replies.splitlines()]
                         pid = next((r["pid"] for r in lines if "pid" in r), pid)
-                        ended = next((r for r in lines if "returncode" in r), None)
-                        if ended is not None:
-                            returncode = ended["returncode"]
-                            self.forked_cpu_s += ended["cpu_s"]
+                        returncode = next(
+                            (r["returncode"] for r in lines if "returncode" in r), returncode
+                        )
+                        if returncode is not None:
                             selector.unregister(key.fd)
                     else:
                         chunks[key.fd].append(data)
@@ -321,11 +317,9 @@ class ForkedProcess:
         conn: socket.socket,
         out_read: int,
         err_read: int,
-        commands: PreloadedCommands,
     ) -> None:
         self.args = args
         self.conn = conn
-        self.commands = commands
         encoding = locale.getpreferredencoding(False)
         self.stdout = open(out_read, encoding=encoding)  # noqa: SIM115 (a pipe, as Popen's)
         self.stderr = open(err_read, encoding=encoding)  # noqa: SIM115
@@ -356,9 +350,7 @@ class ForkedProcess:
 
     def wait(self, timeout: float | None = None) -> int:
         if self.returncode is None:
-            ended = self._reply(timeout)
-            self.returncode = ended["returncode"]
-            self.commands.forked_cpu_s += ended["cpu_s"]
+            self.returncode = self._reply(timeout)["returncode"]
             self.conn.close()
             if self._pidfd is not None:
                 os.close(self._pidfd)

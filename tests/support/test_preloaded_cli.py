@@ -10,7 +10,6 @@ import pytest
 
 from tests.support.cli import (
     cli_env,
-    forked_cpu_seconds,
     preloaded_commands,
     ragproof,
     ragproof_exec_popen,
@@ -30,7 +29,6 @@ def test_a_tests_own_store_and_dagster_home_still_fork():
 
 
 def test_a_forked_command_prints_and_exits_as_the_execd_one():
-    before = forked_cpu_seconds()
     for args in (["--help"], ["frobnicate"]):
         forked = ragproof_popen(*args)
         execd = ragproof_exec_popen(*args)
@@ -38,8 +36,6 @@ def test_a_forked_command_prints_and_exits_as_the_execd_one():
         assert forked.communicate(timeout=120) == execd.communicate(timeout=120)
         assert forked.returncode == execd.returncode == (0 if args == ["--help"] else 1)
         assert forked.poll() == forked.returncode
-    # Each forked command's CPU, reported by the server, counts for --cpu-report.
-    assert forked_cpu_seconds() > before
 
 
 def test_a_forked_command_is_signalled_and_waited_for_as_popen(store_path):
