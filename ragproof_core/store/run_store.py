@@ -535,7 +535,7 @@ class RunStore:
         dataset's columns: ``StagedDataset.case_ids``, ``turn_cases``)."""
         self._require_run(run_id)
         path = self.layout.table_path(run_id, "recorded_outputs")
-        if recording.in_dataset_order(staged, case_ids):
+        if recording.in_dataset_order(staged, case_ids, turn_cases):
             self.files.copy_in(staged.path, path)
             return
         self.files.write_parquet_batches(
