@@ -70,6 +70,7 @@ from ragproof_core.run import (
     merge_reports,
     new_attempt_token,
     recording_scoring,
+    replays_as_recorded,
     shard_share,
     take_adapter,
     unfinished_attempts,
@@ -179,14 +180,21 @@ def evaluate_shard(
     registry = run_registry(manifest.metrics)
     give_rubrics(judge, manifest.metrics)
     # A stored recording scored from columns: the outputs are the recording as it is
-    # (gather_shards makes it the table), so only the columns scored are read.
+    # (gather_shards makes it the table), so only the columns scored are read; unless a
+    # turn after a failed one replays as a failure somewhere in the run.
     from_recording = (
         recording_scoring(
-            settings, registry, has_judge=judge is not None, has_turns=unit_starts is not None
+            settings,
+            registry,
+            has_judge=judge is not None,
+            has_turns=unit_starts is not None,
+            as_recorded=unit_starts is None
+            or replays_as_recorded(unit_starts, run_store.recorded_failures(run_id)),
         )
         if run_store.has_recorded_outputs(run_id)
         else None
     )
+    outputs_as_recorded = from_recording is not None and from_recording.outputs_as_recorded
     # Several processes drawing one terminal bar would garble it: one shard only.
     progress = progress_bar(
         end - start, enabled=context.run.tags.get(PROGRESS_TAG) == "true" and shards == 1
@@ -213,7 +221,7 @@ def evaluate_shard(
         with (
             recorder,
             run_store.results_writer(
-                run_id, None if shards == 1 else index, outputs=from_recording is None
+                run_id, None if shards == 1 else index, outputs=not outputs_as_recorded
             ) as writer,
         ):
             for rows in run_store.iter_run_batches(
@@ -309,7 +317,7 @@ def evaluate_shard(
         statuses=dict(statuses),
         first_failures=first_failures,
         attempt=token,
-        outputs_from_recording=from_recording is not None,
+        outputs_from_recording=outputs_as_recorded,
     )
     run_store.write_document(run_id, report_name(index), report.to_dict())
     yield dg.Output(

@@ -25,13 +25,20 @@ from collections.abc import Mapping, Sequence
 from functools import partial
 from typing import Any
 
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from ragproof_core.metrics.conversation_columns import ConversationColumns
 from ragproof_core.metrics.judge_plan import JudgePlan, Planned, messages_input
+from ragproof_core.metrics.result_columns import ResultColumns
 from ragproof_core.metrics.spec import MetricSpec
 from ragproof_core.model import (
     Case,
     CaseOutput,
     Message,
     MetricResult,
+    Status,
     case_error,
     not_applicable,
     scored,
@@ -78,6 +85,42 @@ def plan_knowledge_retention(
     )
 
 
+def knowledge_retention_columns(
+    conversations: ConversationColumns, params: Any = None
+) -> ResultColumns:
+    """``plan_knowledge_retention``'s rows without a judge for many conversations at
+    once: a case failure (its first failed turn), ``not_applicable`` (one turn) or a
+    skip (no judge), one row per conversation in their order."""
+    count = len(conversations)
+    failed = conversations.failed_at >= 0
+    one_turn = conversations.turns == 1
+    status = np.where(
+        failed,
+        Status.ERROR.value,
+        np.where(one_turn, Status.NOT_APPLICABLE.value, Status.SKIPPED.value),
+    )
+    failure = pc.binary_join_element_wise(
+        "turn ",
+        pa.array(conversations.failed_turn).cast(pa.string()),
+        " failed: ",
+        conversations.failure,
+        "",
+    )
+    reason = pc.if_else(
+        pa.array(failed),
+        failure,
+        pa.array(np.where(one_turn, ONE_TURN, NO_JUDGE), pa.string()),
+    )
+    return ResultColumns(
+        conversations.conversation_id,
+        pa.repeat(pa.scalar(KNOWLEDGE_RETENTION, pa.string()), count),
+        pa.array(status, pa.string()),
+        pa.nulls(count, pa.float64()),
+        reason,
+        pa.nulls(count, pa.string()),
+    )
+
+
 def score_knowledge_retention(
     conversation_id: str, turns: int, data: Mapping[str, Any]
 ) -> MetricResult:
@@ -112,5 +155,6 @@ METRICS: tuple[MetricSpec, ...] = (
         plan=plan_single_case,
         prompt=PROMPT,
         conversation=plan_knowledge_retention,
+        conversation_columns=knowledge_retention_columns,
     ),
 )

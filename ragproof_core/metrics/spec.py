@@ -19,7 +19,10 @@ their own function); ``metrics.registry`` lists them. A spec says:
   - ``plan`` and ``conversation(turns, outputs, has_judge, params)``: a metric
     of a whole conversation (CONTRACT section 16), planned once its last turn
     is done and stored under the conversation's id; its ``plan`` is what a
-    single case gets (a skip), and turns carry no row of it;
+    single case gets (a skip), and turns carry no row of it; its
+    ``conversation_columns(conversations, params)``, when given, is the same
+    rows for a batch's conversations in a run without a judge, from the store's
+    columns (``metrics.conversation_columns``);
   - ``group``: several metrics computed from one pass (retrieval's four from
     one deduplicated ranking) or one judge reply (context relevance and
     judged nDCG). A group's members are still one spec each; judged members
@@ -40,6 +43,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from ragproof_core.judge.types import Judge
+from ragproof_core.metrics.conversation_columns import ConversationColumns
 from ragproof_core.metrics.judge_plan import Planned
 from ragproof_core.metrics.result_columns import ResultColumns
 from ragproof_core.model import Case, CaseOutput, MetricResult
@@ -78,6 +82,8 @@ Score = Callable[[Case, CaseOutput, Any], MetricResult]
 Plan = Callable[[Case, CaseOutput, bool, Any], Planned]
 # (the conversation's turns, their outputs, has_judge, params) -> a plan or a result.
 ConversationPlan = Callable[[Sequence[Case], Sequence[CaseOutput], bool, Any], Planned]
+# (a batch's conversations, params) -> their rows without a judge, one per conversation.
+ConversationColumnScore = Callable[[ConversationColumns, Any], ResultColumns]
 BatchScore = Callable[
     [Sequence[Case], Sequence[CaseOutput], Any, Sequence[str]], Sequence[Sequence[MetricResult]]
 ]
@@ -147,6 +153,8 @@ class MetricSpec:
     listed_when_unused: bool = True
     # A metric of a whole conversation (module docstring); ``plan`` skips single cases.
     conversation: ConversationPlan | None = None
+    # ``conversation``'s rows for many conversations at once, in a run without a judge.
+    conversation_columns: ConversationColumnScore | None = None
     # (dataset, outputs, params, (name,)): the metric's rows from the store's columns, as
     # ``MetricGroup.score_columns`` gives a group's: ``score``'s rows, or for a judged
     # metric its rows when the run has no judge.
@@ -175,6 +183,8 @@ class MetricSpec:
             raise ValueError(f"metric {self.name!r}: a batch kernel belongs to a group's member")
         if self.conversation is not None and (self.plan is None or self.group is not None):
             raise ValueError(f"metric {self.name!r}: a conversation's metric has a plan, no group")
+        if self.conversation_columns is not None and self.conversation is None:
+            raise ValueError(f"metric {self.name!r}: conversation_columns needs conversation")
 
     @property
     def per_conversation(self) -> bool:

@@ -42,6 +42,7 @@ from ragproof_core.run.shards import (
     shard_share,
     unit_shard_ranges,
 )
+from ragproof_core.run.turn_replay import replays_as_recorded
 
 __all__ = [
     "ABORTED_BUDGET",
@@ -65,6 +66,7 @@ __all__ = [
     "preflight_staged",
     "recording_path",
     "recording_scoring",
+    "replays_as_recorded",
     "shard_budget",
     "shard_share",
     "staged_inputs",

@@ -29,6 +29,11 @@ from ragproof_core.judge.jury import run_judged, score_metric
 from ragproof_core.judge.types import BudgetExceeded, Judge
 from ragproof_core.judge.usage import attributed_to
 from ragproof_core.metrics.combined_run import combined_results
+from ragproof_core.metrics.conversation_columns import (
+    CONVERSATION_READS,
+    ConversationColumns,
+    conversations_of,
+)
 from ragproof_core.metrics.judge_plan import JudgePlan, result_from_verdict, run_plan, with_history
 from ragproof_core.metrics.registry import REGISTRY, MetricGroup, MetricSpec, Registry
 from ragproof_core.metrics.result_columns import ResultColumns, concat
@@ -41,6 +46,7 @@ from ragproof_core.model import (
     skipped,
 )
 from ragproof_core.run.column_scoring import ROW_READS, column_results
+from ragproof_core.run.turn_replay import replayed_turns
 from ragproof_core.store.schema import (
     decode_dataset,
     decode_outputs,
@@ -268,13 +274,19 @@ class Selection:
         """The declarations whose ``score_columns`` score a batch, beside the names each
         gives, or None when the batch is scored as objects: a selection
         ``scored_from_columns``, or without a judge one whose every metric has
-        ``score_columns`` (and, when it has a conversation's own metrics, a batch with no
-        turn: ``has_turns`` false)."""
+        ``score_columns`` (and, for a batch with turns, ``has_turns``, whose every
+        conversation's own metric has ``conversation_columns``)."""
         if self.scored_from_columns:
             return tuple((g, self.group_members[g.name]) for g in self.batch_groups)
-        if has_judge or (has_turns and self.conversational):
+        if has_judge or (has_turns and not self.conversations_from_columns):
             return None
         return self.unjudged_column_sources
+
+    @cached_property
+    def conversations_from_columns(self) -> bool:
+        """Every selected conversation's own metric gives its rows without a judge from
+        columns (``MetricSpec.conversation_columns``)."""
+        return all(m.conversation_columns is not None for m in self.conversational)
 
     def column_scorers(
         self, has_judge: bool, has_turns: bool
@@ -293,6 +305,8 @@ class Selection:
         if sources is None or any(source.column_reads is None for source, _ in sources):
             return None
         reads = [*ROW_READS, *(name for source, _ in sources for name in source.column_reads)]
+        if has_turns:
+            reads += CONVERSATION_READS
         return tuple(dict.fromkeys(reads))
 
     @cached_property
@@ -486,10 +500,6 @@ async def evaluate(
     if as_columns:
         turns = any(case.turn is not None for case in cases)
         scorers = selection.column_scorers(judge is not None, turns)
-        if scorers is None and turns and judge is None:
-            # A conversation's own metrics ask nothing without a judge: the turns' rows
-            # come from columns, each conversation's rows beside them (_evaluate_columns).
-            scorers = selection.column_scorers(has_judge=False, has_turns=False)
     if scorers is not None:
         return await _evaluate_columns(
             cases, adapter, settings, selection, scorers, on_case_done, dataset
@@ -652,22 +662,33 @@ async def evaluate(
 @dataclass(frozen=True, slots=True)
 class RecordingScoring:
     """A recorded run every batch of which ``evaluate_recorded`` scores from columns: its
-    outputs are its recording's rows as they are, and its scoring reads ``columns`` of
-    the two tables (``Selection.column_reads``; None: every column)."""
+    scoring reads ``columns`` of the two tables (``Selection.column_reads``; None: every
+    column). ``outputs_as_recorded``: its outputs are its recording's rows as they are
+    (no turn replayed as a failure: ``turn_replay.replays_as_recorded``), so the shards
+    write none; otherwise they write the rows they replay, read whole."""
 
     columns: tuple[str, ...] | None
+    outputs_as_recorded: bool = True
 
 
 def recording_scoring(
-    settings: RunSettings, registry: Registry, *, has_judge: bool, has_turns: bool
+    settings: RunSettings,
+    registry: Registry,
+    *,
+    has_judge: bool,
+    has_turns: bool,
+    as_recorded: bool = True,
 ) -> RecordingScoring | None:
     """How a recorded run is scored from columns, or None when some batch is not (a
-    conversation in the run, ``has_turns``, or a selection not scored from columns:
-    the cases of such batches are replayed by ``evaluate``)."""
+    selection not scored from columns, ``Selection.column_scorers``: the cases of such
+    batches are replayed by ``evaluate``). ``has_turns``: the run has a conversation;
+    ``as_recorded``: its recording is what it replays (``turn_replay``)."""
     selection = Selection.from_settings(settings, registry)
-    if has_turns or selection.column_scorers(has_judge, False) is None:
+    if selection.column_scorers(has_judge, has_turns) is None:
         return None
-    return RecordingScoring(selection.column_reads(has_judge, False))
+    if not as_recorded:
+        return RecordingScoring(None, outputs_as_recorded=False)
+    return RecordingScoring(selection.column_reads(has_judge, has_turns))
 
 
 def evaluate_recorded(
@@ -682,31 +703,34 @@ def evaluate_recorded(
     rows and ``recorded``, the stored recording's rows beside them (what the recorded
     adapter replays for each case, failures included). No ``Case``, ``CaseOutput`` or
     ``MetricResult`` object is built. None when the selection is not scored from columns
-    (``Selection.column_scorers``: pass ``has_judge=False`` for a run without a judge)
-    or the rows hold a conversation (a turn after a failed one fails without being
-    replayed: ``adapters.runner``); ``evaluate`` then evaluates them.
+    (``Selection.column_scorers``: pass ``has_judge=False`` for a run without a judge);
+    ``evaluate`` then evaluates them. A conversation's turns are replayed as the runner
+    replays them (``turn_replay``: a turn after a failed one fails) and its own rows
+    follow its last turn's, as ``evaluate`` places them.
 
     ``dataset`` and ``recorded`` may hold only the columns the scorers read
     (``Selection.column_reads``): ``full_rows`` then gives the same rows whole, for
     the case-by-case scoring a scorer's failure falls back to. The evaluation's
-    outputs table is ``recorded`` as given."""
+    outputs table is ``recorded`` as given, its turns replayed."""
     selection = Selection.from_settings(settings, registry)
     turns = "conversation_id" in dataset.column_names and (
         dataset.column("conversation_id").null_count < dataset.num_rows
     )
     scorers = selection.column_scorers(has_judge, turns)
-    if scorers is None or turns:
+    if scorers is None:
         return None
-    try:
-        columns = column_results(dataset, recorded, settings, scorers, selection.result_names)
-    except Exception:  # noqa: BLE001 - found again case by case just below
-        whole = (dataset, recorded) if full_rows is None else full_rows()
+    conversations = conversations_of(dataset, recorded)
+    replayed = replayed_turns(recorded, conversations)
+
+    def as_objects() -> tuple[list[Case], list[CaseOutput]]:
+        whole, outputs = (dataset, recorded) if full_rows is None else full_rows()
         with collector_paused():
-            cases, outputs = decode_dataset(whole[0]), decode_outputs(whole[1])
-        columns = ResultColumns.from_results(
-            _results_case_by_case(cases, outputs, settings, selection)
-        )
-    return Evaluation(outputs=[], results=[], columns=columns, outputs_table=recorded)
+            return decode_dataset(whole), decode_outputs(replayed_turns(outputs, conversations))
+
+    columns = _scored_columns(
+        dataset, replayed, settings, selection, scorers, as_objects, conversations
+    )
+    return Evaluation(outputs=[], results=[], columns=columns, outputs_table=replayed)
 
 
 async def _evaluate_columns(
@@ -722,76 +746,88 @@ async def _evaluate_columns(
     outputs first, then every case's rows from the dataset's and the outputs' columns at
     once; a conversation's own rows (which ask no judge) after its last turn's, as
     ``evaluate`` places them."""
-    # (a conversation's last turn id, its own rows), in the order conversations end.
-    conversations: list[tuple[str, list[MetricResult]]] = []
 
     def on_output(case: Case, output: CaseOutput) -> None:
         if on_case_done is not None:
             on_case_done()
 
-    async def on_conversation(turns: Sequence[Case], outputs: Sequence[CaseOutput]) -> None:
-        if not selection.conversational:
-            return
-        conversation_id = turns[0].turn.conversation_id
-        try:
-            rows = await conversation_results(turns, outputs, None, _no_budget, selection, settings)
-        except Exception as exc:  # noqa: BLE001 - as evaluate's score_conversation
-            reason = internal_error_reason(exc)
-            rows = [case_error(conversation_id, m.name, reason) for m in selection.conversational]
-        conversations.append((turns[-1].id, rows))
-
     with collector_paused():
-        outputs = await run_adapter(
-            cases, adapter, settings, on_output=on_output, on_conversation=on_conversation
-        )
+        outputs = await run_adapter(cases, adapter, settings, on_output=on_output)
         outputs_table = encode_outputs("", outputs)
         rows = encode_dataset("", cases) if dataset is None else dataset
-        try:
-            columns = column_results(rows, outputs_table, settings, scorers, selection.result_names)
-        except Exception:  # noqa: BLE001 - found again case by case just below
-            columns = ResultColumns.from_results(
-                _results_case_by_case(cases, outputs, settings, selection)
-            )
-        if conversations:
-            columns = _with_conversation_rows(columns, outputs, conversations)
+        columns = _scored_columns(
+            rows,
+            outputs_table,
+            settings,
+            selection,
+            scorers,
+            lambda: (cases, outputs),
+            conversations_of(rows, outputs_table),
+        )
     return Evaluation(
         outputs=list(outputs), results=[], columns=columns, outputs_table=outputs_table
     )
 
 
-def _no_budget() -> None:
-    """A run without a judge spends nothing: no budget to stop for."""
+def _scored_columns(
+    dataset: pa.Table,
+    outputs: pa.Table,
+    settings: RunSettings,
+    selection: Selection,
+    scorers: Sequence[tuple[ColumnScore, tuple[str, ...]]],
+    as_objects: Callable[[], tuple[Sequence[Case], Sequence[CaseOutput]]],
+    conversations: ConversationColumns,
+) -> ResultColumns:
+    """The rows of a batch scored from columns (``dataset`` rows, ``outputs`` beside
+    them), each conversation's own rows after its last turn's; when a scorer fails, the
+    cases' rows one at a time from ``as_objects`` (so only a case at fault becomes an
+    internal error)."""
+    try:
+        columns = column_results(dataset, outputs, settings, scorers, selection.result_names)
+    except Exception:  # noqa: BLE001 - found again case by case just below
+        cases, case_outputs = as_objects()
+        columns = ResultColumns.from_results(
+            _results_case_by_case(cases, case_outputs, settings, selection)
+        )
+    if not (selection.conversational and len(conversations)):
+        return columns
+    own = concat(
+        [m.conversation_columns(conversations, settings) for m in selection.conversational]
+    )
+    return _with_conversation_rows(columns, dataset.num_rows, conversations, own)
 
 
 def _with_conversation_rows(
     columns: ResultColumns,
-    outputs: Sequence[CaseOutput],
-    conversations: Sequence[tuple[str, list[MetricResult]]],
+    cases: int,
+    conversations: ConversationColumns,
+    own: ResultColumns,
 ) -> ResultColumns:
-    """``columns`` (each case's rows together, cases in ``outputs``' order) with each
-    conversation's own rows right after its last turn's rows."""
-    ids = columns.case_id.to_numpy(zero_copy_only=False)
-    # Where each case's rows end: a case id changes there (ids are unique per case).
-    ends = np.r_[np.flatnonzero(ids[1:] != ids[:-1]) + 1, len(ids)]
-    end_of = dict(zip(ids[ends - 1].tolist(), ends.tolist(), strict=True)) if len(ids) else {}
-    position, after = 0, {}
-    for output in outputs:  # a case without rows ends where the one before it ended
-        position = end_of.get(output.case_id, position)
-        after[output.case_id] = position
-    extra = [row for _, rows in conversations for row in rows]
-    # Row keys: a turn row its own index; a conversation's rows the end of its last turn,
-    # after that turn's rows by the stable sort (they come later in the concatenation).
+    """``columns`` (the rows of a batch's ``cases`` cases, each case's rows together, in
+    batch order) with ``own`` (each of the conversations' own metrics' rows, one per
+    conversation in ``conversations``' order, metric after metric) right after each
+    conversation's last turn's rows."""
+    rows = len(columns)
+    if rows == 0:  # a selection of a conversation's own metrics alone
+        after = np.zeros(len(conversations), dtype=np.int64)
+    else:
+        # Where each case's rows end: its id changes there (ids are unique per case).
+        # Compared in Arrow: a million rows' ids as Python strings cost more than the rest.
+        ids = columns.case_id
+        changed = pc.not_equal(ids.slice(1), ids.slice(0, rows - 1))
+        ends = np.r_[np.flatnonzero(changed.to_numpy(zero_copy_only=False)) + 1, rows]
+        if len(ends) != cases:
+            raise ValueError(f"{len(ends)} cases have result rows, the batch has {cases}")
+        after = ends[conversations.last_row]
+    # Row keys: a case's row its own index; a conversation's rows the last row of its last
+    # turn, after that turn's rows by the stable sort (they come later in the concatenation).
     keys = np.concatenate(
         [
-            np.arange(len(ids), dtype=np.int64),
-            np.repeat(
-                np.array([after[last] for last, _ in conversations], dtype=np.int64) - 1,
-                [len(rows) for _, rows in conversations],
-            ),
+            np.arange(rows, dtype=np.int64),
+            np.tile(after - 1, len(own) // len(conversations)),
         ]
     )
-    joined = concat([columns, ResultColumns.from_results(extra)])
-    return joined.take(np.argsort(keys, kind="stable"))
+    return concat([columns, own]).take(np.argsort(keys, kind="stable"))
 
 
 def _results_case_by_case(

@@ -5,14 +5,16 @@ The file is read one of two ways, with the same rows stored either way:
 
 - the fast path: pyarrow's JSON reader (``store/json_blocks.py``) with the schema of
   the usual case: ``id``, ``question``, ``kind``, ``expected_source_ids`` (a list),
-  ``expected_answer``, ``adversarial_payload``, every one a string or null. Column
+  ``expected_answer``, ``adversarial_payload``, every one a string or null; or a
+  conversation's line: ``id``, ``kind`` ``conversation`` and ``turns``, each turn
+  such a case without ``id``, stored a row per turn (``turn_rows.py``). Column
   checks then cover what the reader cannot express (non-blank id and question, a
-  known kind, no null in the ids' list, no duplicate id, at least one case).
+  known kind, no null in the ids' list, at least one turn, no duplicate id among
+  cases, conversations and turns, at least one case).
 - the exact path: ``load_dataset``'s line-by-line validator, whose first bad line
   is the ``PATH:LINE: reason`` error, and the store's encoder. It is taken for any
   file the fast path does not accept whole: Parquet, a bad line, a blank line, any
-  key outside that schema (``metadata``, graded ids, the agent fields,
-  conversations).
+  key outside that schema (``metadata``, graded ids, the agent fields).
 
 Nothing is stored here: the caller writes ``StagedDataset.stored(run_id)``.
 """
@@ -22,12 +24,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.json as pj
 
 from ragproof_core.data.dataset import load_dataset
-from ragproof_core.model import CaseKind, ToolMatch, units
+from ragproof_core.model import CONVERSATION_KIND, CaseKind, ToolMatch, units
 from ragproof_core.store import schema, tables
 from ragproof_core.store.json_blocks import (
     Refused,
@@ -37,26 +40,30 @@ from ragproof_core.store.json_blocks import (
     read_block,
     require,
 )
+from ragproof_core.store.turn_rows import expanded, line_rows, row_ids
 
 DATASET_SCHEMA = tables.DATASET.schema
 
+# What a plain case's line holds besides its id, and what each turn of a conversation holds.
+_FAST_CASE = [
+    pa.field("question", pa.string()),
+    pa.field("kind", pa.string()),
+    pa.field("expected_source_ids", pa.list_(pa.string())),
+    pa.field("expected_answer", pa.string()),
+    pa.field("adversarial_payload", pa.string()),
+]
+_CASE_NAMES = [f.name for f in _FAST_CASE]
 _FAST_SCHEMA = pa.schema(
-    [
-        ("id", pa.string()),
-        ("question", pa.string()),
-        ("kind", pa.string()),
-        ("expected_source_ids", pa.list_(pa.string())),
-        ("expected_answer", pa.string()),
-        ("adversarial_payload", pa.string()),
-    ]
+    [("id", pa.string()), *_FAST_CASE, ("turns", pa.list_(pa.struct(_FAST_CASE)))]
 )
 _FAST_OPTIONS = pj.ParseOptions(explicit_schema=_FAST_SCHEMA, unexpected_field_behavior="error")
-# The kinds a plain case may name (a conversation has turns, which the fast path refuses).
+# The kinds a plain case or a turn may name.
 _PLAIN_KINDS = pa.array([str(kind) for kind in CaseKind], pa.string())
 # What the exact path stores for a case without metadata and without agent fields.
 _NO_METADATA = "{}"
 _TOOL_MATCH = str(ToolMatch.IN_ORDER)
 _QA = str(CaseKind.QA)
+_CONVERSATION = pa.scalar(CONVERSATION_KIND)
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,17 +114,71 @@ def staged_dataset(path: str | Path, *, fast: bool = True) -> StagedDataset:
 
 
 def _stage_fast(path: str) -> StagedDataset:
-    parts = [_dataset_columns(read_block(block, _FAST_OPTIONS)) for block in line_blocks(path)]
-    table = pa.concat_tables(parts) if parts else None
-    # Empty, or a duplicate id: the exact path names the file or the lines.
-    require(table is not None and table.num_rows > 0 and all_distinct(table.column("id")))
-    return StagedDataset(table, table.num_rows, fast=True)
+    parts = [_block_rows(read_block(block, _FAST_OPTIONS)) for block in line_blocks(path)]
+    table = pa.concat_tables([part.table for part in parts]) if parts else None
+    require(table is not None and table.num_rows > 0)
+    # Every id distinct, a conversation's and its turns' included (the exact path names
+    # the lines of a duplicate).
+    conversations = [part.conversations for part in parts]
+    require(all_distinct(pa.chunked_array([*table.column("id").chunks, *conversations])))
+    return StagedDataset(table, sum(part.lines for part in parts), fast=True)
 
 
-def _dataset_columns(read: pa.Table) -> pa.Table:
-    """The reader's columns as ``dataset`` rows, after the checks the reader cannot
+@dataclass(frozen=True, slots=True)
+class _BlockRows:
+    """A block's ``dataset`` rows, how many lines it held and its conversations' ids."""
+
+    table: pa.Table
+    lines: int
+    conversations: pa.Array
+
+
+def _block_rows(read: pa.Table) -> _BlockRows:
+    """The reader's lines as ``dataset`` rows: a plain case's line its own row, a
+    conversation's line a row per turn (``turn_rows.py``); ``Refused`` when a check
+    the reader cannot make fails."""
+    lines = read.num_rows
+    turns = read.column("turns")
+    conversation = pc.fill_null(pc.equal(read.column("kind"), _CONVERSATION), False)
+    if not pc.any(conversation).as_py():
+        require(turns.null_count == lines)  # turns on a plain case: the exact path words it
+        no_conversation = pa.array([], pa.string())
+        return _BlockRows(_dataset_columns(read, read.column("id")), lines, no_conversation)
+    read = read.combine_chunks()
+    line_ids, turns = read.column("id").chunk(0), read.column("turns").chunk(0)
+    conversation = conversation.combine_chunks()
+    require(line_ids.null_count == 0 and all_hold_text(line_ids))
+    # Turns on a conversation's line alone, at least one; nothing else of a case beside them.
+    require(pc.all(pc.equal(pc.is_valid(turns), conversation)).as_py())
+    require(pc.min(pc.list_value_length(turns)).as_py() != 0)
+    for name in _CASE_NAMES:
+        if name != "kind":
+            require(pc.all(pc.or_(pc.invert(conversation), pc.is_null(read[name]))).as_py())
+    rows = line_rows(turns, np.asarray(conversation))
+    cases = expanded(read.select(_CASE_NAMES), turns, rows)
+    is_turn = pa.array(rows.is_turn)
+    turn_of = {
+        "conversation_id": pc.if_else(
+            is_turn, line_ids.take(pa.array(rows.line)), pa.scalar(None, pa.string())
+        ),
+        "turn": _null_where_zero(rows.turn),
+        "turns": _null_where_zero(rows.turns),
+    }
+    table = _dataset_columns(cases, row_ids(line_ids, rows), turn_of)
+    return _BlockRows(table, lines, line_ids.filter(conversation))
+
+
+def _null_where_zero(numbers: np.ndarray) -> pa.Array:
+    return pa.array(numbers, pa.int32(), mask=numbers == 0)
+
+
+def _dataset_columns(
+    read: pa.Table, case_id: pa.ChunkedArray | pa.Array, turn_of: dict | None = None
+) -> pa.Table:
+    """The cases' columns (``read``) as ``dataset`` rows with ids ``case_id`` (and for
+    a conversation's turns, ``turn_of``'s columns), after the checks the reader cannot
     make; ``Refused`` when any fails."""
-    case_id, question = read.column("id"), read.column("question")
+    question = read.column("question")
     kind, sources = read.column("kind"), read.column("expected_source_ids")
     require(case_id.null_count == 0 and question.null_count == 0)
     require(all_hold_text(case_id) and all_hold_text(question))
@@ -133,6 +194,7 @@ def _dataset_columns(read: pa.Table) -> pa.Table:
         "adversarial_payload": read.column("adversarial_payload"),
         "metadata_json": pa.repeat(pa.scalar(_NO_METADATA), rows),
         "tool_match": pa.repeat(pa.scalar(_TOOL_MATCH), rows),
+        **(turn_of or {}),
     }
     return pa.Table.from_arrays(
         [

@@ -5,20 +5,25 @@ The table has the ``outputs`` columns (``tables.RECORDED_OUTPUTS``) and holds, r
 for row beside the run's dataset, what ``RecordedAdapter`` replays for each case:
 its line's output, a conversation turn's output, or the case failure the adapter
 reports (``no recorded output for case <id>``, ``... has turns``). A shard step
-reads its rows of both tables as Arrow columns and never parses JSON.
+reads its rows of both tables as Arrow columns and never parses JSON. A recording
+whose rows (a conversation's line standing for a row per turn) are the dataset's
+in its order is stored as it was staged, without being read again.
 
 The file is read one of two ways, with the same rows stored either way:
 
 - the fast path: pyarrow's JSON reader (C++, parsing a block on every core) with
   the explicit schema of the usual line: ``case_id``, ``retrieve``, ``answer``
   (``text``, ``retrieved_chunks``, ``citations``), ``error``, ``latency_s``;
-  chunks with ``id``, ``text``, ``score``. Column checks then cover what the
-  reader cannot express (non-blank ids, one object on every line, finite
-  non-negative numbers, no duplicate id, ...).
+  chunks with ``id``, ``text``, ``score``; or a conversation's line: ``case_id``
+  and ``turns``, each turn such a line without ``case_id`` (``turn_rows.py``
+  makes its rows). Column checks then cover what the reader cannot express
+  (non-blank ids, one object on every line, finite non-negative numbers, no
+  duplicate id, ...).
 - the exact path: the adapter's line-by-line validator, whose first bad line
   is the ``PATH:LINE: reason`` error. It is taken for any file the fast path
   does not accept whole: a bad line, a blank line, any key outside that schema
-  (chunk metadata, steps, usage, conversations, keys ragproof ignores).
+  (chunk metadata, steps, usage, keys ragproof ignores, a conversation's line
+  holding more than its id and turns).
 
 Nothing reaches the store while the file is read: the rows are staged in a local
 temp file (file order), then written in dataset order by ``aligned_batches``.
@@ -31,7 +36,7 @@ import tempfile
 from collections.abc import Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager, suppress
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -51,6 +56,7 @@ from ragproof_core.store.json_blocks import (
     read_block,
     require,
 )
+from ragproof_core.store.turn_rows import expanded, line_rows, row_ids
 
 RECORDED_SCHEMA = tables.RECORDED_OUTPUTS.schema
 STAGED_COMPRESSION = "snappy"
@@ -58,35 +64,39 @@ STAGED_COMPRESSION = "snappy"
 STAGE_ROWS = 50_000
 
 _FAST_CHUNK = pa.struct([("id", pa.string()), ("text", pa.string()), ("score", pa.float64())])
-_FAST_SCHEMA = pa.schema(
-    [
-        ("case_id", pa.string()),
-        ("retrieve", pa.list_(_FAST_CHUNK)),
-        (
-            "answer",
-            pa.struct(
-                [
-                    ("text", pa.string()),
-                    ("retrieved_chunks", pa.list_(_FAST_CHUNK)),
-                    ("citations", pa.list_(pa.string())),
-                ]
-            ),
+# What a line holds besides its case id, and what each turn of a conversation's line holds.
+_FAST_LINE = [
+    pa.field("retrieve", pa.list_(_FAST_CHUNK)),
+    pa.field(
+        "answer",
+        pa.struct(
+            [
+                ("text", pa.string()),
+                ("retrieved_chunks", pa.list_(_FAST_CHUNK)),
+                ("citations", pa.list_(pa.string())),
+            ]
         ),
-        ("error", pa.string()),
-        ("latency_s", pa.float64()),
-    ]
+    ),
+    pa.field("error", pa.string()),
+    pa.field("latency_s", pa.float64()),
+]
+_LINE_NAMES = [f.name for f in _FAST_LINE]
+_FAST_SCHEMA = pa.schema(
+    [("case_id", pa.string()), *_FAST_LINE, ("turns", pa.list_(pa.struct(_FAST_LINE)))]
 )
 _FAST_OPTIONS = pj.ParseOptions(explicit_schema=_FAST_SCHEMA, unexpected_field_behavior="error")
 
 
 @dataclass
 class StagedRecording:
-    """A validated recording, staged outside the store: its direct lines' outputs in file
-    order (``path``), their ids, and the outputs its conversation lines give turns."""
+    """A validated recording, staged outside the store: in file order, the outputs of its
+    lines and of its conversation lines' turns (``path``), their ids (a turn's is
+    ``ID#N``), which rows are turns, and the ids of its conversation lines."""
 
     path: Path
     case_ids: pa.ChunkedArray
-    turns: dict[str, CaseOutput] = field(default_factory=dict)
+    # Which rows are a conversation's turns; None: no row is.
+    turn_rows: pa.ChunkedArray | None = None
     conversations: frozenset[str] = frozenset()
     # Read by the fast path (else by the exact one): benchmarks and tests report it.
     fast: bool = False
@@ -94,6 +104,11 @@ class StagedRecording:
     @property
     def rows(self) -> int:
         return len(self.case_ids)
+
+    def turn_flags(self) -> pa.Array:
+        if self.turn_rows is None:
+            return pa.repeat(pa.scalar(False), self.rows)
+        return self.turn_rows.combine_chunks()
 
 
 @contextmanager
@@ -127,55 +142,107 @@ def _writer(staged: Path) -> pq.ParquetWriter:
 
 def _stage_exact(path: str, run_id: str, staged: Path) -> StagedRecording:
     ids: list[pa.Array] = []
+    flags: list[pa.Array] = []
     pending: list[CaseOutput] = []
-    turns: dict[str, CaseOutput] = {}
+    pending_turns: list[bool] = []
     conversations: set[str] = set()
 
     def flush(writer: pq.ParquetWriter) -> None:
         table = schema.encode_outputs(run_id, pending)
         writer.write_table(table, row_group_size=files.ROW_GROUP_SIZE)
         ids.append(table.column("case_id").combine_chunks())
+        flags.append(pa.array(pending_turns, pa.bool_()))
         pending.clear()
+        pending_turns.clear()
 
     with _writer(staged) as writer:
         for _line, case_id, found in iter_recording(path):
             if isinstance(found, tuple):
                 conversations.add(case_id)
-                turns.update((output.case_id, output) for output in found)
-                continue
-            pending.append(found)
+                pending.extend(found)
+                pending_turns.extend(True for _ in found)
+            else:
+                pending.append(found)
+                pending_turns.append(False)
             if len(pending) >= STAGE_ROWS:
                 flush(writer)
         flush(writer)
+    turn_rows = pa.chunked_array(flags, pa.bool_()) if conversations else None
     return StagedRecording(
-        staged, pa.chunked_array(ids, pa.string()), turns, frozenset(conversations)
+        staged, pa.chunked_array(ids, pa.string()), turn_rows, frozenset(conversations)
     )
 
 
 def _stage_fast(path: str, run_id: str, staged: Path) -> StagedRecording:
     ids: list[pa.Array] = []
+    line_ids: list[pa.Array] = []
+    flags: list[pa.Array] = []
+    conversations: list[str] = []
     try:
         # A block is written on a thread while the next is parsed (the writer releases
         # the GIL); one write waits at most, so the process holds about two blocks.
         with _writer(staged) as writer, ThreadPoolExecutor(1) as write_behind:
             written: Future | None = None
             for block in line_blocks(path):
-                table = _outputs_columns(run_id, read_block(block, _FAST_OPTIONS))
+                rows = _block_rows(run_id, read_block(block, _FAST_OPTIONS))
                 if written is not None:
                     written.result()
                 written = write_behind.submit(
-                    writer.write_table, table, row_group_size=files.ROW_GROUP_SIZE
+                    writer.write_table, rows.table, row_group_size=files.ROW_GROUP_SIZE
                 )
-                ids.append(table.column("case_id").combine_chunks())
+                ids.append(rows.table.column("case_id").combine_chunks())
+                line_ids.append(rows.line_ids)
+                flags.append(rows.turn_rows)
+                conversations.extend(rows.conversations)
             if written is not None:
                 written.result()
     except OSError:
         # Missing or unreadable: the exact path words it (PATH:0: ...).
         raise Refused from None
-    case_ids = pa.chunked_array(ids, pa.string())
-    if len(case_ids) == 0 or not all_distinct(case_ids):
+    lines = pa.chunked_array(line_ids, pa.string())
+    if len(lines) == 0 or not all_distinct(lines):
         raise Refused  # empty, or a duplicate id: the exact path names the lines
-    return StagedRecording(staged, case_ids, fast=True)
+    turn_rows = pa.chunked_array(flags, pa.bool_()) if conversations else None
+    return StagedRecording(
+        staged, pa.chunked_array(ids, pa.string()), turn_rows, frozenset(conversations), fast=True
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class _BlockRows:
+    """A block's ``recorded_outputs`` rows, its lines' ids, which rows are turns and
+    the ids of its conversation lines."""
+
+    table: pa.Table
+    line_ids: pa.Array
+    turn_rows: pa.Array
+    conversations: list[str]
+
+
+def _block_rows(run_id: str, read: pa.Table) -> _BlockRows:
+    """The reader's rows as stored rows: a line's own, or one per turn of a
+    conversation's line (``turn_rows.py``); ``Refused`` when a check fails."""
+    turns = read.column("turns")
+    if turns.null_count == len(turns):
+        table = _outputs_columns(run_id, read)
+        ids = table.column("case_id").combine_chunks()
+        return _BlockRows(table, ids, pa.repeat(pa.scalar(False), len(ids)), [])
+    read = read.combine_chunks()
+    line_ids, turns = read.column("case_id").chunk(0), read.column("turns").chunk(0)
+    require(line_ids.null_count == 0 and all_hold_text(line_ids))
+    conversation = pc.is_valid(turns)
+    # A conversation's line holds its id and turns alone (the exact path ignores the rest).
+    for name in _LINE_NAMES:
+        require(pc.all(pc.or_(pc.invert(conversation), pc.is_null(read.column(name)))).as_py())
+    rows = line_rows(turns, np.asarray(conversation))
+    lines = expanded(read.select(_LINE_NAMES), turns, rows)
+    table = _outputs_columns(run_id, lines.append_column("case_id", row_ids(line_ids, rows)))
+    return _BlockRows(
+        table,
+        line_ids,
+        pa.array(rows.is_turn),
+        line_ids.filter(conversation).to_pylist(),
+    )
 
 
 def _outputs_columns(run_id: str, read: pa.Table) -> pa.Table:
@@ -272,13 +339,15 @@ def _rechunked(mask: pa.ChunkedArray, like: pa.ChunkedArray) -> list[pa.Array]:
     return pieces
 
 
-def in_dataset_order(staged: StagedRecording, case_ids: pa.Array) -> bool:
+def in_dataset_order(staged: StagedRecording, case_ids: pa.Array, turn_cases: pa.Array) -> bool:
     """Whether the staged rows already are the dataset's, in its order (the usual
-    recording): then the staged file is the stored table as it stands."""
+    recording, a conversation's turns included): then the staged file is the stored
+    table as it stands. Row for row the same ids, and turns where the dataset has
+    turns: the ids being distinct, no line's output was meant to win over a turn's."""
     return (
         staged.rows == len(case_ids)
-        and not staged.turns
         and pc.all(pc.equal(staged.case_ids.combine_chunks(), case_ids)).as_py() is not False
+        and pc.all(pc.equal(staged.turn_flags(), turn_cases)).as_py() is not False
     )
 
 
@@ -291,12 +360,12 @@ def aligned_batches(
 ) -> Iterator[pa.Table]:
     """The staged rows in dataset order (``case_ids``; ``turn_cases`` true for a
     conversation's turns): row i what the recording replays for case i."""
-    index = pc.index_in(case_ids, value_set=staged.case_ids)
-    if in_dataset_order(staged, case_ids):
+    if in_dataset_order(staged, case_ids, turn_cases):
         yield from (
             pa.Table.from_batches([b]) for b in pq.ParquetFile(staged.path).iter_batches(batch_rows)
         )
         return
+    index = _staged_rows(staged, case_ids, turn_cases)
     table = pq.read_table(staged.path)
     turn_flags = turn_cases.to_pylist()
     for start in range(0, len(case_ids), batch_rows):
@@ -316,11 +385,19 @@ def aligned_batches(
         yield combined.take(pa.array(np.argsort(order, kind="stable")))
 
 
+def _staged_rows(staged: StagedRecording, case_ids: pa.Array, turn_cases: pa.Array) -> pa.Array:
+    """The staged row each case replays, null where none does: the line of its own id,
+    else, for a conversation's turn, that turn in its conversation's line."""
+    ids, turns = staged.case_ids.combine_chunks(), staged.turn_flags()
+    no_id = pa.scalar(None, pa.string())
+    own = pc.index_in(case_ids, value_set=pc.if_else(turns, no_id, ids))
+    turn = pc.index_in(case_ids, value_set=pc.if_else(turns, ids, no_id))
+    return pc.coalesce(own, pc.if_else(turn_cases, turn, pa.scalar(None, turn.type)))
+
+
 def _replayed(staged: StagedRecording, case_id: str, is_turn: bool) -> CaseOutput:
-    """A case without a line of its own: a conversation's turn, or a case failure
-    worded as ``RecordedAdapter.run_case`` words it."""
-    if is_turn and case_id in staged.turns:
-        return staged.turns[case_id]
+    """A case without a row of its own: a case failure worded as
+    ``RecordedAdapter.run_case`` words it."""
     if not is_turn and case_id in staged.conversations:
         return CaseOutput(case_id, error=f"recorded output for case {case_id} has turns")
     return CaseOutput(case_id, error=f"no recorded output for case {case_id}")

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 import duckdb
+import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -33,6 +34,7 @@ from ragproof_core.config import settings
 from ragproof_core.config.manifest import RunManifest
 from ragproof_core.config.redaction import REDACTED, is_secret_key
 from ragproof_core.config.redaction import redact as redact_secrets
+from ragproof_core.errors import UserError
 from ragproof_core.gc_pause import collector_paused
 from ragproof_core.metrics.registry import metric_order
 from ragproof_core.metrics.result_columns import ResultColumns
@@ -76,7 +78,7 @@ __all__ = [
 WRITE_BATCH_ROWS = 50_000
 
 
-class RunNotFound(KeyError):
+class RunNotFound(UserError, KeyError):
     """No such run in the store (or, for ``get_run``, the run has not finished)."""
 
     def __init__(self, run_id: str, detail: str = "no such run in the store") -> None:
@@ -515,6 +517,13 @@ class RunStore:
         """Whether the run stored its recording (a ``RecordedAdapter`` run: store/recording.py)."""
         return self.files.is_file(self.layout.table_path(run_id, "recorded_outputs"))
 
+    def recorded_failures(self, run_id: str) -> np.ndarray:
+        """Whether each row of the run's stored recording is a case failure (its ``error``
+        is set), in dataset order."""
+        path = self.layout.table_path(run_id, "recorded_outputs")
+        errors = self.files.parquet_file(path).read(columns=["error"]).column(0)
+        return errors.is_valid().to_numpy(zero_copy_only=False)
+
     def remove_recorded_outputs(self, run_id: str) -> None:
         self.files.remove(self.layout.table_path(run_id, "recorded_outputs"))
 
@@ -537,7 +546,7 @@ class RunStore:
         dataset's columns: ``StagedDataset.case_ids``, ``turn_cases``)."""
         self._require_run(run_id)
         path = self.layout.table_path(run_id, "recorded_outputs")
-        if recording.in_dataset_order(staged, case_ids):
+        if recording.in_dataset_order(staged, case_ids, turn_cases):
             self.files.copy_in(staged.path, path)
             return
         self.files.write_parquet_batches(

@@ -81,12 +81,16 @@ def test_demo_rows_as_columns_equal_rows_as_objects(dataset, adapter):
     assert len(objects) == len(cases) * len(METRIC_NAMES)
 
 
-def test_only_a_run_without_a_judge_and_without_conversations_scores_them_from_columns():
+def test_only_a_run_without_a_judge_scores_them_from_columns():
     selection = Selection.from_settings(RunSettings())
     assert selection.column_scorers(has_judge=False, has_turns=False) is not None
-    # A judged metric's rows need its judge; a conversation's own metrics its turns.
+    # A judged metric's rows need its judge; a conversation's own metrics have their
+    # rows without one from columns too (MetricSpec.conversation_columns).
     assert selection.column_scorers(has_judge=True, has_turns=False) is None
-    assert selection.column_scorers(has_judge=False, has_turns=True) is None
+    assert selection.column_scorers(has_judge=True, has_turns=True) is None
+    assert selection.column_scorers(has_judge=False, has_turns=True) == (
+        selection.column_scorers(has_judge=False, has_turns=False)
+    )
     # Each selected name is given by exactly one scorer.
     scorers = selection.column_scorers(has_judge=False, has_turns=False)
     names = [name for _, given in scorers for name in given]

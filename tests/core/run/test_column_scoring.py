@@ -13,6 +13,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from ragproof_core.config.settings import RunSettings
+from ragproof_core.metrics.conversation_columns import CONVERSATION_READS
 from ragproof_core.metrics.registry import REGISTRY, MetricGroup, MetricSpec, Registry
 from ragproof_core.metrics.result_columns import ResultColumns
 from ragproof_core.metrics.retrieval import RETRIEVAL_GROUP, SCORED_RETRIEVAL
@@ -150,7 +151,9 @@ def test_recorded_rows_not_scored_from_columns_are_left_to_evaluate():
     assert evaluate_recorded(dataset, recorded, RunSettings()) is None  # default metrics
     turns = [replace(c, turn=TurnOf("conv", i + 1, len(cases))) for i, c in enumerate(cases)]
     four = RunSettings(metrics=SCORED_RETRIEVAL[:4])
-    assert evaluate_recorded(encode_dataset("r", turns), recorded, four) is None
+    # Turns are scored from columns too (tests/core/run/test_turn_replay.py), but for
+    # the selections a judge scores.
+    assert evaluate_recorded(encode_dataset("r", turns), recorded, RunSettings()) is None
     assert evaluate_recorded(dataset, recorded, four) is not None
 
 
@@ -200,7 +203,10 @@ def test_which_recorded_runs_score_from_columns_and_read_which_columns():
         *ROW_READS,
         *RETRIEVAL_GROUP.column_reads,
     }
-    assert recording_scoring(four, REGISTRY, has_judge=False, has_turns=True) is None
+    # A run with turns also reads what keeps its conversations whole and replays them.
+    turns = recording_scoring(four, REGISTRY, has_judge=False, has_turns=True)
+    assert set(turns.columns) == {*plan.columns, *CONVERSATION_READS}
+    assert recording_scoring(RunSettings(), REGISTRY, has_judge=True, has_turns=True) is None
     # Every default metric scores columns without a judge, not all declaring their reads.
     default = recording_scoring(RunSettings(), REGISTRY, has_judge=False, has_turns=False)
     assert default is not None and default.columns is None

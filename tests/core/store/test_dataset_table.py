@@ -151,6 +151,7 @@ TAKEN_FAST = {
     "no_final_newline",
     "crlf",
     "byte_order_mark",
+    "conversation",
 }
 
 
@@ -220,3 +221,84 @@ def test_generated_datasets_read_in_many_chunks_store_the_same_rows(
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     refused, _ = _both(path)
     assert isinstance(refused, str) and ": question: must not be empty" in refused
+
+
+FIRST_TURN = '{"question": "a?", "kind": "unanswerable"}'
+TURNS = f'[{FIRST_TURN}, {{"question": "b?", "expected_source_ids": ["d1"]}}]'
+CONVERSATION = '{"id": "v1", "kind": "conversation", "turns": %s}'
+# Conversations (CONTRACT section 16) the fast path stores as the exact path does, a
+# row per turn, or leaves to it.
+CONVERSATION_FILES = {
+    "conversations_and_cases": f"{GOOD}\n{CONVERSATION % TURNS}\n{SECOND}\n"
+    '{"id": "v2", "kind": "conversation", "turns": [{"question": "c?", '
+    '"expected_answer": "x", "adversarial_payload": "p", "kind": "injection"}]}\n',
+    "only_conversations": f"{CONVERSATION % TURNS}\n",
+    "fields_null": '{"id": "v1", "kind": "conversation", "question": null, '
+    f'"expected_answer": null, "turns": {TURNS}}}\n',
+    "metadata": '{"id": "v1", "kind": "conversation", "metadata": {"a": 1}, '
+    f'"turns": {TURNS}}}\n',
+    "no_turns": CONVERSATION % "[]" + "\n",
+    "turns_null": CONVERSATION % "null" + "\n",
+    "turns_missing": '{"id": "v1", "kind": "conversation"}\n',
+    "null_turn": CONVERSATION % '[{"question": "a?"}, null]' + "\n",
+    "turn_a_string": CONVERSATION % '["a?"]' + "\n",
+    "top_level_question": '{"id": "v1", "kind": "conversation", "question": "q?", '
+    f'"turns": {TURNS}}}\n',
+    "top_level_answer": '{"id": "v1", "kind": "conversation", "expected_answer": "a", '
+    f'"turns": {TURNS}}}\n',
+    "turn_with_id": CONVERSATION % '[{"id": "t", "question": "a?"}]' + "\n",
+    "turn_with_null_id": CONVERSATION % '[{"id": null, "question": "a?"}]' + "\n",
+    "turn_without_question": CONVERSATION % '[{"question": "a?"}, {"kind": "qa"}]' + "\n",
+    "turn_blank_question": CONVERSATION % '[{"question": "\\u3000"}]' + "\n",
+    "turn_of_kind_conversation": CONVERSATION % '[{"question": "a?", "kind": "conversation"}]'
+    + "\n",
+    "turn_unknown_kind": CONVERSATION % '[{"question": "a?", "kind": "trivia"}]' + "\n",
+    "turn_graded": CONVERSATION % '[{"question": "a?", "expected_source_ids": {"d1": 1}}]' + "\n",
+    "turn_null_source": CONVERSATION % '[{"question": "a?", "expected_source_ids": [null]}]' + "\n",
+    "turns_on_a_case": '{"id": "c1", "question": "q?", "turns": [{"question": "a?"}]}\n',
+    "blank_conversation_id": '{"id": " ", "kind": "conversation", "turns": [{"question": "a?"}]}\n',
+    "duplicate_conversation": f"{CONVERSATION % TURNS}\n{CONVERSATION % TURNS}\n",
+    "conversation_id_of_a_case": CONVERSATION % TURNS + '\n{"id": "v1", "question": "q?"}\n',
+    "turn_id_of_a_case": CONVERSATION % TURNS + '\n{"id": "v1#2", "question": "q?"}\n',
+    "case_id_then_turn_id": '{"id": "v1#1", "question": "q?"}\n' + CONVERSATION % TURNS + "\n",
+}
+CONVERSATIONS_TAKEN_FAST = {"conversations_and_cases", "only_conversations", "fields_null"}
+
+
+@pytest.mark.parametrize("name", list(CONVERSATION_FILES))
+def test_conversations_are_stored_the_same_either_way(tmp_path, name):
+    path = tmp_path / "cases.jsonl"
+    path.write_text(CONVERSATION_FILES[name], encoding="utf-8")
+    stored, fast = _both(path)
+    assert (fast is True) is (name in CONVERSATIONS_TAKEN_FAST)
+
+
+def test_a_conversation_counts_as_one_unit_and_its_turns_as_cases(tmp_path):
+    path = tmp_path / "cases.jsonl"
+    path.write_text(CONVERSATION_FILES["conversations_and_cases"], encoding="utf-8")
+    staged = staged_dataset(path)
+    assert staged.fast and (staged.rows, staged.units) == (5, 4)
+    assert staged.case_ids().to_pylist() == ["c1", "v1#1", "v1#2", "c2", "v2#1"]
+    assert staged.turn_cases().to_pylist() == [False, True, True, False, True]
+
+
+@pytest.mark.parametrize(("seed", "block_bytes"), [(3, 2048), (4, 64)])
+def test_generated_conversations_read_in_many_blocks_store_the_same_rows(
+    tmp_path, monkeypatch, seed, block_bytes
+):
+    """Conversations among plain cases, the file split into blocks and the reader's
+    chunks anywhere: each conversation's turns are its rows, in file order."""
+    monkeypatch.setattr(json_blocks, "READ_BLOCK_BYTES", block_bytes)
+    monkeypatch.setattr(json_blocks, "PARSE_CHUNK_BYTES", 512)
+    rng = random.Random(seed)
+    rows = _generated(rng, 300)
+    lines = []
+    for number in range(0, 300, 3):
+        turns = [{k: v for k, v in row.items() if k != "id"} for row in rows[number : number + 3]]
+        lines.append(json.dumps({"id": f"v{number}", "kind": "conversation", "turns": turns}))
+        lines.append(json.dumps(rows[number]))  # a case beside it (its id unused by a turn)
+    path = tmp_path / "cases.jsonl"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    stored, fast = _both(path)
+    assert fast is True
+    assert stored.num_rows == 400

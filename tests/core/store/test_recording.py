@@ -13,8 +13,14 @@ import pytest
 from ragproof_core.adapters.loading import AdapterLoadError
 from ragproof_core.adapters.recorded import RecordedAdapter
 from ragproof_core.data.dataset import load_dataset
+from ragproof_core.model import Case
 from ragproof_core.store import json_blocks
-from ragproof_core.store.recording import aligned_batches, dataset_keys, staged_recording
+from ragproof_core.store.recording import (
+    aligned_batches,
+    dataset_keys,
+    in_dataset_order,
+    staged_recording,
+)
 from ragproof_core.store.schema import decode_outputs
 from tests.conftest import FIXTURES
 
@@ -54,7 +60,7 @@ def _stored(dataset, recording, *, fast: bool, batch_rows: int = 3) -> tuple[lis
         (
             FIXTURES / "conversations" / "mixed.jsonl",
             FIXTURES / "conversations" / "outputs.jsonl",
-            False,
+            True,  # conversation lines too
         ),
         (FIXTURES / "system" / "cases.jsonl", FIXTURES / "system" / "outputs_slow.jsonl", None),
         (
@@ -192,3 +198,84 @@ def test_a_file_read_in_many_blocks_stores_the_same_rows(tmp_path, monkeypatch, 
     stored, fast = _stored(dataset, path, fast=True, batch_rows=100)
     assert fast
     assert stored == _replayed_from_file(dataset, path)
+
+
+CONVERSATION = '{"case_id": "c1", "turns": [{"answer": {"text": "a"}}, {"retrieve": []}, %s]}'
+THIRD = '{"error": "boom", "latency_s": 0.5}'
+SINGLE = '{"case_id": "s1", "answer": {"text": "s"}}'
+# Recordings of a conversation of three turns (c1) beside a single case (s1): the
+# fast path stores a conversation's turns itself, in file order, or leaves the file
+# to the exact validator; either way the rows replay what the adapter replays.
+CONVERSATION_FILES = {
+    "in_order": f"{CONVERSATION % THIRD}\n{SINGLE}\n",
+    "single_first": f"{SINGLE}\n{CONVERSATION % THIRD}\n",
+    "fewer_turns": '{"case_id": "c1", "turns": [{"answer": {"text": "a"}}]}\n' + SINGLE + "\n",
+    "more_turns": CONVERSATION % f"{THIRD}, {THIRD}" + "\n",
+    "no_turns": '{"case_id": "c1", "turns": []}\n' + SINGLE + "\n",
+    "a_turn_line_wins": f'{CONVERSATION % THIRD}\n{{"case_id": "c1#2", "error": "own"}}\n',
+    "turns_for_a_single_case": '{"case_id": "s1", "turns": [{"answer": {"text": "s"}}]}\n',
+    "turns_null": '{"case_id": "c1", "turns": null, "answer": {"text": "a"}}\n',
+    "beside_an_answer": '{"case_id": "c1", "answer": {"text": "x"}, "turns": [{"retrieve": []}]}\n',
+    "null_turn": CONVERSATION % "null" + "\n",
+    "turn_with_its_own_id": CONVERSATION % '{"case_id": "x", "retrieve": []}' + "\n",
+    "turn_with_nothing": CONVERSATION % '{"latency_s": 1}' + "\n",
+    "turn_with_a_bad_chunk": CONVERSATION % '{"retrieve": [{"id": "d"}]}' + "\n",
+    "turns_not_a_list": '{"case_id": "c1", "turns": {"answer": {"text": "a"}}}\n',
+    "blank_conversation_id": '{"case_id": " ", "turns": [{"retrieve": []}]}\n',
+    "duplicate_conversation": f"{CONVERSATION % THIRD}\n{CONVERSATION % THIRD}\n",
+    "conversation_and_line_of_one_id": CONVERSATION % THIRD
+    + '\n{"case_id": "c1", "retrieve": []}\n',
+}
+CONVERSATIONS_TAKEN_FAST = {
+    "in_order",
+    "single_first",
+    "fewer_turns",
+    "more_turns",
+    "no_turns",
+    "a_turn_line_wins",
+    "turns_for_a_single_case",
+    "turns_null",
+}
+
+
+@pytest.mark.parametrize("name", list(CONVERSATION_FILES))
+def test_conversation_lines_are_stored_the_same_either_way(tmp_path, name):
+    path = tmp_path / "outputs.jsonl"
+    path.write_text(CONVERSATION_FILES[name], encoding="utf-8")
+    dataset = tmp_path / "cases.jsonl"
+    dataset.write_text(
+        '{"id": "c1", "kind": "conversation", "turns": [{"question": "a?"}, {"question": "b?"}, '
+        '{"question": "c?"}]}\n{"id": "s1", "question": "q?"}\n',
+        encoding="utf-8",
+    )
+    results, paths = [], []
+    for fast in (True, False):
+        try:
+            stored, read_fast = _stored(dataset, path, fast=fast)
+            results.append(stored)
+            paths.append(read_fast)
+        except AdapterLoadError as exc:
+            results.append(str(exc))
+    assert results[0] == results[1]
+    try:
+        expected = _replayed_from_file(dataset, path)
+    except AdapterLoadError as exc:
+        expected = str(exc)
+    assert results[0] == expected
+    assert (paths[:1] == [True]) is (name in CONVERSATIONS_TAKEN_FAST)
+
+
+@pytest.mark.parametrize(
+    ("name", "as_it_stands"),
+    [("in_order", True), ("single_first", False), ("a_turn_line_wins", False)],
+)
+def test_a_recording_in_the_datasets_order_is_stored_as_staged(tmp_path, name, as_it_stands):
+    """Turns included: the staged file becomes the stored table as it stands only when
+    its rows are the dataset's, row for row, turns where the dataset has turns."""
+    path = tmp_path / "outputs.jsonl"
+    path.write_text(CONVERSATION_FILES[name], encoding="utf-8")
+    cases = load_dataset(FIXTURES / "conversations" / "mixed.jsonl")[1:4]  # c1's three turns
+    cases.append(Case(id="s1", question="q?"))
+    with staged_recording(str(path), "r1") as staged:
+        assert staged.fast
+        assert in_dataset_order(staged, *dataset_keys(cases)) is as_it_stands
