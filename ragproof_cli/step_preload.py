@@ -45,10 +45,6 @@ def preload() -> None:
             except ImportError:
                 # As the forkserver's own preload does: the step imports it and says why not.
                 continue
-        # The job every step reconstructs from its pointer, built once here (the
-        # definitions cache it): a step forked from here finds the repository and the
-        # job built, and their lazy imports done, instead of doing it all again.
-        execution.evaluate_job_def()
         # Before the collector resumes: its first run would scan every object above.
         gc.freeze()
 
