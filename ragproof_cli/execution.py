@@ -65,12 +65,6 @@ EXECUTOR_MODULE = "dagster._core.executor.multiprocess"
 # Where a step process opens the instance from the reference it is handed.
 INSTANCE_FACTORY_MODULE = "dagster._core.instance.factory"
 CLI_PACKAGE = "ragproof_cli"
-# What a step imports lazily on its way to its first line, after the modules above: the
-# run config's resolution and the check of what its code pointer names.
-STEP_LAZY_MODULES = (
-    "dagster._core.system_config.composite_descent",
-    "dagster._utils.test.definitions",
-)
 
 
 def evaluate_job_def() -> dg.JobDefinition:
@@ -101,7 +95,6 @@ def step_preload_modules() -> list[str]:
         *instance_modules(use_dagster_home()),
         DEFINITIONS_MODULE,
         CLI_PACKAGE,
-        *STEP_LAZY_MODULES,
     ]
 
 
