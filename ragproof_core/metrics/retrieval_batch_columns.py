@@ -74,6 +74,14 @@ def sorted_keys(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return ordered, order, first
 
 
+def first_occurrences(keys: np.ndarray) -> np.ndarray:
+    """True at each key's first occurrence in ``keys``."""
+    _, order, first = sorted_keys(keys)
+    kept = np.zeros(len(keys), dtype=bool)
+    kept[order[first]] = True
+    return kept
+
+
 # Whole cases per ``dictionary_encode`` call, about this many ids each. A 20,000-case
 # batch held ~50,000 distinct ids: one hash table for them all outgrew the CPU's
 # cache and each lookup missed it (measured: twice the time of tables this size).
@@ -119,39 +127,28 @@ def batch_from_lists(
     ``judged``: ``BatchBuilder``'s result for the same cases, whatever ``ids_per_piece``."""
     cases = len(ranked.counts)
     ranked_codes, judged_codes, distinct = id_codes(ranked, judged, ids_per_piece)
-    ranked_case, judged_case = case_index(ranked.counts), case_index(judged.counts)
-    size = len(ranked_codes)
-    # One key per (case, id), the ranked ids' before the judged ids': one stable sort
-    # lays each key's ranked occurrences first, in rank order, then its judged ones.
-    keys = np.concatenate(
-        [ranked_case * distinct + ranked_codes, judged_case * distinct + judged_codes]
-    )
-    _, order, first = sorted_keys(keys)
-    is_ranked = order < size
-    # A ranked id's first rank: its key's first occurrence, when that one is ranked.
-    kept = np.zeros(size, dtype=bool)
-    kept[order[first & is_ranked]] = True
-    # A judged id's first grade: its key's first judged occurrence, the first of its
-    # key or right after the key's ranked ones.
-    after_ranked = np.zeros(len(keys), dtype=bool)
-    after_ranked[1:] = is_ranked[:-1]
-    judged_first = ~is_ranked & (first | after_ranked)
-    once = np.zeros(len(judged_codes), dtype=bool)
-    once[order[judged_first] - size] = True
-    grades = (
-        np.ones(len(judged_codes), dtype=np.int64)
+    # One key per (case, id): case-major, so keys sort by case, then by id.
+    ranked_keys = case_index(ranked.counts) * distinct + ranked_codes
+    ordered, order, first = sorted_keys(ranked_keys)
+    kept = np.zeros(len(ranked_keys), dtype=bool)
+    kept[order[first]] = True
+    judged_keys = case_index(judged.counts) * distinct + judged_codes
+    once = first_occurrences(judged_keys)
+    judged_keys = judged_keys[once]
+    judged_grade = (
+        np.ones(len(judged_keys), dtype=np.int64)
         if judged.grades is None
-        else judged.grades.astype(np.int64)
+        else judged.grades[once].astype(np.int64)
     )
-    # Where a key's first judged occurrence follows ranked ones, its grade goes to the
-    # key's first occurrence: the id's first rank.
-    position = np.arange(len(keys), dtype=np.int64)
-    key_start = np.maximum.accumulate(np.where(first, position, 0))
-    matched = judged_first & ~first
-    grade = np.full(size, UNJUDGED, dtype=np.int64)
-    grade[order[key_start[matched]]] = grades[order[matched] - size]
-    case = ranked_case[kept]
-    judged_case, judged_grade = judged_case[once], grades[once]
+    # Each judged id's first ranked occurrence: the first of its key among the sorted
+    # ranked keys (the sort is stable), where its grade goes.
+    grade = np.full(len(ranked_keys), UNJUDGED, dtype=np.int64)
+    if len(ranked_keys):
+        at = np.minimum(np.searchsorted(ordered, judged_keys), len(ordered) - 1)
+        found = ordered[at] == judged_keys
+        grade[order[at[found]]] = judged_grade[found]
+    case = ranked_keys[kept] // distinct
+    judged_case = judged_keys // distinct
     return RetrievalBatch(
         cases=cases,
         case=case,
