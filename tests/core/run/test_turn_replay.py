@@ -32,7 +32,8 @@ from ragproof_core.store.schema import decode_outputs, encode_dataset, encode_ou
 
 FIXTURE = Path(__file__).resolve().parents[2] / "fixtures" / "turn_replay"
 RUN = "run-1"
-SELECTIONS = ((), SCORED_RETRIEVAL[:4], (*SCORED_RETRIEVAL[:4], "conversation.knowledge_retention"))
+RETENTION = "conversation.knowledge_retention"
+SELECTIONS = ((), SCORED_RETRIEVAL[:4], (*SCORED_RETRIEVAL[:4], RETENTION), (RETENTION,))
 
 
 def stored_run() -> tuple[list, pa.Table, pa.Table]:
@@ -49,7 +50,9 @@ def replayed_as_objects(cases: list, settings: RunSettings):
     return asyncio.run(evaluate(cases, RecordedAdapter(str(FIXTURE / "outputs.jsonl")), settings))
 
 
-@pytest.mark.parametrize("selected", SELECTIONS, ids=["default", "four", "four+retention"])
+@pytest.mark.parametrize(
+    "selected", SELECTIONS, ids=["default", "four", "four+retention", "retention"]
+)
 def test_turns_from_columns_equal_turns_replayed_as_objects(selected):
     cases, dataset, recorded = stored_run()
     settings = RunSettings(metrics=selected)
