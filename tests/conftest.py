@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.support import cpu_usage
 from tests.support.scheduling import UNITS_DIR_KEY, UnitScheduling, save_durations, write_units
 
 REPO = Path(__file__).resolve().parents[1]
@@ -84,11 +85,14 @@ def pytest_addoption(parser):
         help="with -n N: update tests/durations.json, which the scheduler weighs tests by, "
         "with the seconds each test of this run took",
     )
+    cpu_usage.add_option(parser)
 
 
 def pytest_configure(config):
     """In the controller (or the one process without -n): the repository's bytecode;
-    with ``-n N``, a folder where the workers describe their tests."""
+    with ``-n N``, a folder where the workers describe their tests. In every pytest
+    process: ``--cpu-report``'s recorder, when asked for."""
+    cpu_usage.register(config)
     if hasattr(config, "workerinput"):
         return
     _compile_repository()

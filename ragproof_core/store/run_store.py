@@ -34,6 +34,7 @@ from ragproof_core.config import settings
 from ragproof_core.config.manifest import RunManifest
 from ragproof_core.config.redaction import REDACTED, is_secret_key
 from ragproof_core.config.redaction import redact as redact_secrets
+from ragproof_core.errors import UserError
 from ragproof_core.gc_pause import collector_paused
 from ragproof_core.metrics.registry import metric_order
 from ragproof_core.metrics.result_columns import ResultColumns
@@ -77,7 +78,7 @@ __all__ = [
 WRITE_BATCH_ROWS = 50_000
 
 
-class RunNotFound(KeyError):
+class RunNotFound(UserError, KeyError):
     """No such run in the store (or, for ``get_run``, the run has not finished)."""
 
     def __init__(self, run_id: str, detail: str = "no such run in the store") -> None:

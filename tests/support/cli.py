@@ -9,7 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.support.preloaded_cli import PreloadedCommands
+from tests.support.preloaded_cli import ForkedProcess, PreloadedCommands
 
 REPO = Path(__file__).resolve().parents[2]
 RAGPROOF = Path(sys.executable).parent / "ragproof"
@@ -63,7 +63,20 @@ def run_json(dataset: Path, config: Path, env: dict[str, str] | None = None) -> 
     return json.loads(done.stdout)
 
 
-def ragproof_popen(*args: str, env: dict[str, str] | None = None) -> subprocess.Popen:
+def ragproof_popen(
+    *args: str, env: dict[str, str] | None = None
+) -> subprocess.Popen | ForkedProcess:
+    """The command started, not waited for (a test signals, kills or reads it while it
+    runs): forked as ``ragproof()`` forks, where its environment allows, else exec'd."""
+    env = env or cli_env()
+    argv = [str(RAGPROOF), *args]
+    if EXEC_ONLY_ENV not in os.environ and preloaded_commands().serves(env):
+        return preloaded_commands().popen(argv, env, REPO)
+    return ragproof_exec_popen(*args, env=env)
+
+
+def ragproof_exec_popen(*args: str, env: dict[str, str] | None = None) -> subprocess.Popen:
+    """The command exec'd as a fresh process, for a test of what only a fresh process shows."""
     return subprocess.Popen(
         [str(RAGPROOF), *args],
         cwd=REPO,

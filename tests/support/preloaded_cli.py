@@ -26,6 +26,7 @@ when the server cannot start (no ``os.pidfd_open``, a thread at import).
 from __future__ import annotations
 
 import atexit
+import contextlib
 import importlib
 import json
 import locale
@@ -228,11 +229,10 @@ class PreloadedCommands:
     def serves(self, env: Mapping[str, str]) -> bool:
         return self.ready and self.proc.poll() is None and fixed_part(env) == self.fixed
 
-    def run(
-        self, argv: Sequence[str], env: Mapping[str, str], cwd: Path, timeout: float
-    ) -> subprocess.CompletedProcess:
-        """Like ``subprocess.run(argv, cwd=cwd, env=env, capture_output=True,
-        text=True, timeout=timeout)``, the command forked from the server."""
+    def _start(
+        self, argv: Sequence[str], env: Mapping[str, str], cwd: Path
+    ) -> tuple[socket.socket, int, int]:
+        """Ask the server for the command: (its connection, stdout's and stderr's read ends)."""
         out_read, out_write = os.pipe()
         err_read, err_write = os.pipe()
         conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -243,7 +243,21 @@ class PreloadedCommands:
         finally:
             os.close(out_write)
             os.close(err_write)
+        return conn, out_read, err_read
+
+    def run(
+        self, argv: Sequence[str], env: Mapping[str, str], cwd: Path, timeout: float
+    ) -> subprocess.CompletedProcess:
+        """Like ``subprocess.run(argv, cwd=cwd, env=env, capture_output=True,
+        text=True, timeout=timeout)``, the command forked from the server."""
+        conn, out_read, err_read = self._start(argv, env, cwd)
         return self._collect(list(argv), conn, out_read, err_read, timeout)
+
+    def popen(self, argv: Sequence[str], env: Mapping[str, str], cwd: Path) -> ForkedProcess:
+        """Like ``subprocess.Popen(argv, cwd=cwd, env=env, stdout=PIPE, stderr=PIPE,
+        text=True)``, the command forked from the server."""
+        conn, out_read, err_read = self._start(argv, env, cwd)
+        return ForkedProcess(list(argv), conn, out_read, err_read)
 
     def _collect(
         self, argv: list[str], conn: socket.socket, out_read: int, err_read: int, timeout: float
@@ -287,3 +301,108 @@ class PreloadedCommands:
             raise subprocess.TimeoutExpired(argv, timeout, output=stdout, stderr=stderr)
         assert returncode is not None, f"the preloaded server lost {argv}"
         return subprocess.CompletedProcess(argv, returncode, stdout, stderr)
+
+
+class ForkedProcess:
+    """A command forked by the server, driven as a ``subprocess.Popen`` with text
+    pipes is: ``stdout``/``stderr``, ``pid``, ``poll``, ``wait``, ``communicate``,
+    ``send_signal``/``terminate``/``kill`` and ``returncode`` (negative: the signal
+    that ended it). It is the server's child, not this process's: the server reports
+    its end on the connection, and signals go through a pidfd, so none can reach a
+    process that took its pid after it ended."""
+
+    def __init__(
+        self,
+        args: list[str],
+        conn: socket.socket,
+        out_read: int,
+        err_read: int,
+    ) -> None:
+        self.args = args
+        self.conn = conn
+        encoding = locale.getpreferredencoding(False)
+        self.stdout = open(out_read, encoding=encoding)  # noqa: SIM115 (a pipe, as Popen's)
+        self.stderr = open(err_read, encoding=encoding)  # noqa: SIM115
+        self.returncode: int | None = None
+        self._replies = b""
+        self._readers: list[threading.Thread] = []
+        self._output: dict[str, str] = {}
+        self.pid = self._reply(None)["pid"]
+        try:
+            self._pidfd: int | None = os.pidfd_open(self.pid)
+        except ProcessLookupError:  # already ended and reaped
+            self._pidfd = None
+
+    def _reply(self, timeout: float | None) -> dict:
+        """The server's next line, within ``timeout`` seconds (None: however long it takes)."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while b"\n" not in self._replies:
+            left = None if deadline is None else max(deadline - time.monotonic(), 0)
+            self.conn.settimeout(left)
+            try:
+                data = self.conn.recv(1 << 16)
+            except (TimeoutError, BlockingIOError):  # BlockingIOError: timeout 0
+                raise subprocess.TimeoutExpired(self.args, timeout) from None
+            assert data, f"the preloaded server lost {self.args}"
+            self._replies += data
+        line, self._replies = self._replies.split(b"\n", 1)
+        return json.loads(line)
+
+    def wait(self, timeout: float | None = None) -> int:
+        if self.returncode is None:
+            self.returncode = self._reply(timeout)["returncode"]
+            self.conn.close()
+            if self._pidfd is not None:
+                os.close(self._pidfd)
+                self._pidfd = None
+        return self.returncode
+
+    def poll(self) -> int | None:
+        try:
+            return self.wait(timeout=0)
+        except subprocess.TimeoutExpired:
+            return None
+
+    def send_signal(self, sig: int) -> None:
+        if self.poll() is None and self._pidfd is not None:
+            # It may end meanwhile: as Popen, nothing to do then.
+            with contextlib.suppress(ProcessLookupError):
+                signal.pidfd_send_signal(self._pidfd, sig)
+
+    def terminate(self) -> None:
+        self.send_signal(signal.SIGTERM)
+
+    def kill(self) -> None:
+        self.send_signal(signal.SIGKILL)
+
+    def _read_all(self, name: str) -> None:
+        with getattr(self, name) as pipe:
+            self._output[name] = pipe.read()
+
+    def communicate(self, timeout: float | None = None) -> tuple[str, str]:
+        """Both pipes to their end, then the exit; a timeout leaves both to a later call
+        (the readers keep what they read), as Popen's."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        if not self._readers:
+            self._readers = [
+                threading.Thread(target=self._read_all, args=(name,), daemon=True)
+                for name in ("stdout", "stderr")
+                if not getattr(self, name).closed
+            ]
+            for reader in self._readers:
+                reader.start()
+        for reader in self._readers:
+            reader.join(None if deadline is None else max(deadline - time.monotonic(), 0))
+            if reader.is_alive():
+                raise subprocess.TimeoutExpired(self.args, timeout)
+        self.wait(None if deadline is None else max(deadline - time.monotonic(), 0))
+        return self._output.get("stdout", ""), self._output.get("stderr", "")
+
+    def __enter__(self) -> ForkedProcess:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if not any(reader.is_alive() for reader in self._readers):
+            self.stdout.close()
+            self.stderr.close()
+        self.wait()
