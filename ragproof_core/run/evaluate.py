@@ -791,10 +791,43 @@ def _scored_columns(
         )
     if not (selection.conversational and len(conversations)):
         return columns
-    own = concat(
-        [m.conversation_columns(conversations, settings) for m in selection.conversational]
-    )
-    return _with_conversation_rows(columns, dataset.num_rows, conversations, own)
+    own = []
+    for declared in selection.conversational:
+        try:
+            own.append(declared.conversation_columns(conversations, settings))
+        except Exception:  # noqa: BLE001 - found again conversation by conversation
+            own.append(
+                _conversation_rows_one_by_one(declared, conversations, as_objects(), settings)
+            )
+    return _with_conversation_rows(columns, dataset.num_rows, conversations, concat(own))
+
+
+def _conversation_rows_one_by_one(
+    declared: MetricSpec,
+    conversations: ConversationColumns,
+    objects: tuple[Sequence[Case], Sequence[CaseOutput]],
+    settings: RunSettings,
+) -> ResultColumns:
+    """A conversation's own metric's rows without a judge, one conversation at a time as
+    objects (``objects``: the batch's cases and outputs), so only a conversation at fault
+    becomes an internal error, as ``evaluate``'s ``score_conversation`` finds it."""
+    cases, outputs = objects
+    rows: list[MetricResult] = []
+    for conversation_id, start, count in zip(
+        conversations.conversation_id.to_pylist(),
+        conversations.first_row.tolist(),
+        conversations.turns.tolist(),
+        strict=True,
+    ):
+        try:
+            rows.append(
+                declared.conversation(
+                    cases[start : start + count], outputs[start : start + count], False, settings
+                )
+            )
+        except Exception as exc:  # noqa: BLE001 - a bug in scoring costs one conversation
+            rows.append(case_error(conversation_id, declared.name, internal_error_reason(exc)))
+    return ResultColumns.from_results(rows)
 
 
 def _with_conversation_rows(

@@ -677,8 +677,13 @@ class RunStore:
         self._write(run_id, "dataset", schema.encode_dataset(run_id, cases))
 
     def write_staged_dataset(self, run_id: str, staged: StagedDataset) -> None:
-        """Store a dataset the run's dataset step read and validated (``dataset_table.py``)."""
-        self._write(run_id, "dataset", staged.stored(run_id))
+        """Store a dataset the run's dataset step read and validated (``dataset_table.py``):
+        the file it wrote for this run as it stands, if any."""
+        if staged.file is None or staged.file.run_id != run_id:
+            self._write(run_id, "dataset", staged.stored(run_id))
+            return
+        self._require_run(run_id)
+        self.files.copy_in(staged.file.path, self.layout.table_path(run_id, "dataset"))
 
     def read_dataset(self, run_id: str) -> list[Case]:
         with collector_paused():
