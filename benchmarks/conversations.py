@@ -3,9 +3,9 @@ turns beside the same 50,000 turns as single cases.
 
 Both datasets hold the same questions, gold ids and recorded outputs (ten retrieved
 chunks and a cited answer per turn); the conversation run additionally validates the
-conversation lines, replays each conversation's recording turn by turn with its
-history, keeps conversations whole in batches and scores
-``conversation.knowledge_retention`` (skipped: no judge) once per conversation. Each
+conversation lines, keeps conversations whole in batches, replays each conversation's
+turns in order (a turn after a failed one fails: ``run.turn_replay``, on columns) and
+scores ``conversation.knowledge_retention`` (skipped: no judge) once per conversation. Each
 run is ``ragproof run --json`` without a judge in a fresh child process with a fresh
 store, timed from its start. Target: the conversations within 1.3x of the single
 cases' wall time and peak memory. The 1-minute load is printed beside each figure.

@@ -34,7 +34,8 @@ difference, target <= 1e-12). Targets (on the shard's path from its tables):
 four >= 3x pytrec_eval's speed at 1,000,000 cases; nine no slower than
 pytrec_eval. Wall and CPU seconds are both reported: on a shared machine the
 CPU figures are the steadier ones.
-``python -m benchmarks.run_path_scoring [--quick] [--sizes N,N]``.
+``python -m benchmarks.run_path_scoring [--quick] [--sizes N,N] [--paths tables,lists,objects]``
+(``--paths tables`` times only the shard's path from its tables beside pytrec_eval).
 """
 
 from __future__ import annotations
@@ -231,7 +232,7 @@ PATHS = {
 }
 
 
-def measure_size(n: int) -> dict:
+def measure_size(n: int, paths: Sequence[str] = tuple(PATHS)) -> dict:
     data = retrieval_data(n)
     tables = shard_tables(data)
     repeats = 3 if n <= 200_000 else 1
@@ -241,7 +242,8 @@ def measure_size(n: int) -> dict:
         figures: dict = {"measures": len(measures), "difference": 0.0}
         theirs_s, theirs_cpu, theirs = timed(lambda m=measures: pytrec(data, m), repeats)
         figures |= {"pytrec_s": theirs_s, "pytrec_cpu": theirs_cpu}
-        for path, run in PATHS.items():
+        for path in paths:
+            run = PATHS[path]
             wall, cpu, ours = timed(lambda r=run, n=names: r(data, tables, n), repeats)
             figures |= {f"{path}_s": wall, f"{path}_cpu": cpu}
             difference, compared = largest_difference(ours, theirs, names)
@@ -261,15 +263,23 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--sizes", default="100000,1000000")
     parser.add_argument("--emit", type=Path)
     parser.add_argument("--child", type=int)
+    parser.add_argument(
+        "--paths",
+        default=",".join(PATHS),
+        help="which of ragproof's paths to time (tables, lists, objects); default all",
+    )
     args = parser.parse_args(argv)
+    paths = [p for p in args.paths.split(",") if p]
+    if not set(paths) <= set(PATHS) or "tables" not in paths:
+        parser.error(f"--paths: 'tables' and any of {', '.join(PATHS)}")
     if args.child:
-        print(json.dumps(measure_size(args.child)))
+        print(json.dumps(measure_size(args.child, paths)))
         return
     sizes = [2_000, 20_000] if args.quick else [int(s) for s in args.sizes.split(",")]
     rows, largest = [], {}
     for n in sizes:
         child = subprocess.run(
-            [PYTHON, "-m", "benchmarks.run_path_scoring", "--child", str(n)],
+            [PYTHON, "-m", "benchmarks.run_path_scoring", "--child", str(n), "--paths", args.paths],
             cwd=REPO,
             env={**os.environ, "PYTHONPATH": str(REPO)},
             capture_output=True,
@@ -283,6 +293,8 @@ def main(argv: Sequence[str] | None = None) -> None:
             largest[label] = (n, ratio, cpu_ratio)
 
             def versus(path: str, m=m) -> str:
+                if f"{path}_s" not in m:
+                    return "not timed"
                 return (
                     f"{seconds(m[f'{path}_s'])} ({seconds(m[f'{path}_cpu'])}): "
                     f"{m['pytrec_s'] / m[f'{path}_s']:.2f}x "

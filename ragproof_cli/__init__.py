@@ -20,6 +20,7 @@ import sys
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
+from ragproof_cli import step_server
 from ragproof_cli.errors import OneLineParser, debug_requested, report_error
 from ragproof_core.gc_pause import collector_paused
 
@@ -112,14 +113,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     debug = debug_requested(argv)
     try:
+        if command_named(argv) == "run":
+            # Its step processes' forkserver imports beside this process's own imports.
+            step_server.start_before_parsing(argv, debug=debug)
         # Importing a command's family builds some hundred thousand objects that live as
         # long as the process and hold no garbage; the collector would only rescan them
         # as they load (about a sixth of the imports' CPU time).
         with collector_paused():
             parser = build_parser(families_of(argv))
-        if ends_process:
-            # Nor rescanned by the command's own collections afterwards.
-            gc.freeze()
+            if ends_process:
+                # Nor rescanned by the command's own collections afterwards; frozen before
+                # the collector resumes, whose first run would scan them all once more.
+                gc.freeze()
         args = parser.parse_args(argv)
         args.debug = debug
         # Like uvicorn: `--adapter mymodule:RAG` finds mymodule in the working folder.

@@ -9,17 +9,32 @@ import os
 import sys
 from collections.abc import Iterator
 
+# Declared with the error reporting, which every command imports first and which must not
+# import the store; shared from here with the store and the printing.
+from ragproof_cli.errors import (
+    EXIT_BAD_INPUT,
+    EXIT_BUDGET,
+    EXIT_INTERNAL,
+    EXIT_OK,
+    EXIT_REGRESSION,
+    EXIT_STORE_FAULT,
+    UsageError,
+)
 from ragproof_core.config import store_root
 from ragproof_core.store import RunStore
 
-EXIT_OK, EXIT_BAD_INPUT, EXIT_BUDGET = 0, 1, 2
-EXIT_INTERNAL = 3
-EXIT_REGRESSION = 4
-EXIT_STORE_FAULT = 5
-
-
-class UsageError(Exception):
-    """Bad input from the user: printed as one line, exit 1."""
+__all__ = [
+    "EXIT_BAD_INPUT",
+    "EXIT_BUDGET",
+    "EXIT_INTERNAL",
+    "EXIT_OK",
+    "EXIT_REGRESSION",
+    "EXIT_STORE_FAULT",
+    "UsageError",
+    "open_store",
+    "print_json",
+    "stdout_to_stderr",
+]
 
 
 def open_store() -> RunStore:

@@ -13,25 +13,22 @@ import sys
 import traceback
 from collections.abc import Sequence
 
-from ragproof_cli.common import EXIT_BAD_INPUT, EXIT_INTERNAL, EXIT_OK, UsageError
-from ragproof_core.adapters.loading import AdapterLoadError
-from ragproof_core.config import ConfigError
-from ragproof_core.data.dataset import DatasetError
-from ragproof_core.generate.attacks import GenerationError
-from ragproof_core.store import InvalidRunId, RunNotFound, UnknownStatus
+from ragproof_core.errors import UserError
 
-# Errors whose message is already the one line a user needs.
-USER_ERRORS: tuple[type[BaseException], ...] = (
-    UsageError,
-    ConfigError,
-    DatasetError,
-    AdapterLoadError,
-    GenerationError,
-    RunNotFound,
-    InvalidRunId,
-    # A store written by another version of ragproof (or damaged): names file and row.
-    UnknownStatus,
-)
+EXIT_OK, EXIT_BAD_INPUT, EXIT_BUDGET = 0, 1, 2
+EXIT_INTERNAL = 3
+EXIT_REGRESSION = 4
+EXIT_STORE_FAULT = 5
+
+
+class UsageError(Exception):
+    """Bad input from the user: printed as one line, exit 1."""
+
+
+# Errors whose message is already the one line a user needs: the core's (a bad config,
+# dataset or adapter, an unknown run, a store written by another version) derive from
+# ``UserError``, so this module, which every command imports first, imports none of them.
+USER_ERRORS: tuple[type[BaseException], ...] = (UsageError, UserError)
 DEBUG_HINT = "run again with --debug (or RAGPROOF_DEBUG=1) for the traceback"
 
 

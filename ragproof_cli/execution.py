@@ -11,18 +11,16 @@ start). Several run with the multiprocess executor, every step in its own
 process, the shards at the same time; the executor forks its step processes
 from a forkserver that has imported once what every step imports (the code
 location, the instance's storages, the command line itself), so a step starts
-without importing anything. The command starts that forkserver as soon as
-its input is validated (``start_step_server``): the forkserver's imports run
-beside the opening of the instance and the creation of the run, not after them.
+without importing anything. The command starts that forkserver early
+(``step_server.py``): its imports run beside the command's own, the opening of
+the instance and the creation of the run, not after them.
 """
 
 from __future__ import annotations
 
 import argparse
-import multiprocessing
 import os
 import sys
-from multiprocessing import forkserver
 from typing import Any
 
 import dagster as dg
@@ -49,9 +47,10 @@ from ragproof_assets.evaluation.config import (
 )
 from ragproof_assets.evaluation.partitions import evaluation_runs
 from ragproof_assets.evaluation.run_tags import RUN_ID_TAG, SOURCE_TAG
+from ragproof_cli import step_server
 from ragproof_cli.errors import one_line
 from ragproof_cli.instance import instance_modules, open_instance_with_partition, use_dagster_home
-from ragproof_cli.step_stderr import filtered_stderr
+from ragproof_cli.step_server import STEP_PRELOAD_MODULE
 from ragproof_core.config import RUN_KEYS
 from ragproof_core.gc_pause import collector_paused
 from ragproof_core.store import new_run_id
@@ -66,8 +65,6 @@ EXECUTOR_MODULE = "dagster._core.executor.multiprocess"
 # Where a step process opens the instance from the reference it is handed.
 INSTANCE_FACTORY_MODULE = "dagster._core.instance.factory"
 CLI_PACKAGE = "ragproof_cli"
-# Imports the list above in the forkserver, the collector paused (``step_preload.py``).
-STEP_PRELOAD_MODULE = "ragproof_cli.step_preload"
 
 
 def evaluate_job_def() -> dg.JobDefinition:
@@ -102,24 +99,16 @@ def step_preload_modules() -> list[str]:
 
 
 def start_step_server(shards: int, *, debug: bool = False) -> None:
-    """Start the forkserver the run's step processes fork from, if the run has them.
+    """Start the forkserver the run's step processes fork from, if the run has them and
+    the command line did not start it already (``step_server.py``).
 
     Its imports (``step_preload.py``) take seconds; started now, they run while this
     process opens the instance and creates the run. The executor finds it running and
     uses it (its preload list, ``multiprocess_config``'s, is the same but for the
-    executor's own module, which it puts first). Only after the input is
-    validated: bad input leaves no process behind. The forkserver and every step
-    forked from it write to this stderr, without Dagster's own log lines unless
-    ``debug`` (``step_stderr.py``).
+    executor's own module, which it puts first).
     """
-    if not uses_step_processes(shards):
-        return
-    multiprocessing.get_context("forkserver").set_forkserver_preload([STEP_PRELOAD_MODULE])
-    if debug:
-        forkserver.ensure_running()
-        return
-    with filtered_stderr():
-        forkserver.ensure_running()
+    if uses_step_processes(shards):
+        step_server.start(debug=debug)
 
 
 def multiprocess_config(shards: int) -> dict[str, Any]:

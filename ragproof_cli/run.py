@@ -25,7 +25,7 @@ from ragproof_cli.common import (
 )
 from ragproof_cli.errors import DEBUG_HINT, one_line
 from ragproof_core.config import RUN_KEYS, run_key_choices, run_key_help, run_key_type
-from ragproof_core.gc_pause import collector_paused
+from ragproof_core.gc_pause import imports_paused
 from ragproof_core.judge import format_usd
 from ragproof_core.present import (
     agreement_lines,
@@ -83,7 +83,7 @@ def _execute_run(args: argparse.Namespace) -> tuple[int, Callable[[], None] | No
     # Imported here: the Dagster layer takes seconds to import, and only `ragproof run`
     # needs it (runs, show, compare, report, sql and the rest start without it). Its
     # modules hold no garbage: the collector would only rescan them as they load.
-    with collector_paused():
+    with imports_paused():
         from ragproof_cli import execution
 
     form = execution.launch_form(args)

@@ -18,7 +18,15 @@ from typing import Any
 from pydantic import ValidationError
 
 
-class ConfigError(ValueError):
+class UserError(Exception):
+    """Bad input whose message is already the one line a user needs (CONTRACT section
+    14): the command line prints ``ragproof: MESSAGE`` and exits 1, where any other
+    exception is a bug. Every such error derives from it, so the command line tells
+    one from a bug without importing the modules that raise them (the store, Arrow,
+    pandas: most of a second at every start)."""
+
+
+class ConfigError(UserError, ValueError):
     """Bad configuration: the message names the file and the key."""
 
 

@@ -22,11 +22,21 @@ class ExecutorChoiceError(ValueError):
     pass
 
 
+def _choice(env: dict[str, str] | None) -> str:
+    return (env if env is not None else os.environ).get("RAGPROOF_EXECUTOR", "").strip()
+
+
+def uses_default_executor(env: dict[str, str] | None = None) -> bool:
+    """Whether ``RAGPROOF_EXECUTOR`` keeps Dagster's default, each step a process on the
+    run's machine; read without importing Dagster or an executor's package."""
+    return _choice(env) in ("", "multiprocess")
+
+
 def executor_from_env(env: dict[str, str] | None = None):
     """The executor ``RAGPROOF_EXECUTOR`` names, or None for Dagster's default."""
-    choice = (env if env is not None else os.environ).get("RAGPROOF_EXECUTOR", "").strip()
-    if choice in ("", "multiprocess"):
+    if uses_default_executor(env):
         return None
+    choice = _choice(env)
     # Optional packages (the deploy extra), imported only for the executor chosen.
     if choice == "k8s":
         from dagster_k8s import k8s_job_executor

@@ -14,9 +14,10 @@ from typing import Any
 
 from ragproof_core.adapters.escapes import exception_text, must_propagate
 from ragproof_core.adapters.isolation import IsolatedAdapter, needs_isolation
+from ragproof_core.errors import UserError
 
 
-class AdapterLoadError(ValueError):
+class AdapterLoadError(UserError, ValueError):
     """The adapter could not be built; the message says which step failed and why."""
 
 

@@ -38,7 +38,7 @@ from typing import IO, Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, ValidationError
 
-from ragproof_core.errors import describe, dotted, show_value
+from ragproof_core.errors import UserError, describe, dotted, show_value
 from ragproof_core.gc_pause import collector_paused
 from ragproof_core.json_limits import JsonLimitError, check_value, loads_bounded, loads_plain
 from ragproof_core.model import (
@@ -52,7 +52,7 @@ from ragproof_core.model import (
 )
 
 
-class DatasetError(ValueError):
+class DatasetError(UserError, ValueError):
     """A dataset file was rejected; ``str()`` is ``PATH:LINE: reason``."""
 
     def __init__(self, path: str | Path, line: int, reason: str) -> None:

@@ -30,12 +30,13 @@ from pathlib import Path
 from typing import Any
 
 from ragproof_core.data.dataset import load_dataset
+from ragproof_core.errors import UserError
 from ragproof_core.metrics.heuristics.payloads import PAYLOADS, Payload, get_payload, render
 from ragproof_core.metrics.heuristics.sentinel import sentinel_for
 from ragproof_core.model import Case, CaseKind
 
 
-class GenerationError(ValueError):
+class GenerationError(UserError, ValueError):
     """The request cannot produce injection cases (bad payload ids, nothing to build on)."""
 
 

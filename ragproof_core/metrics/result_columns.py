@@ -131,6 +131,8 @@ def concat(parts: Sequence[ResultColumns]) -> ResultColumns:
     """The rows of ``parts``, one part after another."""
     if not parts:
         return ResultColumns.empty()
+    if len(parts) == 1:
+        return parts[0]  # concat_arrays would copy every column
     return ResultColumns(
         *(
             pa.concat_arrays(list(columns))

@@ -74,6 +74,17 @@ def mrr(batch: RetrievalBatch, k: int = 0) -> np.ndarray:
     return out
 
 
+def ideal_ranking(batch: RetrievalBatch) -> tuple[np.ndarray, np.ndarray]:
+    """Each case's judged grades sorted descending, case after case: the case and grade
+    of each. Judgments all of one grade (a list of ids: all 1) are that already, as
+    ``judged_case`` is sorted, and need no sort."""
+    grade = batch.judged_grade
+    if not len(grade) or grade.min() == grade.max():
+        return batch.judged_case, grade
+    order = np.lexsort((-grade, batch.judged_case))
+    return batch.judged_case[order], grade[order]
+
+
 def ndcg_at_k(batch: RetrievalBatch, k: int) -> np.ndarray:
     """trec_eval ``ndcg_cut_k``, the grades as gains (grade 1 each on a list of ids)."""
     gaining = (batch.grade >= RELEVANT) & (batch.rank < k)
@@ -83,9 +94,7 @@ def ndcg_at_k(batch: RetrievalBatch, k: int) -> np.ndarray:
         weights=batch.grade[gaining] / log2_of_rank(position),
         minlength=batch.cases,
     )
-    # The ideal ranking: each case's grades sorted descending.
-    order = np.lexsort((-batch.judged_grade, batch.judged_case))
-    ideal_case, ideal_grade = batch.judged_case[order], batch.judged_grade[order]
+    ideal_case, ideal_grade = ideal_ranking(batch)
     ideal_position = rank_within_case(ideal_case, batch.cases)
     counted = (ideal_grade >= RELEVANT) & (ideal_position < k)
     ideal = np.bincount(

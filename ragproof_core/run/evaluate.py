@@ -791,37 +791,73 @@ def _scored_columns(
         )
     if not (selection.conversational and len(conversations)):
         return columns
-    own = concat(
-        [m.conversation_columns(conversations, settings) for m in selection.conversational]
-    )
-    return _with_conversation_rows(columns, dataset.column("id").to_pylist(), conversations, own)
+    own = []
+    for declared in selection.conversational:
+        try:
+            own.append(declared.conversation_columns(conversations, settings))
+        except Exception:  # noqa: BLE001 - found again conversation by conversation
+            own.append(
+                _conversation_rows_one_by_one(declared, conversations, as_objects(), settings)
+            )
+    return _with_conversation_rows(columns, dataset.num_rows, conversations, concat(own))
+
+
+def _conversation_rows_one_by_one(
+    declared: MetricSpec,
+    conversations: ConversationColumns,
+    objects: tuple[Sequence[Case], Sequence[CaseOutput]],
+    settings: RunSettings,
+) -> ResultColumns:
+    """A conversation's own metric's rows without a judge, one conversation at a time as
+    objects (``objects``: the batch's cases and outputs), so only a conversation at fault
+    becomes an internal error, as ``evaluate``'s ``score_conversation`` finds it."""
+    cases, outputs = objects
+    rows: list[MetricResult] = []
+    for conversation_id, start, count in zip(
+        conversations.conversation_id.to_pylist(),
+        conversations.first_row.tolist(),
+        conversations.turns.tolist(),
+        strict=True,
+    ):
+        try:
+            rows.append(
+                declared.conversation(
+                    cases[start : start + count], outputs[start : start + count], False, settings
+                )
+            )
+        except Exception as exc:  # noqa: BLE001 - a bug in scoring costs one conversation
+            rows.append(case_error(conversation_id, declared.name, internal_error_reason(exc)))
+    return ResultColumns.from_results(rows)
 
 
 def _with_conversation_rows(
     columns: ResultColumns,
-    case_ids: Sequence[str],
+    cases: int,
     conversations: ConversationColumns,
     own: ResultColumns,
 ) -> ResultColumns:
-    """``columns`` (each case's rows together, cases in ``case_ids``' order) with ``own``
-    (each of the conversations' own metrics' rows, one per conversation in
-    ``conversations``' order, metric after metric) right after each conversation's last
-    turn's rows."""
-    ids = columns.case_id.to_numpy(zero_copy_only=False)
-    # Where each case's rows end: a case id changes there (ids are unique per case).
-    ends = np.r_[np.flatnonzero(ids[1:] != ids[:-1]) + 1, len(ids)]
-    end_of = dict(zip(ids[ends - 1].tolist(), ends.tolist(), strict=True)) if len(ids) else {}
-    after = np.empty(len(case_ids), dtype=np.int64)
-    position = 0
-    for row, case_id in enumerate(case_ids):  # a case without rows ends where the one before did
-        position = end_of.get(case_id, position)
-        after[row] = position
+    """``columns`` (the rows of a batch's ``cases`` cases, each case's rows together, in
+    batch order) with ``own`` (each of the conversations' own metrics' rows, one per
+    conversation in ``conversations``' order, metric after metric) right after each
+    conversation's last turn's rows."""
+    rows = len(columns)
+    if rows == 0:  # a selection of a conversation's own metrics alone
+        after = np.zeros(len(conversations), dtype=np.int64)
+    else:
+        # Where each case's rows end: its id changes there (ids are unique per case).
+        # Compared in Arrow: a million rows' ids as Python strings cost more than the rest.
+        ids = columns.case_id
+        changed = pc.not_equal(ids.slice(1), ids.slice(0, rows - 1))
+        ends = np.r_[np.flatnonzero(changed.to_numpy(zero_copy_only=False)) + 1, rows]
+        if len(ends) != cases:
+            raise ValueError(f"{len(ends)} cases have result rows, the batch has {cases}")
+        after = ends[conversations.last_row]
     # Row keys: a case's row its own index; a conversation's rows the last row of its last
     # turn, after that turn's rows by the stable sort (they come later in the concatenation).
     keys = np.concatenate(
         [
-            np.arange(len(ids), dtype=np.int64),
-            np.tile(after[conversations.last_row] - 1, len(own) // len(conversations)),
+            np.arange(rows, dtype=np.int64),
+            np.tile(after - 1, len(own) // len(conversations)),
         ]
     )
     return concat([columns, own]).take(np.argsort(keys, kind="stable"))

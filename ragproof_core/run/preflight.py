@@ -28,7 +28,7 @@ from ragproof_core.data.dataset import fewer_units_than, load_dataset
 from ragproof_core.judge.environment import judge_environment
 from ragproof_core.judge.settings import JudgeEnv
 from ragproof_core.model import Case, units
-from ragproof_core.store.dataset_table import StagedDataset, staged_dataset
+from ragproof_core.store.dataset_table import StagedDataset, staged_dataset, staged_dataset_file
 from ragproof_core.store.recording import StagedRecording, staged_recording
 
 
@@ -84,13 +84,18 @@ def _checked_staged(
 def staged_inputs(
     config: Config, dataset: str | Path, run_id: str, *, adapter_checked: bool = False
 ) -> Iterator[tuple[Staged, StagedRecording | None]]:
-    """``preflight_staged`` and ``staged_recording_of`` at once: the dataset is read on a
-    thread while the recording is read (pyarrow's reader releases the GIL, and the
-    serial parts of one fill the other's gaps on a second core). Errors are raised as
-    if the two were read one after the other: the dataset's, then the checks', then
-    the recording's."""
-    with ThreadPoolExecutor(1) as reader, ExitStack() as stack:
-        dataset_read = reader.submit(staged_dataset, dataset)
+    """``preflight_staged`` and ``staged_recording_of`` at once: the dataset is read (and
+    its rows written to a staged file, ``staged_dataset_file``) on a thread while the
+    recording is read (pyarrow's reader and writer release the GIL, and the serial
+    parts of one fill the other's gaps on a second core). Errors are raised as if the
+    two were read one after the other: the dataset's, then the checks', then the
+    recording's."""
+    # The reader's thread is joined before the stack removes the staged files.
+    with ExitStack() as stack, ThreadPoolExecutor(1) as reader:
+        dataset_stack = stack.enter_context(ExitStack())
+        dataset_read = reader.submit(
+            lambda: dataset_stack.enter_context(staged_dataset_file(dataset, run_id))
+        )
         refused: AdapterLoadError | None = None
         recording = None
         try:

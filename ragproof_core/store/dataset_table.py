@@ -21,7 +21,11 @@ Nothing is stored here: the caller writes ``StagedDataset.stored(run_id)``.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import os
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -31,7 +35,7 @@ import pyarrow.json as pj
 
 from ragproof_core.data.dataset import load_dataset
 from ragproof_core.model import CONVERSATION_KIND, CaseKind, ToolMatch, units
-from ragproof_core.store import schema, tables
+from ragproof_core.store import files, schema, tables
 from ragproof_core.store.json_blocks import (
     Refused,
     all_distinct,
@@ -76,6 +80,9 @@ class StagedDataset:
     units: int
     # Read by the fast path (else by the exact one): benchmarks and tests report it.
     fast: bool = False
+    # The rows as one run stores them, already written to a local file
+    # (``staged_dataset_file``); None: not written.
+    file: StagedFile | None = None
 
     @property
     def rows(self) -> int:
@@ -98,6 +105,33 @@ class StagedDataset:
         """How many cases of each kind, in order of first appearance."""
         counts = pc.value_counts(self.table.column("kind")).to_pylist()
         return {count["values"]: count["counts"] for count in counts}
+
+
+@dataclass(frozen=True, slots=True)
+class StagedFile:
+    """A local Parquet file holding the ``dataset`` rows of run ``run_id``, written as the
+    store writes them (``files.write_parquet``)."""
+
+    path: Path
+    run_id: str
+
+
+@contextmanager
+def staged_dataset_file(path: str | Path, run_id: str) -> Iterator[StagedDataset]:
+    """``staged_dataset``, its rows as run ``run_id`` stores them also written to a local
+    temp file (``StagedDataset.file``, removed on exit): the run's dataset step writes
+    them on the thread that read them, while the recording is still being read, and
+    the store takes the file as it stands."""
+    staged = staged_dataset(path)
+    handle, temp = tempfile.mkstemp(prefix="ragproof-dataset-", suffix=".parquet")
+    os.close(handle)
+    written = Path(temp)
+    try:
+        files.write_parquet(written, staged.stored(run_id))
+        yield replace(staged, file=StagedFile(written, run_id))
+    finally:
+        with suppress(FileNotFoundError):
+            written.unlink()
 
 
 def staged_dataset(path: str | Path, *, fast: bool = True) -> StagedDataset:

@@ -47,6 +47,7 @@ from datetime import UTC, datetime
 from pathlib import Path, PurePath, PurePosixPath
 from typing import Any
 
+from ragproof_core.errors import UserError
 from ragproof_core.store.remote import local_path, open_filesystem, split_url
 
 RUN_ID_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,127}")
@@ -84,7 +85,7 @@ SHARDED_TABLES: tuple[str, ...] = ("outputs", "case_results")
 _GLOB_CHARS = frozenset("*?[]{}")
 
 
-class InvalidRunId(ValueError):
+class InvalidRunId(UserError, ValueError):
     """A run id that could escape its folder or is not a plain name."""
 
 

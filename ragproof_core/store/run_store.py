@@ -34,6 +34,7 @@ from ragproof_core.config import settings
 from ragproof_core.config.manifest import RunManifest
 from ragproof_core.config.redaction import REDACTED, is_secret_key
 from ragproof_core.config.redaction import redact as redact_secrets
+from ragproof_core.errors import UserError
 from ragproof_core.gc_pause import collector_paused
 from ragproof_core.metrics.registry import metric_order
 from ragproof_core.metrics.result_columns import ResultColumns
@@ -77,7 +78,7 @@ __all__ = [
 WRITE_BATCH_ROWS = 50_000
 
 
-class RunNotFound(KeyError):
+class RunNotFound(UserError, KeyError):
     """No such run in the store (or, for ``get_run``, the run has not finished)."""
 
     def __init__(self, run_id: str, detail: str = "no such run in the store") -> None:
@@ -673,8 +674,13 @@ class RunStore:
         self._write(run_id, "dataset", schema.encode_dataset(run_id, cases))
 
     def write_staged_dataset(self, run_id: str, staged: StagedDataset) -> None:
-        """Store a dataset the run's dataset step read and validated (``dataset_table.py``)."""
-        self._write(run_id, "dataset", staged.stored(run_id))
+        """Store a dataset the run's dataset step read and validated (``dataset_table.py``):
+        the file it wrote for this run as it stands, if any."""
+        if staged.file is None or staged.file.run_id != run_id:
+            self._write(run_id, "dataset", staged.stored(run_id))
+            return
+        self._require_run(run_id)
+        self.files.copy_in(staged.file.path, self.layout.table_path(run_id, "dataset"))
 
     def read_dataset(self, run_id: str) -> list[Case]:
         with collector_paused():

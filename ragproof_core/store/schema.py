@@ -27,6 +27,7 @@ from typing import Any
 import pyarrow as pa
 
 from ragproof_core.adapters.coerce import to_steps
+from ragproof_core.errors import UserError
 from ragproof_core.model import (
     Answer,
     Case,
@@ -360,7 +361,7 @@ def _statuses(results: Sequence[MetricResult]) -> pa.Array:
     return _STATUS_TEXTS.take(pa.array(codes, pa.int8()))
 
 
-class UnknownStatus(ValueError):
+class UnknownStatus(UserError, ValueError):
     """A stored result status ragproof does not know: a file written by another version
     of ragproof, or damaged. ``path`` and ``row`` (1-based) say where, once known."""
 

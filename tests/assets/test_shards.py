@@ -141,8 +141,13 @@ def test_a_crashed_shard_reexecuted_from_failure_alone_repays_no_cached_verdict(
     )
     marker = tmp_path / "crashed"
     config = tmp_path / "crash.toml"
+    # The crashing call waits (up to the adapter's wait_s, 600 s) for the other shards'
+    # requests: under the default 60 s per adapter call, a loaded machine timed it out,
+    # the case failed instead of the process dying, and the run exited 0 (seen at
+    # load 15 to 28; reproduced with timeout_s = 0.5). The call's timeout must outlast
+    # the wait.
     config.write_text(
-        "[run]\nconcurrency = 3\nshards = 3\n\n[adapter]\n"
+        "[run]\nconcurrency = 3\nshards = 3\ntimeout_s = 900\n\n[adapter]\n"
         'target = "tests.support.fault_adapters:CrashOnceAdapter"\n'
         f'options = {{ marker = "{marker}", wait_cached = 10, wait_recorded = 10 }}\n',
         encoding="utf-8",

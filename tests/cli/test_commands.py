@@ -93,6 +93,16 @@ def test_help_imports_no_command_family(tmp_path):
     assert _top_level(modules) & {"dagster", *NOT_NEEDED} == set()
 
 
+def test_help_and_a_usage_error_import_neither_the_store_nor_its_libraries(tmp_path):
+    # What every command imports first (ragproof_cli and its error reporting) is light:
+    # `run --shards N` starts its forkserver before anything heavier.
+    for argv, code in ((["--help"], 0), (["nosuch"], 1)):
+        done, modules = _modules_after(tmp_path, *argv)
+        assert done.returncode == code, done.stderr
+        heavy = {"ragproof_core.store", "pyarrow", "pandas", "duckdb", "numpy", "dagster"}
+        assert set(modules) & heavy == set(), argv
+
+
 def test_runs_imports_neither_dagster_nor_the_web_app_nor_another_command(tmp_path):
     done, modules = _modules_after(tmp_path, "runs", "--json")
     assert (done.returncode, done.stdout) == (0, "[]\n"), done.stderr

@@ -2,7 +2,18 @@
 
 from __future__ import annotations
 
-from ragproof_core.errors import dotted, show_key, show_value, unknown_key_reason
+from ragproof_core.adapters.loading import AdapterLoadError
+from ragproof_core.data.dataset import DatasetError
+from ragproof_core.errors import (
+    ConfigError,
+    UserError,
+    dotted,
+    show_key,
+    show_value,
+    unknown_key_reason,
+)
+from ragproof_core.generate.attacks import GenerationError
+from ragproof_core.store import InvalidRunId, RunNotFound, UnknownStatus
 
 
 def test_values_are_shown_as_toml_and_json_write_them():
@@ -38,3 +49,19 @@ def test_unknown_keys_suggest_the_closest_name_or_list_them():
     assert unknown_key_reason("zzz", known, noun="field") == (
         "unknown field (known: concurrency, k, source_match)"
     )
+
+
+def test_every_error_the_command_line_shows_as_one_line_is_a_user_error():
+    # The command line tells these from bugs by this base alone (ragproof_cli/errors.py).
+    shown = (
+        ConfigError,
+        DatasetError,
+        AdapterLoadError,
+        GenerationError,
+        RunNotFound,
+        InvalidRunId,
+        UnknownStatus,
+    )
+    assert [issubclass(error, UserError) for error in shown] == [True] * len(shown)
+    # Still what callers catch them as.
+    assert issubclass(RunNotFound, KeyError) and issubclass(DatasetError, ValueError)

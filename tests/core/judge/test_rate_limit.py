@@ -230,3 +230,30 @@ def test_slots_are_taken_as_requests_leave_after_one_probe_per_event_loop(server
     results = run(ask_all(judge, 3))  # a new event loop probes again
     assert limiter.taken == 7 + 3 + 1
     assert server.request_count == 9
+
+
+def test_requests_woken_late_past_their_retakes_still_go_one_interval_apart():
+    # The event loop held 0.15 s at a time (a process descheduled on a loaded machine)
+    # wakes requests late for their slots, 0.1 s apart, until their retakes are used
+    # up; before each went one interval after the last, ten such requests went 0.0 s
+    # apart (three runs of three).
+    limiter = RateLimiter(rpm=600)
+    went: list[float] = []
+
+    async def request() -> None:
+        await limiter.acquire()
+        went.append(time.time())
+
+    async def hog(seconds: float) -> None:
+        until = time.monotonic() + seconds
+        while time.monotonic() < until:
+            time.sleep(0.15)
+            await asyncio.sleep(0)
+
+    async def main() -> None:
+        await asyncio.gather(hog(3.0), *(request() for _ in range(10)))
+
+    asyncio.run(main())
+    gaps = [b - a for a, b in zip(went, went[1:], strict=False)]
+    assert len(went) == 10
+    assert min(gaps) >= limiter.interval - 1e-3, gaps

@@ -101,6 +101,21 @@ def test_batch_rows_equal_the_per_case_rows(document, k):
     assert len({reason for _, reason in statuses}) == 3
 
 
+@pytest.mark.parametrize("k", [1, 5])
+def test_batch_rows_of_lists_of_ids_only_equal_the_per_case_rows(k):
+    # Every judgment at grade 1: nDCG's ideal ranking is taken as it comes, unsorted.
+    cases, outputs, _, _ = collection(seed=50 + k, n=400, document=False)
+    listed = [i for i, case in enumerate(cases) if case.source_grades is None]
+    cases, outputs = [cases[i] for i in listed], [outputs[i] for i in listed]
+    settings = RunSettings(k=k)
+    wanted = REGISTRY.select(NINE)
+    per_case = [
+        retrieval_results(c, o, settings, wanted) for c, o in zip(cases, outputs, strict=True)
+    ]
+    assert retrieval_batch_results(cases, outputs, settings, wanted) == per_case
+    assert sum(r.status == Status.SCORED for rows in per_case for r in rows) > 100
+
+
 def test_the_retrieval_group_scores_in_batches():
     assert RETRIEVAL_GROUP.score_batch is retrieval_batch_results
 

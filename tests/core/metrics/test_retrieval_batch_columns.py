@@ -23,6 +23,7 @@ from ragproof_core.metrics.retrieval import (
 )
 from ragproof_core.metrics.retrieval_batch import BatchBuilder
 from ragproof_core.metrics.retrieval_batch_columns import (
+    IDS_PER_PIECE,
     IdLists,
     batch_from_lists,
     document_ids,
@@ -39,7 +40,10 @@ def tables(cases, outputs):
 
 
 @pytest.mark.parametrize("document", [False, True])
-def test_the_arrow_builder_equals_the_object_builder(document):
+# The default piece holds all 500 cases; 1 id a piece puts each case in its own, 50 cuts
+# the batch into pieces of a few cases.
+@pytest.mark.parametrize("ids_per_piece", [IDS_PER_PIECE, 1, 50])
+def test_the_arrow_builder_equals_the_object_builder(document, ids_per_piece):
     cases, outputs, _, _ = collection(seed=31 + document, n=500, document=document)
     source_match = "document" if document else "chunk"
     scored = [
@@ -56,6 +60,7 @@ def test_the_arrow_builder_equals_the_object_builder(document):
             dataset.column("expected_source_ids").combine_chunks(),
             dataset.column("expected_source_grades_json").combine_chunks(),
         ),
+        ids_per_piece,
     )
     expected = builder.build()
     assert columns.cases == expected.cases == len(scored)

@@ -11,6 +11,7 @@ turn, s2 failed, c4 succeeds, c5 has no recorded line, c6's first turn fails."""
 from __future__ import annotations
 
 import asyncio
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -21,9 +22,11 @@ import pytest
 from ragproof_core.adapters.recorded import RecordedAdapter
 from ragproof_core.config.settings import RunSettings
 from ragproof_core.data.dataset import load_dataset
+from ragproof_core.metrics.conversation import plan_knowledge_retention
 from ragproof_core.metrics.conversation_columns import conversations_of
-from ragproof_core.metrics.registry import REGISTRY
+from ragproof_core.metrics.registry import REGISTRY, Registry
 from ragproof_core.metrics.retrieval import SCORED_RETRIEVAL
+from ragproof_core.model import case_error
 from ragproof_core.run.evaluate import evaluate, evaluate_recorded, recording_scoring
 from ragproof_core.run.turn_replay import replayed_turns, replays_as_recorded
 from ragproof_core.store.recording import aligned_batches, dataset_keys, staged_recording
@@ -32,7 +35,8 @@ from ragproof_core.store.schema import decode_outputs, encode_dataset, encode_ou
 
 FIXTURE = Path(__file__).resolve().parents[2] / "fixtures" / "turn_replay"
 RUN = "run-1"
-SELECTIONS = ((), SCORED_RETRIEVAL[:4], (*SCORED_RETRIEVAL[:4], "conversation.knowledge_retention"))
+RETENTION = "conversation.knowledge_retention"
+SELECTIONS = ((), SCORED_RETRIEVAL[:4], (*SCORED_RETRIEVAL[:4], RETENTION), (RETENTION,))
 
 
 def stored_run() -> tuple[list, pa.Table, pa.Table]:
@@ -49,7 +53,9 @@ def replayed_as_objects(cases: list, settings: RunSettings):
     return asyncio.run(evaluate(cases, RecordedAdapter(str(FIXTURE / "outputs.jsonl")), settings))
 
 
-@pytest.mark.parametrize("selected", SELECTIONS, ids=["default", "four", "four+retention"])
+@pytest.mark.parametrize(
+    "selected", SELECTIONS, ids=["default", "four", "four+retention", "retention"]
+)
 def test_turns_from_columns_equal_turns_replayed_as_objects(selected):
     cases, dataset, recorded = stored_run()
     settings = RunSettings(metrics=selected)
@@ -164,3 +170,32 @@ def test_replaying_a_recording_with_no_failed_turn_changes_nothing():
     )
     assert replayed_turns(clean, conversations_of(dataset, clean)) is clean
     assert len(decode_outputs(clean)) == len(dataset)
+
+
+def _raises(*_args):
+    raise RuntimeError("bug in the column form")
+
+
+def _fails_on_c4(turns, outputs, has_judge, params=None):
+    if turns[0].turn.conversation_id == "c4":
+        raise ZeroDivisionError("bug for c4")
+    return plan_knowledge_retention(turns, outputs, has_judge, params)
+
+
+def test_a_bug_in_a_conversation_metric_s_column_form_costs_only_the_conversation_at_fault():
+    cases, dataset, recorded = stored_run()
+    settings = RunSettings(metrics=(SCORED_RETRIEVAL[1], RETENTION))
+    expected = evaluate_recorded(dataset, recorded, settings, has_judge=False).columns.results()
+    faulty = Registry(
+        tuple(
+            replace(m, conversation_columns=_raises, conversation=_fails_on_c4)
+            if m.name == RETENTION
+            else m
+            for m in REGISTRY.metrics
+        )
+    )
+    rows = evaluate_recorded(dataset, recorded, settings, faulty, has_judge=False)
+    found = rows.columns.results()
+    reason = "internal error while scoring: ZeroDivisionError: bug for c4"
+    assert [r for r in found if r.case_id == "c4"] == [case_error("c4", RETENTION, reason)]
+    assert [r for r in found if r.case_id != "c4"] == [r for r in expected if r.case_id != "c4"]

@@ -8,11 +8,12 @@ import json
 import random
 
 import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 
 from ragproof_core.data.dataset import DatasetError, load_dataset
-from ragproof_core.store import json_blocks
-from ragproof_core.store.dataset_table import staged_dataset
+from ragproof_core.store import RunStore, json_blocks
+from ragproof_core.store.dataset_table import staged_dataset, staged_dataset_file
 from ragproof_core.store.schema import decode_dataset, encode_dataset
 from tests.conftest import FIXTURES
 
@@ -302,3 +303,19 @@ def test_generated_conversations_read_in_many_blocks_store_the_same_rows(
     stored, fast = _both(path)
     assert fast is True
     assert stored.num_rows == 400
+
+
+def test_the_rows_written_beside_the_staging_are_stored_as_written(tmp_path):
+    """staged_dataset_file writes a run's rows while the recording is still read; the
+    store takes that file for that run (and writes its own for any other run), and the
+    file is gone after the stage."""
+    store = RunStore(tmp_path / "store")
+    for run_id in ("r1", "r2"):
+        store.write_manifest(run_id, {})
+    with staged_dataset_file(FIXTURES / "recorded" / "cases.jsonl", "r1") as staged:
+        assert staged.file is not None and staged.file.path.is_file()
+        for run_id in ("r1", "r2"):
+            store.write_staged_dataset(run_id, staged)
+            stored = pq.read_table(store.layout.table_path(run_id, "dataset"))
+            assert stored.equals(staged.stored(run_id))
+    assert not staged.file.path.exists()
