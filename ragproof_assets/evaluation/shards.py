@@ -452,8 +452,9 @@ def summarize_run(context: dg.OpExecutionContext, store: StoreResource, checks: 
     # The distributions' tally is the summary's and the report's too: one pass over the results.
     summary = prepare_summary(run_store, run_id, gathered.ledger, gathered.totals, gathered.tally)
     # The report, the step's longest work, is built on a thread from here while this one
-    # hands Dagster the three assets' outputs, records the run and starts the checks.
-    with ThreadPoolExecutor(max_workers=2, thread_name_prefix="ragproof-summary") as pool:
+    # hands Dagster the three assets' outputs and records the run; the views' check and
+    # the two checks join it there.
+    with ThreadPoolExecutor(max_workers=3, thread_name_prefix="ragproof-summary") as pool:
         report = pool.submit(write_report, run_store, summary)
         yield from shard_outputs(run_store, run_id, gathered)
         yield from run_summary(context, run_store, summary, checks, report, pool)
