@@ -65,6 +65,9 @@ EXECUTOR_MODULE = "dagster._core.executor.multiprocess"
 # Where a step process opens the instance from the reference it is handed.
 INSTANCE_FACTORY_MODULE = "dagster._core.instance.factory"
 CLI_PACKAGE = "ragproof_cli"
+# Imported by a step's first ``pa.array`` of a list (pyarrow looks for pandas' types):
+# every step builds Arrow columns, and the code location no longer imports pandas.
+PANDAS = "pandas"
 
 
 def evaluate_job_def() -> dg.JobDefinition:
@@ -86,14 +89,16 @@ def uses_step_processes(shards: int) -> bool:
 def step_preload_modules() -> list[str]:
     """What every step process imports before its step's first line, imported once in
     the forkserver instead: the executor, the instance's storages (opened from the
-    instance reference each step gets), the code location, and the command line,
-    which the `ragproof` script imports and multiprocessing runs that script again in
-    every process it starts (Python 3.11's forkserver ignores ``__main__`` here)."""
+    instance reference each step gets), the code location, pandas, and the command
+    line, which the `ragproof` script imports and multiprocessing runs that script
+    again in every process it starts (Python 3.11's forkserver ignores ``__main__``
+    here)."""
     return [
         EXECUTOR_MODULE,
         INSTANCE_FACTORY_MODULE,
         *instance_modules(use_dagster_home()),
         DEFINITIONS_MODULE,
+        PANDAS,
         CLI_PACKAGE,
     ]
 

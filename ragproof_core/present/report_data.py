@@ -29,11 +29,11 @@ import math
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from ragproof_core.compare.comparison import MixedJudgesError, compare_stored_runs
 from ragproof_core.metrics.aggregate import ValueCounts
@@ -55,6 +55,10 @@ from ragproof_core.present.trajectory import trajectory
 from ragproof_core.store import schema
 from ragproof_core.store.result_tally import ResultTally
 from ragproof_core.store.run_store import stored_run_settings
+
+if TYPE_CHECKING:
+    # Annotations only: a process building no frame (the command) skips pandas' 0.4 s.
+    import pandas as pd
 
 __all__ = ["MixedJudgesError", "ReportLimits", "gather_report"]
 
@@ -480,9 +484,13 @@ def _scores(
     read from its category's. The last entry of both lookups answers a missing value
     (code -1)."""
     case_column, status_column = frame["case_id"].cat, frame["status"].cat
-    position_of = np.append(
-        pd.Index(case_ids).get_indexer(case_column.categories.astype(object)), -1
+    # Each category's position among case_ids (unique), -1 for none: Arrow's, as this
+    # module names pandas only in annotations.
+    positions = pc.index_in(
+        pa.array(case_column.categories.astype(object), pa.string()),
+        value_set=pa.array(case_ids, pa.string()),
     )
+    position_of = np.append(positions.fill_null(-1).to_numpy(), -1)
     code_of = np.array(
         [STATUS_CODES.get(str(s), "?") for s in status_column.categories] + ["?"], dtype="<U1"
     )

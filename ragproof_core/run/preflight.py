@@ -28,7 +28,7 @@ from ragproof_core.data.dataset import fewer_units_than, load_dataset
 from ragproof_core.judge.environment import judge_environment
 from ragproof_core.judge.settings import JudgeEnv
 from ragproof_core.model import Case, units
-from ragproof_core.store.dataset_table import StagedDataset, staged_dataset, staged_dataset_file
+from ragproof_core.store.dataset_table import StagedDataset, staged_dataset_file
 from ragproof_core.store.recording import StagedRecording, staged_recording
 
 
@@ -65,26 +65,13 @@ class Staged:
     judge_env: JudgeEnv
 
 
-def preflight_staged(
-    config: Config, dataset: str | Path, *, adapter_checked: bool = False
-) -> Staged:
-    """``preflight`` for the run's dataset step: the same checks and errors, the dataset
-    read as the ``dataset`` table's rows (``store/dataset_table.py``), never as cases."""
-    return _checked_staged(config, dataset, staged_dataset(dataset), adapter_checked)
-
-
-def _checked_staged(
-    config: Config, dataset: str | Path, staged: StagedDataset, adapter_checked: bool
-) -> Staged:
-    judge_env = _check_the_rest(config, dataset, staged.rows, staged.units, adapter_checked)
-    return Staged(config, staged, judge_env)
-
-
 @contextmanager
 def staged_inputs(
     config: Config, dataset: str | Path, run_id: str, *, adapter_checked: bool = False
 ) -> Iterator[tuple[Staged, StagedRecording | None]]:
-    """``preflight_staged`` and ``staged_recording_of`` at once: the dataset is read (and
+    """``preflight`` for the run's dataset step, with ``staged_recording_of``: the same
+    checks and errors, the dataset read as the ``dataset`` table's rows
+    (``store/dataset_table.py``), never as cases. The dataset is read (and
     its rows written to a staged file, ``staged_dataset_file``) on a thread while the
     recording is read (pyarrow's reader and writer release the GIL, and the serial
     parts of one fill the other's gaps on a second core). Errors are raised as if the
@@ -102,10 +89,11 @@ def staged_inputs(
             recording = stack.enter_context(staged_recording_of(config.adapter, run_id))
         except AdapterLoadError as exc:
             refused = exc
-        checked = _checked_staged(config, dataset, dataset_read.result(), adapter_checked)
+        staged = dataset_read.result()
+        judge_env = _check_the_rest(config, dataset, staged.rows, staged.units, adapter_checked)
         if refused is not None:
             raise refused
-        yield checked, recording
+        yield Staged(config, staged, judge_env), recording
 
 
 def _check_the_rest(

@@ -21,6 +21,7 @@ Nothing is stored here: the caller writes ``StagedDataset.stored(run_id)``.
 
 from __future__ import annotations
 
+import functools
 import os
 import tempfile
 from collections.abc import Iterator
@@ -61,13 +62,17 @@ _FAST_SCHEMA = pa.schema(
     [("id", pa.string()), *_FAST_CASE, ("turns", pa.list_(pa.struct(_FAST_CASE)))]
 )
 _FAST_OPTIONS = pj.ParseOptions(explicit_schema=_FAST_SCHEMA, unexpected_field_behavior="error")
-# The kinds a plain case or a turn may name.
-_PLAIN_KINDS = pa.array([str(kind) for kind in CaseKind], pa.string())
 # What the exact path stores for a case without metadata and without agent fields.
 _NO_METADATA = "{}"
 _TOOL_MATCH = str(ToolMatch.IN_ORDER)
 _QA = str(CaseKind.QA)
-_CONVERSATION = pa.scalar(CONVERSATION_KIND)
+
+
+@functools.cache
+def _plain_kinds() -> pa.Array:
+    """The kinds a plain case or a turn may name; built on first use, not at import,
+    as ``pa.array`` imports pandas (``schema._status_texts`` says why)."""
+    return pa.array([str(kind) for kind in CaseKind], pa.string())
 
 
 @dataclass(frozen=True, slots=True)
@@ -173,7 +178,7 @@ def _block_rows(read: pa.Table) -> _BlockRows:
     the reader cannot make fails."""
     lines = read.num_rows
     turns = read.column("turns")
-    conversation = pc.fill_null(pc.equal(read.column("kind"), _CONVERSATION), False)
+    conversation = pc.fill_null(pc.equal(read.column("kind"), CONVERSATION_KIND), False)
     if not pc.any(conversation).as_py():
         require(turns.null_count == lines)  # turns on a plain case: the exact path words it
         no_conversation = pa.array([], pa.string())
@@ -216,7 +221,7 @@ def _dataset_columns(
     kind, sources = read.column("kind"), read.column("expected_source_ids")
     require(case_id.null_count == 0 and question.null_count == 0)
     require(all_hold_text(case_id) and all_hold_text(question))
-    require(pc.all(pc.is_in(kind.drop_null(), value_set=_PLAIN_KINDS)).as_py() is not False)
+    require(pc.all(pc.is_in(kind.drop_null(), value_set=_plain_kinds())).as_py() is not False)
     require(pc.list_flatten(sources).null_count == 0)
     rows = read.num_rows
     columns = {

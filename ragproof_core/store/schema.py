@@ -16,6 +16,7 @@ null list and an empty tuple an empty list.
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -59,7 +60,6 @@ SUMMARY_FIELDS: tuple[str, ...] = tables.METRIC_SUMMARIES.names[1:]
 SCHEMAS: dict[str, pa.Schema] = {name: table.schema for name, table in tables.TABLES.items()}
 
 _STATUS_BY_VALUE = {s.value: s for s in Status}
-_STATUS_TEXTS = pa.array([s.value for s in Status], pa.string())
 # Keyed by member: a plain string equal to a status's value hashes alike and is found
 # too, as the old encoder (which stored whatever string it was given) accepted it.
 _STATUS_CODES = {s: index for index, s in enumerate(Status)}
@@ -347,8 +347,16 @@ def encode_case_results(run_id: str, results: Sequence[MetricResult]) -> pa.Tabl
     )
 
 
+@functools.cache
+def _status_texts() -> pa.Array:
+    """Every status's text, in ``Status`` order; built on first use, not at import:
+    ``pa.array`` of a list imports pandas (pyarrow looks for its types), 0.4 s of CPU
+    that a process importing the store without writing it (the command) never needs."""
+    return pa.array([s.value for s in Status], pa.string())
+
+
 def _statuses(results: Sequence[MetricResult]) -> pa.Array:
-    """The status column, from each status's index among ``_STATUS_TEXTS``: a dict
+    """The status column, from each status's index among ``_status_texts()``: a dict
     lookup a row, where reading ``Status.value`` (or converting the enum) costs
     several times more on Python 3.11."""
     try:
@@ -358,7 +366,7 @@ def _statuses(results: Sequence[MetricResult]) -> pa.Array:
         raise ValueError(
             f"unknown metric result status(es): {', '.join(sorted(unknown))}"
         ) from None
-    return _STATUS_TEXTS.take(pa.array(codes, pa.int8()))
+    return _status_texts().take(pa.array(codes, pa.int8()))
 
 
 class UnknownStatus(UserError, ValueError):

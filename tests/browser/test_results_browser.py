@@ -26,7 +26,6 @@ from ragproof_core.store.run_store import RunStore
 from tests.support.cli import ragproof
 from tests.support.judge_server import JudgeServer
 from tests.support.runs import Runs
-from tests.support.s3_server import MotoServer
 from tests.support.served import ServedApp
 from tests.support.stores import StoreUnderTest
 
@@ -428,42 +427,39 @@ def test_foreign_host_and_origin_are_refused_and_hostile_text_is_inert(browser, 
     page.close()
 
 
-def test_the_same_app_over_an_s3_store(browser, store, monkeypatch):
-    good = store["good"]
-    s3 = MotoServer().start()
-    try:
-        bucket = s3.new_bucket()
-        for name, value in s3.env().items():
-            monkeypatch.setenv(name, value)
-        fs = s3fs.S3FileSystem(
-            endpoint_url=s3.endpoint, key="testing-key-id", secret="testing-secret-key"
+def test_the_same_app_over_an_s3_store(browser, store, s3_server, monkeypatch):
+    # The session's moto server (tests/conftest.py), in a bucket of this test's own.
+    good, s3 = store["good"], s3_server
+    bucket = s3.new_bucket()
+    for name, value in s3.env().items():
+        monkeypatch.setenv(name, value)
+    fs = s3fs.S3FileSystem(
+        endpoint_url=s3.endpoint, key="testing-key-id", secret="testing-secret-key"
+    )
+    fs.put(str(store["runs"].store / "runs"), f"{bucket}/store/", recursive=True)
+    location = f"s3://{bucket}/store"
+    env = {**store["runs"].env, **s3.env(), "RAGPROOF_STORE": location}
+    with ServedApp("serve", env=env) as served:
+        p = Page(browser, served.url)
+        page = p.page
+        p.open("/")
+        assert sorted(p.visible_rows("#runs-table tr.run-row", "run")) == sorted(
+            [good, store["worse"], store["other"]]
         )
-        fs.put(str(store["runs"].store / "runs"), f"{bucket}/store/", recursive=True)
-        location = f"s3://{bucket}/store"
-        env = {**store["runs"].env, **s3.env(), "RAGPROOF_STORE": location}
-        with ServedApp("serve", env=env) as served:
-            p = Page(browser, served.url)
-            page = p.page
-            p.open("/")
-            assert sorted(p.visible_rows("#runs-table tr.run-row", "run")) == sorted(
-                [good, store["worse"], store["other"]]
-            )
-            assert location in page.locator("nav.top .store").inner_text()
-            page.goto(f"{served.url}/runs/{good}/report")
-            page.wait_for_selector("body[data-ready='1']")
-            assert page.locator("#run-id").inner_text() == good
-            p.open(f"/label/{good}?annotator=s3-ann&metric={GROUNDEDNESS}&sample=6")
-            first = _label_one(page, "click", "0")
-            page.keyboard.press("Enter")
-            p.ready()
-            second = _label_one(page, "key", "3")
-            p.open(f"/label/{good}?annotator=s3-ann&metric={GROUNDEDNESS}&sample=6")
-            assert page.locator("#progress").inner_text() == "2 of 6 labelled by this annotator"
-            p.assert_inert()
-            page.close()
-        rows = StoreUnderTest("s3", location).query(
-            "SELECT case_id, score FROM labels WHERE run_id = ? AND annotator = 's3-ann'", [good]
-        )
-        assert sorted(rows) == sorted([(first, 0.0), (second, 1.0)])
-    finally:
-        s3.stop()
+        assert location in page.locator("nav.top .store").inner_text()
+        page.goto(f"{served.url}/runs/{good}/report")
+        page.wait_for_selector("body[data-ready='1']")
+        assert page.locator("#run-id").inner_text() == good
+        p.open(f"/label/{good}?annotator=s3-ann&metric={GROUNDEDNESS}&sample=6")
+        first = _label_one(page, "click", "0")
+        page.keyboard.press("Enter")
+        p.ready()
+        second = _label_one(page, "key", "3")
+        p.open(f"/label/{good}?annotator=s3-ann&metric={GROUNDEDNESS}&sample=6")
+        assert page.locator("#progress").inner_text() == "2 of 6 labelled by this annotator"
+        p.assert_inert()
+        page.close()
+    rows = StoreUnderTest("s3", location).query(
+        "SELECT case_id, score FROM labels WHERE run_id = ? AND annotator = 's3-ann'", [good]
+    )
+    assert sorted(rows) == sorted([(first, 0.0), (second, 1.0)])

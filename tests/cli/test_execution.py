@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gc
 import multiprocessing
+import subprocess
 import sys
 
 import dagster as dg
@@ -11,6 +12,7 @@ import pytest
 
 from ragproof_cli.execution import STEP_PRELOAD_MODULE
 from ragproof_cli.instance import ensure_dagster_home
+from tests.support.cli import REPO, cli_env
 
 # What a step process used to import for itself before its step's first line.
 HEAVY = ("dagster", "sqlalchemy", "alembic", "upath", "fsspec", "ragproof_")
@@ -59,3 +61,28 @@ def test_a_step_process_opens_the_instance_without_importing_dagster_or_its_stor
     assert [name for name in imported if name.startswith(HEAVY)] == []
     # The preloaded modules' objects, out of every collection a step runs.
     assert frozen > 100_000
+
+
+# In a fresh interpreter: whether pandas is imported once `ragproof run` has imported
+# what it runs (the command line, the Dagster layer), then once the forkserver's
+# preload has run.
+PANDAS_PROBE = (
+    "import sys\n"
+    "import ragproof_cli.run, ragproof_cli.execution\n"
+    "print('pandas' in sys.modules)\n"
+    "import ragproof_cli.step_preload\n"
+    "print('pandas' in sys.modules)\n"
+)
+
+
+@pytest.mark.slow
+def test_the_command_imports_no_pandas_before_its_run_and_the_forkserver_preloads_it(tmp_path):
+    done = subprocess.run(
+        [sys.executable, "-c", PANDAS_PROBE],
+        cwd=REPO,
+        env=cli_env(DAGSTER_HOME=str(tmp_path / "dh")),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.stdout.split() == ["False", "True"], done.stderr
