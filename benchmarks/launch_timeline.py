@@ -11,7 +11,11 @@ reads the run's events back from that home and splits the command's wall time:
   ``STEP_WORKER_STARTED``: a process forked from the forkserver), the set-up
   (to ``STEP_START``: the instance, the plan, the resources) and the work
   (``STEP_START`` to ``STEP_SUCCESS``);
-- after the run: the run's success to the command's exit (printing the results).
+- after the run: the run's success to the command's exit (printing the results);
+- after the dataset step: ``eval_dataset``'s success to the command's exit (the
+  shard plan, the shards, the summary step and the printing), and the CPU seconds
+  of every process of the command (the step processes are the forkserver's
+  children: this process adopts them as a subreaper and counts them as they end).
 
 The machine is shared: the 1-minute load is printed beside the figures.
 
@@ -21,7 +25,9 @@ The machine is shared: the 1-minute load is printed beside the figures.
 from __future__ import annotations
 
 import argparse
+import ctypes
 import os
+import resource
 import shutil
 import sys
 import tempfile
@@ -55,6 +61,29 @@ class StepTimes:
     started: float | None = None
     set_up: float | None = None
     done: float | None = None
+
+
+# prctl(2): orphaned descendants (the forkserver, outliving the command) come to this process.
+_PR_SET_CHILD_SUBREAPER = 36
+
+
+def adopt_descendants() -> None:
+    """Make this process the reaper of every orphaned descendant (Linux)."""
+    ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+
+
+def reap_descendants() -> None:
+    """Wait for every descendant still running, so their CPU counts in RUSAGE_CHILDREN."""
+    while True:
+        try:
+            os.waitpid(-1, 0)
+        except ChildProcessError:
+            return
+
+
+def children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 def run_events(dagster_home: Path) -> list[dg.EventLogEntry]:
@@ -116,10 +145,14 @@ def main(argv: Sequence[str] | None = None) -> None:
     home = Path(tempfile.mkdtemp(prefix="launch-timeline-", dir=WORK))
     try:
         env = clean_env(RAGPROOF_STORE=str(home / "store"), DAGSTER_HOME=str(home / "dagster"))
+        adopt_descendants()
+        cpu_before = children_cpu()
         origin = time.time()
         measured = measure_json_command(
             recorded.run_command("--shards", "2", "--metrics", ",".join(FOUR)), env, REPO
         )
+        reap_descendants()
+        every_cpu = children_cpu() - cpu_before
         events = run_events(home / "dagster")
     finally:
         shutil.rmtree(home, ignore_errors=True)
@@ -137,6 +170,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         )  # fmt: skip
     rows.append(["after the run (the results printed)", "-", "-", "-",
                  seconds(measured["wall_s"] - last), seconds(measured["wall_s"])])  # fmt: skip
+    dataset_done = next(t.done for t in steps if t.step == "eval_dataset")
     launches = [t.started - t.asked for t in steps if t.started is not None]
     set_ups = [t.set_up - t.started for t in steps if t.set_up is not None and t.started]
     table = Table(
@@ -146,8 +180,11 @@ def main(argv: Sequence[str] | None = None) -> None:
         rows,
         [
             f"Command: {seconds(measured['wall_s'])} wall, {seconds(measured['cpu_s'])} CPU "
-            "(the command's own process: the step processes are the forkserver's children, "
-            f"which it does not wait for), 1-minute load {measured['load']:.2f} before it.",
+            f"in its own process, {seconds(every_cpu)} CPU in all its processes (the "
+            "forkserver and the steps too), 1-minute load "
+            f"{measured['load']:.2f} before it.",
+            "After the dataset step (`eval_dataset`'s success to the command's exit): "
+            f"{seconds(measured['wall_s'] - dataset_done)}.",
             f"Step launches: {len(launches)}, {seconds(sum(launches))} in all "
             f"(longest {seconds(max(launches))}); set-ups {seconds(sum(set_ups))} in all.",
             "Seconds are from the command's start (the measuring wrapper's start-up "

@@ -16,9 +16,9 @@ evaluation logic lives in ``ragproof_core``; this module only wires it.
 import os
 from collections import Counter
 from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Executor, Future, ThreadPoolExecutor
 from contextlib import ExitStack
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -36,6 +36,7 @@ from ragproof_core.calibration import jury_agreement
 from ragproof_core.config import ConfigError, RunManifest
 from ragproof_core.data.dataset import DatasetError, dataset_sha256
 from ragproof_core.judge import JudgeLedger
+from ragproof_core.metrics.aggregate import MetricSummary
 from ragproof_core.present import (
     SERVE_URL_ENV,
     gather_report,
@@ -48,12 +49,11 @@ from ragproof_core.present import (
     worst_cases_markdown,
 )
 from ragproof_core.run import (
-    EVALUATION_DOCUMENT,
-    EvaluationTotals,
     Staged,
     recording_path,
     staged_inputs,
 )
+from ragproof_core.run.shards import RunTotals
 from ragproof_core.store import (
     ResultTally,
     RunRecord,
@@ -172,21 +172,34 @@ def _store_dataset(
     )
 
 
-def run_summary(
-    context: dg.OpExecutionContext,
+@dataclass(frozen=True, slots=True)
+class PreparedSummary:
+    """The run's summaries and record, computed before anything of them is shown."""
+
+    manifest: RunManifest
+    summaries: list[MetricSummary]
+    tally: ResultTally
+    record: RunRecord
+
+
+@dataclass(frozen=True, slots=True)
+class WrittenReport:
+    location: str
+    worst_cases: str
+
+
+def prepare_summary(
     run_store: RunStore,
+    run_id: str,
     judge_verdicts: JudgeLedger,
-    checks: CheckSettings,
-    tally: ResultTally | None = None,
-) -> Iterator[dg.Output | dg.AssetCheckResult]:
-    """The ``run_summary`` asset's output and its checks' results (``shards.py`` wires it
-    into the step that gathers the shards, after their three assets); ``tally``: the
-    results' tally when that step has it already."""
-    run_id = context.partition_key
+    totals: RunTotals,
+    tally: ResultTally,
+) -> PreparedSummary:
+    """The run's summaries (written: only the run record makes them visible) and its
+    record (not yet written), from the results' tally and the gathered shards."""
     manifest = run_store.run_manifest(run_id)
     # Counted column by column, batch by batch: never the run's results as objects.
     summaries, tally = summarize_run(run_store, run_id, manifest.run.metrics, tally)
-    totals = EvaluationTotals.from_dict(run_store.read_document(run_id, EVALUATION_DOCUMENT))
     record = RunRecord(
         run_id=run_id,
         dataset=manifest.dataset,
@@ -216,9 +229,46 @@ def run_summary(
         ),
     )
     run_store.write_summaries(run_id, summaries)
+    return PreparedSummary(manifest, summaries, tally, record)
+
+
+def write_report(run_store: RunStore, summary: PreparedSummary) -> WrittenReport:
+    """The run's HTML report, written beside its files from the summary about to be
+    recorded (the record as it will be stored), and its worst cases for the UI."""
+    run_id = summary.record.run_id
+    report = gather_report(
+        run_store, run_id, tally=summary.tally, record=RunStore.stored_run(summary.record)
+    )
+    location = run_store.write_report(run_id, render_html(report))
+    return WrittenReport(location, worst_cases_markdown(report))
+
+
+def run_summary(
+    context: dg.OpExecutionContext,
+    run_store: RunStore,
+    summary: PreparedSummary,
+    checks: CheckSettings,
+    report: Future[WrittenReport],
+    pool: Executor,
+) -> Iterator[dg.Output | dg.AssetCheckResult]:
+    """The ``run_summary`` asset's output and its checks' results (``shards.py`` wires it
+    into the step that gathers the shards, after their three assets): the run recorded,
+    its checks run on ``pool`` beside its ``report`` being written."""
+    run_id = context.partition_key
+    manifest, summaries, tally, record = (
+        summary.manifest,
+        summary.summaries,
+        summary.tally,
+        summary.record,
+    )
     # Written last: its presence is what makes the run visible in the views.
     run_store.write_run(record)
     _refresh_views(context, run_store)
+    # Both read the run record; their results follow the summary's materialization.
+    checked = [
+        pool.submit(no_regression, run_store, run_id, checks),
+        pool.submit(failure_rate, run_store, run_id, checks),
+    ]
 
     metadata: dict[str, object] = {
         "status": record.status,
@@ -252,22 +302,22 @@ def run_summary(
     skipped_reasons = _skip_reasons(tally.skip_reasons)
     if skipped_reasons:
         metadata["skip_reasons"] = dg.MetadataValue.md(skipped_reasons)
-    metadata.update(_report_metadata(context, run_store, run_id, tally))
     context.log_event(dataset_scores(record, summaries))
+    metadata.update(_report_metadata(context, run_id, report))
     # The materialization is on record before the checks: a check that fails to run
     # fails the step, not the summary the UI shows.
     yield dg.Output(None, output_name="run_summary", metadata=metadata)
-    yield no_regression(run_store, run_id, checks)
-    yield failure_rate(run_store, run_id, checks)
+    for check in checked:
+        yield check.result()
 
 
 def _report_metadata(
-    context: dg.OpExecutionContext, run_store, run_id: str, tally: ResultTally
+    context: dg.OpExecutionContext, run_id: str, report: Future[WrittenReport]
 ) -> dict:
-    """Write the run's HTML report beside its files; point to it and show the worst cases.
+    """Point to the run's HTML report and show its worst cases.
 
-    The run record is already written: a report that cannot be built is logged
-    and noted, never a reason to fail a finished evaluation.
+    A report that could not be built is logged and noted, never a reason to fail a
+    finished evaluation.
     """
     links = served_run_links(os.environ.get(SERVE_URL_ENV), run_id)
     # The run's page does not depend on the report being written.
@@ -275,16 +325,15 @@ def _report_metadata(
         {} if links is None else {"run_page": dg.MetadataValue.url(links.page)}
     )
     try:
-        report = gather_report(run_store, run_id, tally=tally)
-        location = run_store.write_report(run_id, render_html(report))
+        written = report.result()
     except Exception as exc:  # noqa: BLE001 - the evaluation itself succeeded
         context.log.error(f"the HTML report was not written: {type(exc).__name__}: {exc}")
         return {**metadata, "report": f"not written: {type(exc).__name__}: {exc}"}
     # The location as copyable text: the UI's browser opens neither file:// nor s3:// links.
-    metadata["report"] = dg.MetadataValue.path(location)
+    metadata["report"] = dg.MetadataValue.path(written.location)
     if links is not None:
         metadata["report_url"] = dg.MetadataValue.url(links.report)
-    metadata["worst_cases"] = dg.MetadataValue.md(worst_cases_markdown(report))
+    metadata["worst_cases"] = dg.MetadataValue.md(written.worst_cases)
     return metadata
 
 

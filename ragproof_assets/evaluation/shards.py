@@ -33,12 +33,13 @@ come back from the judge cache; summarize_run runs again after it.
 
 import asyncio
 from collections import Counter
-from collections.abc import Generator
-from dataclasses import replace
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, replace
 
 import dagster as dg
 
-from ragproof_assets.evaluation.assets import GROUP, run_summary
+from ragproof_assets.evaluation.assets import GROUP, prepare_summary, run_summary, write_report
 from ragproof_assets.evaluation.config import EVAL_OP, PROGRESS_TAG, EvalRunConfig
 from ragproof_assets.evaluation.partitions import evaluation_runs
 from ragproof_assets.evaluation.progress import progress_bar
@@ -55,7 +56,7 @@ from ragproof_core.config import AdapterSpec, ConfigError, RunManifest, redact
 from ragproof_core.gc_pause import collector_paused
 from ragproof_core.judge import JudgeLedger, judge_ledger
 from ragproof_core.metrics import give_rubrics, run_registry
-from ragproof_core.present import distributions_markdown, distributions_table
+from ragproof_core.present import distributions_table
 from ragproof_core.run import (
     ABORTED_BUDGET,
     ATTEMPT_PREFIX,
@@ -75,7 +76,8 @@ from ragproof_core.run import (
     unfinished_attempts,
     unit_shard_ranges,
 )
-from ragproof_core.store import ResultTally, RunStore, StoredTable, UnknownStatus
+from ragproof_core.run.shards import RunTotals
+from ragproof_core.store import ResultTally, RunStore, StoredTable
 from ragproof_core.store_health import STORE_FAULT, StoreHealth, StoreWriteError
 
 # Cases evaluated (and written) at a time within a shard: a shard's memory holds
@@ -340,13 +342,24 @@ def _store_fault(exc: StoreWriteError) -> dg.Failure:
     )
 
 
-def gather_shards(
-    context: dg.OpExecutionContext, run_store: RunStore
-) -> Generator[dg.Output, None, tuple[JudgeLedger, ResultTally | None]]:
-    """Add the shards' reports up: the run's outputs, judge ledger and case scores (the
-    three assets' outputs, yielded), and the ledger the summary records and the results'
-    tally it summarizes (None for a status the tally does not know), returned."""
-    run_id = context.partition_key
+@dataclass(frozen=True, slots=True)
+class GatheredShards:
+    """The shards' reports added up: what the three assets' outputs and the summary show."""
+
+    shards: int
+    totals: RunTotals
+    # Summed over calls and shards, its cost rounded once: for the run record and displays.
+    ledger: JudgeLedger
+    statuses: Counter[str]
+    first_failures: list[str]
+    unfinished: int
+    tally: ResultTally
+
+
+def gather_shards(run_store: RunStore, run_id: str) -> GatheredShards:
+    """Add the shards' reports up and make the run's ``outputs`` table; the results'
+    tally (``UnknownStatus``, naming the file, row and case, for a status it does not
+    know) is what the distributions, the summaries and the report count from."""
     shards = run_store.run_manifest(run_id).run.shards
     reports = [
         ShardReport.from_dict(run_store.read_document(run_id, report_name(i)))
@@ -358,23 +371,34 @@ def gather_shards(
     if all(report.outputs_from_recording for report in reports):
         run_store.outputs_from_recording(run_id)
     run_store.write_document(run_id, EVALUATION_DOCUMENT, totals.evaluation.to_dict())
-    # Summed over calls and shards: rounded once here, for the run record and every display.
-    ledger = totals.ledger.with_rounded_cost()
     statuses: Counter[str] = Counter()
     for report in reports:
         statuses.update(report.statuses)
-    first_failures = [line for r in reports for line in r.first_failures][:FIRST_FAILURES]
-    tally = _tally(run_store, run_id)
+    return GatheredShards(
+        shards=shards,
+        totals=totals,
+        ledger=totals.ledger.with_rounded_cost(),
+        statuses=statuses,
+        first_failures=[line for r in reports for line in r.first_failures][:FIRST_FAILURES],
+        unfinished=len(unfinished),
+        tally=run_store.tally_case_results(run_id),
+    )
 
+
+def shard_outputs(
+    run_store: RunStore, run_id: str, gathered: GatheredShards
+) -> Iterator[dg.Output]:
+    """The run's outputs, judge ledger and case scores: the three assets' outputs."""
+    totals, ledger, statuses = gathered.totals, gathered.ledger, gathered.statuses
     yield dg.Output(
         run_store.table_handle(run_id, "outputs", totals.cases),
         output_name="adapter_outputs",
         metadata={
             "dagster/row_count": totals.cases,
             "case_failures": totals.case_failures,
-            "first_failures": dg.MetadataValue.md("\n".join(first_failures) or "none"),
-            "shards": shards,
-            "unfinished_shard_attempts": len(unfinished),
+            "first_failures": dg.MetadataValue.md("\n".join(gathered.first_failures) or "none"),
+            "shards": gathered.shards,
+            "unfinished_shard_attempts": gathered.unfinished,
         },
     )
     yield dg.Output(
@@ -400,20 +424,10 @@ def gather_shards(
             "by_status": dg.MetadataValue.json(dict(statuses)),
             # Counted from the stored results' columns: never the results as objects.
             "distributions": dg.MetadataValue.md(
-                distributions_markdown(run_store.iter_case_results(run_id))
-                if tally is None
-                else distributions_table(tally.metrics, tally.values)
+                distributions_table(gathered.tally.metrics, gathered.tally.values)
             ),
         },
     )
-    return ledger, tally
-
-
-def _tally(run_store: RunStore, run_id: str) -> ResultTally | None:
-    try:
-        return run_store.tally_case_results(run_id)
-    except UnknownStatus:
-        return None
 
 
 @dg.op(
@@ -433,9 +447,16 @@ def summarize_run(context: dg.OpExecutionContext, store: StoreResource, checks: 
     # One step after the shards, not three (gather, summary, checks): each step is a
     # process to hand off, launch and set up on the run's critical path.
     run_store = store.store()
-    ledger, tally = yield from gather_shards(context, run_store)
-    # The distributions' tally is the summary's too: one pass over the results.
-    yield from run_summary(context, run_store, ledger, checks, tally)
+    run_id = context.partition_key
+    gathered = gather_shards(run_store, run_id)
+    # The distributions' tally is the summary's and the report's too: one pass over the results.
+    summary = prepare_summary(run_store, run_id, gathered.ledger, gathered.totals, gathered.tally)
+    # The report, the step's longest work, is built on a thread from here while this one
+    # hands Dagster the three assets' outputs, records the run and starts the checks.
+    with ThreadPoolExecutor(max_workers=2, thread_name_prefix="ragproof-summary") as pool:
+        report = pool.submit(write_report, run_store, summary)
+        yield from shard_outputs(run_store, run_id, gathered)
+        yield from run_summary(context, run_store, summary, checks, report, pool)
 
 
 OUTS = {

@@ -630,14 +630,17 @@ def gather_report(
     allow_mixed_judges: bool = False,
     limits: ReportLimits | None = None,
     tally: ResultTally | None = None,
+    record: Any | None = None,
 ) -> dict[str, Any]:
     """The report's data for ``run_id`` (optionally compared against run ``against``);
-    ``tally``: the run's ``store.tally_case_results``, when the caller has it already.
+    ``tally``: the run's ``store.tally_case_results``, when the caller has it already;
+    ``record``: the run's record as stored (``RunStore.stored_run``), when the caller
+    has it before writing it.
 
     Raises ``RunNotFound`` for an unknown or unfinished run and
     ``MixedJudgesError`` when the baseline was judged differently (unless allowed).
     """
-    record = store.get_run(run_id)
+    record = record if record is not None else store.get_run(run_id)
     # One connection for every query of the run (a connection costs tens of ms of CPU).
     with reader(store) as con:
         return _report(

@@ -93,6 +93,16 @@ class RunNotFound(UserError, KeyError):
         return self.message
 
 
+def _redacted_record(record: RunRecord) -> RunRecord:
+    return replace(
+        record,
+        dataset=redact_secrets(record.dataset),
+        adapter=redact_secrets(record.adapter),
+        judge_model=redact_secrets(record.judge_model),
+        config_json=_redact_config_json(record.config_json),
+    )
+
+
 def _redact_config_json(config_json: str) -> str:
     try:
         config = json.loads(config_json)
@@ -856,14 +866,13 @@ class RunStore:
     def write_run(self, record: RunRecord) -> None:
         """Finish a run: its record makes it visible in ``list_runs`` and the views."""
         validate_run_id(record.run_id)
-        record = replace(
-            record,
-            dataset=redact_secrets(record.dataset),
-            adapter=redact_secrets(record.adapter),
-            judge_model=redact_secrets(record.judge_model),
-            config_json=_redact_config_json(record.config_json),
-        )
-        self._write(record.run_id, "run", schema.encode_run(record))
+        self._write(record.run_id, "run", schema.encode_run(_redacted_record(record)))
+
+    @staticmethod
+    def stored_run(record: RunRecord) -> RunRecord:
+        """``record`` as ``write_run`` stores it and ``get_run`` reads it back (secrets
+        masked): what the run's report shows, before the record is written."""
+        return schema.decode_runs(schema.encode_run(_redacted_record(record)))[0]
 
     def get_run(self, run_id: str) -> RunRecord:
         try:

@@ -222,6 +222,23 @@ def test_secret_keys_are_redacted_in_manifest_and_run_record(store: RunStore) ->
     assert b"hunter2" not in stored
 
 
+def test_a_record_as_stored_is_what_get_run_reads_back(store: RunStore) -> None:
+    # The summary step's report shows the record before it is written (the record is
+    # written last): it must be the stored one, secrets masked, to the microsecond.
+    store.write_manifest("r1", {})
+    secret = {"adapter": {"options": {"apiKey": "sk-live-7"}}, "run": {"k": 5}}
+    record = replace(
+        sample.record("r1"),
+        dataset="https://user:hunter3@data.example/golden.jsonl",
+        config_json=json.dumps(secret),
+    )
+    as_stored = RunStore.stored_run(record)
+    assert "sk-live" not in as_stored.config_json
+    assert "hunter3" not in as_stored.dataset
+    store.write_run(record)
+    assert store.get_run("r1") == as_stored
+
+
 def test_config_json_without_secrets_is_kept_verbatim(store: RunStore) -> None:
     store.write_manifest("r1", {})
     text = '{"run":{"k":5}}'
