@@ -75,12 +75,19 @@ class ResultColumns:
         rows = np.repeat(np.arange(cases, dtype=np.int64), width)
         codes = np.ascontiguousarray(status, dtype=np.int64).reshape(-1)
         values = np.ascontiguousarray(value, dtype=np.float64).reshape(-1)
+        unscored = codes != STATUS_CODE[Status.SCORED]
+        reason_at = np.ascontiguousarray(reason).reshape(-1)
         return cls(
             case_ids.take(pa.array(rows)),
             pa.array(names, pa.string()).take(pa.array(np.tile(np.arange(width), cases))),
-            pa.array(STATUS_NAMES, pa.string()).take(pa.array(codes)),
-            pa.array(values, pa.float64(), mask=codes != STATUS_CODE[Status.SCORED]),
-            pa.array(reasons, pa.string()).take(pa.array(reason.reshape(-1))),
+            # Every row scored, the usual batch: no status or reason to look up.
+            pa.array(STATUS_NAMES, pa.string()).take(pa.array(codes))
+            if unscored.any()
+            else pa.repeat(pa.scalar(Status.SCORED.value, pa.string()), len(codes)),
+            pa.array(values, pa.float64(), mask=unscored),
+            pa.array(reasons, pa.string()).take(pa.array(reason_at))
+            if reason_at.any() or (len(reasons) and reasons[0] is not None)
+            else pa.nulls(len(reason_at), pa.string()),
             pa.nulls(cases * width, pa.string()),
         )
 
