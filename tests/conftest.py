@@ -45,6 +45,13 @@ def _scratch_in_memory() -> None:
 
 _scratch_in_memory()
 
+# Haystack decides on telemetry when first imported; tests/core/adapters/test_haystack.py
+# imports it at collection. Set for the whole session here, before tests/support/cli.py
+# records the environment its preloaded command server forks with: a variable first set
+# during collection makes every later command differ from that record, so the whole
+# suite would quietly exec every command instead of forking it.
+os.environ.setdefault("HAYSTACK_TELEMETRY_ENABLED", "False")
+
 # The repository's own packages, which every `ragproof` subprocess imports.
 _COMPILED_PACKAGES = ("ragproof_core", "ragproof_assets", "ragproof_cli", "ragproof_serve", "tests")
 

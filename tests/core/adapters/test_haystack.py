@@ -11,8 +11,7 @@ import os
 import pytest
 
 # Haystack decides on telemetry when first imported; the adapter turns it off before
-# importing, but this module imports Haystack first, so it does the same.
-os.environ.setdefault("HAYSTACK_TELEMETRY_ENABLED", "False")
+# importing, but this module imports Haystack first: tests/conftest.py sets it for the session.
 pytest.importorskip("haystack", reason="extra not installed: pip install 'ragproof[haystack]'")
 
 from ragproof_core.adapters.haystack import HaystackAdapter  # noqa: E402
