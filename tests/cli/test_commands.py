@@ -117,3 +117,13 @@ def test_a_run_without_a_judge_imports_no_web_app_no_litellm_and_no_other_comman
     assert json.loads(done.stdout)["status"] == "completed"
     assert _families(modules) == {"ragproof_cli.run"}
     assert _top_level(modules) & set(NOT_NEEDED) == set()
+
+
+@pytest.mark.slow
+def test_a_sharded_run_reads_its_results_without_importing_pandas(tmp_path):
+    # The steps run in processes of their own; the command only creates the run and
+    # reads the stored record back, whose UTC times pyarrow would convert through pandas.
+    done, modules = _modules_after(tmp_path, *RUN_ARGS, "--shards", "2", "--json")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["status"] == "completed"
+    assert "pandas" not in _top_level(modules)

@@ -1,16 +1,19 @@
 """The stored tables' decoders (store/schema.py): a result status ragproof does not know
 (a store written by another version, or a damaged file) is one clear error naming the
 file, the row and the case, whichever path reads it, and the command line prints it as
-one line, exit 1."""
+one line, exit 1; a run record's UTC times decode to the instants pyarrow gives."""
 
 from __future__ import annotations
 
+from datetime import UTC, datetime, timedelta
+
+import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
 from ragproof_cli import main
 from ragproof_core.store import RunStore, UnknownStatus
-from ragproof_core.store.schema import decode_case_results, encode_case_results
+from ragproof_core.store.schema import decode_case_results, encode_case_results, utc_datetimes
 from tests.core.store import sample
 
 KNOWN = "ragproof knows scored, skipped, not_applicable, judge_error, error"
@@ -69,3 +72,17 @@ def test_both_reading_paths_name_the_file_and_row(foreign_store):
 def test_the_command_line_prints_it_as_one_line_exit_1(foreign_store, capsys):
     assert main(["report", "r1"]) == 1
     assert capsys.readouterr().err == f"ragproof: {foreign_store[1]}\n"
+
+
+def test_utc_times_decode_to_the_instants_pyarrow_converts_them_to():
+    moments = [
+        datetime(2026, 12, 3, 6, 23, 42, 673599, tzinfo=UTC),
+        datetime(1969, 12, 31, 23, 59, 59, 999999, tzinfo=UTC),
+        datetime(1970, 1, 1, tzinfo=UTC),
+        None,
+        datetime(2262, 4, 11, 23, 47, 16, 854775, tzinfo=UTC),
+    ]
+    column = pa.chunked_array([moments[:2], moments[2:]], pa.timestamp("us", tz="UTC"))
+    decoded = utc_datetimes(column)
+    assert decoded == column.to_pylist() == moments
+    assert {d.utcoffset() for d in decoded if d is not None} == {timedelta(0)}
