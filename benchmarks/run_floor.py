@@ -15,11 +15,14 @@ fresh child process timed from its start, start-up included:
 4. the command with every default metric selected (no ``--metrics``).
 
 The floor runs before and after the commands and the lower of the two is used,
-so a load spike during one floor run does not flatter the commands. Target:
+so a load spike during one floor run does not flatter the commands. ``--rounds
+N`` repeats the three commands N times, each round between two floor runs, and
+adds a table of every round's ratios and their median: the host's speed drifts
+from one minute to the next by more than a change saves. Target:
 the four-metric command at most 2x the floor. The machine is shared: the
 1-minute load is printed beside every figure.
 
-``python -m benchmarks.run_floor [--cases N] [--quick]``; ``--floor DATASET
+``python -m benchmarks.run_floor [--cases N] [--rounds N] [--quick]``; ``--floor DATASET
 OUTPUTS`` is the floor's child process.
 """
 
@@ -28,9 +31,11 @@ from __future__ import annotations
 import argparse
 import json
 import shutil
+import statistics
 import sys
 import tempfile
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from benchmarks._common import (
@@ -92,6 +97,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--quick", action="store_true", help="2,000 cases")
     parser.add_argument("--emit", type=Path)
     parser.add_argument("--floor", nargs=2, metavar=("DATASET", "OUTPUTS"))
+    parser.add_argument(
+        "--rounds", type=int, default=1, help="rounds side by side, each between two floors"
+    )
     args = parser.parse_args(argv)
     if args.floor:
         print(json.dumps(floor(*args.floor)))
@@ -108,39 +116,66 @@ def main(argv: Sequence[str] | None = None) -> None:
         )
         return measure_json_command(recorded.run_command("--shards", "2", *extra), env, REPO)
 
+    rounds = []
     try:
         floors = [measure_json_command(floor_cmd, clean_env(), REPO)]
-        four = command("four", "--metrics", ",".join(FOUR))
-        again = command("four", "--metrics", ",".join(FOUR))
-        every = command("every")
-        floors.append(measure_json_command(floor_cmd, clean_env(), REPO))
+        for number in range(1, args.rounds + 1):
+            four = command(f"four-{number}", "--metrics", ",".join(FOUR))
+            again = command(f"four-{number}", "--metrics", ",".join(FOUR))
+            every = command(f"every-{number}")
+            floors.append(measure_json_command(floor_cmd, clean_env(), REPO))
+            rounds.append(Round(number, floors[-2], floors[-1], four, again, every))
     finally:
         shutil.rmtree(home, ignore_errors=True)
-    best = min(floors, key=lambda m: m["wall_s"])
+    tables = [round_table(r, n, recorded.megabytes) for r in rounds]
+    publish(tables + ([rounds_summary(rounds)] if len(rounds) > 1 else []), args.emit)
+
+
+@dataclass(frozen=True)
+class Round:
+    """One round side by side: the floor before and after, and the three commands."""
+
+    number: int
+    floor_before: dict
+    floor_after: dict
+    four: dict
+    again: dict
+    every: dict
+
+    @property
+    def floor(self) -> dict:
+        # The lower of the two, so a load spike during one floor run does not flatter
+        # the commands.
+        return min(self.floor_before, self.floor_after, key=lambda m: m["wall_s"])
+
+    def ratio(self, command: dict) -> float:
+        return command["wall_s"] / self.floor["wall_s"]
+
+
+def round_table(r: Round, n: int, megabytes: float) -> Table:
     rows = [
-        [f"floor: read + `json.loads` + pytrec_eval, one process (run {i})",
+        [f"floor: read + `json.loads` + pytrec_eval, one process ({when})",
          seconds(m["wall_s"]), seconds(m["cpu_s"]), f"{m['rss_mb']:,.0f} MB",
          "-", f"{m['load']:.2f}"]
-        for i, m in enumerate(floors, start=1)
+        for when, m in (("before", r.floor_before), ("after", r.floor_after))
     ]  # fmt: skip
     for label, m in (
-        ("`ragproof run --shards 2 --metrics` (the four retrieval metrics)", four),
-        ("the same again, on that store and Dagster home", again),
-        ("`ragproof run --shards 2` (every default metric)", every),
+        ("`ragproof run --shards 2 --metrics` (the four retrieval metrics)", r.four),
+        ("the same again, on that store and Dagster home", r.again),
+        ("`ragproof run --shards 2` (every default metric)", r.every),
     ):
         rows.append(
             [label, seconds(m["wall_s"]), seconds(m["cpu_s"]), f"{m['rss_mb']:,.0f} MB",
-             f"{m['wall_s'] / best['wall_s']:.2f}x", f"{m['load']:.2f}"]
+             f"{r.ratio(m):.2f}x", f"{m['load']:.2f}"]
         )  # fmt: skip
-    ratio = four["wall_s"] / best["wall_s"]
-    ratio_again = again["wall_s"] / best["wall_s"]
+    ratio, ratio_again = r.ratio(r.four), r.ratio(r.again)
     same = all(
-        abs(four["out"]["metrics"][name]["mean"] - best["out"]["means"][measure]) < 1e-12
+        abs(r.four["out"]["metrics"][name]["mean"] - r.floor["out"]["means"][measure]) < 1e-12
         for name, measure in zip(FOUR, MEASURES, strict=True)
     )
-    table = Table(
+    return Table(
         f"The whole run against the floor: {count(n)} recorded cases "
-        f"({recorded.megabytes:,.0f} MB of input)",
+        f"({megabytes:,.0f} MB of input)" + (f", round {r.number}" if r.number > 1 else ""),
         [
             "process",
             "wall",
@@ -154,9 +189,9 @@ def main(argv: Sequence[str] | None = None) -> None:
             f"Four-metric command / floor: {ratio:.2f}x (target <= {TARGET_RATIO:g}x): "
             f"{verdict(ratio <= TARGET_RATIO)} with a fresh store and Dagster home; "
             f"{ratio_again:.2f}x: {verdict(ratio_again <= TARGET_RATIO)} on the same home again. "
-            "'vs floor' divides by the faster floor run.",
+            "'vs floor' divides by the faster of the two floor runs beside it.",
             f"The command's four means equal pytrec_eval's over the same cases: {same} "
-            f"({count(best['out']['scored'])} cases scored).",
+            f"({count(r.floor['out']['scored'])} cases scored).",
             "Every figure is a fresh child process timed from its start (imports included); "
             "CPU is the user + system time of that process alone: the command's step "
             "processes are children of its forkserver, which it does not wait for, so they "
@@ -165,7 +200,30 @@ def main(argv: Sequence[str] | None = None) -> None:
             "come from runs side by side.",
         ],
     )
-    publish([table], args.emit)
+
+
+def rounds_summary(rounds: Sequence[Round]) -> Table:
+    """The ratios of every round and their median: the host's speed drifts between
+    rounds by more than one change saves, so one round decides nothing."""
+    rows = [
+        [str(r.number), seconds(r.floor["wall_s"]), f"{r.ratio(r.four):.2f}x",
+         f"{r.ratio(r.again):.2f}x", f"{r.ratio(r.every):.2f}x"]
+        for r in rounds
+    ]  # fmt: skip
+    fresh = statistics.median(r.ratio(r.four) for r in rounds)
+    again = statistics.median(r.ratio(r.again) for r in rounds)
+    rows.append(["median", "-", f"{fresh:.2f}x", f"{again:.2f}x",
+                 f"{statistics.median(r.ratio(r.every) for r in rounds):.2f}x"])  # fmt: skip
+    return Table(
+        f"The whole run against the floor: {len(rounds)} rounds side by side",
+        ["round", "floor", "four metrics, fresh home", "the same again", "every default metric"],
+        rows,
+        [
+            f"Median four-metric command / floor: {fresh:.2f}x with a fresh store and Dagster "
+            f"home (target <= {TARGET_RATIO:g}x): {verdict(fresh <= TARGET_RATIO)}; "
+            f"{again:.2f}x on the same home again: {verdict(again <= TARGET_RATIO)}.",
+        ],
+    )
 
 
 if __name__ == "__main__":
