@@ -86,3 +86,30 @@ def test_the_command_imports_no_pandas_before_its_run_and_the_forkserver_preload
         timeout=300,
     )
     assert done.stdout.split() == ["False", "True"], done.stderr
+
+
+# In a fresh interpreter that freezes its imports, as the `ragproof` script does: whether
+# opening the run's instance left its objects frozen, and how many objects the
+# collector's next run would scan (a few hundred at most if they were frozen).
+INSTANCE_PROBE = (
+    "import gc\n"
+    "from ragproof_cli import execution\n"
+    "gc.freeze()\n"
+    "before = gc.get_freeze_count()\n"
+    "instance = execution.open_run_instance('run-1')\n"
+    "print(gc.get_freeze_count() - before > 10_000, gc.get_count()[0] < 1_000, gc.isenabled())\n"
+    "print(instance.get_dynamic_partitions('evaluation_runs'))\n"
+)
+
+
+@pytest.mark.slow
+def test_the_run_instance_opens_frozen_with_its_partition(tmp_path):
+    done = subprocess.run(
+        [sys.executable, "-c", INSTANCE_PROBE],
+        cwd=REPO,
+        env=cli_env(DAGSTER_HOME=str(tmp_path / "dh")),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.stdout.splitlines() == ["True True True", "['run-1']"], done.stderr
