@@ -78,6 +78,7 @@ from ragproof_core.run import (
 )
 from ragproof_core.run.shards import RunTotals
 from ragproof_core.store import ResultTally, RunStore, StoredTable
+from ragproof_core.store.result_tally import tally_shard_groups
 from ragproof_core.store_health import STORE_FAULT, StoreHealth, StoreWriteError
 
 # Cases evaluated (and written) at a time within a shard: a shard's memory holds
@@ -318,6 +319,7 @@ def evaluate_shard(
         first_failures=first_failures,
         attempt=token,
         outputs_from_recording=outputs_as_recorded,
+        result_groups=writer.result_groups(),
     )
     run_store.write_document(run_id, report_name(index), report.to_dict())
     yield dg.Output(
@@ -381,7 +383,10 @@ def gather_shards(run_store: RunStore, run_id: str) -> GatheredShards:
         statuses=statuses,
         first_failures=[line for r in reports for line in r.first_failures][:FIRST_FAILURES],
         unfinished=len(unfinished),
-        tally=run_store.tally_case_results(run_id),
+        # What the shards grouped of their results, added up; the stored files grouped
+        # again only when a shard kept no groups.
+        tally=tally_shard_groups([report.result_groups for report in reports])
+        or run_store.tally_case_results(run_id),
     )
 
 

@@ -78,6 +78,9 @@ class ShardReport:
     # True when the shard wrote no outputs: they are the run's stored recording
     # (``RunStore.outputs_from_recording``), which the gathering step makes the table.
     outputs_from_recording: bool = False
+    # The shard's result rows grouped for the run's tally (``ResultsWriter.result_groups``),
+    # so the summary adds them up instead of reading every result again; None: not kept.
+    result_groups: dict[str, list] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

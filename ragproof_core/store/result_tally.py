@@ -18,7 +18,7 @@ percentiles), counts are counts. A status outside ``Status`` raises
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -115,6 +115,61 @@ def tally_groups(groups: pa.Table) -> ResultTally:
         tally.scored[metric] = ValueCounts(values[start:stop], counts[start:stop])
         tally.counts[metric][Status.SCORED] += int(counts[start:stop].sum())
     return tally
+
+
+# What a shard keeps of its results for the summary: its rows grouped as ``_TALLY``
+# groups them. Above this many groups (a latency scored on every case at scale) it
+# keeps nothing and the summary groups the stored files itself.
+MAX_SHARD_GROUPS = 20_000
+_GROUP_KEYS = ["metric", "status", "value", "reason"]
+GROUP_SCHEMA = pa.schema(
+    [
+        ("metric", pa.string()),
+        ("status", pa.string()),
+        ("value", pa.float64()),
+        ("reason", pa.string()),
+        ("n", pa.int64()),
+    ]
+)
+
+
+def group_results(results: pa.Table) -> pa.Table:
+    """``case_results`` rows grouped as ``_TALLY`` groups the stored files (columns
+    metric, status, value, reason, n)."""
+    status = results["status"]
+    value = pc.if_else(
+        pc.equal(status, Status.SCORED.value), results["value"], pa.scalar(None, pa.float64())
+    )
+    reason = pc.if_else(
+        pc.equal(status, Status.SKIPPED.value),
+        pc.coalesce(results["reason"], pa.scalar("")),
+        pa.scalar(None, pa.string()),
+    )
+    keyed = pa.table(
+        {"metric": results["metric"], "status": status, "value": value, "reason": reason}
+    )
+    grouped = keyed.group_by(_GROUP_KEYS, use_threads=False).aggregate([([], "count_all")])
+    return grouped.rename_columns([*_GROUP_KEYS, "n"]).cast(GROUP_SCHEMA)
+
+
+def merge_groups(groups: Iterable[pa.Table]) -> pa.Table:
+    """Grouped rows of several parts added up, as if grouped together."""
+    combined = pa.concat_tables([GROUP_SCHEMA.empty_table(), *groups])
+    summed = combined.group_by(_GROUP_KEYS, use_threads=False).aggregate([("n", "sum")])
+    return summed.rename_columns([*_GROUP_KEYS, "n"]).cast(GROUP_SCHEMA)
+
+
+def groups_from_columns(columns: dict[str, list]) -> pa.Table:
+    """Grouped rows from their stored form (``pa.Table.to_pydict`` of ``group_results``)."""
+    return pa.table(columns, schema=GROUP_SCHEMA)
+
+
+def tally_shard_groups(shard_groups: Sequence[dict[str, list] | None]) -> ResultTally | None:
+    """The run's tally from what each shard grouped of its own results; None when a
+    shard kept none (too many groups, or a report from before shards kept them)."""
+    if any(groups is None for groups in shard_groups):
+        return None
+    return tally_groups(merge_groups(groups_from_columns(g) for g in shard_groups))
 
 
 def failed_case_share(layout: StoreLayout, files: Sequence[str]) -> tuple[int, int]:

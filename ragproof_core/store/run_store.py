@@ -141,6 +141,20 @@ class ResultsWriter:
         self.run_id = run_id
         self._outputs = outputs
         self._results = results
+        # The results written so far, grouped for the run's tally (``result_groups``);
+        # None once they are too many groups to be worth keeping.
+        self._groups: pa.Table | None = result_tally.GROUP_SCHEMA.empty_table()
+
+    def result_groups(self) -> dict[str, list] | None:
+        """The results written, grouped as the run's tally groups them (columns as
+        lists, for a shard's report); None when there are too many groups to keep."""
+        return None if self._groups is None else self._groups.to_pydict()
+
+    def _group(self, table: pa.Table) -> None:
+        if self._groups is None:
+            return
+        groups = result_tally.merge_groups([self._groups, result_tally.group_results(table)])
+        self._groups = groups if groups.num_rows < result_tally.MAX_SHARD_GROUPS else None
 
     def write(
         self,
@@ -152,14 +166,16 @@ class ResultsWriter:
         if self._outputs is not None:
             self._write_outputs(self._outputs, outputs)
         if isinstance(results, ResultColumns):
-            self._write_encoded(self._results, result_table(self.run_id, results))
+            table = result_table(self.run_id, results)
+            self._write_encoded(self._results, table)
+            self._group(table)
             return
         for start in range(0, len(results), WRITE_BATCH_ROWS):
-            chunk = results[start : start + WRITE_BATCH_ROWS]
-            self._results.write_table(
-                schema.encode_case_results(self.run_id, chunk),
-                row_group_size=files.ROW_GROUP_SIZE,
+            chunk = schema.encode_case_results(
+                self.run_id, results[start : start + WRITE_BATCH_ROWS]
             )
+            self._results.write_table(chunk, row_group_size=files.ROW_GROUP_SIZE)
+            self._group(chunk)
 
     def _write_outputs(self, writer: Any, outputs: Sequence[CaseOutput] | pa.Table) -> None:
         if isinstance(outputs, pa.Table):

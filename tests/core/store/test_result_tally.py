@@ -16,7 +16,12 @@ from ragproof_core.metrics.aggregate import P50, P95, ValueCounts, nearest_rank,
 from ragproof_core.metrics.registry import METRIC_NAMES
 from ragproof_core.model import MetricResult, Status, case_error, judge_error, scored, skipped
 from ragproof_core.present.markdown import distributions_markdown, distributions_table
-from ragproof_core.store.result_tally import UnknownStatus, summarize_run
+from ragproof_core.store.result_tally import (
+    MAX_SHARD_GROUPS,
+    UnknownStatus,
+    summarize_run,
+    tally_shard_groups,
+)
 from ragproof_core.store.run_store import RunStore
 
 MRR, LATENCY, NDCG = "retrieval.mrr", "system.latency_s", "retrieval.ndcg_at_k"
@@ -105,4 +110,44 @@ def test_a_tally_at_hand_gives_the_summaries_a_fresh_pass_gives(store: RunStore)
     assert summarize_run(store, "r", METRIC_NAMES, tally) == (
         summarize_run(store, "r", METRIC_NAMES)[0],
         tally,
+    )
+
+
+def test_the_shards_own_groups_give_the_tally_of_their_stored_files(store: RunStore) -> None:
+    ids = [f"c{i:04d}" for i in range(600)]
+    shards = [mixed_results(ids[:300], 1), mixed_results(ids[300:], 2)]
+    store.write_manifest("r", {"run_id": "r"})
+    kept = []
+    for shard, results in enumerate(shards):
+        with store.results_writer("r", shard=shard) as writer:
+            # Several batches a shard: their groups are added up as they are written.
+            for start in range(0, len(results), 250):
+                writer.write([], results[start : start + 250])
+        kept.append(writer.result_groups())
+    stored = store.tally_case_results("r")
+    added = tally_shard_groups(kept)
+    assert added is not None
+    assert dict(added.counts) == dict(stored.counts)
+    assert added.skip_reasons == stored.skip_reasons
+    assert added.scored.keys() == stored.scored.keys()
+    for metric, counted in stored.scored.items():
+        assert added.scored[metric].values.tolist() == counted.values.tolist()
+        assert added.scored[metric].counts.tolist() == counted.counts.tolist()
+    assert summarize_run(store, "r", METRIC_NAMES, added)[0] == summarize(
+        [r for shard in shards for r in shard], METRIC_NAMES
+    )
+
+
+def test_a_shard_with_too_many_groups_keeps_none_and_the_files_are_tallied(
+    store: RunStore,
+) -> None:
+    results = [scored(f"c{i:05d}", LATENCY, i / 7) for i in range(MAX_SHARD_GROUPS)]
+    store.write_manifest("r", {"run_id": "r"})
+    with store.results_writer("r", shard=0) as writer:
+        writer.write([], results)
+    assert writer.result_groups() is None
+    assert tally_shard_groups([writer.result_groups()]) is None
+    assert (
+        tally_shard_groups([None, {"metric": [], "status": [], "value": [], "reason": [], "n": []}])
+        is None
     )
