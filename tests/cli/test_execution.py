@@ -63,6 +63,19 @@ def test_a_step_process_opens_the_instance_without_importing_dagster_or_its_stor
     assert frozen > 100_000
 
 
+def _probe(code: str, tmp_path) -> subprocess.CompletedProcess:
+    """``code`` run in a fresh interpreter from the repository, its Dagster home under
+    ``tmp_path``."""
+    return subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=REPO,
+        env=cli_env(DAGSTER_HOME=str(tmp_path / "dh")),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
+
 # In a fresh interpreter: whether pandas is imported once `ragproof run` has imported
 # what it runs (the command line, the Dagster layer), then once the forkserver's
 # preload has run.
@@ -77,14 +90,7 @@ PANDAS_PROBE = (
 
 @pytest.mark.slow
 def test_the_command_imports_no_pandas_before_its_run_and_the_forkserver_preloads_it(tmp_path):
-    done = subprocess.run(
-        [sys.executable, "-c", PANDAS_PROBE],
-        cwd=REPO,
-        env=cli_env(DAGSTER_HOME=str(tmp_path / "dh")),
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    done = _probe(PANDAS_PROBE, tmp_path)
     assert done.stdout.split() == ["False", "True"], done.stderr
 
 
@@ -104,12 +110,5 @@ INSTANCE_PROBE = (
 
 @pytest.mark.slow
 def test_the_run_instance_opens_frozen_with_its_partition(tmp_path):
-    done = subprocess.run(
-        [sys.executable, "-c", INSTANCE_PROBE],
-        cwd=REPO,
-        env=cli_env(DAGSTER_HOME=str(tmp_path / "dh")),
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    done = _probe(INSTANCE_PROBE, tmp_path)
     assert done.stdout.splitlines() == ["True True True", "['run-1']"], done.stderr
