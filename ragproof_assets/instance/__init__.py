@@ -1,0 +1,1 @@
+"""What the Dagster instance ragproof creates is configured with (its dagster.yaml)."""
