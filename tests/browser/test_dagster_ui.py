@@ -26,6 +26,7 @@ from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 from ragproof_assets.evaluation.dataset_scores import dataset_scores_key
 from ragproof_assets.evaluation.run_tags import EVALUATE_RUN_TAG, LAUNCHED_BY_TAG, RUN_ID_TAG
 from ragproof_cli.execution import CODE_LOCATION
+from ragproof_cli.instance import dagster_yaml
 from ragproof_core.config.settings import RUN_KEYS
 from tests.support.cli import REPO, cli_env
 from tests.support.judge_server import JudgeServer
@@ -80,7 +81,8 @@ def _wait_until_serving(url: str, proc: subprocess.Popen, log: Path) -> None:
 def dagster_dev(tmp_path):
     home, store = tmp_path / "dagster_home", tmp_path / "store"
     home.mkdir()
-    (home / "dagster.yaml").write_text("telemetry:\n  enabled: false\n")
+    # The home `ragproof run` would create: its step logs are kept by ragproof's manager.
+    (home / "dagster.yaml").write_text(dagster_yaml(home))
     port = _free_port()
     env = cli_env(DAGSTER_HOME=str(home), RAGPROOF_STORE=str(store))
     env.pop("RAGPROOF_JUDGE_MODEL", None)
@@ -134,6 +136,25 @@ def _messages(url: str, run_id: str) -> str:
     )
     events = data["logsForRun"].get("events", [])
     return "\n".join(e.get("message") or "" for e in events[-40:])
+
+
+def _step_logs(url: str, run_id: str, step: str) -> dict[str, str]:
+    """A step's captured stdout and stderr as the UI's log viewer reads them."""
+    data = _graphql(
+        url,
+        "query($runId: ID!) { logsForRun(runId: $runId) { ... on EventConnection "
+        "{ events { ... on LogsCapturedEvent { fileKey stepKeys } } } } }",
+        runId=run_id,
+    )
+    (file_key,) = {
+        e["fileKey"] for e in data["logsForRun"]["events"] if step in (e.get("stepKeys") or [])
+    }
+    logs = _graphql(
+        url,
+        "query($key: [String!]!) { capturedLogs(logKey: $key) { stdout stderr } }",
+        key=[run_id, "compute_logs", file_key],
+    )
+    return logs["capturedLogs"]
 
 
 def _wait_for_evaluate(url: str, log: Path) -> dict:
@@ -227,6 +248,9 @@ def test_launch_an_evaluation_from_the_ui_and_see_it_finish(browser, dagster_dev
     evaluate = _wait_for_evaluate(url, log)
     assert evaluate["status"] == "SUCCESS", _messages(url, evaluate["runId"])
     assert _runs(url)["launch_evaluation"]["status"] == "SUCCESS"
+    # The step's own log, kept by ragproof's compute log manager, is what the UI shows.
+    dataset_logs = _step_logs(url, evaluate["runId"], "eval_dataset")
+    assert 'Started execution of step "eval_dataset"' in dataset_logs["stderr"]
 
     # What a person sees: the Runs page lists both runs, marked Success (its rows
     # are not table rows: wait for the target links and a second status badge).
