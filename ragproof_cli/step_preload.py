@@ -1,8 +1,9 @@
 """What the forkserver of `ragproof run --shards N` imports once, for every step
 process forked from it: the modules a step imports before its step's first line
-(``execution.step_preload_modules``), imported with the collector paused, then
-frozen, so no step process's collections rescan them (nor copy their pages by
-touching them, as a collection would after the fork).
+(``execution.step_preload_modules``) and the job it reconstructs, imported and
+built with the collector paused, then frozen, so no step process's collections
+rescan them (nor copy their pages by touching them, as a collection would after
+the fork).
 
 The forkserver ends with the command that started it (``end_with_parent``): the
 command starts it before it has validated its input (``step_server.py``), and a
@@ -45,6 +46,10 @@ def preload() -> None:
             except ImportError:
                 # As the forkserver's own preload does: the step imports it and says why not.
                 continue
+        # The job as every step reconstructs it: its repository, resources and asset job
+        # built once here and inherited, where each step process built them for itself
+        # (about a tenth of a step's own time before its body; docs/benchmarks.md).
+        execution.evaluate_job_def()
         # Before the collector resumes: its first run would scan every object above.
         gc.freeze()
 
