@@ -48,10 +48,10 @@ def main(argv: Sequence[str] | None = None) -> None:
     measured: dict[str, list[dict]] = {name: [] for name in MANAGERS}
     try:
         for number in range(rounds):
-            for name in MANAGERS:
-                home = top / f"{number}-{len(measured[name])}-{MANAGERS.index(name)}"
+            for index, name in enumerate(MANAGERS):
+                home = top / f"{number}-{index}"
                 (home / "dagster").mkdir(parents=True)
-                if name == MANAGERS[0]:
+                if index == 0:
                     (home / "dagster" / "dagster.yaml").write_text(STOCK_YAML, encoding="utf-8")
                 env = clean_env(
                     RAGPROOF_STORE=str(home / "store"), DAGSTER_HOME=str(home / "dagster")
