@@ -58,7 +58,8 @@ def dagster_yaml(home: Path) -> str:
 
 
 def ensure_dagster_home() -> Path:
-    """Use $DAGSTER_HOME, defaulting under data/; create it with telemetry off."""
+    """Use $DAGSTER_HOME, defaulting under data/; create it with ragproof's dagster.yaml
+    (``dagster_yaml``) unless it has one."""
     home = use_dagster_home()
     home.mkdir(parents=True, exist_ok=True)
     config = home / "dagster.yaml"

@@ -3,10 +3,11 @@
 ``LocalComputeLogManager`` sends each step's stdout and stderr to files the UI reads,
 and copies them back to the terminal with a ``tail -F`` process and a Python process
 that watches it, for each stream: four processes started and stopped for every step.
-On a sharded run's critical path that is about 0.3 s of its wall (measured beside
-the stock manager in docs/benchmarks.md). Here the files, their layout and everything
-the UI reads are the local manager's; only the copy to the terminal is a thread of
-the step's own process, which cannot outlive it, so nothing needs watching.
+On a sharded run's critical path that is 0.2 to 0.3 s of its wall (measured beside
+the stock manager by benchmarks/compute_logs.py, in docs/benchmarks.md). Here the
+files, their layout and everything the UI reads are the local manager's; only the
+copy to the terminal is a thread of the step's own process, which cannot outlive it,
+so nothing needs watching.
 """
 
 from __future__ import annotations
@@ -87,9 +88,11 @@ def mirrored_to_file(stream: Any, path: str) -> Iterator[None]:
             source.seek(0, os.SEEK_END)
             original = os.dup(fd)
             try:
+                os.dup2(log.fileno(), fd)
+                # Started once the descriptor writes to the file: it copies from the offset
+                # taken above, so nothing written in between is missed.
                 mirror = FileMirror(source, original)
                 mirror.start()
-                os.dup2(log.fileno(), fd)
                 try:
                     yield
                 finally:
