@@ -19,8 +19,8 @@ from collections.abc import Generator, Iterator, Sequence
 from contextlib import contextmanager
 from typing import IO, Any
 
-# The documented module of the local manager, the one a dagster.yaml names; its capture
-# context and stream names come from where it imports them.
+# Dagster exports no compute log manager at its top level: the ones in its own packages
+# (dagster_aws's, dagster_gcp's) import these names from these modules, as here.
 from dagster._core.storage.compute_log_manager import CapturedLogContext
 from dagster._core.storage.local_compute_log_manager import (
     IO_TYPE_EXTENSION,
