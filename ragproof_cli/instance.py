@@ -23,6 +23,9 @@ _COMPUTE_LOGS_MODULE = "ragproof_assets.instance.compute_logs"
 _COMPUTE_LOGS_CLASS = "MirroredComputeLogManager"
 # Where Dagster keeps a home's compute logs when its dagster.yaml names no manager.
 _COMPUTE_LOGS_FOLDER = "storage"
+# What ragproof wrote into a new home's dagster.yaml before it named a compute log
+# manager: a file still exactly this was never edited, and is brought up to date.
+_EARLIER_DAGSTER_YAMLS = ("telemetry:\n  enabled: false\n",)
 _LOCK_NAME = ".ragproof-instance.lock"
 # What Dagster opens where dagster.yaml names nothing (the secrets loader, the
 # definitions state storage) and what its SQLite migrations import when they are checked.
@@ -58,13 +61,19 @@ def dagster_yaml(home: Path) -> str:
 
 
 def ensure_dagster_home() -> Path:
-    """Use $DAGSTER_HOME, defaulting under data/; create it with ragproof's dagster.yaml
-    (``dagster_yaml``) unless it has one."""
+    """Use $DAGSTER_HOME, defaulting under data/; give it ragproof's dagster.yaml
+    (``dagster_yaml``) unless it has one of its own: one that is still exactly what an
+    earlier ragproof wrote is replaced."""
     home = use_dagster_home()
     home.mkdir(parents=True, exist_ok=True)
     config = home / "dagster.yaml"
-    if not config.exists():
-        config.write_text(dagster_yaml(home), encoding="utf-8")
+    if not config.exists() or config.read_text(encoding="utf-8") in _EARLIER_DAGSTER_YAMLS:
+        # Replaced whole, never rewritten in place: another process opening the instance
+        # meanwhile (a second run, the UI) reads the old file or the new, never half of one.
+        # Named per process (and made with the umask's permissions, as any file is).
+        draft = home / f".dagster.yaml.{os.getpid()}"
+        draft.write_text(dagster_yaml(home), encoding="utf-8")
+        os.replace(draft, config)
     return home
 
 

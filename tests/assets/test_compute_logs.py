@@ -7,9 +7,6 @@ import json
 import subprocess
 import sys
 
-import yaml
-
-from ragproof_cli.instance import ensure_dagster_home
 from tests.support.cli import REPO, cli_env
 
 FIXTURES = REPO / "tests" / "fixtures" / "compute_logs"
@@ -25,20 +22,6 @@ def _python(script: str, *args: str, **env: str) -> subprocess.CompletedProcess:
         timeout=120,
         check=True,
     )
-
-
-def test_a_new_home_names_the_mirrored_manager_with_dagsters_own_folder(tmp_path, monkeypatch):
-    monkeypatch.setenv("DAGSTER_HOME", str(tmp_path))
-    home = ensure_dagster_home()
-    settings = yaml.safe_load((home / "dagster.yaml").read_text())
-    assert settings == {
-        "telemetry": {"enabled": False},
-        "compute_logs": {
-            "module": "ragproof_assets.instance.compute_logs",
-            "class": "MirroredComputeLogManager",
-            "config": {"base_dir": str(tmp_path / "storage")},
-        },
-    }
 
 
 def test_a_steps_output_is_captured_for_the_ui_and_shown_with_no_helper_process(tmp_path):
