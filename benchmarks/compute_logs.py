@@ -4,9 +4,9 @@ The four-metric ``ragproof run --shards 2`` of ``run_floor`` on the same recorde
 cases (``_synthetic.write_recorded_run``), each time with a fresh store and Dagster
 home, alternating two homes' ``dagster.yaml``:
 
-- Dagster's ``LocalComputeLogManager`` (a home whose dagster.yaml names no compute
-  log manager, as every home ragproof created before this change): a ``tail -F``
-  and a watcher process per stream of every step;
+- Dagster's ``LocalComputeLogManager`` (named in the home's dagster.yaml as Dagster's
+  default for a home is; every home ragproof created before this change had it): a
+  ``tail -F`` and a watcher process per stream of every step;
 - ragproof's ``MirroredComputeLogManager`` (the dagster.yaml ragproof writes now,
   ``ragproof_cli/instance.py``): the same files, copied to the terminal by a thread.
 
@@ -29,8 +29,16 @@ from benchmarks._common import REPO, WORK, Table, clean_env, count, measure_json
 from benchmarks._synthetic import write_recorded_run
 from benchmarks.run_floor import FOUR
 
-# A home as Dagster makes it when its dagster.yaml names nothing but telemetry.
-STOCK_YAML = "telemetry:\n  enabled: false\n"
+# Dagster's own manager, named as its default for a home is: a dagster.yaml naming no
+# manager at all would be one an earlier ragproof wrote, which ragproof now replaces.
+STOCK_YAML = """telemetry:
+  enabled: false
+compute_logs:
+  module: dagster._core.storage.local_compute_log_manager
+  class: LocalComputeLogManager
+  config:
+    base_dir: {home}/storage
+"""
 MANAGERS = ("Dagster's LocalComputeLogManager", "ragproof's MirroredComputeLogManager")
 
 
@@ -52,7 +60,9 @@ def main(argv: Sequence[str] | None = None) -> None:
                 home = top / f"{number}-{index}"
                 (home / "dagster").mkdir(parents=True)
                 if index == 0:
-                    (home / "dagster" / "dagster.yaml").write_text(STOCK_YAML, encoding="utf-8")
+                    (home / "dagster" / "dagster.yaml").write_text(
+                        STOCK_YAML.format(home=home / "dagster"), encoding="utf-8"
+                    )
                 env = clean_env(
                     RAGPROOF_STORE=str(home / "store"), DAGSTER_HOME=str(home / "dagster")
                 )
