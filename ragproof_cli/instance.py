@@ -23,9 +23,10 @@ _COMPUTE_LOGS_MODULE = "ragproof_assets.instance.compute_logs"
 _COMPUTE_LOGS_CLASS = "MirroredComputeLogManager"
 # Where Dagster keeps a home's compute logs when its dagster.yaml names no manager.
 _COMPUTE_LOGS_FOLDER = "storage"
-# What ragproof wrote into a new home's dagster.yaml before it named a compute log
-# manager: a file still exactly this was never edited, and is brought up to date.
-_EARLIER_DAGSTER_YAMLS = ("telemetry:\n  enabled: false\n",)
+# The storage of the homes ragproof creates: Dagster's SQLite files and tables, one
+# engine a database a process (ragproof_assets/instance/sqlite_storage.py).
+_STORAGE_MODULE = "ragproof_assets.instance.sqlite_storage"
+_STORAGE_CLASS = "KeptEngineSqliteStorage"
 _LOCK_NAME = ".ragproof-instance.lock"
 # What Dagster opens where dagster.yaml names nothing (the secrets loader, the
 # definitions state storage) and what its SQLite migrations import when they are checked.
@@ -47,9 +48,25 @@ def use_dagster_home() -> Path:
 
 def dagster_yaml(home: Path) -> str:
     """The dagster.yaml of a home ragproof creates: telemetry off (ragproof runs on
-    machines without internet and sends nothing anywhere), and the local compute log
-    manager's files, copied to the terminal by a thread instead of four processes a step."""
+    machines without internet and sends nothing anywhere); the local compute log
+    manager's files, copied to the terminal by a thread instead of four processes a
+    step; Dagster's SQLite storage in its usual place, opened once a process instead
+    of once an event."""
     settings = {
+        **_compute_logs_settings(home),
+        "storage": {
+            "custom": {
+                "module": _STORAGE_MODULE,
+                "class": _STORAGE_CLASS,
+                "config": {"base_dir": str(home)},
+            }
+        },
+    }
+    return yaml.safe_dump(settings, sort_keys=False)
+
+
+def _compute_logs_settings(home: Path) -> dict:
+    return {
         "telemetry": {"enabled": False},
         "compute_logs": {
             "module": _COMPUTE_LOGS_MODULE,
@@ -57,7 +74,15 @@ def dagster_yaml(home: Path) -> str:
             "config": {"base_dir": str(home / _COMPUTE_LOGS_FOLDER)},
         },
     }
-    return yaml.safe_dump(settings, sort_keys=False)
+
+
+def earlier_dagster_yamls(home: Path) -> tuple[str, ...]:
+    """What earlier versions of ragproof wrote into a new home's dagster.yaml: a file still exactly
+    one of these was never edited, and is brought up to date."""
+    return (
+        "telemetry:\n  enabled: false\n",
+        yaml.safe_dump(_compute_logs_settings(home), sort_keys=False),
+    )
 
 
 def ensure_dagster_home() -> Path:
@@ -67,7 +92,7 @@ def ensure_dagster_home() -> Path:
     home = use_dagster_home()
     home.mkdir(parents=True, exist_ok=True)
     config = home / "dagster.yaml"
-    if not config.exists() or config.read_text(encoding="utf-8") in _EARLIER_DAGSTER_YAMLS:
+    if not config.exists() or config.read_text(encoding="utf-8") in earlier_dagster_yamls(home):
         # Replaced whole, never rewritten in place: another process opening the instance
         # meanwhile (a second run, the UI) reads the old file or the new, never half of one.
         # Named per process (and made with the umask's permissions, as any file is).

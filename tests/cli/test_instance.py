@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import pytest
 import yaml
 
-from ragproof_cli.instance import ensure_dagster_home
+from ragproof_cli.instance import earlier_dagster_yamls, ensure_dagster_home
 
 # What ragproof wrote into a new home before it named its compute log manager.
 EARLIER = "telemetry:\n  enabled: false\n"
 
 
-def test_a_new_home_names_the_mirrored_manager_with_dagsters_own_folder(tmp_path, monkeypatch):
+def test_a_new_home_names_ragproofs_manager_and_storage_with_dagsters_own_folders(
+    tmp_path, monkeypatch
+):
     monkeypatch.setenv("DAGSTER_HOME", str(tmp_path))
     home = ensure_dagster_home()
     assert yaml.safe_load((home / "dagster.yaml").read_text()) == {
@@ -20,17 +23,28 @@ def test_a_new_home_names_the_mirrored_manager_with_dagsters_own_folder(tmp_path
             "class": "MirroredComputeLogManager",
             "config": {"base_dir": str(tmp_path / "storage")},
         },
+        "storage": {
+            "custom": {
+                "module": "ragproof_assets.instance.sqlite_storage",
+                "class": "KeptEngineSqliteStorage",
+                "config": {"base_dir": str(tmp_path)},
+            }
+        },
     }
     # Nothing else is left in the home: the file was written whole beside it, then moved.
     assert sorted(p.name for p in tmp_path.iterdir()) == ["dagster.yaml"]
 
 
-def test_a_home_as_an_earlier_ragproof_made_it_is_brought_up_to_date(tmp_path, monkeypatch):
+@pytest.mark.parametrize("made_by", [0, 1], ids=["telemetry only", "compute logs"])
+def test_a_home_as_an_earlier_ragproof_made_it_is_brought_up_to_date(
+    made_by, tmp_path, monkeypatch
+):
     monkeypatch.setenv("DAGSTER_HOME", str(tmp_path))
-    (tmp_path / "dagster.yaml").write_text(EARLIER)
+    (tmp_path / "dagster.yaml").write_text(earlier_dagster_yamls(tmp_path)[made_by])
     ensure_dagster_home()
     settings = yaml.safe_load((tmp_path / "dagster.yaml").read_text())
     assert settings["compute_logs"]["class"] == "MirroredComputeLogManager"
+    assert settings["storage"]["custom"]["class"] == "KeptEngineSqliteStorage"
 
 
 def test_a_dagster_yaml_of_the_users_own_is_left_as_it_is(tmp_path, monkeypatch):

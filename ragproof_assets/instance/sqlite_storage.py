@@ -1,0 +1,254 @@
+"""Dagster's SQLite storages (runs, event logs, schedules) with one SQLAlchemy engine
+a database file for the life of a process, and a database's set-up checked by
+reading its stamped Alembic revision.
+
+Same tables, files and migrations as Dagster's own ``storage: sqlite`` (the classes
+below subclass Dagster's), so the UI, the daemon and every step read one instance.
+What differs is what a process pays to touch it:
+
+- Dagster's storages build a new engine for every connection. For the event log that
+  is every event a step writes (about a dozen a step, each also mirrored into the
+  index database when it is about an asset), and an engine's first connection
+  initialises its dialect and compiles the insert again: about 8 ms an event against
+  3 ms with the engine kept (measured side by side, docs/benchmarks.md).
+- The first time a process touches a database, Dagster loads every migration script
+  to learn the head revision (about 15 to 30 ms each time, four databases a step
+  process), only to act when the database was never stamped at all. A database
+  already stamped is taken as set up here; one that is not goes through Dagster's own
+  set-up, unchanged.
+
+Each evaluation step is a process of its own, so a run paid both on its critical
+path once a step.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import yaml
+
+# Dagster names its storage classes' modules under dagster._core (its dagster.yaml
+# examples do too); these are the classes ``storage: sqlite`` builds.
+from dagster._config import StringSource
+from dagster._core.storage.base_storage import DagsterStorage
+from dagster._core.storage.event_log.sqlite.sqlite_event_log import SqliteEventLogStorage
+from dagster._core.storage.runs.sqlite.sqlite_run_storage import SqliteRunStorage
+from dagster._core.storage.schedules.sqlite.sqlite_schedule_storage import SqliteScheduleStorage
+from dagster._core.storage.sql import create_engine
+from dagster._core.storage.sqlite import SQLITE_BUSY_TIMEOUT_SECONDS, create_db_conn_string
+from dagster._serdes import ConfigurableClass, ConfigurableClassData
+from sqlalchemy import text
+from sqlalchemy.engine import Connection, Engine
+from sqlalchemy.pool import NullPool
+
+# The index database every run's events are mirrored into (Dagster's name for it).
+INDEX_DATABASE = "index"
+
+
+class Engines:
+    """One engine a database (connection string) for this process.
+
+    The engines pool nothing (``NullPool``, as Dagster's): each connection is opened
+    and closed around its transaction, so an engine holds no file between uses and a
+    process forked with it can use it too.
+    """
+
+    def __init__(self, **connect_args: object) -> None:
+        self._connect_args = connect_args
+        self._engines: dict[str, Engine] = {}
+        # Steps write events from more than one thread (the summary step's pool).
+        self._lock = threading.Lock()
+
+    def engine(self, conn_string: str) -> Engine:
+        with self._lock:
+            engine = self._engines.get(conn_string)
+            if engine is None:
+                engine = create_engine(
+                    conn_string, poolclass=NullPool, connect_args=self._connect_args
+                )
+                self._engines[conn_string] = engine
+            return engine
+
+    @contextmanager
+    def transaction(self, conn_string: str) -> Iterator[Connection]:
+        with self.engine(conn_string).connect() as conn, conn.begin():
+            yield conn
+
+
+def stamped(engine: Engine, tables: tuple[str, ...] = ()) -> bool:
+    """Whether Dagster has set this database up: an Alembic revision is stamped in it
+    and every one of ``tables`` exists. A database file not there yet is not created."""
+    database = engine.url.database
+    if not database or not os.path.exists(database):
+        return False
+    with engine.connect() as conn:
+        names = {
+            row[0]
+            for row in conn.execute(text("SELECT name FROM sqlite_master WHERE type = 'table'"))
+        }
+        if "alembic_version" not in names or not set(tables) <= names:
+            return False
+        return conn.execute(text("SELECT version_num FROM alembic_version")).first() is not None
+
+
+class _OneDatabase:
+    """A Dagster SQLite storage of one database file (``DATABASE``.db under its
+    base_dir), that file's engine kept for the process."""
+
+    DATABASE: str
+    # Tables Dagster's from_local creates besides stamping the revision.
+    TABLES: tuple[str, ...] = ()
+
+    def __init__(self, conn_string: str, inst_data: ConfigurableClassData | None = None) -> None:
+        super().__init__(conn_string, inst_data)
+        self._database = conn_string
+        self._engines = Engines()
+
+    @classmethod
+    def from_config_value(cls, inst_data, config_value):
+        # Dagster's own builds its own class by name here, not ``cls``.
+        return cls.from_local(inst_data=inst_data, **config_value)
+
+    @classmethod
+    def from_local(cls, base_dir: str, inst_data: ConfigurableClassData | None = None):
+        conn_string = create_db_conn_string(base_dir, cls.DATABASE)
+        if stamped(create_engine(conn_string, poolclass=NullPool), cls.TABLES):
+            return cls(conn_string, inst_data)
+        # Dagster creates, stamps and indexes a new database (building ``cls``).
+        return super().from_local(base_dir, inst_data)
+
+    @contextmanager
+    def connect(self) -> Iterator[Connection]:
+        with self._engines.transaction(self._database) as conn:
+            yield conn
+
+
+class KeptEngineRunStorage(_OneDatabase, SqliteRunStorage):
+    """Dagster's SQLite run storage (``history/runs.db``), one engine for the process."""
+
+    DATABASE = "runs"
+    TABLES = ("runs", "instance_info")
+
+
+class KeptEngineScheduleStorage(_OneDatabase, SqliteScheduleStorage):
+    """Dagster's SQLite schedule storage (``schedules/schedules.db``), one engine for the
+    process."""
+
+    DATABASE = "schedules"
+
+
+class KeptEngineEventLogStorage(SqliteEventLogStorage):
+    """Dagster's SQLite event log (a database a run, and the index), one engine a
+    database for the process."""
+
+    def __init__(self, base_dir: str, inst_data: ConfigurableClassData | None = None) -> None:
+        # Before Dagster's constructor: on a new home it writes the index through
+        # ``index_connection`` already.
+        # Dagster's event log waits this long for a database another process is writing.
+        self._engines = Engines(timeout=SQLITE_BUSY_TIMEOUT_SECONDS)
+        self._set_up: set[str] = set()
+        self._set_up_lock = threading.Lock()
+        super().__init__(base_dir, inst_data)
+
+    def run_connection(self, run_id: str | None = None):
+        return self._database_connection(run_id, SqliteEventLogStorage.run_connection)
+
+    def index_connection(self):
+        return self._database_connection(
+            INDEX_DATABASE, lambda storage, _: SqliteEventLogStorage.index_connection(storage)
+        )
+
+    @contextmanager
+    def _database_connection(self, name, dagsters_connection) -> Iterator[Connection]:
+        conn_string = self.conn_string_for_shard(name)
+        with self._set_up_lock:
+            if name not in self._set_up:
+                if not stamped(self._engines.engine(conn_string)):
+                    # Dagster's own connection creates the tables and stamps them.
+                    with dagsters_connection(self, name):
+                        pass
+                self._set_up.add(name)
+        with self._engines.transaction(conn_string) as conn:
+            yield conn
+
+
+def _runs_folder(base_dir: str) -> str:
+    return os.path.join(base_dir, "history", "")
+
+
+def _event_logs_folder(base_dir: str) -> str:
+    return os.path.join(base_dir, "history", "runs", "")
+
+
+def _schedules_folder(base_dir: str) -> str:
+    return os.path.join(base_dir, "schedules")
+
+
+class KeptEngineSqliteStorage(DagsterStorage, ConfigurableClass):
+    """The instance's storage in dagster.yaml (``storage: custom``): Dagster's SQLite
+    layout under ``base_dir`` (``history/runs.db``, ``history/runs/<run>.db``,
+    ``history/runs/index.db``, ``schedules/schedules.db``), the three storages above."""
+
+    def __init__(self, base_dir: str, inst_data: ConfigurableClassData | None = None) -> None:
+        self.base_dir = base_dir
+        self._inst_data = inst_data
+        self._run_storage = KeptEngineRunStorage.from_local(_runs_folder(base_dir))
+        self._event_log_storage = KeptEngineEventLogStorage(_event_logs_folder(base_dir))
+        self._schedule_storage = KeptEngineScheduleStorage.from_local(_schedules_folder(base_dir))
+        super().__init__()
+
+    @property
+    def inst_data(self) -> ConfigurableClassData | None:
+        return self._inst_data
+
+    @classmethod
+    def config_type(cls):
+        return {"base_dir": StringSource}
+
+    @classmethod
+    def from_config_value(cls, inst_data, config_value):
+        os.makedirs(config_value["base_dir"], exist_ok=True)
+        return cls(inst_data=inst_data, **config_value)
+
+    def register_instance(self, instance) -> None:
+        super().register_instance(instance)
+        for storage in (self._run_storage, self._event_log_storage, self._schedule_storage):
+            if not storage.has_instance:
+                storage.register_instance(instance)
+
+    @property
+    def event_log_storage(self):
+        return self._event_log_storage
+
+    @property
+    def run_storage(self):
+        return self._run_storage
+
+    @property
+    def schedule_storage(self):
+        return self._schedule_storage
+
+    @property
+    def event_storage_data(self) -> ConfigurableClassData:
+        return _class_data(KeptEngineEventLogStorage, _event_logs_folder(self.base_dir))
+
+    @property
+    def run_storage_data(self) -> ConfigurableClassData:
+        return _class_data(KeptEngineRunStorage, _runs_folder(self.base_dir))
+
+    @property
+    def schedule_storage_data(self) -> ConfigurableClassData:
+        return _class_data(KeptEngineScheduleStorage, _schedules_folder(self.base_dir))
+
+    def dispose(self) -> None:
+        self._event_log_storage.dispose()
+        self._run_storage.dispose()
+        self._schedule_storage.dispose()
+
+
+def _class_data(cls: type, base_dir: str) -> ConfigurableClassData:
+    config = yaml.dump({"base_dir": base_dir}, default_flow_style=False)
+    return ConfigurableClassData(cls.__module__, cls.__name__, config)

@@ -1,0 +1,194 @@
+"""Dagster's SQLite storages with one engine a database a process, and no migration
+scripts loaded for a database already set up (ragproof_assets/instance/sqlite_storage.py)."""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import dagster as dg
+import pytest
+import yaml
+from alembic.script import ScriptDirectory
+from sqlalchemy import event
+from sqlalchemy.pool import Pool
+
+from ragproof_assets.instance.sqlite_storage import KeptEngineEventLogStorage
+
+RAGPROOFS = {
+    "storage": {
+        "custom": {
+            "module": "ragproof_assets.instance.sqlite_storage",
+            "class": "KeptEngineSqliteStorage",
+            "config": {"base_dir": "{home}"},
+        }
+    }
+}
+# Dagster's own default for a home whose dagster.yaml names no storage.
+DAGSTERS: dict = {}
+
+
+def _instance(home: Path, storage: dict) -> dg.DagsterInstance:
+    home.mkdir(parents=True, exist_ok=True)
+    settings = {"telemetry": {"enabled": False}, **storage}
+    text = yaml.safe_dump(settings).replace("{home}", str(home))
+    (home / "dagster.yaml").write_text(text)
+    return dg.DagsterInstance.from_config(str(home))
+
+
+@dg.asset
+def numbers() -> int:
+    return 7
+
+
+def _materialize(instance: dg.DagsterInstance) -> str:
+    result = dg.materialize([numbers], instance=instance)
+    assert result.success
+    return result.run_id
+
+
+def _materializations(instance: dg.DagsterInstance) -> int:
+    records = instance.fetch_materializations(dg.AssetKey("numbers"), limit=100).records
+    return len(records)
+
+
+def test_a_home_reads_the_same_through_dagsters_storage_and_ragproofs(tmp_path):
+    home = tmp_path / "home"
+    ours = _instance(home, RAGPROOFS)
+    first = _materialize(ours)
+    _materialize(ours)
+
+    dagsters = _instance(home, DAGSTERS)
+    assert {r.run_id for r in dagsters.get_runs()} >= {first}
+    assert len(dagsters.get_runs()) == 2
+    assert _materializations(dagsters) == 2
+    assert [e.dagster_event_type for e in dagsters.all_logs(first)] == [
+        e.dagster_event_type for e in ours.all_logs(first)
+    ]
+    _materialize(dagsters)
+
+    ours_again = _instance(home, RAGPROOFS)
+    assert len(ours_again.get_runs()) == 3
+    assert _materializations(ours_again) == 3
+
+
+def _schema(home: Path) -> dict[str, list]:
+    found = {}
+    for database in sorted(home.rglob("*.db")):
+        with sqlite3.connect(database) as conn:
+            tables = conn.execute(
+                "SELECT type, name, sql FROM sqlite_master ORDER BY type, name"
+            ).fetchall()
+            version = conn.execute("SELECT version_num FROM alembic_version").fetchall()
+            indexes = [r for r in tables if r[0] == "index"]
+        name = str(database.relative_to(home))
+        found[name] = [tables, version, len(indexes)]
+    return found
+
+
+def test_a_new_home_gets_dagsters_files_tables_and_revisions(tmp_path):
+    run_ids = {}
+    for name, storage in (("ours", RAGPROOFS), ("dagsters", DAGSTERS)):
+        instance = _instance(tmp_path / name, storage)
+        run_ids[name] = _materialize(instance)
+    ours, dagsters = _schema(tmp_path / "ours"), _schema(tmp_path / "dagsters")
+    # Each home holds its own run's database: named by the run, the same inside.
+    assert ours.pop(f"history/runs/{run_ids['ours']}.db") == dagsters.pop(
+        f"history/runs/{run_ids['dagsters']}.db"
+    )
+    assert ours == dagsters
+    assert set(ours) == {"history/runs.db", "history/runs/index.db", "schedules/schedules.db"}
+
+
+class _Opened:
+    """What a process pays to touch the instance's databases: engines' first
+    connections, per database file, and loads of Alembic's migration scripts."""
+
+    def __init__(self, monkeypatch) -> None:
+        self.first_connections: Counter[str] = Counter()
+        self.script_loads = 0
+        event.listen(Pool, "first_connect", self._connected)
+        loader = ScriptDirectory.from_config
+
+        def counted(config, *args, **kwargs):
+            self.script_loads += 1
+            return loader(config, *args, **kwargs)
+
+        monkeypatch.setattr(ScriptDirectory, "from_config", staticmethod(counted))
+
+    def _connected(self, dbapi_connection, record) -> None:
+        database = dbapi_connection.execute("PRAGMA database_list").fetchone()[2]
+        self.first_connections[Path(database).name] += 1
+
+    def close(self) -> None:
+        event.remove(Pool, "first_connect", self._connected)
+
+
+@pytest.fixture
+def opened(monkeypatch):
+    counts = _Opened(monkeypatch)
+    yield counts
+    counts.close()
+
+
+def test_a_set_up_home_is_opened_without_migration_scripts_and_an_engine_a_database(
+    tmp_path, opened
+):
+    home = tmp_path / "home"
+    _materialize(_instance(home, RAGPROOFS))
+    opened.first_connections.clear()
+    opened.script_loads = 0
+
+    run_id = _materialize(_instance(home, RAGPROOFS))
+    script_loads, first_connections = opened.script_loads, dict(opened.first_connections)
+    events = len(_instance(home, DAGSTERS).all_logs(run_id))
+
+    assert events >= 10
+    # Only the run's own database is new: Dagster's set-up checks it, then stamps it
+    # (a load each); the runs', schedules' and index databases, set up, load none.
+    assert script_loads == 2
+    # Per database: the set-up check, then the one kept engine (Dagster's: one an event).
+    assert first_connections[f"{run_id}.db"] <= 3
+    assert max(first_connections.values()) <= 3
+
+
+def test_dagsters_own_storage_pays_an_engine_an_event_and_loads_the_scripts(tmp_path, opened):
+    # The contrast the storage above exists for: if Dagster's own class stops doing
+    # this, ragproof's subclasses are no longer needed.
+    home = tmp_path / "home"
+    _materialize(_instance(home, DAGSTERS))
+    opened.first_connections.clear()
+    opened.script_loads = 0
+
+    run_id = _materialize(_instance(home, DAGSTERS))
+    script_loads, first_connections = opened.script_loads, dict(opened.first_connections)
+    events = len(_instance(home, DAGSTERS).all_logs(run_id))
+
+    # Each database checked (runs, schedules, index, the new run's), the new one stamped.
+    assert script_loads >= 5
+    assert first_connections[f"{run_id}.db"] >= events
+
+
+def test_events_written_from_many_threads_at_once_are_all_stored(tmp_path):
+    storage = KeptEngineEventLogStorage(str(tmp_path / "runs"))
+    run_id = "a-run"
+
+    def write(thread: int) -> None:
+        for i in range(25):
+            storage.store_event(
+                dg.EventLogEntry(
+                    error_info=None,
+                    level="INFO",
+                    user_message=f"thread {thread} event {i}",
+                    run_id=run_id,
+                    timestamp=time.time(),
+                )
+            )
+
+    with ThreadPoolExecutor(4) as pool:
+        list(pool.map(write, range(4)))
+    messages = [e.user_message for e in storage.get_logs_for_run(run_id)]
+    assert sorted(messages) == sorted(f"thread {t} event {i}" for t in range(4) for i in range(25))
