@@ -89,18 +89,28 @@ def _schema(home: Path) -> dict[str, list]:
     return found
 
 
-def test_a_new_home_gets_dagsters_files_tables_and_revisions(tmp_path):
-    run_ids = {}
+def test_a_new_home_and_its_runs_get_dagsters_files_tables_and_revisions(tmp_path):
+    run_ids: dict[str, list[str]] = {}
     for name, storage in (("ours", RAGPROOFS), ("dagsters", DAGSTERS)):
         instance = _instance(tmp_path / name, storage)
-        run_ids[name] = _materialize(instance)
+        # The second and third runs' databases are copies of the first's, as set up.
+        run_ids[name] = [_materialize(instance) for _ in range(3)]
     ours, dagsters = _schema(tmp_path / "ours"), _schema(tmp_path / "dagsters")
-    # Each home holds its own run's database: named by the run, the same inside.
-    assert ours.pop(f"history/runs/{run_ids['ours']}.db") == dagsters.pop(
-        f"history/runs/{run_ids['dagsters']}.db"
-    )
+    # Each run's database is named by its run, and the same inside as Dagster's.
+    a_run_database = dagsters.pop(f"history/runs/{run_ids['dagsters'][0]}.db")
+    for run_id in run_ids["dagsters"][1:]:
+        dagsters.pop(f"history/runs/{run_id}.db")
+    for run_id in run_ids["ours"]:
+        assert ours.pop(f"history/runs/{run_id}.db") == a_run_database
+    kept = ours.pop(f"history/.new-run-events-dagster-{dg.__version__}.db")
     assert ours == dagsters
     assert set(ours) == {"history/runs.db", "history/runs/index.db", "schedules/schedules.db"}
+    assert kept == a_run_database
+    # Each run holds its own events only, as Dagster's runs do.
+    dagster_reads = _instance(tmp_path / "ours", DAGSTERS)
+    assert {r.run_id for r in dagster_reads.get_runs()} == set(run_ids["ours"])
+    for run_id in run_ids["ours"]:
+        assert {e.run_id for e in dagster_reads.all_logs(run_id)} == {run_id}
 
 
 class _Opened:
@@ -147,9 +157,8 @@ def test_a_set_up_home_is_opened_without_migration_scripts_and_an_engine_a_datab
     events = len(_instance(home, DAGSTERS).all_logs(run_id))
 
     assert events >= 10
-    # Only the run's own database is new: Dagster's set-up checks it, then stamps it
-    # (a load each); the runs', schedules' and index databases, set up, load none.
-    assert script_loads == 2
+    # The run's own database is new: a copy of the first run's as Dagster set it up.
+    assert script_loads == 0
     # Per database: the set-up check, then the one kept engine (Dagster's: one an event).
     assert first_connections[f"{run_id}.db"] <= 3
     assert max(first_connections.values()) <= 3
