@@ -77,8 +77,8 @@ def _compute_logs_settings(home: Path) -> dict:
 
 
 def earlier_dagster_yamls(home: Path) -> tuple[str, ...]:
-    """What earlier versions of ragproof wrote into a new home's dagster.yaml: a file still exactly
-    one of these was never edited, and is brought up to date."""
+    """What earlier versions of ragproof wrote into a new home's dagster.yaml: a file
+    still exactly one of these was never edited, and is brought up to date."""
     return (
         "telemetry:\n  enabled: false\n",
         yaml.safe_dump(_compute_logs_settings(home), sort_keys=False),

@@ -144,17 +144,23 @@ def opened(monkeypatch):
     counts.close()
 
 
+def _second_run(home: Path, storage: dict, opened: _Opened) -> tuple[str, int, dict, int]:
+    """A run in a home that has had one, with what opening and writing it cost (the
+    run's id, migration script loads, first connections a database, events written)."""
+    _materialize(_instance(home, storage))
+    opened.first_connections.clear()
+    opened.script_loads = 0
+    run_id = _materialize(_instance(home, storage))
+    script_loads, first_connections = opened.script_loads, dict(opened.first_connections)
+    return run_id, script_loads, first_connections, len(_instance(home, DAGSTERS).all_logs(run_id))
+
+
 def test_a_set_up_home_is_opened_without_migration_scripts_and_an_engine_a_database(
     tmp_path, opened
 ):
-    home = tmp_path / "home"
-    _materialize(_instance(home, RAGPROOFS))
-    opened.first_connections.clear()
-    opened.script_loads = 0
-
-    run_id = _materialize(_instance(home, RAGPROOFS))
-    script_loads, first_connections = opened.script_loads, dict(opened.first_connections)
-    events = len(_instance(home, DAGSTERS).all_logs(run_id))
+    run_id, script_loads, first_connections, events = _second_run(
+        tmp_path / "home", RAGPROOFS, opened
+    )
 
     assert events >= 10
     # The run's own database is new: a copy of the first run's as Dagster set it up.
@@ -167,14 +173,9 @@ def test_a_set_up_home_is_opened_without_migration_scripts_and_an_engine_a_datab
 def test_dagsters_own_storage_pays_an_engine_an_event_and_loads_the_scripts(tmp_path, opened):
     # The contrast the storage above exists for: if Dagster's own class stops doing
     # this, ragproof's subclasses are no longer needed.
-    home = tmp_path / "home"
-    _materialize(_instance(home, DAGSTERS))
-    opened.first_connections.clear()
-    opened.script_loads = 0
-
-    run_id = _materialize(_instance(home, DAGSTERS))
-    script_loads, first_connections = opened.script_loads, dict(opened.first_connections)
-    events = len(_instance(home, DAGSTERS).all_logs(run_id))
+    run_id, script_loads, first_connections, events = _second_run(
+        tmp_path / "home", DAGSTERS, opened
+    )
 
     # Each database checked (runs, schedules, index, the new run's), the new one stamped.
     assert script_loads >= 5
