@@ -185,9 +185,9 @@ class KeptEngineEventLogStorage(SqliteEventLogStorage):
     database for the process."""
 
     def __init__(self, base_dir: str, inst_data: ConfigurableClassData | None = None) -> None:
-        # Before Dagster's constructor: on a new home it writes the index through
-        # ``index_connection`` already.
-        # Dagster's event log waits this long for a database another process is writing.
+        # Set before Dagster's constructor, which on a new home already writes the index
+        # through ``index_connection``. The timeout is Dagster's: how long a write waits
+        # for another process writing the same database.
         self._engines = Engines(timeout=SQLITE_BUSY_TIMEOUT_SECONDS)
         self._set_up: set[str] = set()
         self._set_up_lock = threading.Lock()
@@ -241,7 +241,7 @@ class NewRunDatabase:
     stamps), kept beside the event logs' folder once, then copied for every new run.
 
     Dagster sets up each new run's database itself, loading every migration script to
-    check it and again to stamp it: 70 to 95 ms before a run can start. Kept per
+    check it and again to stamp it: 60 to 95 ms before a run can start. Kept per
     Dagster version, so a copy is always what the installed Dagster would have made.
     """
 
@@ -268,26 +268,41 @@ class NewRunDatabase:
 
     def keep(self, database: str) -> None:
         """Keep ``database``, just set up by Dagster, unless something was already
-        written to it (a copy must hold nothing of another run)."""
+        written to it (a copy must hold nothing of another run). Only a saving: when it
+        cannot be kept (a full disk, a database busy), the next run sets its own up."""
         if os.path.exists(self.path):
             return
         draft = f"{self.path}.{os.getpid()}.draft"
-        with (
-            contextlib.closing(sqlite3.connect(database)) as source,
-            contextlib.closing(sqlite3.connect(draft)) as copy,
-        ):
-            source.backup(copy)
-            empty = all(
-                copy.execute(f'SELECT 1 FROM "{table}" LIMIT 1').fetchone() is None
-                for (table,) in copy.execute(
-                    "SELECT name FROM sqlite_master WHERE type = 'table' "
-                    "AND name != 'alembic_version'"
-                ).fetchall()
-            )
-        if empty:
-            os.replace(draft, self.path)
-        else:
-            os.remove(draft)
+        try:
+            if _stamped_and_empty_copy(database, draft):
+                os.replace(draft, self.path)
+        except (sqlite3.Error, OSError):
+            pass
+        finally:
+            with contextlib.suppress(FileNotFoundError):
+                os.remove(draft)
+
+
+def _stamped_and_empty_copy(database: str, copy_path: str) -> bool:
+    """Copy ``database`` to ``copy_path`` (SQLite's online backup: consistent even while
+    another process writes it); whether the copy has its revision stamped and every
+    other table empty."""
+    with (
+        contextlib.closing(sqlite3.connect(database)) as source,
+        contextlib.closing(sqlite3.connect(copy_path)) as copy,
+    ):
+        source.backup(copy)
+        tables = [
+            name for (name,) in copy.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+        ]
+        if "alembic_version" not in tables:
+            return False
+        revision = copy.execute("SELECT version_num FROM alembic_version").fetchone()
+        return revision is not None and all(
+            copy.execute(f'SELECT 1 FROM "{table}" LIMIT 1').fetchone() is None
+            for table in tables
+            if table != "alembic_version"
+        )
 
 
 def _runs_folder(base_dir: str) -> str:

@@ -16,7 +16,7 @@ from alembic.script import ScriptDirectory
 from sqlalchemy import event
 from sqlalchemy.pool import Pool
 
-from ragproof_assets.instance.sqlite_storage import KeptEngineEventLogStorage
+from ragproof_assets.instance.sqlite_storage import KeptEngineEventLogStorage, NewRunDatabase
 
 RAGPROOFS = {
     "storage": {
@@ -202,3 +202,58 @@ def test_events_written_from_many_threads_at_once_are_all_stored(tmp_path):
         list(pool.map(write, range(4)))
     messages = [e.user_message for e in storage.get_logs_for_run(run_id)]
     assert sorted(messages) == sorted(f"thread {t} event {i}" for t in range(4) for i in range(25))
+
+
+def _database(path: Path, *, stamped: bool, rows: int) -> Path:
+    with sqlite3.connect(path) as conn:
+        conn.execute("CREATE TABLE event_logs (id INTEGER PRIMARY KEY, event TEXT)")
+        conn.executemany("INSERT INTO event_logs (event) VALUES (?)", [("e",)] * rows)
+        if stamped:
+            conn.execute("CREATE TABLE alembic_version (version_num VARCHAR(32) NOT NULL)")
+            conn.execute("INSERT INTO alembic_version VALUES ('abc123')")
+    return path
+
+
+@pytest.mark.parametrize(
+    ("stamped", "rows", "kept"),
+    [(True, 0, True), (True, 1, False), (False, 0, False)],
+    ids=["stamped and empty", "an event written", "never stamped"],
+)
+def test_only_a_stamped_empty_run_database_is_kept_for_new_runs(tmp_path, stamped, rows, kept):
+    folder = tmp_path / "history" / "runs"
+    folder.mkdir(parents=True)
+    new_run = NewRunDatabase(str(folder) + "/")
+    new_run.keep(str(_database(folder / "first.db", stamped=stamped, rows=rows)))
+
+    assert Path(new_run.path).exists() is kept
+    assert new_run.copied_to(str(folder / "second.db")) is kept
+    # Nothing else is left beside them (the drafts are gone).
+    assert sorted(p.name for p in (tmp_path / "history").rglob("*")) == sorted(
+        ["runs", "first.db", *(["second.db", Path(new_run.path).name] if kept else [])]
+    )
+
+
+def test_a_database_another_process_made_first_is_not_copied_over(tmp_path):
+    folder = tmp_path / "runs"
+    folder.mkdir()
+    new_run = NewRunDatabase(str(folder) + "/")
+    new_run.keep(str(_database(folder / "first.db", stamped=True, rows=0)))
+    theirs = _database(folder / "second.db", stamped=True, rows=3)
+
+    assert new_run.copied_to(str(theirs)) is False
+    with sqlite3.connect(theirs) as conn:
+        assert conn.execute("SELECT count(*) FROM event_logs").fetchone() == (3,)
+
+
+def test_a_run_database_that_cannot_be_kept_costs_nothing_but_the_saving(tmp_path):
+    folder = tmp_path / "runs"
+    folder.mkdir()
+    new_run = NewRunDatabase(str(folder) + "/")
+    unreadable = folder / "first.db"
+    unreadable.write_bytes(b"not an SQLite database, " * 100)
+
+    new_run.keep(str(unreadable))
+
+    assert not Path(new_run.path).exists()
+    assert sorted(p.name for p in tmp_path.rglob("*")) == ["first.db", "runs"]
+    assert new_run.copied_to(str(folder / "second.db")) is False
