@@ -6,7 +6,9 @@ from __future__ import annotations
 import sqlite3
 import time
 from collections import Counter
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from pathlib import Path
 
 import dagster as dg
@@ -31,12 +33,17 @@ RAGPROOFS = {
 DAGSTERS: dict = {}
 
 
-def _instance(home: Path, storage: dict) -> dg.DagsterInstance:
+@contextmanager
+def _instance(home: Path, storage: dict) -> Iterator[dg.DagsterInstance]:
+    """The home's instance with ``storage``, entered as Dagster's own code enters one:
+    its definitions state storage is the current one only inside (a leaked one, from an
+    instance gone, fails every materialization after it)."""
     home.mkdir(parents=True, exist_ok=True)
     settings = {"telemetry": {"enabled": False}, **storage}
     text = yaml.safe_dump(settings).replace("{home}", str(home))
     (home / "dagster.yaml").write_text(text)
-    return dg.DagsterInstance.from_config(str(home))
+    with dg.DagsterInstance.from_config(str(home)) as instance:
+        yield instance
 
 
 @dg.asset
@@ -57,22 +64,21 @@ def _materializations(instance: dg.DagsterInstance) -> int:
 
 def test_a_home_reads_the_same_through_dagsters_storage_and_ragproofs(tmp_path):
     home = tmp_path / "home"
-    ours = _instance(home, RAGPROOFS)
-    first = _materialize(ours)
-    _materialize(ours)
+    with _instance(home, RAGPROOFS) as ours:
+        first = _materialize(ours)
+        _materialize(ours)
+        events = [e.dagster_event_type for e in ours.all_logs(first)]
 
-    dagsters = _instance(home, DAGSTERS)
-    assert {r.run_id for r in dagsters.get_runs()} >= {first}
-    assert len(dagsters.get_runs()) == 2
-    assert _materializations(dagsters) == 2
-    assert [e.dagster_event_type for e in dagsters.all_logs(first)] == [
-        e.dagster_event_type for e in ours.all_logs(first)
-    ]
-    _materialize(dagsters)
+    with _instance(home, DAGSTERS) as dagsters:
+        assert {r.run_id for r in dagsters.get_runs()} >= {first}
+        assert len(dagsters.get_runs()) == 2
+        assert _materializations(dagsters) == 2
+        assert [e.dagster_event_type for e in dagsters.all_logs(first)] == events
+        _materialize(dagsters)
 
-    ours_again = _instance(home, RAGPROOFS)
-    assert len(ours_again.get_runs()) == 3
-    assert _materializations(ours_again) == 3
+    with _instance(home, RAGPROOFS) as ours_again:
+        assert len(ours_again.get_runs()) == 3
+        assert _materializations(ours_again) == 3
 
 
 def _schema(home: Path) -> dict[str, list]:
@@ -92,9 +98,9 @@ def _schema(home: Path) -> dict[str, list]:
 def test_a_new_home_and_its_runs_get_dagsters_files_tables_and_revisions(tmp_path):
     run_ids: dict[str, list[str]] = {}
     for name, storage in (("ours", RAGPROOFS), ("dagsters", DAGSTERS)):
-        instance = _instance(tmp_path / name, storage)
-        # The second and third runs' databases are copies of the first's, as set up.
-        run_ids[name] = [_materialize(instance) for _ in range(3)]
+        with _instance(tmp_path / name, storage) as instance:
+            # The second and third runs' databases are copies of the first's, as set up.
+            run_ids[name] = [_materialize(instance) for _ in range(3)]
     ours, dagsters = _schema(tmp_path / "ours"), _schema(tmp_path / "dagsters")
     # Each run's database is named by its run, and the same inside as Dagster's.
     a_run_database = dagsters.pop(f"history/runs/{run_ids['dagsters'][0]}.db")
@@ -107,10 +113,10 @@ def test_a_new_home_and_its_runs_get_dagsters_files_tables_and_revisions(tmp_pat
     assert set(ours) == {"history/runs.db", "history/runs/index.db", "schedules/schedules.db"}
     assert kept == a_run_database
     # Each run holds its own events only, as Dagster's runs do.
-    dagster_reads = _instance(tmp_path / "ours", DAGSTERS)
-    assert {r.run_id for r in dagster_reads.get_runs()} == set(run_ids["ours"])
-    for run_id in run_ids["ours"]:
-        assert {e.run_id for e in dagster_reads.all_logs(run_id)} == {run_id}
+    with _instance(tmp_path / "ours", DAGSTERS) as dagster_reads:
+        assert {r.run_id for r in dagster_reads.get_runs()} == set(run_ids["ours"])
+        for run_id in run_ids["ours"]:
+            assert {e.run_id for e in dagster_reads.all_logs(run_id)} == {run_id}
 
 
 class _Opened:
@@ -147,12 +153,16 @@ def opened(monkeypatch):
 def _second_run(home: Path, storage: dict, opened: _Opened) -> tuple[str, int, dict, int]:
     """A run in a home that has had one, with what opening and writing it cost (the
     run's id, migration script loads, first connections a database, events written)."""
-    _materialize(_instance(home, storage))
+    with _instance(home, storage) as instance:
+        _materialize(instance)
     opened.first_connections.clear()
     opened.script_loads = 0
-    run_id = _materialize(_instance(home, storage))
+    with _instance(home, storage) as instance:
+        run_id = _materialize(instance)
     script_loads, first_connections = opened.script_loads, dict(opened.first_connections)
-    return run_id, script_loads, first_connections, len(_instance(home, DAGSTERS).all_logs(run_id))
+    with _instance(home, DAGSTERS) as reader:
+        events = len(reader.all_logs(run_id))
+    return run_id, script_loads, first_connections, events
 
 
 def test_a_set_up_home_is_opened_without_migration_scripts_and_an_engine_a_database(
