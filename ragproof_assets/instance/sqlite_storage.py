@@ -33,6 +33,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Iterator
 from contextlib import contextmanager
+from functools import partial
 
 import yaml
 
@@ -47,9 +48,8 @@ from dagster._core.storage.sql import create_engine
 from dagster._core.storage.sqlite import SQLITE_BUSY_TIMEOUT_SECONDS, create_db_conn_string
 from dagster._serdes import ConfigurableClass, ConfigurableClassData
 from dagster.version import __version__ as dagster_version
-from sqlalchemy import text
 from sqlalchemy.engine import Connection, Engine
-from sqlalchemy.pool import NullPool, QueuePool
+from sqlalchemy.pool import QueuePool
 
 # The index database every run's events are mirrored into (Dagster's name for it).
 INDEX_DATABASE = "index"
@@ -114,20 +114,24 @@ class Engines:
                     engine.dispose()
 
 
-def stamped(engine: Engine, tables: tuple[str, ...] = ()) -> bool:
-    """Whether Dagster has set this database up: an Alembic revision is stamped in it
-    and every one of ``tables`` exists. A database file not there yet is not created."""
-    database = engine.url.database
-    if not database or not os.path.exists(database):
+def stamped(database: str, tables: tuple[str, ...] = ()) -> bool:
+    """Whether Dagster has set the database file up: an Alembic revision is stamped in
+    it and every one of ``tables`` exists. A file not there yet is not created."""
+    if not os.path.exists(database):
         return False
-    with engine.connect() as conn:
-        names = {
-            row[0]
-            for row in conn.execute(text("SELECT name FROM sqlite_master WHERE type = 'table'"))
-        }
-        if "alembic_version" not in names or not set(tables) <= names:
-            return False
-        return conn.execute(text("SELECT version_num FROM alembic_version")).first() is not None
+    with contextlib.closing(sqlite3.connect(database)) as conn:
+        names = _stamped_tables(conn)
+    return names is not None and set(tables) <= names
+
+
+def _stamped_tables(conn: sqlite3.Connection) -> set[str] | None:
+    """The tables of a database with its Alembic revision stamped; None without one."""
+    listed = conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+    names = {name for (name,) in listed}
+    if "alembic_version" not in names:
+        return None
+    revision = conn.execute("SELECT version_num FROM alembic_version").fetchone()
+    return None if revision is None else names
 
 
 class _OneDatabase:
@@ -150,9 +154,8 @@ class _OneDatabase:
 
     @classmethod
     def from_local(cls, base_dir: str, inst_data: ConfigurableClassData | None = None):
-        conn_string = create_db_conn_string(base_dir, cls.DATABASE)
-        if stamped(create_engine(conn_string, poolclass=NullPool), cls.TABLES):
-            return cls(conn_string, inst_data)
+        if stamped(os.path.join(base_dir, f"{cls.DATABASE}.db"), cls.TABLES):
+            return cls(create_db_conn_string(base_dir, cls.DATABASE), inst_data)
         # Dagster creates, stamps and indexes a new database (building ``cls``).
         return super().from_local(base_dir, inst_data)
 
@@ -195,12 +198,10 @@ class KeptEngineEventLogStorage(SqliteEventLogStorage):
         super().__init__(base_dir, inst_data)
 
     def run_connection(self, run_id: str | None = None):
-        return self._database_connection(run_id, SqliteEventLogStorage.run_connection)
+        return self._database_connection(run_id, partial(super().run_connection, run_id))
 
     def index_connection(self):
-        return self._database_connection(
-            INDEX_DATABASE, lambda storage, _: SqliteEventLogStorage.index_connection(storage)
-        )
+        return self._database_connection(INDEX_DATABASE, super().index_connection)
 
     def wipe(self) -> None:
         # Dagster deletes the run databases' files: none may stay open, or set up.
@@ -218,7 +219,7 @@ class KeptEngineEventLogStorage(SqliteEventLogStorage):
         conn_string = self.conn_string_for_shard(name)
         with self._set_up_lock:
             if name not in self._set_up:
-                if not stamped(self._engines.engine(conn_string)):
+                if not stamped(self.path_for_shard(name)):
                     self._set_up_database(name, dagsters_connection)
                 self._set_up.add(name)
         with self._engines.transaction(conn_string) as conn:
@@ -227,13 +228,15 @@ class KeptEngineEventLogStorage(SqliteEventLogStorage):
     def _set_up_database(self, name: str, dagsters_connection) -> None:
         """A new database, as Dagster sets one up: a run's copied from the first that
         this Dagster version set up in the home, when there is one."""
-        if name != INDEX_DATABASE and self._new_run_database.copied_to(self.path_for_shard(name)):
+        path = self.path_for_shard(name)
+        is_run = name != INDEX_DATABASE
+        if is_run and self._new_run_database.copied_to(path):
             return
         # Dagster's own connection creates the tables and stamps them.
-        with dagsters_connection(self, name):
+        with dagsters_connection():
             pass
-        if name != INDEX_DATABASE:
-            self._new_run_database.keep(self.path_for_shard(name))
+        if is_run:
+            self._new_run_database.keep(path)
 
 
 class NewRunDatabase:
@@ -292,16 +295,10 @@ def _stamped_and_empty_copy(database: str, copy_path: str) -> bool:
         contextlib.closing(sqlite3.connect(copy_path)) as copy,
     ):
         source.backup(copy)
-        tables = [
-            name for (name,) in copy.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
-        ]
-        if "alembic_version" not in tables:
-            return False
-        revision = copy.execute("SELECT version_num FROM alembic_version").fetchone()
-        return revision is not None and all(
+        tables = _stamped_tables(copy)
+        return tables is not None and all(
             copy.execute(f'SELECT 1 FROM "{table}" LIMIT 1').fetchone() is None
-            for table in tables
-            if table != "alembic_version"
+            for table in tables - {"alembic_version"}
         )
 
 

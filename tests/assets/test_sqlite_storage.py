@@ -175,7 +175,8 @@ def test_a_set_up_home_is_opened_without_migration_scripts_and_an_engine_a_datab
     assert events >= 10
     # The run's own database is new: a copy of the first run's as Dagster set it up.
     assert script_loads == 0
-    # Per database: the set-up check, then the one kept engine (Dagster's: one an event).
+    # Per database: the one kept engine, and Dagster's own where it set one up
+    # (Dagster's storage: one an event).
     assert first_connections[f"{run_id}.db"] <= 3
     assert max(first_connections.values()) <= 3
 
