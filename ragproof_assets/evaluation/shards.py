@@ -8,8 +8,11 @@ graph) for adapter_outputs, judge_verdicts, case_scores and run_summary::
                 └─> ...                         ┘     judge_verdicts, case_scores,
                                                       run_summary (+ its two checks)
 
-``plan_shards`` reads the run's shard count from its manifest and emits one
-dynamic output per shard; the job's executor runs the shard steps in parallel
+``plan_shards`` emits one dynamic output per shard of the run's launch form, the
+count the dataset step writes into the manifest: it depends on nothing, so it
+runs beside ``eval_dataset`` instead of as a step of its own after it (a
+process launched on the run's critical path). The job's executor runs the shard
+steps in parallel
 (separate processes with the multiprocess executor, pods with
 ``k8s_job_executor``). Each shard reads its block of cases from the store,
 streams its outputs and case results to its own files
@@ -53,6 +56,7 @@ from ragproof_assets.evaluation.table_schemas import (
 from ragproof_core.adapters.loading import AdapterLoadError
 from ragproof_core.adapters.runner import close_adapter
 from ragproof_core.config import AdapterSpec, ConfigError, RunManifest, redact
+from ragproof_core.data.dataset import fewer_units_than
 from ragproof_core.gc_pause import collector_paused
 from ragproof_core.judge import JudgeLedger, judge_ledger
 from ragproof_core.metrics import give_rubrics, run_registry
@@ -77,7 +81,7 @@ from ragproof_core.run import (
     unit_shard_ranges,
 )
 from ragproof_core.run.shards import RunTotals
-from ragproof_core.store import ResultTally, RunStore, StoredTable
+from ragproof_core.store import ResultTally, RunNotFound, RunStore, StoredTable
 from ragproof_core.store.result_tally import tally_shard_groups
 from ragproof_core.store_health import STORE_FAULT, StoreHealth, StoreWriteError
 
@@ -100,14 +104,49 @@ def _shard_count(run_store, run_id: str) -> int:
     return run_store.run_manifest(run_id).run.shards
 
 
+def planned_shards(context: dg.OpExecutionContext, store: StoreResource) -> int:
+    """How many shard steps the run has: ``run.shards`` of its launch form, resolved as the
+    dataset step resolves it for the manifest. Without the form in this run (steps
+    launched after the dataset step's own run), the stored manifest's. One when the
+    dataset step will refuse the form (a bad config, more shards than the dataset has
+    units): that step fails the run, its error the one shown, and the shard is skipped."""
+    launched = context.run.run_config.get("ops", {}).get(EVAL_OP, {}).get("config")
+    if launched is None:
+        return _shard_count(store.store(), context.partition_key)
+    form = EvalRunConfig(**launched)
+    try:
+        shards = form.resolve().run.shards
+    except ConfigError:
+        return 1
+    # Counted up to `shards` lines only: an absurd count must not plan thousands of steps.
+    if shards > 1 and fewer_units_than(form.dataset, shards):
+        return 1
+    return shards
+
+
 @dg.op(
     out=dg.DynamicOut(dg.Nothing),
-    description="One dynamic output per shard of the run (run.shards).",
+    description="One dynamic output per shard of the run (run.shards of its launch form).",
 )
-def plan_shards(context: dg.OpExecutionContext, eval_dataset: StoredTable):
-    shards = _shard_count(RunStore.holding(eval_dataset), context.partition_key)
-    for index in range(shards):
+def plan_shards(context: dg.OpExecutionContext, store: StoreResource):
+    for index in range(planned_shards(context, store)):
         yield dg.DynamicOutput(None, mapping_key=report_name(index))
+
+
+def _changed_shards(shards: int) -> dg.Failure:
+    return dg.Failure(
+        description=f"run.shards changed since this run was planned (now {shards}); "
+        "start a new run",
+        allow_retries=False,
+    )
+
+
+def _shard_report(run_store: RunStore, run_id: str, index: int, shards: int) -> ShardReport:
+    try:
+        return ShardReport.from_dict(run_store.read_document(run_id, report_name(index)))
+    except RunNotFound:
+        # Every planned shard succeeded: fewer were planned than the manifest holds.
+        raise _changed_shards(shards) from None
 
 
 def launched_adapter(context: dg.OpExecutionContext, manifest: RunManifest) -> AdapterSpec:
@@ -149,6 +188,9 @@ def evaluate_shard(
     manifest = run_store.run_manifest(run_id)
     settings = manifest.run
     shards = settings.shards
+    if index >= shards:
+        # The config file was edited between the plan and the dataset step.
+        raise _changed_shards(shards)
     # A conversation's turns stay in one shard (CONTRACT section 16).
     unit_starts = run_store.dataset_unit_starts(run_id)
     start, end = unit_shard_ranges(eval_dataset.rows, shards, unit_starts)[index]
@@ -363,10 +405,7 @@ def gather_shards(run_store: RunStore, run_id: str) -> GatheredShards:
     tally (``UnknownStatus``, naming the file, row and case, for a status it does not
     know) is what the distributions, the summaries and the report count from."""
     shards = run_store.run_manifest(run_id).run.shards
-    reports = [
-        ShardReport.from_dict(run_store.read_document(run_id, report_name(i)))
-        for i in range(shards)
-    ]
+    reports = [_shard_report(run_store, run_id, i, shards) for i in range(shards)]
     reported = {(r.shard, r.attempt) for r in reports}
     unfinished = unfinished_attempts(run_store.read_documents(run_id, ATTEMPT_PREFIX), reported)
     totals = merge_reports(reports, unfinished)
@@ -500,7 +539,7 @@ OUTS = {
 def evaluate_cases(eval_dataset):
     """Evaluate the run's cases, split into run.shards steps the executor runs in parallel,
     then gather and summarize them."""
-    planned = plan_shards(eval_dataset)
+    planned = plan_shards()
     done = planned.map(
         lambda shard: evaluate_shard(planned=shard, eval_dataset=eval_dataset)
     ).collect()

@@ -129,17 +129,16 @@ def test_the_tables_flow_between_assets_as_handles_on_the_store(instance, store_
     assert handles["case_scores"].files == (str(run_dir / "case_results.parquet"),)
     assert {h.location for h in handles.values()} == {str(store_path)}
 
-    # Which steps loaded which handle: the shard plan and shard read the dataset's
-    # (the UI draws these edges, with the handle loaded).
+    # Which steps loaded which handle: the shard reads the dataset's (the UI draws the
+    # edge, with the handle loaded); the shard plan reads the launch form alone, so it
+    # runs beside the dataset step.
     loaded = {
         (e.step_key, e.event_specific_data.input_name)
         for e in result.all_events
         if e.event_type == dg.DagsterEventType.LOADED_INPUT
     }
-    assert {
-        ("evaluate_cases.plan_shards", "eval_dataset"),
-        ("evaluate_cases.evaluate_shard[shard_0000]", "eval_dataset"),
-    } <= loaded
+    assert ("evaluate_cases.evaluate_shard[shard_0000]", "eval_dataset") in loaded
+    assert not {key for key, _ in loaded if key == "evaluate_cases.plan_shards"}
     # The summary is written by the step that gathers the case scores and the judge
     # ledger (nothing to load), and the UI still draws it downstream of both.
     summary_node = defs.resolve_asset_graph().get(dg.AssetKey("run_summary"))
@@ -185,3 +184,58 @@ def test_an_adapter_config_edited_mid_run_fails_the_shard_step(instance, store_p
     )
     manifest = RunStore(store_path).read_manifest("run-edited")
     assert manifest["adapter"]["options"]["version"] == 1
+
+
+def _step_keys(result, event_type: dg.DagsterEventType) -> list[str]:
+    return [e.step_key for e in result.all_events if e.event_type == event_type]
+
+
+def test_more_shards_than_cases_in_the_launch_form_fail_on_the_dataset_step_alone(instance):
+    # The plan does not wait for the dataset step: it plans one shard, not seven, for a
+    # form that step refuses, and that step's error is the run's.
+    result = _materialize(
+        instance,
+        "run-seven",
+        dataset=str(RECORDED / "cases.jsonl"),
+        config_file=str(RECORDED / "ragproof.toml"),
+        shards=7,
+    )
+    assert not result.success
+    (failure,) = [e for e in result.all_events if e.is_step_failure]
+    assert failure.step_key == "eval_dataset"
+    assert failure.step_failure_data.user_failure_data.description.startswith(
+        "run.shards: 7 shards for 6 case(s) in "
+    )
+    assert (
+        _step_keys(result, dg.DagsterEventType.STEP_OUTPUT).count("evaluate_cases.plan_shards") == 1
+    )
+    assert not [
+        key
+        for key in _step_keys(result, dg.DagsterEventType.STEP_START)
+        if key.startswith("evaluate_cases.evaluate_shard")
+    ]
+
+
+def test_a_shard_count_edited_as_the_run_starts_fails_the_unplanned_shard(
+    instance, store_path, tmp_path
+):
+    # The plan reads the form's run.shards beside the dataset step, which writes the
+    # manifest: a config file saved in between gives a shard the manifest does not hold.
+    # In process, Dagster runs the two (both without inputs) in step-key order: the
+    # dataset step, whose adapter saves the file, first.
+    config = tmp_path / "ragproof.toml"
+    config.write_text(
+        "[run]\nshards = 2\n\n"
+        '[adapter]\ntarget = "tests.support.fault_adapters:ShardsEditingAdapter"\n'
+        f'options = {{ config = "{config}" }}\n'
+    )
+    result = _materialize(
+        instance, "run-resharded", dataset=str(RECORDED / "cases.jsonl"), config_file=str(config)
+    )
+    assert not result.success
+    assert RunStore(store_path).run_manifest("run-resharded").run.shards == 2
+    (failure,) = [e for e in result.all_events if e.is_step_failure]
+    assert failure.step_key == "evaluate_cases.evaluate_shard[shard_0002]"
+    assert failure.step_failure_data.user_failure_data.description == (
+        "run.shards changed since this run was planned (now 2); start a new run"
+    )

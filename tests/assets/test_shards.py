@@ -43,15 +43,20 @@ def _summaries(store: Path, run_id: str) -> list[tuple]:
     )
 
 
-def _step_pids(run_id: str) -> dict[str, int]:
-    """Step key -> the process that ran it, from the persistent instance's event log."""
+def _step_events(run_id: str) -> list[dg.DagsterEvent]:
+    """The run's step events in order, from the persistent instance's event log."""
     with dg.DagsterInstance.from_config(os.environ["DAGSTER_HOME"]) as instance:
         (run,) = instance.get_runs(filters=dg.RunsFilter(tags={"dagster/partition": run_id}))
-        return {
-            e.dagster_event.step_key: e.dagster_event.pid
+        return [
+            e.dagster_event
             for e in instance.all_logs(run.run_id)
-            if e.dagster_event is not None and e.dagster_event.event_type_value == "STEP_START"
-        }
+            if e.dagster_event is not None and e.dagster_event.step_key is not None
+        ]
+
+
+def _step_pids(run_id: str) -> dict[str, int]:
+    """Step key -> the process that ran it."""
+    return {e.step_key: e.pid for e in _step_events(run_id) if e.event_type_value == "STEP_START"}
 
 
 @pytest.mark.slow
@@ -81,6 +86,11 @@ def test_three_shards_give_the_unsharded_results_from_three_processes(store_path
     pids = _step_pids(run_three["run_id"])
     assert set(SHARD_STEPS) <= set(pids)
     assert len({pids[step] for step in SHARD_STEPS}) == 3
+    # The plan is launched with the dataset step, not after it.
+    order = [(e.step_key, e.event_type_value) for e in _step_events(run_three["run_id"])]
+    assert order.index(("evaluate_cases.plan_shards", "STEP_WORKER_STARTING")) < order.index(
+        ("eval_dataset", "STEP_SUCCESS")
+    )
 
 
 @pytest.mark.slow

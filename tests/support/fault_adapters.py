@@ -190,3 +190,14 @@ class ConfigEditingAdapter(PlainAdapter):
 
         path = Path(config)
         path.write_text(path.read_text().replace("version = 1", "version = 2"))
+
+
+class ShardsEditingAdapter(PlainAdapter):
+    """Edits its own config file when built: ``shards = 2`` becomes ``shards = 3`` in its
+    ``[run]`` table, as a user saving a change while the run starts would."""
+
+    def __init__(self, config: str) -> None:
+        from pathlib import Path
+
+        path = Path(config)
+        path.write_text(path.read_text().replace("shards = 2", "shards = 3"))
