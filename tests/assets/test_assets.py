@@ -216,26 +216,33 @@ def test_more_shards_than_cases_in_the_launch_form_fail_on_the_dataset_step_alon
     ]
 
 
-def test_a_shard_count_edited_as_the_run_starts_fails_the_unplanned_shard(
-    instance, store_path, tmp_path
+@pytest.mark.parametrize(
+    ("before", "after", "failed_step"),
+    [
+        (2, 3, "evaluate_cases.evaluate_shard[shard_0002]"),  # a shard the manifest lacks
+        (3, 2, "evaluate_cases.summarize_run"),  # a shard the plan lacks
+    ],
+)
+def test_a_shard_count_edited_as_the_run_starts_fails_the_run_in_one_line(
+    instance, store_path, tmp_path, before, after, failed_step
 ):
     # The plan reads the form's run.shards beside the dataset step, which writes the
-    # manifest: a config file saved in between gives a shard the manifest does not hold.
+    # manifest: a config file saved in between makes the two disagree.
     # In process, Dagster runs the two (both without inputs) in step-key order: the
     # dataset step, whose adapter saves the file, first.
     config = tmp_path / "ragproof.toml"
     config.write_text(
-        "[run]\nshards = 2\n\n"
+        f"[run]\nshards = {before}\n\n"
         '[adapter]\ntarget = "tests.support.fault_adapters:ShardsEditingAdapter"\n'
-        f'options = {{ config = "{config}" }}\n'
+        f'options = {{ config = "{config}", before = {before}, after = {after} }}\n'
     )
     result = _materialize(
         instance, "run-resharded", dataset=str(RECORDED / "cases.jsonl"), config_file=str(config)
     )
     assert not result.success
-    assert RunStore(store_path).run_manifest("run-resharded").run.shards == 2
+    assert RunStore(store_path).run_manifest("run-resharded").run.shards == before
     (failure,) = [e for e in result.all_events if e.is_step_failure]
-    assert failure.step_key == "evaluate_cases.evaluate_shard[shard_0002]"
+    assert failure.step_key == failed_step
     assert failure.step_failure_data.user_failure_data.description == (
-        "run.shards changed since this run was planned (now 2); start a new run"
+        f"run.shards changed since this run was planned (now {before}); start a new run"
     )

@@ -193,11 +193,11 @@ class ConfigEditingAdapter(PlainAdapter):
 
 
 class ShardsEditingAdapter(PlainAdapter):
-    """Edits its own config file when built: ``shards = 2`` becomes ``shards = 3`` in its
-    ``[run]`` table, as a user saving a change while the run starts would."""
+    """Edits its own config file when built: ``shards = <before>`` becomes ``shards =
+    <after>`` in its ``[run]`` table, as a user saving a change while the run starts would."""
 
-    def __init__(self, config: str) -> None:
+    def __init__(self, config: str, before: int, after: int) -> None:
         from pathlib import Path
 
         path = Path(config)
-        path.write_text(path.read_text().replace("shards = 2", "shards = 3"))
+        path.write_text(path.read_text().replace(f"shards = {before}", f"shards = {after}"))
