@@ -13,7 +13,8 @@ reads the run's events back from that home and splits the command's wall time:
   (``STEP_START`` to ``STEP_SUCCESS``);
 - after the run: the run's success to the command's exit (printing the results);
 - after the dataset step: ``eval_dataset``'s success to the command's exit (the
-  shard plan, the shards, the summary step and the printing), and the CPU seconds
+  shards, the summary step and the printing; the shard plan runs beside the dataset
+  step), and the CPU seconds
   of every process of the command (the step processes are the forkserver's
   children: this process adopts them as a subreaper and counts them as they end).
 
