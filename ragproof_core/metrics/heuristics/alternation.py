@@ -32,7 +32,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Sequence
-from functools import lru_cache
+from dataclasses import dataclass
+from functools import cached_property, lru_cache
 from re import _casefix, _constants, _parser  # the stdlib's own parser of patterns
 
 import ahocorasick
@@ -129,27 +130,56 @@ def trie_pattern(strings: Sequence[str]) -> str:
     return emit(root)
 
 
+@dataclass(frozen=True, slots=True)
+class _Index:
+    """What an ``Alternation`` works out once from its parts (module docstring)."""
+
+    strings: tuple[str, ...]
+    # Alternatives with no required string: kept for every text.
+    always: frozenset[int]
+    alternatives_of: dict[str, frozenset[int]]
+    # A longest match -> the alternatives of every string it contains.
+    alternatives_within: dict[str, frozenset[int]]
+    finder: re.Pattern[str]
+
+    @classmethod
+    def of(cls, parts: Sequence[str], flags: int) -> _Index:
+        required = tuple(required_strings(part, flags) for part in parts)
+        strings = tuple(sorted({s for req in required if req for s in req}))
+        alternatives_of = {
+            s: frozenset(i for i, req in enumerate(required) if req and s in req) for s in strings
+        }
+        return cls(
+            strings=strings,
+            always=frozenset(i for i, req in enumerate(required) if req is None),
+            alternatives_of=alternatives_of,
+            alternatives_within={
+                s: frozenset().union(*(alternatives_of[t] for t in strings if t in s))
+                for s in strings
+            },
+            finder=re.compile(trie_pattern(strings), re.DOTALL),
+        )
+
+
 class Alternation:
-    """``re.compile("|".join(f"(?:{p})" for p in parts), flags)``, searched faster."""
+    """``re.compile("|".join(f"(?:{p})" for p in parts), flags)``, searched faster.
+
+    Parsed and compiled on first use, not when built: the refusal cues are built as
+    their module is imported, by every process that imports the metrics (the command
+    line, a run's forkserver), and most runs never search them (about 40 ms each)."""
 
     def __init__(self, parts: Sequence[str], flags: int = 0) -> None:
         self.parts = tuple(parts)
         self.flags = flags
-        self.full = re.compile(self._joined(range(len(self.parts))), flags)
-        self._required = tuple(required_strings(part, flags) for part in self.parts)
-        self._strings = tuple(sorted({s for req in self._required if req for s in req}))
-        self._always = frozenset(i for i, req in enumerate(self._required) if req is None)
-        self._alternatives_of = alternatives_of = {
-            s: frozenset(i for i, req in enumerate(self._required) if req and s in req)
-            for s in self._strings
-        }
-        # A longest match -> the alternatives of every string it contains.
-        self._alternatives_within = {
-            s: frozenset().union(*(alternatives_of[t] for t in self._strings if t in s))
-            for s in self._strings
-        }
-        self._finder = re.compile(trie_pattern(self._strings), re.DOTALL)
         self._subset = lru_cache(maxsize=_SUBSETS_CACHED)(self._compile)
+
+    @cached_property
+    def full(self) -> re.Pattern[str]:
+        return re.compile(self._joined(range(len(self.parts))), self.flags)
+
+    @cached_property
+    def index(self) -> _Index:
+        return _Index.of(self.parts, self.flags)
 
     def _joined(self, indices) -> str:
         return "|".join(f"(?:{self.parts[i]})" for i in indices)
@@ -166,8 +196,9 @@ class Alternation:
         if _DOTTED_CAPITAL_I in text:
             return self.full
         folded = fold(text)
-        kept = set(self._always)
-        search, within = self._finder.search, self._alternatives_within
+        index = self.index
+        kept = set(index.always)
+        search, within = index.finder.search, index.alternatives_within
         found = search(folded)
         while found is not None:
             kept.update(within[found.group()])
@@ -178,8 +209,9 @@ class Alternation:
         """The alternation of the alternatives whose strings include one of ``present``
         (the strings, of this alternation's or more, that occur in a text), plus those
         with no strings: ``pattern_for`` of that text."""
-        alternatives_of = self._alternatives_of
-        kept = self._always.union(*(alternatives_of[s] for s in present if s in alternatives_of))
+        index = self.index
+        alternatives_of = index.alternatives_of
+        kept = index.always.union(*(alternatives_of[s] for s in present if s in alternatives_of))
         return self._subset(tuple(sorted(kept)))
 
     def finditer(self, text: str) -> Iterator[re.Match[str]]:
@@ -208,12 +240,17 @@ class Alternations:
 
     def __init__(self, *alternations: Alternation) -> None:
         self.alternations = alternations
-        self._automaton = ahocorasick.Automaton()
-        for string in sorted({s for a in alternations for s in a._strings}):
-            self._automaton.add_word(string, string)
-        self._automaton.make_automaton()
         # Answers share a few sets of strings present: each set is narrowed once.
         self._narrowed = lru_cache(maxsize=_SUBSETS_CACHED)(self._narrow)
+
+    @cached_property
+    def _automaton(self) -> ahocorasick.Automaton:
+        # Built on first use, as each alternation's index is.
+        automaton = ahocorasick.Automaton()
+        for string in sorted({s for a in self.alternations for s in a.index.strings}):
+            automaton.add_word(string, string)
+        automaton.make_automaton()
+        return automaton
 
     def _narrow(self, present: frozenset[str]) -> tuple[re.Pattern[str] | None, ...]:
         return tuple(a.kept_for(present) for a in self.alternations)
