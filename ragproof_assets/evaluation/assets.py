@@ -62,6 +62,7 @@ from ragproof_core.store import (
     StoreLocked,
     summarize_run,
 )
+from ragproof_core.store.dataset_table import StagedDataset
 from ragproof_core.store.recording import StagedRecording
 
 GROUP = "evaluation"
@@ -126,8 +127,34 @@ def _store_dataset(
     run_id = context.partition_key
     resolved, dataset = checked.config, checked.dataset
     run_store = store.store()
+    # Views exist from the first run's start, so the store reads even if that run is
+    # killed. Refreshed on a thread while the manifest is made (the dataset hashed) and
+    # the run's files are written (DuckDB releases the GIL; on a fresh store it is a
+    # tenth of the step).
+    with ThreadPoolExecutor(1) as views:
+        refreshed = views.submit(_refresh_views, context, run_store)
+        manifest = _manifest(context, config, checked)
+        _write_run_files(run_store, run_id, manifest, dataset, recording)
+        refreshed.result()
+    return dg.Output(
+        run_store.table_handle(run_id, "dataset", dataset.rows),
+        metadata={
+            "dagster/row_count": dataset.rows,
+            "dataset": manifest.dataset,
+            "dataset_sha256": manifest.dataset_sha256,
+            "adapter": resolved.adapter.target,
+            "cases_by_kind": dg.MetadataValue.json(dataset.kinds()),
+        },
+    )
+
+
+def _manifest(
+    context: dg.AssetExecutionContext, config: EvalRunConfig, checked: Staged
+) -> RunManifest:
+    """The run's manifest, its settings hashed from the real values."""
+    resolved, dataset = checked.config, checked.dataset
     manifest = RunManifest(
-        run_id=run_id,
+        run_id=context.partition_key,
         dataset=_display_path(config.dataset),
         dataset_path=str(Path(config.dataset).resolve()),
         dataset_sha256=dataset_sha256(config.dataset),
@@ -142,34 +169,27 @@ def _store_dataset(
         metrics=resolved.metrics,
     )
     # Hashed here, from the real values: the stored manifest has its secrets masked.
-    manifest = replace(manifest, config_sha256=manifest.settings_sha256())
-    # Views exist from the first run's start, so the store reads even if that run is
-    # killed. Refreshed on a thread while the run's files are written (DuckDB releases
-    # the GIL; on a fresh store it is a tenth of the step).
-    with ThreadPoolExecutor(1) as views:
-        refreshed = views.submit(_refresh_views, context, run_store)
-        run_store.write_manifest(run_id, manifest.to_dict())
-        # A restarted run may split into other shards: its old result files must go.
-        run_store.clear_results(run_id)
-        run_store.write_staged_dataset(run_id, dataset)
-        if recording is None:
-            # A restarted run may have replayed a recording before: the file must go.
-            run_store.remove_recorded_outputs(run_id)
-        else:
-            run_store.write_recording_beside(
-                run_id, recording, dataset.case_ids(), dataset.turn_cases()
-            )
-        refreshed.result()
-    return dg.Output(
-        run_store.table_handle(run_id, "dataset", dataset.rows),
-        metadata={
-            "dagster/row_count": dataset.rows,
-            "dataset": manifest.dataset,
-            "dataset_sha256": manifest.dataset_sha256,
-            "adapter": resolved.adapter.target,
-            "cases_by_kind": dg.MetadataValue.json(dataset.kinds()),
-        },
-    )
+    return replace(manifest, config_sha256=manifest.settings_sha256())
+
+
+def _write_run_files(
+    run_store: RunStore,
+    run_id: str,
+    manifest: RunManifest,
+    dataset: StagedDataset,
+    recording: StagedRecording | None,
+) -> None:
+    run_store.write_manifest(run_id, manifest.to_dict())
+    # A restarted run may split into other shards: its old result files must go.
+    run_store.clear_results(run_id)
+    run_store.write_staged_dataset(run_id, dataset)
+    if recording is None:
+        # A restarted run may have replayed a recording before: the file must go.
+        run_store.remove_recorded_outputs(run_id)
+    else:
+        run_store.write_recording_beside(
+            run_id, recording, dataset.case_ids(), dataset.turn_cases()
+        )
 
 
 @dataclass(frozen=True, slots=True)

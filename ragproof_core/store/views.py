@@ -328,14 +328,16 @@ def ensure_views(layout: StoreLayout, *, timeout_s: float = DEFAULT_LOCK_TIMEOUT
             write_schema_files(layout)
             return True
         return False
-    if not _schema_files_present(layout):
+    schemas_written = not _schema_files_present(layout)
+    if schemas_written:
         # Files only: lost schema files must not cost a database write.
         write_schema_files(layout)
     if views_current(layout, timeout_s=timeout_s):
         return False
     expected = fingerprint(layout)
     layout.root.mkdir(parents=True, exist_ok=True)
-    write_schema_files(layout)  # the schemas may have changed with the views
+    if not schemas_written:
+        write_schema_files(layout)  # the schemas may have changed with the views
     con = open_db(layout, read_only=False, timeout_s=timeout_s)
     try:
         if _views_current(con, expected):
