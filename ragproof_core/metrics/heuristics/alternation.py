@@ -166,7 +166,7 @@ class Alternation:
 
     Parsed and compiled on first use, not when built: the refusal cues are built as
     their module is imported, by every process that imports the metrics (the command
-    line, a run's forkserver), and most runs never search them (about 40 ms each)."""
+    line, a run's forkserver), about 45 ms each, and only a refusal check searches them."""
 
     def __init__(self, parts: Sequence[str], flags: int = 0) -> None:
         self.parts = tuple(parts)
