@@ -26,10 +26,11 @@ from ragproof_core.generate.summary import render_summary, summary_dict
 from ragproof_core.judge import GENERATION_PROMPT_NAMES, JudgeEnv, judge_environment, make_judge
 
 
-def _judge_env(config_path: str | None) -> JudgeEnv:
+def writer_env(config_path: str | None, command: str) -> JudgeEnv:
+    """The judge settings a generator writes with (``generate qa``, ``generate nuggets``)."""
     env = judge_environment(load_config(config_path).judge)
     if not env.models:
-        raise UsageError("generate qa needs a judge model: set RAGPROOF_JUDGE_MODEL")
+        raise UsageError(f"{command} needs a judge model: set RAGPROOF_JUDGE_MODEL")
     # A jury judges; one model writes. The first model of a jury writes and critiques.
     return replace(env, model=env.models[0])
 
@@ -43,7 +44,7 @@ def cmd_generate_qa(args: argparse.Namespace) -> int:
             max_attempts=args.max_attempts,
             multi_chunk=args.multi_chunk,
         )
-        env = _judge_env(args.config)
+        env = writer_env(args.config, "generate qa")
         chunks = load_corpus(args.corpus)
         plan_slots(chunks, plan)  # a corpus that cannot supply the plan fails before any call
     except GenerationInputError as exc:

@@ -37,6 +37,7 @@ from ragproof_core.present import (
     run_dict,
     run_json,
     runs_table,
+    stored_diagnosis,
     summary_table,
 )
 from ragproof_core.run import check_launch, estimate_run, preflight
@@ -131,17 +132,26 @@ def _execute_run(args: argparse.Namespace) -> tuple[int, Callable[[], None] | No
     summaries = store.summaries(run_id)
 
     def show() -> None:
+        diagnosis = stored_diagnosis(store, run_id, summaries)
         if args.json:
-            print_json(run_json(run_id, record.status, summaries, record.judge_activity()))
+            shown = run_json(run_id, record.status, summaries, record.judge_activity())
+            print_json(_with_diagnosis(shown, diagnosis))
         else:
             print(f"run {run_id}: {record.status}, {record.cases} cases, {config.adapter.target}")
-            _print_summary(record, summaries)
+            _print_summary(record, summaries, diagnosis)
 
     return (EXIT_BUDGET if record.status == "aborted:budget" else EXIT_OK), show
 
 
-def _print_summary(record, summaries) -> None:
+def _with_diagnosis(shown: dict, diagnosis) -> dict:
+    """``--json`` with ``diagnosis`` (CONTRACT section 20) when the run has one."""
+    return shown if diagnosis is None else {**shown, "diagnosis": diagnosis.to_dict()}
+
+
+def _print_summary(record, summaries, diagnosis=None) -> None:
     print(summary_table(summaries))
+    if diagnosis is not None:
+        print("\n".join(diagnosis.lines()))
     tradeoff = refusal_tradeoff(summaries)
     if tradeoff:
         print(tradeoff)
@@ -197,6 +207,7 @@ def cmd_show(args: argparse.Namespace) -> int:
     record = store.get_run(args.run_id)
     summaries = store.summaries(args.run_id)
     calibrations = store.calibrations(args.run_id)
+    diagnosis = stored_diagnosis(store, args.run_id, summaries)
     if args.json:
         shown = {
             **run_json(record.run_id, record.status, summaries, record.judge_activity()),
@@ -204,11 +215,11 @@ def cmd_show(args: argparse.Namespace) -> int:
         }
         if calibrations:
             shown["calibrations"] = calibration_json(calibrations)
-        print_json(shown)
+        print_json(_with_diagnosis(shown, diagnosis))
         return EXIT_OK
     print(f"run {record.run_id}: {record.status}, {record.cases} cases")
     print(f"dataset {record.dataset}; adapter {record.adapter}")
-    _print_summary(record, summaries)
+    _print_summary(record, summaries, diagnosis)
     if calibrations:
         print(calibration_table(summaries, calibrations))
     return EXIT_OK

@@ -47,13 +47,18 @@ def case_rows(
 
 
 def write_rows(path: Path, rows: Sequence[Mapping[str, Any]]) -> None:
+    text = "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows)
+    write_bytes(path, text.encode("utf-8"))
+
+
+def write_bytes(path: Path, data: bytes) -> None:
+    """``data`` as the file at ``path``, through a temporary file renamed into place."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    text = "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows)
     fd, temp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
-            handle.write(text)
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
         os.replace(temp, path)
     except BaseException:
         Path(temp).unlink(missing_ok=True)

@@ -56,6 +56,7 @@ from ragproof_core.present.markdown import (
 from ragproof_core.present.report_data import (
     MixedJudgesError,
     gather_report,
+    stored_diagnosis,
 )
 from ragproof_core.present.run_list import (
     run_dict,
@@ -110,6 +111,7 @@ __all__ = [
     "runs_table",
     "search_cases",
     "served_run_links",
+    "stored_diagnosis",
     "summary_markdown",
     "summary_table",
     "verdict",

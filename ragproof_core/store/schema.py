@@ -37,12 +37,14 @@ from ragproof_core.model import (
     Chunk,
     ExpectedTool,
     MetricResult,
+    Nugget,
     Status,
     Step,
     ToolMatch,
     TurnOf,
     Usage,
     expected_tools_from_json,
+    nuggets_from_json,
 )
 from ragproof_core.store import tables
 
@@ -182,6 +184,7 @@ def encode_dataset(run_id: str, cases: Sequence[Case]) -> pa.Table:
             _strings(None if c.turn is None else c.turn.conversation_id for c in cases),
             pa.array([None if c.turn is None else c.turn.turn for c in cases], pa.int32()),
             pa.array([None if c.turn is None else c.turn.turns for c in cases], pa.int32()),
+            _strings(_nuggets_json(c.nuggets) for c in cases),
         ],
         schema=DATASET_SCHEMA,
     )
@@ -200,6 +203,10 @@ def _tools_json(tools: Sequence[ExpectedTool] | None) -> str | None:
             for t in tools
         ]
     )
+
+
+def _nuggets_json(nuggets: Sequence[Nugget] | None) -> str | None:
+    return None if nuggets is None else _to_json([n.to_json() for n in nuggets])
 
 
 def _steps_json(steps: Sequence[Step] | None) -> str | None:
@@ -223,6 +230,7 @@ def decode_dataset(table: pa.Table) -> list[Case]:
             tool_match=ToolMatch.IN_ORDER if tool_match is None else ToolMatch(tool_match),
             expected_hops=None if hops is None else tuple(tuple(hop) for hop in hops),
             turn=None if conversation is None else TurnOf(conversation, turn, turns),
+            nuggets=nuggets_from_json(nuggets),
         )
         for (
             id_,
@@ -239,6 +247,7 @@ def decode_dataset(table: pa.Table) -> list[Case]:
             conversation,
             turn,
             turns,
+            nuggets,
         ) in zip(
             _column(table, "id"),
             _column(table, "question"),
@@ -254,6 +263,7 @@ def decode_dataset(table: pa.Table) -> list[Case]:
             _column(table, "conversation_id"),
             _column(table, "turn"),
             _column(table, "turns"),
+            _column(table, "nuggets_json"),
             strict=True,
         )
     ]

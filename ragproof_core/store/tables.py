@@ -121,6 +121,12 @@ DATASET = Table(
         ),
         Column("turn", pa.int32(), "The turn's 1-based number in its conversation; NULL if none."),
         Column("turns", pa.int32(), "How many turns its conversation has; NULL if none."),
+        Column(
+            "nuggets_json",
+            pa.string(),
+            "The facts the answer should state, as a JSON list of {text, vital}; "
+            "NULL if not given (CONTRACT section 20).",
+        ),
     ),
 )
 

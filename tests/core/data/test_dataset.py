@@ -92,10 +92,11 @@ def test_path_may_be_a_string():
         (
             "unknown_field.jsonl",
             1,
-            # CONTRACT section 17 added expected_hops, expected_tools and tool_match.
+            # CONTRACT section 17 added expected_hops, expected_tools and tool_match,
+            # section 20 nuggets.
             "annotator: unknown field (known: adversarial_payload, expected_answer, "
             "expected_hops, expected_source_ids, expected_tools, id, kind, metadata, "
-            "question, tool_match)",
+            "nuggets, question, tool_match)",
         ),
         ("bad_last_line.jsonl", 4, "question: missing required field"),
         # CONTRACT section 17: the agent fields.
