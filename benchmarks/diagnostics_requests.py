@@ -35,7 +35,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from benchmarks._common import REPO, Table, parse_args, publish
+from benchmarks._common import REPO, Benchmark, Table, parse_args, publish
 from ragproof_core.config.settings import RunSettings
 from ragproof_core.judge.client import LiteLLMClient, flush_litellm, import_litellm
 from ragproof_core.judge.cost import estimate_input_tokens
@@ -52,6 +52,23 @@ from ragproof_core.metrics.diagnostics import CLAIM_METRICS
 from ragproof_core.model import Answer, Case, CaseOutput, Chunk
 from ragproof_core.run.evaluate import evaluate
 from tests.support.judge_server import JudgeServer, ReceivedRequest, default_content, sentences
+
+BENCHMARK = Benchmark(
+    title="Claim diagnostics: requests and tokens against RAGChecker's shape",
+    measures=(
+        "200 qa cases (five corpus passages of context each), 16 in flight, combined mode, "
+        "against the local judge server (real LiteLLM over real HTTP, no cache): requests "
+        "and input tokens per case (ragproof's own 4-characters-per-token estimate of each "
+        "request sent) for groundedness, completeness and answer relevance; the same with "
+        "the eight claim metrics (one more part of the case's one request); and "
+        "RAGChecker's pipeline shape for the same diagnostics beside the three (claims "
+        "extracted from the answer and the reference, then one check per claim set: four "
+        "requests a case, with the claim_check template's own instructions)."
+    ),
+    target="the claim metrics add no request a case and fewer input tokens than RAGChecker's shape",
+    order=76,
+    in_run_all=False,
+)
 
 MODEL = "openai/judge-bench"
 CONCURRENCY = 16
@@ -267,7 +284,13 @@ def main(argv: Sequence[str] | None = None) -> None:
             "per claim set) is the cheaper reading of it.",
         ],
     )
-    publish([table], args.emit)
+    met = with_claims.requests == base.requests and extra < shape.input_tokens
+    headline = (
+        f"+{extra / n:,.0f} input tokens and +0 requests a case; RAGChecker's shape "
+        f"+{shape.input_tokens / n:,.0f} tokens and +{shape.requests / n:.0f} requests "
+        f"({'met' if met else 'MISSED'})"
+    )
+    publish([table], args.emit, headline)
 
 
 if __name__ == "__main__":

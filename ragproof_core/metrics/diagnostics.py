@@ -150,7 +150,9 @@ class ClaimSet:
         return frozenset(cid for claim in self.reference for cid in claim.chunk_ids)
 
 
-def claims_of(items: Sequence[Mapping[str, Any]], flag: str, context: frozenset[str]):
+def claims_of(
+    items: Sequence[Mapping[str, Any]], flag: str, context: frozenset[str]
+) -> tuple[Claim, ...]:
     """A reply's claims, ``flag`` (``in_reference`` or ``in_response``) as ``matched``."""
     return tuple(
         Claim(
@@ -368,45 +370,51 @@ def generate_inputs(question: str, expected_answer: str, seed: int) -> dict[str,
 # --- plans and the per_metric groups --------------------------------------------------------
 
 
-def _early(case: Case, output: CaseOutput, metric: str, reason: str) -> MetricResult:
-    return skipped(case.id, metric, reason)
+Plan = Callable[[Case, CaseOutput, bool, Any], Planned]
 
 
-def _claim_plan(metric: str) -> Callable[[Case, CaseOutput, bool, Any], Planned]:
+def _member_plan(
+    metric: str,
+    prompt: str,
+    question_of: Callable[[Case, CaseOutput, bool, Any], Any],
+    score: Callable[[Any, str, Mapping[str, Any]], MetricResult],
+    unasked: Callable[[Any, str], MetricResult | None] = lambda question, metric: None,
+) -> Plan:
+    """One member's plan: a skip with the reason ``question_of`` gives (a string), a result
+    that needs no reply (``unasked``), or its family's question, scored for ``metric``.
+    Every member of a family asks the same prompt with the same inputs."""
+
     def plan(case: Case, output: CaseOutput, has_judge: bool, params: Any) -> Planned:
         if output.failed:  # defensive: the pipeline already counts case failures
             return case_error(case.id, metric, output.error or "case failed")
-        question = plan_claims(case, output, has_judge, params.k)
+        question = question_of(case, output, has_judge, params)
         if isinstance(question, str):
-            return _early(case, output, metric, question)
-        score = partial(score_claims, question, metric)
-        return JudgePlan(case.id, metric, CLAIM_PROMPT, question.inputs, score)
+            return skipped(case.id, metric, question)
+        early = unasked(question, metric)
+        if early is not None:
+            return early
+        return JudgePlan(case.id, metric, prompt, question.inputs, partial(score, question, metric))
 
     return plan
 
 
-def _nugget_plan(metric: str) -> Callable[[Case, CaseOutput, bool, Any], Planned]:
-    def plan(case: Case, output: CaseOutput, has_judge: bool, params: Any) -> Planned:
-        if output.failed:
-            return case_error(case.id, metric, output.error or "case failed")
-        question = plan_nuggets(case, output, has_judge)
-        if isinstance(question, str):
-            return _early(case, output, metric, question)
-        unasked = unasked_nuggets(question, metric)
-        if unasked is not None:
-            return unasked
-        score = partial(score_nuggets, question, metric)
-        return JudgePlan(case.id, metric, NUGGET_PROMPT, question.inputs, score)
-
-    return plan
+def _claims_of(case: Case, output: CaseOutput, has_judge: bool, params: Any):
+    return plan_claims(case, output, has_judge, params.k)
 
 
-CLAIM_PLANS = {metric: _claim_plan(metric) for metric in CLAIM_METRICS}
-NUGGET_PLANS = {metric: _nugget_plan(metric) for metric in NUGGET_METRICS}
+def _nuggets_of(case: Case, output: CaseOutput, has_judge: bool, params: Any):
+    return plan_nuggets(case, output, has_judge)
+
+
+CLAIM_PLANS = {m: _member_plan(m, CLAIM_PROMPT, _claims_of, score_claims) for m in CLAIM_METRICS}
+NUGGET_PLANS = {
+    m: _member_plan(m, NUGGET_PROMPT, _nuggets_of, score_nuggets, unasked_nuggets)
+    for m in NUGGET_METRICS
+}
 
 
 async def ask_members(
-    plans: Mapping[str, Callable[[Case, CaseOutput, bool, Any], Planned]],
+    plans: Mapping[str, Plan],
     case: Case,
     output: CaseOutput,
     judge: Judge | None,
