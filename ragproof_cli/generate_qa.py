@@ -17,13 +17,14 @@ from ragproof_core.generate.estimate import estimate_generation
 from ragproof_core.generate.output import case_rows, write_rows
 from ragproof_core.generate.qa import (
     DEFAULT_MAX_ATTEMPTS,
+    QA_PROMPTS,
     GenerationInputError,
     GenerationPlan,
     generate_questions,
     plan_slots,
 )
 from ragproof_core.generate.summary import render_summary, summary_dict
-from ragproof_core.judge import GENERATION_PROMPT_NAMES, JudgeEnv, judge_environment, make_judge
+from ragproof_core.judge import JudgeEnv, judge_environment, make_judge
 
 
 def writer_env(config_path: str | None, command: str) -> JudgeEnv:
@@ -70,7 +71,7 @@ async def _generate(chunks, plan, judge):
 
 
 def _finish(args: argparse.Namespace, outcome, judge) -> int:
-    hashes = {name: judge.prompts[name].sha256 for name in GENERATION_PROMPT_NAMES}
+    hashes = {name: judge.prompts[name].sha256 for name in QA_PROMPTS}
     rows = case_rows(outcome.kept, args.seed, judge.model, hashes)
     if rows:
         write_rows(Path(args.out), rows)

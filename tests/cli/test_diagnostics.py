@@ -43,7 +43,7 @@ def run(env, tmp_path: Path, outputs: str) -> dict:
 def test_the_diagnosis_in_run_show_json_report_and_compare(server, judge_env, tmp_path):
     good = run({**judge_env, "RAGPROOF_JUDGE_MODE": "combined"}, tmp_path, "outputs.jsonl")
     assert server.request_count == 3  # one combined request a case
-    run_a = good.stdout.split()[1]
+    run_a = good.stdout.split()[1].rstrip(":")
     # d1 (tests/core/metrics/test_diagnostics.py works it out): noise 1/2, utilization 1/2,
     # retrieval recall 1, hallucination 0; d3: hallucination 1, recall 1, utilization 0.
     lines = good.stdout.splitlines()
@@ -75,7 +75,7 @@ def test_the_diagnosis_in_run_show_json_report_and_compare(server, judge_env, tm
     assert ragproof("report", run_a, "--out", str(report), env=judge_env).returncode == 0
     data = json.loads(
         re.search(
-            r'<script type="application/json" id="report-data">(.*?)</script>',
+            r'<script id="report-data" type="application/json">(.*?)</script>',
             report.read_text(encoding="utf-8"),
             re.DOTALL,
         ).group(1)
@@ -91,7 +91,7 @@ def test_the_diagnosis_in_run_show_json_report_and_compare(server, judge_env, tm
 
     # B invents on d1 and d3 retrieves nothing useful: compare ranks where B loses more.
     worse = run({**judge_env, "RAGPROOF_JUDGE_MODE": "combined"}, tmp_path, "outputs_worse.jsonl")
-    run_b = worse.stdout.split()[1]
+    run_b = worse.stdout.split()[1].rstrip(":")
     compared = ragproof("compare", run_a, run_b, env=judge_env)
     assert compared.returncode == 0, compared.stderr
     out = compared.stdout.splitlines()
