@@ -20,7 +20,9 @@ every configuration:
    requests a case, each check sent after its extraction's reply. Its
    instructions are the ``claim_check`` template's own steps, split the way that
    pipeline splits the work, so the figures compare the shape (what each request
-   carries again), not two wordings.
+   carries again), not two wordings;
+4. the eight claim metrics alone in per_metric mode: one ``claim_check`` request
+   a case, the like-for-like against RAGChecker's four.
 
 ``python -m benchmarks.diagnostics_requests [--quick]``
 """
@@ -63,7 +65,8 @@ BENCHMARK = Benchmark(
         "the eight claim metrics (one more part of the case's one request); and "
         "RAGChecker's pipeline shape for the same diagnostics beside the three (claims "
         "extracted from the answer and the reference, then one check per claim set: four "
-        "requests a case, with the claim_check template's own instructions)."
+        "requests a case, with the claim_check template's own instructions), and the eight "
+        "alone in per_metric mode (one claim_check request a case)."
     ),
     target="the claim metrics add no request a case and fewer input tokens than RAGChecker's shape",
     order=76,
@@ -108,8 +111,8 @@ class _Recorded:
         return self._outputs[question].answer
 
 
-def _judge(url: str) -> LiteLLMJudge:
-    env = JudgeEnv(MODEL, url, mode="combined")
+def _judge(url: str, mode: str = "combined") -> LiteLLMJudge:
+    env = JudgeEnv(MODEL, url, mode=mode)
     client = LiteLLMClient(MODEL, url, timeout_s=60, max_attempts=2, backoff_base_s=0.01)
     return LiteLLMJudge(env, None, use_cache=False, concurrency=CONCURRENCY, client=client)
 
@@ -120,8 +123,10 @@ class Figures:
     input_tokens: int
 
 
-async def _ragproof(url: str, cases, outputs, metrics: Sequence[str]) -> Figures:
-    judge = _judge(url)
+async def _ragproof(
+    url: str, cases, outputs, metrics: Sequence[str], mode: str = "combined"
+) -> Figures:
+    judge = _judge(url, mode)
     settings = RunSettings(concurrency=CONCURRENCY, metrics=tuple(metrics))
     try:
         await evaluate(cases, _Recorded(outputs), settings, judge)
@@ -243,6 +248,9 @@ def main(argv: Sequence[str] | None = None) -> None:
         with_claims = asyncio.run(_ragproof(server.url, cases, outputs, (*BASE, *CLAIM_METRICS)))
         assert with_claims.requests == server.request_count
         server.reset()
+        alone = asyncio.run(_ragproof(server.url, cases, outputs, CLAIM_METRICS, "per_metric"))
+        assert alone.requests == server.request_count
+        server.reset()
         shape = asyncio.run(_ragchecker(server.url, cases, outputs))
         assert shape.requests == server.request_count
     extra = with_claims.input_tokens - base.input_tokens
@@ -266,6 +274,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         [
             row("groundedness, completeness, answer relevance", base),
             row("the same + the 8 claim metrics (one request a case)", with_claims),
+            row("the 8 claim metrics alone, per_metric mode (claim_check)", alone),
             row("RAGChecker's shape for the 8 (extract x2, check x2), alone", shape),
             row("the three + RAGChecker's shape", ragchecker_total),
         ],
@@ -275,7 +284,11 @@ def main(argv: Sequence[str] | None = None) -> None:
             "and no request; RAGChecker's shape adds "
             f"{shape.requests / n:.0f} requests and {shape.input_tokens / n:,.0f} input tokens "
             f"a case: {shape.input_tokens / extra:.2f}x the tokens ragproof's part adds, and "
-            f"{ragchecker_total.input_tokens / with_claims.input_tokens:.2f}x ragproof's total.",
+            f"{ragchecker_total.input_tokens / with_claims.input_tokens:.2f}x ragproof's total. "
+            f"Asked alone, the eight cost one claim_check request a case, "
+            f"{alone.input_tokens / n:,.0f} input tokens: RAGChecker's shape is "
+            f"{shape.requests / alone.requests:.0f}x the requests and "
+            f"{shape.input_tokens / alone.input_tokens:.2f}x the input tokens.",
             "Tokens are 4 characters each, of every request actually sent (the server reports "
             "no usage); RAGChecker's shape sends the context in both checks and the question "
             "in both extractions, and each check waits for its extraction.",
