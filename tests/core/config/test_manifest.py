@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from ragproof_core.config.manifest import RunManifest
 from ragproof_core.config.gate import Floor
+from ragproof_core.config.manifest import RunManifest
 from ragproof_core.config.settings import RUN_KEYS, Config, RunSettings, load_config
 from ragproof_core.judge.settings import JudgeSettings
 from ragproof_core.store.run_store import RunStore
