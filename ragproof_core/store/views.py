@@ -307,11 +307,24 @@ def _with_retry(action: Callable[[], T], path: Path, timeout_s: float) -> T:
         delay = min(delay * 2, 0.5)
 
 
+def quiet(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
+    """``con`` without DuckDB's progress bar: on a query slower than two seconds it
+    prints to the terminal's standard output, ahead of a command's own (``sql --json``
+    printed it before its JSON). A session setting, so set on every connection."""
+    con.execute("SET enable_progress_bar = false")
+    return con
+
+
 def open_db(
     layout: StoreLayout, *, read_only: bool, timeout_s: float = DEFAULT_LOCK_TIMEOUT_S
 ) -> duckdb.DuckDBPyConnection:
     path = layout.duckdb_path
-    return _with_retry(lambda: duckdb.connect(str(path), read_only=read_only), path, timeout_s)
+    con = _with_retry(lambda: duckdb.connect(str(path), read_only=read_only), path, timeout_s)
+    try:
+        return quiet(con)
+    except BaseException:
+        con.close()
+        raise
 
 
 def _views_current(con: duckdb.DuckDBPyConnection, expected: str) -> bool:
@@ -420,6 +433,7 @@ def connect_confined(layout: StoreLayout) -> duckdb.DuckDBPyConnection:
     ensure_views(layout)
     con = duckdb.connect(":memory:")
     try:
+        quiet(con)
         if layout.is_remote:
             con.register_filesystem(layout.fs)
         for statement in view_ddl(layout):
@@ -437,7 +451,7 @@ def connect_confined(layout: StoreLayout) -> duckdb.DuckDBPyConnection:
 
 def connect_remote(layout: StoreLayout) -> duckdb.DuckDBPyConnection:
     """An in-memory connection reading a remote store through its fsspec filesystem."""
-    con = duckdb.connect(":memory:")
+    con = quiet(duckdb.connect(":memory:"))
     con.register_filesystem(layout.fs)
     for statement in view_ddl(layout):
         con.execute(statement)

@@ -390,3 +390,17 @@ def test_the_outputs_view_has_what_the_pipeline_said_for_each_case(store: RunSto
         ("r1", "c3", "", None, [], 0.0, None, None),
         ("r1", "c4", None, None, None, 60.0, "TimeoutError: adapter took longer than 60s", None),
     ]
+
+
+def test_no_connection_draws_a_progress_bar(local_or_s3_store: RunStore) -> None:
+    # Issue 39, item 6: DuckDB's bar (on a query past two seconds) printed to stdout.
+    layout = local_or_s3_store.layout
+    setting = "SELECT current_setting('enable_progress_bar')"
+    connections = [views.connect_confined(layout), local_or_s3_store.connect()]
+    if layout.is_remote:
+        connections.append(views.connect_remote(layout))
+    for con in connections:
+        try:
+            assert con.execute(setting).fetchone() == (False,)
+        finally:
+            con.close()
