@@ -47,7 +47,7 @@ def case_rows(
 
 
 def write_rows(path: Path, rows: Sequence[Mapping[str, Any]]) -> None:
-    text = "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows)
+    text = "".join(json.dumps(row, ensure_ascii=False, allow_nan=False) + "\n" for row in rows)
     write_bytes(path, text.encode("utf-8"))
 
 

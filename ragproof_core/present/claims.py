@@ -24,6 +24,7 @@ from typing import Any
 
 from ragproof_core.judge.schemas import ReplyValidationError, validate_reply
 from ragproof_core.metrics.diagnostics import CLAIM_METRICS, CLAIM_PROMPT, claims_of
+from ragproof_core.text_table import text_table
 
 RESPONSE_KINDS = {
     (True, True): "grounded",
@@ -98,13 +99,13 @@ def claims_view(reply: Mapping[str, Any], context_ids: Sequence[str]) -> dict[st
 
 
 def claim_lines(view: Mapping[str, Any]) -> list[str]:
-    """The claims as text lines (``show --case``): one a claim, its kind and its chunks."""
-    lines = []
+    """The claims as a text table (``show --case``): one row a claim, its kind and the
+    chunks that support it, then any ids named outside the context."""
+    rows = []
     for side, label in (("response", "answer"), ("reference", "reference")):
         for claim in view[side]:
-            chunks = ", ".join(claim["chunks"]) or "no chunk"
-            ignored = (
-                f" (not in the context: {', '.join(claim['ignored'])})" if claim["ignored"] else ""
-            )
-            lines.append(f"  {label:<9} {claim['kind']:<14} {claim['claim']}  [{chunks}]{ignored}")
-    return lines
+            chunks = ", ".join(claim["chunks"]) or "-"
+            if claim["ignored"]:
+                chunks += f" (not in the context: {', '.join(claim['ignored'])})"
+            rows.append([label, claim["kind"], claim["claim"], chunks])
+    return text_table(("of", "what it is", "claim", "supported by"), rows)

@@ -89,6 +89,15 @@ def test_the_diagnosis_in_run_show_json_report_and_compare(server, judge_env, tm
         ("used", ["p1"]), ("ignored", ["p3"]),
     ]  # fmt: skip
 
+    # show --case lists them too, each with the chunks that support it.
+    case = ragproof("show", run_a, "--case", "d1", env=judge_env).stdout.splitlines()
+    at = case.index("claims (claim_check):")
+    assert [line.split()[:2] for line in case[at + 3 : at + 7]] == [
+        ["answer", "grounded"], ["answer", "noise"], ["reference", "used"],
+        ["reference", "ignored"],
+    ]  # fmt: skip
+    assert case[at + 6].rstrip().endswith("p3")
+
     # B invents on d1 and d3 retrieves nothing useful: compare ranks where B loses more.
     worse = run({**judge_env, "RAGPROOF_JUDGE_MODE": "combined"}, tmp_path, "outputs_worse.jsonl")
     run_b = worse.stdout.split()[1].rstrip(":")
