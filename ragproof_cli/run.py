@@ -17,8 +17,10 @@ from ragproof_cli.common import (
     EXIT_BAD_INPUT,
     EXIT_BUDGET,
     EXIT_INTERNAL,
+    EXIT_JUDGE_UNAVAILABLE,
     EXIT_OK,
     EXIT_STORE_FAULT,
+    judge_unavailable_line,
     open_store,
     print_json,
     stdout_to_stderr,
@@ -26,11 +28,12 @@ from ragproof_cli.common import (
 from ragproof_cli.errors import DEBUG_HINT, one_line
 from ragproof_core.config import RUN_KEYS, run_key_choices, run_key_help, run_key_type
 from ragproof_core.gc_pause import imports_paused
-from ragproof_core.judge import format_usd
+from ragproof_core.judge import ABORTED_BUDGET, ABORTED_JUDGE, format_usd
 from ragproof_core.present import (
     agreement_lines,
     calibration_json,
     calibration_table,
+    judge_failures_line,
     judge_usage_table,
     latency_note,
     refusal_tradeoff,
@@ -137,7 +140,14 @@ def _execute_run(args: argparse.Namespace) -> tuple[int, Callable[[], None] | No
             print(f"run {run_id}: {record.status}, {record.cases} cases, {config.adapter.target}")
             _print_summary(record, summaries)
 
-    return (EXIT_BUDGET if record.status == "aborted:budget" else EXIT_OK), show
+    if record.status == ABORTED_JUDGE:
+        # The line first, on stderr: the summary of what was kept follows on stdout.
+        print(judge_unavailable_line(record.judge_first_error or ""), file=sys.stderr)
+    return RUN_EXITS.get(record.status, EXIT_OK), show
+
+
+# The exit code of a run that ended with each status other than completed.
+RUN_EXITS = {ABORTED_BUDGET: EXIT_BUDGET, ABORTED_JUDGE: EXIT_JUDGE_UNAVAILABLE}
 
 
 def _print_summary(record, summaries) -> None:
@@ -162,6 +172,9 @@ def _print_summary(record, summaries) -> None:
         f"{_cost(record.cost_usd)}; case failures {record.case_failures}"
     )
     _print_judge_detail(record)
+    failures = judge_failures_line(record)
+    if failures is not None:
+        print(failures)
 
 
 def _cost(cost_usd: float | None) -> str:

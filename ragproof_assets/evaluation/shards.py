@@ -62,9 +62,9 @@ from ragproof_core.judge import JudgeLedger, judge_ledger
 from ragproof_core.metrics import give_rubrics, run_registry
 from ragproof_core.present import distributions_table
 from ragproof_core.run import (
-    ABORTED_BUDGET,
     ATTEMPT_PREFIX,
     EVALUATION_DOCUMENT,
+    STOPPED_STATUSES,
     AttemptRecorder,
     ShardReport,
     attempt_document,
@@ -327,7 +327,7 @@ def evaluate_shard(
                     ]
                     status = evaluation.status
                     del evaluation
-                if status == ABORTED_BUDGET:
+                if status in STOPPED_STATUSES:
                     break
     except StoreWriteError as exc:
         raise _store_fault(exc) from exc

@@ -35,6 +35,7 @@ from ragproof_core.present.html import (
 )
 from ragproof_core.present.judge_activity import (
     agreement_lines,
+    judge_failures_line,
     judge_usage_markdown,
     judge_usage_table,
 )
@@ -93,6 +94,7 @@ __all__ = [
     "distributions_markdown",
     "distributions_table",
     "gather_report",
+    "judge_failures_line",
     "judge_usage_markdown",
     "judge_usage_table",
     "label_page_data",

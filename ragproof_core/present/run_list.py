@@ -25,11 +25,12 @@ HEADERS = (
     "judge",
     "judge mode",
     "status",
+    "judge errors",
     "cases",
     "cost",
 )
-# Figures read right-aligned: k, metrics, cases, cost.
-_RIGHT = {HEADERS.index(name) for name in ("k", "metrics", "cases", "cost")}
+# Figures read right-aligned: k, metrics, judge errors, cases, cost.
+_RIGHT = {HEADERS.index(name) for name in ("k", "metrics", "judge errors", "cases", "cost")}
 
 
 # The run table's columns the listing leaves out (``show --json`` and the report carry
@@ -41,7 +42,6 @@ LEFT_OUT = frozenset(
         "judge_requests",
         "cache_hits",
         "judge_repairs",
-        "judge_errors",
         "judge_input_tokens",
         "judge_output_tokens",
         "judge_usage",
@@ -83,6 +83,7 @@ def _row(run: dict[str, Any]) -> list[str]:
         run["judge_model"] or "none",
         _cell(run["judge_mode"]),
         run["status"],
+        _cell(run["judge_errors"]),
         str(run["cases"]),
         format_usd(run["cost_usd"]),
     ]

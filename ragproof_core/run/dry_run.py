@@ -24,29 +24,35 @@ from typing import Any
 from ragproof_core.adapters.loading import load_adapter
 from ragproof_core.adapters.runner import close_adapter, takes_history
 from ragproof_core.config.settings import Config
-from ragproof_core.judge.estimating import EstimatingJudge, cost_lines
+from ragproof_core.judge.estimating import (
+    ASSUMED_ANSWER,
+    ASSUMED_CITATIONS,
+    ASSUMED_CONTEXT,
+    EstimatingJudge,
+    cost_lines,
+)
 from ragproof_core.judge.factory import make_judge
 from ragproof_core.judge.settings import JudgeEnv
 from ragproof_core.judge.types import JudgeVerdict
 from ragproof_core.metrics.custom import give_rubrics, run_registry
-from ragproof_core.model import Answer, Case, CaseOutput, Chunk
+from ragproof_core.model import Answer, Case, CaseOutput
 from ragproof_core.run.evaluate import evaluate
-
-# Sizes assumed for an adapter that is not called: a few sentences of answer
-# citing two of five retrieved passages of a paragraph each.
-_ASSUMED_ANSWER = "x" * 600
-_ASSUMED_CONTEXT = tuple(Chunk(id=f"assumed-{i}", text="x" * 800) for i in range(5))
-_ASSUMED_CITATIONS = ("assumed-0", "assumed-1")
 
 
 @dataclass(frozen=True)
 class DryRunEstimate:
+    """What a run would ask the judge: ``requests`` questions, ``cached_requests`` of
+    them served free from the judge cache, ``requests_to_send`` sent; the tokens and
+    cost are those of the requests to send (CONTRACT section 24)."""
+
     cases: int
     judge_model: str | None
     basis: str
-    questions: int
-    cached: int
-    calls: int
+    requests: int
+    cached_requests: int
+    requests_to_send: int
+    estimated_input_tokens: int
+    estimated_output_tokens: int
     estimated_cost_usd: float | None  # None: nothing prices the judge
     max_cost_usd: float | None
 
@@ -61,8 +67,10 @@ class DryRunEstimate:
             )
         lines = [
             f"dry run: {self.cases} cases, judge {self.judge_model} ({self.basis})",
-            f"  judge questions {self.questions}, served from cache {self.cached}, "
-            f"calls {self.calls} (plus up to one repair retry each)",
+            f"  judge requests {self.requests}: cached {self.cached_requests}, "
+            f"to send {self.requests_to_send} (plus up to one repair retry each)",
+            f"  estimated tokens to send {self.estimated_input_tokens} in / "
+            f"{self.estimated_output_tokens} out",
             *cost_lines(self.estimated_cost_usd, self.max_cost_usd),
         ]
         return "\n".join(lines)
@@ -78,18 +86,12 @@ class _EstimatingJudge(EstimatingJudge):
     async def ask(self, prompt: str, inputs: dict[str, Any]) -> JudgeVerdict:
         # A jury asks every model: each model's question is counted (and cached) apart.
         for judge in getattr(self._judge, "members", None) or (self._judge,):
-            self.questions += 1
-            cached, cost = judge.estimate(prompt, inputs)
-            self.cached += cached
-            self.cost_usd += cost
+            self.count(judge.estimate(prompt, inputs))
         return JudgeVerdict(ok=False, data=None, raw=None, error="dry run: not asked")
 
     async def ask_combined(self, parts: dict[str, dict[str, Any]]) -> dict[str, JudgeVerdict]:
         """Combined mode: one question per case, whatever its number of parts."""
-        self.questions += 1
-        cached, cost = self._judge.estimate_combined(parts)
-        self.cached += cached
-        self.cost_usd += cost
+        self.count(self._judge.estimate_combined(parts))
         return {
             name: JudgeVerdict(ok=False, data=None, raw=None, error="dry run: not asked")
             for name in parts
@@ -100,8 +102,8 @@ class _AssumedAnswers:
     """Stands in for an adapter that must not be called."""
 
     async def run_case(self, case: Case) -> CaseOutput:
-        answer = Answer(_ASSUMED_ANSWER, _ASSUMED_CONTEXT, _ASSUMED_CITATIONS)
-        return CaseOutput(case.id, answer=answer, retrieved=_ASSUMED_CONTEXT)
+        answer = Answer(ASSUMED_ANSWER, ASSUMED_CONTEXT, ASSUMED_CITATIONS)
+        return CaseOutput(case.id, answer=answer, retrieved=ASSUMED_CONTEXT)
 
 
 class _AssumedConversationalAnswers(_AssumedAnswers):
@@ -115,9 +117,10 @@ class _AssumedConversationalAnswers(_AssumedAnswers):
 async def estimate_run(
     cases: Sequence[Case], config: Config, env: JudgeEnv, cache_path: Path
 ) -> DryRunEstimate:
-    judge = make_judge(env, cache_path if cache_path.exists() else None)
+    # The cache is read, never written (nor created, when the store has none yet).
+    judge = make_judge(env, cache_path if cache_path.exists() else None, read_only=True)
     if judge is None:
-        return DryRunEstimate(len(cases), None, "no judge", 0, 0, 0, 0.0, env.max_cost_usd)
+        return DryRunEstimate(len(cases), None, "no judge", 0, 0, 0, 0, 0, 0.0, env.max_cost_usd)
     # The config's own metrics: a rubric's questions are counted like any judge metric's.
     give_rubrics(judge, config.metrics)
     registry = run_registry(config.metrics)
@@ -141,9 +144,11 @@ async def estimate_run(
         cases=len(cases),
         judge_model=judge.model,
         basis=basis,
-        questions=estimator.questions,
-        cached=estimator.cached,
-        calls=estimator.calls,
+        requests=estimator.questions,
+        cached_requests=estimator.cached,
+        requests_to_send=estimator.calls,
+        estimated_input_tokens=estimator.input_tokens,
+        estimated_output_tokens=estimator.output_tokens,
         estimated_cost_usd=estimator.cost_usd if judge.priced else None,
         max_cost_usd=env.max_cost_usd,
     )

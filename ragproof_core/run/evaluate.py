@@ -26,7 +26,13 @@ from ragproof_core.adapters.runner import run_adapter
 from ragproof_core.config.settings import RunSettings
 from ragproof_core.gc_pause import collector_paused
 from ragproof_core.judge.jury import run_judged, score_metric
-from ragproof_core.judge.types import BudgetExceeded, Judge
+from ragproof_core.judge.types import (
+    ABORTED_BUDGET,
+    ABORTED_JUDGE,
+    BudgetExceeded,
+    Judge,
+    JudgeStopped,
+)
 from ragproof_core.judge.usage import attributed_to
 from ragproof_core.metrics.combined_run import combined_results
 from ragproof_core.metrics.conversation_columns import (
@@ -56,8 +62,11 @@ from ragproof_core.store.schema import (
 from ragproof_core.store_health import StoreWriteError
 
 COMPLETED = "completed"
-ABORTED_BUDGET = "aborted:budget"
-BUDGET_REASON = "not judged: the run stopped at its judge budget (RAGPROOF_MAX_COST_USD)"
+# The statuses of a run the judge stopped, and why its unasked questions are skipped.
+STOPPED_STATUSES = (ABORTED_BUDGET, ABORTED_JUDGE)
+BUDGET_REASON = BudgetExceeded.skip_reason
+# (exception) -> the skip reason of the question it stopped: records the run's stop.
+OnStop = Callable[[JudgeStopped], str]
 
 # How many cases may wait for judge verdicts at once, per unit of concurrency.
 # Bounds memory on a slow judge: past it, the adapter waits instead of racing ahead.
@@ -370,7 +379,7 @@ async def conversation_results(
     turns: Sequence[Case],
     outputs: Sequence[CaseOutput],
     judge: Judge | None,
-    on_budget: Callable[[], None],
+    on_stop: OnStop,
     selection: Selection = ALL_METRICS,
     settings: RunSettings = DEFAULT_SETTINGS,
 ) -> list[MetricResult]:
@@ -386,9 +395,8 @@ async def conversation_results(
         with attributed_to(declared.name):
             try:
                 (result,) = await run_judged(lambda j, p=planned: _ask_alone(p, j), judge)
-            except BudgetExceeded:
-                on_budget()
-                result = skipped(planned.case_id, declared.name, BUDGET_REASON)
+            except JudgeStopped as stop:
+                result = skipped(planned.case_id, declared.name, on_stop(stop))
         results.append(result)
     return results
 
@@ -404,7 +412,7 @@ async def judged_results(
     case: Case,
     output: CaseOutput,
     judge: Judge | None,
-    on_budget: Callable[[], None],
+    on_stop: OnStop,
     selection: Selection = ALL_METRICS,
     k: int = 5,
     settings: RunSettings | None = None,
@@ -420,9 +428,8 @@ async def judged_results(
                 return [
                     await score_metric(per_metric_function(declared, params), case, output, judge)
                 ]
-            except BudgetExceeded:
-                on_budget()
-                return [skipped(case.id, declared.name, BUDGET_REASON)]
+            except JudgeStopped as stop:
+                return [skipped(case.id, declared.name, on_stop(stop))]
 
     if getattr(judge, "mode", "per_metric") == "combined":
         # CONTRACT section 12: one request per case carrying every judge prompt,
@@ -436,8 +443,7 @@ async def judged_results(
                         output,
                         j,
                         chosen,
-                        on_budget,
-                        BUDGET_REASON,
+                        on_stop,
                         params,
                         selection.registry,
                     ),
@@ -450,9 +456,9 @@ async def judged_results(
         with attributed_to(group.name):
             try:
                 results = await run_judged(lambda j: group.ask(case, output, j, params), judge)
-            except BudgetExceeded:
-                on_budget()
-                results = tuple(skipped(case.id, name, BUDGET_REASON) for name in group.members)
+            except JudgeStopped as stop:
+                reason = on_stop(stop)
+                results = tuple(skipped(case.id, name, reason) for name in group.members)
         return [r for r in results if r.metric in selection.names]
 
     jobs = [one(m) for m in selection.judged]
@@ -507,7 +513,8 @@ async def evaluate(
     results_by_case: dict[str, list[MetricResult]] = {}
     pending: set[asyncio.Task] = set()
     backlog = asyncio.Semaphore(settings.concurrency * _JUDGE_BACKLOG_PER_SLOT)
-    aborted = False
+    # The status of a run the judge stopped (its budget, or a judge that cannot answer).
+    stopped: str | None = None
     store_fault: StoreWriteError | None = None
     scored_case_by_case = bool(selection.case_groups or selection.deterministic)
     unjudged_plans = bool(selection.judged or selection.judged_groups)
@@ -542,9 +549,10 @@ async def evaluate(
             if rows is not None:
                 batched[case.id] = rows
 
-    def stop_for_budget() -> None:
-        nonlocal aborted
-        aborted = True
+    def on_stop(stop: JudgeStopped) -> str:
+        nonlocal stopped
+        stopped = stopped or stop.status
+        return stop.skip_reason
 
     async def score(case: Case, output: CaseOutput) -> None:
         nonlocal store_fault
@@ -563,7 +571,7 @@ async def evaluate(
                 results_by_case[case.id] = fixed
             else:
                 judged = await judged_results(
-                    case, output, judge, stop_for_budget, selection, settings.k, settings
+                    case, output, judge, on_stop, selection, settings.k, settings
                 )
                 results_by_case[case.id] = fixed + judged
             if selection.batch_groups:
@@ -602,7 +610,7 @@ async def evaluate(
         after_turn[turns[-1].id] = conversation_id
         try:
             results_by_case[conversation_id] = await conversation_results(
-                turns, outputs, judge, stop_for_budget, selection, settings
+                turns, outputs, judge, on_stop, selection, settings
             )
         except StoreWriteError as exc:
             store_fault = store_fault or exc
@@ -628,7 +636,7 @@ async def evaluate(
             adapter,
             settings,
             on_output=on_output,
-            should_stop=lambda: aborted or store_fault is not None,
+            should_stop=lambda: stopped is not None or store_fault is not None,
             on_conversation=on_conversation,
         )
         if pending:
@@ -655,7 +663,7 @@ async def evaluate(
     return Evaluation(
         outputs=list(outputs),
         results=results,
-        status=ABORTED_BUDGET if aborted else COMPLETED,
+        status=stopped or COMPLETED,
     )
 
 

@@ -14,14 +14,14 @@ reports into the run's totals and one judge ledger.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from ragproof_core.judge.ledger import JudgeLedger
+from ragproof_core.judge.types import ABORTED_BUDGET, ABORTED_JUDGE
 
 COMPLETED = "completed"
-ABORTED_BUDGET = "aborted:budget"
 
 
 def shard_ranges(total: int, shards: int) -> list[tuple[int, int]]:
@@ -107,8 +107,15 @@ def merge_ledgers(ledgers: Sequence[JudgeLedger]) -> JudgeLedger:
         cost_usd=sum(ledger.cost_usd for ledger in ledgers),
         priced=all(ledger.priced for ledger in ledgers),
         usage=merge_usage([row for ledger in ledgers for row in ledger.usage]),
+        first_error=_first(ledger.first_error for ledger in ledgers),
+        response_format=_first(ledger.response_format for ledger in ledgers),
+        unavailable=_first(ledger.unavailable for ledger in ledgers),
         **totals,
     )
+
+
+def _first(values: Iterable[str | None]) -> str | None:
+    return next((value for value in values if value is not None), None)
 
 
 def merge_usage(rows: Sequence[dict]) -> list[dict]:
@@ -159,15 +166,16 @@ class RunTotals:
 def merge_reports(
     reports: Sequence[ShardReport], unfinished: Sequence[JudgeLedger] = ()
 ) -> RunTotals:
-    """The run's totals; any shard stopped at its budget makes the run ``aborted:budget``.
+    """The run's totals; any shard that stopped calling an unavailable judge makes the
+    run ``aborted:judge``, else any shard stopped at its budget ``aborted:budget``.
 
     ``unfinished``: the judge ledgers of shard attempts that died before reporting;
     what they paid is the run's spend too, though their cases count in no total.
     """
     ordered = sorted(reports, key=lambda r: r.shard)
-    aborted = any(r.status == ABORTED_BUDGET for r in ordered)
+    stopped = {r.status for r in ordered} & {ABORTED_JUDGE, ABORTED_BUDGET}
     return RunTotals(
-        status=ABORTED_BUDGET if aborted else COMPLETED,
+        status=min(stopped, key=(ABORTED_JUDGE, ABORTED_BUDGET).index, default=COMPLETED),
         cases=sum(r.cases for r in ordered),
         case_failures=sum(r.case_failures for r in ordered),
         ledger=merge_ledgers([JudgeLedger.from_dict(r.ledger) for r in ordered] + [*unfinished]),
