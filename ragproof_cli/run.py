@@ -26,6 +26,7 @@ from ragproof_cli.common import (
     stdout_to_stderr,
 )
 from ragproof_cli.errors import DEBUG_HINT, one_line
+from ragproof_core.adapters.runner import adapter_calls_line
 from ragproof_core.config import RUN_KEYS, run_key_choices, run_key_help, run_key_type
 from ragproof_core.gc_pause import imports_paused
 from ragproof_core.judge import ABORTED_BUDGET, ABORTED_JUDGE, format_usd
@@ -135,7 +136,15 @@ def _execute_run(args: argparse.Namespace) -> tuple[int, Callable[[], None] | No
 
     def show() -> None:
         if args.json:
-            print_json(run_json(run_id, record.status, summaries, record.judge_activity()))
+            print_json(
+                run_json(
+                    run_id,
+                    record.status,
+                    summaries,
+                    record.judge_activity(),
+                    record.adapter_calls,
+                )
+            )
         else:
             print(f"run {run_id}: {record.status}, {record.cases} cases, {config.adapter.target}")
             _print_summary(record, summaries)
@@ -158,6 +167,9 @@ def _print_summary(record, summaries) -> None:
     latency = latency_note(summaries, stored_run_settings(record).get("concurrency"))
     if latency:
         print(latency)
+    calls = adapter_calls_line(record.adapter_calls)
+    if calls is not None:
+        print(calls)
     if record.judge_model is None:
         print(
             "judge: none (judge metrics skipped: set RAGPROOF_JUDGE_MODEL); "

@@ -250,6 +250,7 @@ def prepare_summary(
         ),
         judge_first_error=judge_verdicts.unavailable or judge_verdicts.first_error,
         judge_response_format=judge_verdicts.response_format,
+        adapter_calls=totals.adapter_calls,
     )
     run_store.write_summaries(run_id, summaries)
     return PreparedSummary(manifest, summaries, tally, record)

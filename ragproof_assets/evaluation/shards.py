@@ -245,6 +245,7 @@ def evaluate_shard(
 
     status, evaluated, failures = "completed", 0, 0
     statuses: Counter[str] = Counter()
+    adapter_calls: Counter[str] = Counter()
     first_failures: list[str] = []
     # This attempt's judge spend is on record while it runs, should it die unreported.
     token = new_attempt_token()
@@ -319,6 +320,7 @@ def evaluate_shard(
                     evaluated += evaluation.cases
                     failures += evaluation.case_failures
                     statuses.update(evaluation.status_counts())
+                    adapter_calls.update(evaluation.adapter_calls)
                     first_failures += [
                         f"- `{case_id}`: {error}"
                         for case_id, error in evaluation.failures(
@@ -362,6 +364,7 @@ def evaluate_shard(
         attempt=token,
         outputs_from_recording=outputs_as_recorded,
         result_groups=writer.result_groups(),
+        adapter_calls=dict(adapter_calls),
     )
     run_store.write_document(run_id, report_name(index), report.to_dict())
     yield dg.Output(

@@ -29,7 +29,7 @@ from ragproof_core.judge.prompts import RUBRIC, Prompt, load_template, rubric_pr
 from ragproof_core.metrics.custom_tables import MetricTable, tables_from_dicts
 from ragproof_core.metrics.judge_plan import JudgePlan, Planned, messages_input
 from ragproof_core.metrics.registry import REGISTRY, Registry
-from ragproof_core.metrics.spec import MetricSpec
+from ragproof_core.metrics.spec import ALL_READS, MetricSpec
 from ragproof_core.model import Case, CaseOutput, MetricResult, case_error, scored, skipped
 
 FAMILY = "custom"
@@ -73,6 +73,7 @@ def custom_metric(table: MetricTable, *, load: bool = True) -> MetricSpec:
             f"your function {table.function}",
             score=partial(score_function, table.name, function),
             family_name=FAMILY,
+            reads=frozenset(table.reads) or ALL_READS,
         )
     return MetricSpec(
         table.name,
@@ -83,6 +84,7 @@ def custom_metric(table: MetricTable, *, load: bool = True) -> MetricSpec:
         plan=partial(plan_rubric, table),
         prompt=table.name,
         family_name=FAMILY,
+        reads=frozenset(table.reads) or ALL_READS,
     )
 
 

@@ -17,12 +17,17 @@ needed to know the questions, two cases:
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ragproof_core.adapters.loading import load_adapter
-from ragproof_core.adapters.runner import close_adapter, takes_history
+from ragproof_core.adapters.runner import (
+    adapter_calls_line,
+    close_adapter,
+    planned_calls,
+    takes_history,
+)
 from ragproof_core.config.settings import Config
 from ragproof_core.judge.estimating import (
     ASSUMED_ANSWER,
@@ -36,7 +41,7 @@ from ragproof_core.judge.settings import JudgeEnv
 from ragproof_core.judge.types import JudgeVerdict
 from ragproof_core.metrics.custom import give_rubrics, run_registry
 from ragproof_core.model import Answer, Case, CaseOutput
-from ragproof_core.run.evaluate import evaluate
+from ragproof_core.run.evaluate import Selection, evaluate
 
 
 @dataclass(frozen=True)
@@ -55,18 +60,26 @@ class DryRunEstimate:
     estimated_output_tokens: int
     estimated_cost_usd: float | None  # None: nothing prices the judge
     max_cost_usd: float | None
+    # The calls the run would make of its adapter, by method (CONTRACT section 2).
+    adapter_calls: dict[str, int] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
     def render(self) -> str:
+        calls = adapter_calls_line(self.adapter_calls)
+        would = [] if calls is None else [f"  {calls} would be made"]
         if self.judge_model is None:
-            return (
-                f"dry run: {self.cases} cases; no judge configured (RAGPROOF_JUDGE_MODEL), "
-                "so 0 judge calls and $0; judge metrics would be skipped"
+            return "\n".join(
+                [
+                    f"dry run: {self.cases} cases; no judge configured (RAGPROOF_JUDGE_MODEL), "
+                    "so 0 judge calls and $0; judge metrics would be skipped",
+                    *would,
+                ]
             )
         lines = [
             f"dry run: {self.cases} cases, judge {self.judge_model} ({self.basis})",
+            *would,
             f"  judge requests {self.requests}: cached {self.cached_requests}, "
             f"to send {self.requests_to_send} (plus up to one repair retry each)",
             f"  estimated tokens to send {self.estimated_input_tokens} in / "
@@ -117,15 +130,19 @@ class _AssumedConversationalAnswers(_AssumedAnswers):
 async def estimate_run(
     cases: Sequence[Case], config: Config, env: JudgeEnv, cache_path: Path
 ) -> DryRunEstimate:
+    registry = run_registry(config.metrics)
     # The cache is read, never written (nor created, when the store has none yet).
     judge = make_judge(env, cache_path if cache_path.exists() else None, read_only=True)
     if judge is None:
-        return DryRunEstimate(len(cases), None, "no judge", 0, 0, 0, 0, 0, 0.0, env.max_cost_usd)
+        calls = await _planned_calls(cases, config, registry)
+        return DryRunEstimate(
+            len(cases), None, "no judge", 0, 0, 0, 0, 0, 0.0, env.max_cost_usd, calls
+        )
     # The config's own metrics: a rubric's questions are counted like any judge metric's.
     give_rubrics(judge, config.metrics)
-    registry = run_registry(config.metrics)
     estimator = _EstimatingJudge(judge)
     adapter = load_adapter(config.adapter.target, config.adapter.options)
+    calls = dict(planned_calls(adapter, cases, _methods(config, registry)))
     try:
         if getattr(adapter, "free_to_call", False):
             basis = "answers from the local adapter, cache hits exact"
@@ -151,4 +168,18 @@ async def estimate_run(
         estimated_output_tokens=estimator.output_tokens,
         estimated_cost_usd=estimator.cost_usd if judge.priced else None,
         max_cost_usd=env.max_cost_usd,
+        adapter_calls=calls,
     )
+
+
+def _methods(config: Config, registry) -> frozenset[str]:
+    return Selection.from_settings(config.run, registry).adapter_methods
+
+
+async def _planned_calls(cases: Sequence[Case], config: Config, registry) -> dict[str, int]:
+    """The calls the run would make of its adapter (built, never called), by method."""
+    adapter = load_adapter(config.adapter.target, config.adapter.options)
+    try:
+        return dict(planned_calls(adapter, cases, _methods(config, registry)))
+    finally:
+        await close_adapter(adapter)

@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import Any
 
@@ -43,7 +43,7 @@ from ragproof_core.metrics.conversation_columns import (
 from ragproof_core.metrics.judge_plan import JudgePlan, result_from_verdict, run_plan, with_history
 from ragproof_core.metrics.registry import REGISTRY, MetricGroup, MetricSpec, Registry
 from ragproof_core.metrics.result_columns import ResultColumns, concat
-from ragproof_core.metrics.spec import ColumnScore
+from ragproof_core.metrics.spec import ColumnScore, adapter_methods
 from ragproof_core.model import (
     Case,
     CaseOutput,
@@ -92,6 +92,8 @@ class Evaluation:
     # be written; ``evaluate_recorded`` leaves ``outputs`` empty too.
     columns: ResultColumns | None = None
     outputs_table: pa.Table | None = None
+    # The adapter's calls, by method (``retrieve``, ``answer``; a replay's ``run_case``).
+    adapter_calls: Counter[str] = field(default_factory=Counter)
 
     def __repr__(self) -> str:
         # Short on purpose: asyncio.run() in a main thread formats the repr of its task,
@@ -235,6 +237,13 @@ class Selection:
     def conversational(self) -> tuple[MetricSpec, ...]:
         """Selected metrics of a whole conversation, scored under its id."""
         return tuple(m for m in self.specs if m.per_conversation)
+
+    @cached_property
+    def adapter_methods(self) -> frozenset[str]:
+        """The adapter methods a single case calls: those that give what the selected
+        metrics read (``MetricSpec.reads``). A conversation's turns call ``answer``
+        whatever they are (``run_adapter``)."""
+        return frozenset().union(*(adapter_methods(m.reads) for m in self.specs))
 
     @cached_property
     def case_names(self) -> tuple[str, ...]:
@@ -630,6 +639,7 @@ async def evaluate(
         pending.add(task)
         task.add_done_callback(pending.discard)
 
+    calls: Counter[str] = Counter()
     with collector_paused():
         outputs = await run_adapter(
             cases,
@@ -638,6 +648,8 @@ async def evaluate(
             on_output=on_output,
             should_stop=lambda: stopped is not None or store_fault is not None,
             on_conversation=on_conversation,
+            methods=selection.adapter_methods,
+            calls=calls,
         )
         if pending:
             await asyncio.gather(*pending)
@@ -664,6 +676,7 @@ async def evaluate(
         outputs=list(outputs),
         results=results,
         status=stopped or COMPLETED,
+        adapter_calls=calls,
     )
 
 
@@ -759,8 +772,16 @@ async def _evaluate_columns(
         if on_case_done is not None:
             on_case_done()
 
+    calls: Counter[str] = Counter()
     with collector_paused():
-        outputs = await run_adapter(cases, adapter, settings, on_output=on_output)
+        outputs = await run_adapter(
+            cases,
+            adapter,
+            settings,
+            on_output=on_output,
+            methods=selection.adapter_methods,
+            calls=calls,
+        )
         outputs_table = encode_outputs("", outputs)
         rows = encode_dataset("", cases) if dataset is None else dataset
         columns = _scored_columns(
@@ -773,7 +794,11 @@ async def _evaluate_columns(
             conversations_of(rows, outputs_table),
         )
     return Evaluation(
-        outputs=list(outputs), results=[], columns=columns, outputs_table=outputs_table
+        outputs=list(outputs),
+        results=[],
+        columns=columns,
+        outputs_table=outputs_table,
+        adapter_calls=calls,
     )
 
 

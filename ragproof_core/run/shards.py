@@ -14,6 +14,7 @@ reports into the run's totals and one judge ledger.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -81,6 +82,8 @@ class ShardReport:
     # The shard's result rows grouped for the run's tally (``ResultsWriter.result_groups``),
     # so the summary adds them up instead of reading every result again; None: not kept.
     result_groups: dict[str, list] | None = None
+    # The adapter's calls, by method (``retrieve``, ``answer``).
+    adapter_calls: dict[str, int] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -142,13 +145,16 @@ class EvaluationTotals:
     status: str
     cases: int
     case_failures: int
+    adapter_calls: dict[str, int] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> EvaluationTotals:
-        return cls(data["status"], data["cases"], data["case_failures"])
+        return cls(
+            data["status"], data["cases"], data["case_failures"], data.get("adapter_calls", {})
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -157,10 +163,11 @@ class RunTotals:
     cases: int
     case_failures: int
     ledger: JudgeLedger
+    adapter_calls: dict[str, int] = field(default_factory=dict)
 
     @property
     def evaluation(self) -> EvaluationTotals:
-        return EvaluationTotals(self.status, self.cases, self.case_failures)
+        return EvaluationTotals(self.status, self.cases, self.case_failures, self.adapter_calls)
 
 
 def merge_reports(
@@ -179,4 +186,5 @@ def merge_reports(
         cases=sum(r.cases for r in ordered),
         case_failures=sum(r.case_failures for r in ordered),
         ledger=merge_ledgers([JudgeLedger.from_dict(r.ledger) for r in ordered] + [*unfinished]),
+        adapter_calls=dict(sum((Counter(r.adapter_calls) for r in ordered), Counter())),
     )

@@ -510,6 +510,8 @@ class RunRecord:
     # the judge was unavailable), and the reply format asked for.
     judge_first_error: str | None = None
     judge_response_format: str | None = None
+    # The adapter's calls, by method (``retrieve``, ``answer``): what the run paid its pipeline.
+    adapter_calls: dict[str, int] = dc_field(default_factory=dict)
 
     @property
     def judge_models(self) -> list[str]:

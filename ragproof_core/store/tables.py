@@ -266,6 +266,13 @@ RUN = Table(
             pa.string(),
             "json_schema | json_object: how judge replies were asked for; NULL if none.",
         ),
+        Column(
+            "adapter_calls_json",
+            pa.string(),
+            "JSON object: the adapter's calls by method (retrieve, answer).",
+            field="adapter_calls",
+            json="{}",
+        ),
     ),
 )
 
