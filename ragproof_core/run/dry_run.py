@@ -23,6 +23,7 @@ from typing import Any
 
 from ragproof_core.adapters.loading import load_adapter
 from ragproof_core.adapters.runner import (
+    adapter_calls_dict,
     adapter_calls_line,
     close_adapter,
     planned_calls,
@@ -142,7 +143,7 @@ async def estimate_run(
     give_rubrics(judge, config.metrics)
     estimator = _EstimatingJudge(judge)
     adapter = load_adapter(config.adapter.target, config.adapter.options)
-    calls = dict(planned_calls(adapter, cases, _methods(config, registry)))
+    calls = adapter_calls_dict(planned_calls(adapter, cases, _methods(config, registry)))
     try:
         if getattr(adapter, "free_to_call", False):
             basis = "answers from the local adapter, cache hits exact"
@@ -180,6 +181,6 @@ async def _planned_calls(cases: Sequence[Case], config: Config, registry) -> dic
     """The calls the run would make of its adapter (built, never called), by method."""
     adapter = load_adapter(config.adapter.target, config.adapter.options)
     try:
-        return dict(planned_calls(adapter, cases, _methods(config, registry)))
+        return adapter_calls_dict(planned_calls(adapter, cases, _methods(config, registry)))
     finally:
         await close_adapter(adapter)

@@ -100,7 +100,7 @@ def retrieved_count(*, retrieved, **_) -> float | None:
 
 
 def test_reads_outside_the_known_names_are_bad_input(tmp_path):
-    with pytest.raises(MetricTableError, match=r"metric\[1\]\.reads: "chunks" is not something"):
+    with pytest.raises(MetricTableError, match=r'metric\[1\]\.reads: "chunks" is not something'):
         parse_metric_tables(
             [{"name": "custom.x", "function": "m:f", "reads": ["chunks"]}], tmp_path
         )
