@@ -15,7 +15,8 @@ or a Python function called once per case::
     name = "custom.short_answer"
     function = "my_metrics:short_answer"
     higher_is_better = true
-    reads = ["answer"]                     # optional, either kind: what it reads
+    timeout_s = 10          # optional: each call's time limit (default 10 s)
+    reads = ["answer"]      # optional, either kind: what it reads
 
 ``reads`` names what the metric reads of a case's output (``metrics.spec.READS``:
 retrieved, answer, citations, tool_calls, usage, context, latency), so a live run
@@ -32,6 +33,7 @@ metrics they declare are built in ``ragproof_core.metrics.custom``.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -40,6 +42,7 @@ from typing import Any
 
 from ragproof_core.adapters.loading import AdapterLoadError, resolve_target
 from ragproof_core.errors import show_key, show_value, unknown_key_reason
+from ragproof_core.metrics.function_calls import DEFAULT_TIMEOUT_S
 from ragproof_core.metrics.spec import READS
 
 PREFIX = "custom."
@@ -54,8 +57,10 @@ KEYS: tuple[str, ...] = (
     "function",
     "higher_is_better",
     "reads",
+    "timeout_s",
 )
 RUBRIC_ONLY: tuple[str, ...] = ("rubric", "bands", "material", "fixtures")
+FUNCTION_ONLY: tuple[str, ...] = ("timeout_s",)
 # The name is a reply key in combined mode and a word on the request's parts line.
 _NAME = re.compile(r"custom\.[A-Za-z0-9_]+")
 _FUNCTION = re.compile(r"[A-Za-z_][\w.]*:[A-Za-z_][\w.]*")
@@ -77,6 +82,7 @@ class MetricTable:
     fixtures: str | None = None  # absolute path
     function: str | None = None  # module:function
     reads: tuple[str, ...] = ()  # what it reads of a case's output; empty: everything
+    timeout_s: float = DEFAULT_TIMEOUT_S  # a function metric's time limit a call
 
     @property
     def kind(self) -> str:
@@ -91,6 +97,8 @@ class MetricTable:
                 out["fixtures"] = self.fixtures
         else:
             out["function"] = self.function
+            if self.timeout_s != DEFAULT_TIMEOUT_S:
+                out["timeout_s"] = self.timeout_s
         if self.reads:
             out["reads"] = list(self.reads)
         return out
@@ -106,6 +114,7 @@ class MetricTable:
             fixtures=data.get("fixtures"),
             function=data.get("function"),
             reads=tuple(data.get("reads", ())),
+            timeout_s=data.get("timeout_s", DEFAULT_TIMEOUT_S),
         )
 
 
@@ -159,7 +168,12 @@ def _parse_table(table: Mapping[str, Any], where: str, folder: Path) -> MetricTa
                 f"{where}.function: expected an import path 'module:function', "
                 f"got {show_value(function)}"
             )
-        return MetricTable(name, higher, function=function, reads=reads)
+        return MetricTable(
+            name, higher, function=function, timeout_s=_timeout(table, where), reads=reads
+        )
+    for key in FUNCTION_ONLY:
+        if key in table:
+            raise MetricTableError(f"{where}.{key}: only a function metric has {key}")
     rubric = table["rubric"]
     _string(rubric, f"{where}.rubric")
     bands = _words(table, "bands", where)
@@ -195,6 +209,15 @@ def _reads(table: Mapping[str, Any], where: str) -> tuple[str, ...]:
             f"a metric reads; choose from {', '.join(READS)}"
         )
     return reads
+
+
+def _timeout(table: Mapping[str, Any], where: str) -> float:
+    value = table.get("timeout_s", DEFAULT_TIMEOUT_S)
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value < math.inf:
+        raise MetricTableError(
+            f"{where}.timeout_s: expected a number of seconds above 0, got {show_value(value)}"
+        )
+    return float(value)
 
 
 def _string(value: Any, where: str) -> None:
