@@ -76,6 +76,7 @@ def test_json_carries_the_same_facts():
         "judge_errors": 0,
         "judge_first_error": None,
         "judge_response_format": None,
+        "adapter_calls": {},
     }
 
 
