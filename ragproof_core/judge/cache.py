@@ -60,7 +60,7 @@ class JudgeCache(ReplyCache):
             self.path.parent.mkdir(parents=True, exist_ok=True)
         # Autocommit (isolation_level=None): every put is its own committed write.
         self._conn = sqlite3.connect(
-            f"{self.path.resolve().as_uri()}?mode=ro" if read_only else self.path,
+            _read_only_uri(self.path) if read_only else self.path,
             timeout=BUSY_TIMEOUT_MS / 1000,
             isolation_level=None,
             check_same_thread=False,
@@ -137,6 +137,16 @@ class JudgeCache(ReplyCache):
     def close(self) -> None:
         with self._lock:
             self._conn.close()
+
+
+def _read_only_uri(path: Path) -> str:
+    """A URI opening ``path`` to be read only. With no write-ahead log beside it (nobody
+    writing, every commit in the file) it is opened immutable: SQLite then reads the file
+    alone and creates no ``-shm`` or ``-wal`` beside it, so reading leaves the store as
+    it was; with one, as any reader opens it, to see what the log holds."""
+    wal = path.with_name(path.name + "-wal")
+    immutable = "&immutable=1" if not wal.exists() else ""
+    return f"{path.resolve().as_uri()}?mode=ro{immutable}"
 
 
 def open_judge_cache(where: Any, health: StoreHealth | None = None, read_only: bool = False):

@@ -13,7 +13,7 @@ import json
 import duckdb
 import pytest
 
-from tests.assets.expected import RUN_ARGS
+from tests.assets.expected import RECORDED, RUN_ARGS
 from tests.support.cli import ragproof
 from tests.support.judge_server import Reply
 from tests.support.snapshot import tree_bytes
@@ -72,7 +72,7 @@ def test_judge_check_sends_one_request_never_cached(server, judge_env):
     assert lines[0] == "judge openai/judge-test: answered"
     assert "reply validated: yes" in lines[1]
     assert lines[2] == "  tokens 100 in / 20 out, replies asked as json_object"
-    assert lines[3].startswith("  one groundedness request of typical size: about $0.000")
+    assert lines[3].startswith("  one groundedness request of typical size: about $0.00")
     assert [r.prompt for r in server.requests] == ["groundedness"]
     again = json.loads(ragproof("judge", "check", "--json", env=judge_env).stdout)
     assert server.request_count == 2  # never served from a cache
@@ -128,12 +128,12 @@ def test_a_refused_key_stops_the_run_after_five_requests_with_exit_6(server, jud
     (listed,) = [r for r in _runs(judge_env) if r["run_id"] == shown["run_id"]]
     assert (listed["status"], listed["judge_errors"]) == ("aborted:judge", 5)
     assert listed["judge_first_error"] == line.removeprefix("ragproof: judge unavailable: ")
-    # Everything scored before the stop is kept: every case has its rows.
+    # Everything scored before the stop is kept: every case of the dataset has its rows.
     with duckdb.connect(str(store_path / "ragproof.duckdb"), read_only=True) as con:
         cases = con.execute(
             "select count(distinct case_id) from case_results where run_id = ?", [shown["run_id"]]
         ).fetchone()[0]
-    assert cases == 4
+    assert cases == len((RECORDED / "cases.jsonl").read_text().splitlines())
     text = ragproof("show", shown["run_id"], env=judge_env)
     assert text.stdout.splitlines()[-1] == line.removeprefix("ragproof: ")
 
