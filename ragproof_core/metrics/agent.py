@@ -384,6 +384,7 @@ METRICS: tuple[MetricSpec, ...] = (
         score_columns=step_columns,
         listed_when_unused=False,
         reads=frozenset({"tool_calls"}),
+        bounded=False,
     ),
     MetricSpec(
         TASK_COMPLETION,

@@ -81,6 +81,8 @@ def custom_metric(table: MetricTable, *, load: bool = True) -> MetricSpec:
             ),
             family_name=FAMILY,
             reads=frozenset(table.reads) or ALL_READS,
+            # A function's score is any finite number (CONTRACT section 21): a count, a size.
+            bounded=False,
         )
     return MetricSpec(
         table.name,

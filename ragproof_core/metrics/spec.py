@@ -192,6 +192,9 @@ class MetricSpec:
     # What it reads of a case's output (``READS``): a run calls only the adapter methods
     # its selected metrics read. Everything unless declared.
     reads: frozenset[str] = ALL_READS
+    # Whether every score lies in [0, 1], so intervals of its mean are reported within
+    # [0, 1] (CONTRACT section 25); False for counts and the system's own units.
+    bounded: bool = True
 
     def __post_init__(self) -> None:
         if self.judge not in JUDGE_MODES:

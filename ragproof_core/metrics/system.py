@@ -64,6 +64,7 @@ METRICS: tuple[MetricSpec, ...] = (
         score=case_only(latency_s),
         default=False,
         reads=frozenset({"latency"}),
+        bounded=False,
     ),
     MetricSpec(
         TOKENS,
@@ -74,6 +75,7 @@ METRICS: tuple[MetricSpec, ...] = (
         score=case_only(tokens),
         default=False,
         reads=frozenset({"usage"}),
+        bounded=False,
     ),
     MetricSpec(
         COST,
@@ -84,5 +86,6 @@ METRICS: tuple[MetricSpec, ...] = (
         score=case_only(cost_usd),
         default=False,
         reads=frozenset({"usage"}),
+        bounded=False,
     ),
 )
