@@ -19,6 +19,30 @@ EXIT_OK, EXIT_BAD_INPUT, EXIT_BUDGET = 0, 1, 2
 EXIT_INTERNAL = 3
 EXIT_REGRESSION = 4
 EXIT_STORE_FAULT = 5
+EXIT_JUDGE_UNAVAILABLE = 6
+
+# What each exit code means, as ``ragproof --help`` lists them.
+EXIT_CODES: dict[int, str] = {
+    EXIT_OK: "success",
+    EXIT_BAD_INPUT: "bad input (a usage error included), failed calibration or a refused "
+    "comparison",
+    EXIT_BUDGET: "a run or calibration stopped at its judge budget (aborted:budget)",
+    EXIT_INTERNAL: "an internal error (a bug)",
+    EXIT_REGRESSION: "a regression found by compare --fail-on-regression",
+    EXIT_STORE_FAULT: "a store fault",
+    EXIT_JUDGE_UNAVAILABLE: "the judge could not answer, and the run stopped calling it "
+    "(aborted:judge)",
+}
+
+
+def exit_codes_help() -> str:
+    """The exit codes, one a line, for ``ragproof --help``."""
+    return "exit codes:\n" + "\n".join(f"  {code}  {text}" for code, text in EXIT_CODES.items())
+
+
+def judge_unavailable_line(reason: str) -> str:
+    """The one line of a command the judge's breaker stopped (CONTRACT section 24)."""
+    return f"ragproof: judge unavailable: {one_line(reason)}"
 
 
 class UsageError(Exception):

@@ -9,13 +9,21 @@ import asyncio
 import sys
 from pathlib import Path
 
-from ragproof_cli.common import EXIT_BUDGET, EXIT_OK, UsageError, open_store, print_json
+from ragproof_cli.common import (
+    EXIT_BUDGET,
+    EXIT_JUDGE_UNAVAILABLE,
+    EXIT_OK,
+    UsageError,
+    judge_unavailable_line,
+    open_store,
+    print_json,
+)
 from ragproof_cli.generate_qa import writer_env
 from ragproof_core.data.dataset import load_dataset
 from ragproof_core.generate.nuggets import generate_nuggets, output_lines
 from ragproof_core.generate.output import write_bytes
 from ragproof_core.generate.summary import nuggets_summary_dict, render_nuggets_summary
-from ragproof_core.judge import make_judge
+from ragproof_core.judge import ABORTED_JUDGE, check_credentials, make_judge
 from ragproof_core.metrics.diagnostics import GENERATE_PROMPT
 
 
@@ -24,6 +32,7 @@ def cmd_generate_nuggets(args: argparse.Namespace) -> int:
         raise UsageError(f"--out {args.out}: nuggets are written as JSON Lines (.jsonl)")
     cases = load_dataset(args.dataset)  # the whole dataset checked before any call
     env = writer_env(args.config, "generate nuggets")
+    check_credentials(env)
     judge = make_judge(env, open_store().layout.judge_cache_path, use_cache=not args.no_cache)
     assert judge is not None
     try:
@@ -44,11 +53,11 @@ def cmd_generate_nuggets(args: argparse.Namespace) -> int:
     finally:
         judge.close()
     if outcome.aborted:
-        print(
-            f"ragproof: generation stopped at the judge budget; the {len(outcome.written)} "
-            f"cases' nuggets written so far are in {args.out}",
-            file=sys.stderr,
-        )
+        kept = f"the {len(outcome.written)} cases' nuggets written so far are in {args.out}"
+        if outcome.status == ABORTED_JUDGE:
+            print(f"{judge_unavailable_line(outcome.aborted)}; {kept}", file=sys.stderr)
+            return EXIT_JUDGE_UNAVAILABLE
+        print(f"ragproof: generation stopped at the judge budget; {kept}", file=sys.stderr)
         return EXIT_BUDGET
     return EXIT_OK
 

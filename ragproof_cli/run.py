@@ -17,13 +17,16 @@ from ragproof_cli.common import (
     EXIT_BAD_INPUT,
     EXIT_BUDGET,
     EXIT_INTERNAL,
+    EXIT_JUDGE_UNAVAILABLE,
     EXIT_OK,
     EXIT_STORE_FAULT,
+    judge_unavailable_line,
     open_store,
     print_json,
     stdout_to_stderr,
 )
 from ragproof_cli.errors import DEBUG_HINT, one_line
+from ragproof_core.adapters.runner import adapter_calls_line
 from ragproof_core.config import (
     RUN_KEYS,
     parse_tag,
@@ -32,7 +35,7 @@ from ragproof_core.config import (
     run_key_type,
 )
 from ragproof_core.gc_pause import imports_paused
-from ragproof_core.judge import format_usd
+from ragproof_core.judge import ABORTED_BUDGET, ABORTED_JUDGE, format_usd
 from ragproof_core.present import (
     agreement_lines,
     calibration_json,
@@ -40,6 +43,7 @@ from ragproof_core.present import (
     case_text,
     gather_case,
     identity_line,
+    judge_failures_line,
     judge_usage_table,
     latency_note,
     refusal_tradeoff,
@@ -160,13 +164,22 @@ def _execute_run(args: argparse.Namespace) -> tuple[int, Callable[[], None] | No
     def show() -> None:
         diagnosis = stored_diagnosis(store, run_id, summaries)
         if args.json:
-            shown = run_json(run_id, record.status, summaries, record.judge_activity())
+            shown = run_json(
+                run_id, record.status, summaries, record.judge_activity(), record.adapter_calls
+            )
             print_json(_with_diagnosis(shown, diagnosis))
         else:
             print(f"run {run_id}: {record.status}, {record.cases} cases, {config.adapter.target}")
             _print_summary(record, summaries, diagnosis)
 
-    return (EXIT_BUDGET if record.status == "aborted:budget" else EXIT_OK), show
+    if record.status == ABORTED_JUDGE:
+        # The line first, on stderr: the summary of what was kept follows on stdout.
+        print(judge_unavailable_line(record.judge_first_error or ""), file=sys.stderr)
+    return RUN_EXITS.get(record.status, EXIT_OK), show
+
+
+# The exit code of a run that ended with each status other than completed.
+RUN_EXITS = {ABORTED_BUDGET: EXIT_BUDGET, ABORTED_JUDGE: EXIT_JUDGE_UNAVAILABLE}
 
 
 def _with_diagnosis(shown: dict, diagnosis) -> dict:
@@ -184,6 +197,9 @@ def _print_summary(record, summaries, diagnosis=None) -> None:
     latency = latency_note(summaries, stored_run_settings(record).get("concurrency"))
     if latency:
         print(latency)
+    calls = adapter_calls_line(record.adapter_calls)
+    if calls is not None:
+        print(calls)
     if record.judge_model is None:
         print(
             "judge: none (judge metrics skipped: set RAGPROOF_JUDGE_MODEL); "
@@ -198,6 +214,9 @@ def _print_summary(record, summaries, diagnosis=None) -> None:
         f"{_cost(record.cost_usd)}; case failures {record.case_failures}"
     )
     _print_judge_detail(record)
+    failures = judge_failures_line(record)
+    if failures is not None:
+        print(failures)
 
 
 def _cost(cost_usd: float | None) -> str:

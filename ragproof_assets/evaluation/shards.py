@@ -62,9 +62,9 @@ from ragproof_core.judge import JudgeLedger, judge_ledger
 from ragproof_core.metrics import give_rubrics, run_registry
 from ragproof_core.present import distributions_table
 from ragproof_core.run import (
-    ABORTED_BUDGET,
     ATTEMPT_PREFIX,
     EVALUATION_DOCUMENT,
+    STOPPED_STATUSES,
     AttemptRecorder,
     ShardReport,
     attempt_document,
@@ -245,6 +245,7 @@ def evaluate_shard(
 
     status, evaluated, failures = "completed", 0, 0
     statuses: Counter[str] = Counter()
+    adapter_calls: Counter[str] = Counter()
     first_failures: list[str] = []
     # This attempt's judge spend is on record while it runs, should it die unreported.
     token = new_attempt_token()
@@ -319,6 +320,7 @@ def evaluate_shard(
                     evaluated += evaluation.cases
                     failures += evaluation.case_failures
                     statuses.update(evaluation.status_counts())
+                    adapter_calls.update(evaluation.adapter_calls)
                     first_failures += [
                         f"- `{case_id}`: {error}"
                         for case_id, error in evaluation.failures(
@@ -327,7 +329,7 @@ def evaluate_shard(
                     ]
                     status = evaluation.status
                     del evaluation
-                if status == ABORTED_BUDGET:
+                if status in STOPPED_STATUSES:
                     break
     except StoreWriteError as exc:
         raise _store_fault(exc) from exc
@@ -362,6 +364,7 @@ def evaluate_shard(
         attempt=token,
         outputs_from_recording=outputs_as_recorded,
         result_groups=writer.result_groups(),
+        adapter_calls=dict(adapter_calls),
     )
     run_store.write_document(run_id, report_name(index), report.to_dict())
     yield dg.Output(

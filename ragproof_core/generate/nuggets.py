@@ -16,7 +16,8 @@ included; a Parquet dataset is written as JSON Lines, a row a line (its null
 fields left out, as null means absent). A case whose nuggets failed (a judge
 error) is copied without them and reported, so a second run asks only for it.
 
-``BudgetExceeded`` stops the requests: the nuggets already written are kept.
+The judge's budget, or a judge that cannot answer (its breaker), stops the requests
+(``JudgeStopped``): the nuggets already written are kept, the rest named.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from ragproof_core.data.dataset import iter_json_line_spans, open_input
-from ragproof_core.judge.types import BudgetExceeded, Judge, JudgeVerdict
+from ragproof_core.judge.types import Judge, JudgeStopped, JudgeVerdict
 from ragproof_core.metrics.diagnostics import GENERATE_PROMPT, generate_inputs
 from ragproof_core.model import CONVERSATION_KIND, Case, turn_id
 
@@ -48,7 +49,8 @@ class NuggetOutcome:
     failed: dict[str, str] = field(default_factory=dict)  # case id -> why
     without_expected_answer: int = 0
     with_nuggets: int = 0
-    aborted: str | None = None  # the budget's message when it stopped the requests
+    aborted: str | None = None  # the judge's stop (budget, unavailable): its message
+    status: str = "completed"  # or that stop's status (aborted:budget, aborted:judge)
 
     @property
     def nuggets(self) -> int:
@@ -67,18 +69,19 @@ async def generate_nuggets(cases: Sequence[Case], judge: Judge, seed: int) -> Nu
     outcome.with_nuggets = sum(case.nuggets is not None for case in cases)
     outcome.without_expected_answer = len(cases) - len(asking) - outcome.with_nuggets
 
-    async def ask(case: Case) -> JudgeVerdict | BudgetExceeded:
+    async def ask(case: Case) -> JudgeVerdict | JudgeStopped:
         try:
             inputs = generate_inputs(case.question, case.expected_answer, seed)
             return await judge.ask(GENERATE_PROMPT, inputs)
-        except BudgetExceeded as exc:
+        except JudgeStopped as exc:
             return exc
 
     verdicts = await asyncio.gather(*(ask(case) for case in asking))
     for case, verdict in zip(asking, verdicts, strict=True):
-        if isinstance(verdict, BudgetExceeded):
-            outcome.aborted = outcome.aborted or str(verdict)
-            outcome.failed[case.id] = "not asked: the judge budget was spent"
+        if isinstance(verdict, JudgeStopped):
+            if outcome.aborted is None:
+                outcome.aborted, outcome.status = str(verdict), verdict.status
+            outcome.failed[case.id] = verdict.skip_reason
         elif not verdict.ok or verdict.data is None:
             outcome.failed[case.id] = verdict.error or "judge failed"
         else:

@@ -10,6 +10,7 @@ from ragproof_core.generate.nuggets import NuggetOutcome
 from ragproof_core.generate.qa import KINDS, GenerationOutcome, KindTally
 from ragproof_core.judge.pricing import UNKNOWN_COST
 from ragproof_core.judge.session import JudgeStats
+from ragproof_core.judge.types import ABORTED_JUDGE
 
 
 def summary_dict(
@@ -23,7 +24,7 @@ def summary_dict(
     judge = _judge_dict(stats, priced)
     return {
         "out": out,
-        "status": "aborted:budget" if outcome.aborted else "completed",
+        "status": outcome.status,
         "seed": seed,
         "model": model,
         "written": {kind: outcome.tallies[kind].kept for kind in KINDS},
@@ -57,8 +58,14 @@ def render_summary(
     ]
     lines.append(judge_line(stats, priced))
     if outcome.aborted:
-        lines.append(f"  stopped at the judge budget: {outcome.aborted}")
+        lines.append(stop_line(outcome.status, outcome.aborted))
     return "\n".join(lines)
+
+
+def stop_line(status: str, message: str) -> str:
+    """Why a generation stopped early: the judge could not answer, or its budget."""
+    why = "judge unavailable" if status == ABORTED_JUDGE else "stopped at the judge budget"
+    return f"  {why}: {message}"
 
 
 def judge_line(stats: JudgeStats, priced: bool) -> str:
@@ -83,7 +90,7 @@ def nuggets_summary_dict(
     """``generate nuggets --json``."""
     return {
         "out": out,
-        "status": "aborted:budget" if outcome.aborted else "completed",
+        "status": outcome.status,
         "seed": seed,
         "model": model,
         "written": {
@@ -116,5 +123,5 @@ def render_nuggets_summary(
         )
     lines.append(judge_line(stats, priced))
     if outcome.aborted:
-        lines.append(f"  stopped at the judge budget: {outcome.aborted}")
+        lines.append(stop_line(outcome.status, outcome.aborted))
     return "\n".join(lines)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from ragproof_core.json_limits import JsonLimitError, scan_depth
@@ -210,7 +210,7 @@ def _critique_qa(data: dict[str, Any]) -> None:
         _boolean(_require(data, key, "the reply object"), key)
 
 
-def _one_of(prompt: str) -> Callable[[Any, str], None]:
+def _verdict_of(prompt: str) -> Callable[[Any, str], None]:
     """A field check: the value is one of ``prompt``'s verdicts (``VERDICT_ENUMS``)."""
     allowed = VERDICT_ENUMS[prompt]
 
@@ -224,7 +224,7 @@ def _one_of(prompt: str) -> Callable[[Any, str], None]:
 
 def _context_relevance(data: dict[str, Any]) -> None:
     _list_of_objects(
-        data, "verdicts", {"chunk_id": _string, "relevance": _one_of("context_relevance")}
+        data, "verdicts", {"chunk_id": _string, "relevance": _verdict_of("context_relevance")}
     )
 
 
@@ -259,7 +259,7 @@ def _claim_check(data: dict[str, Any]) -> None:
 
 
 def _nugget_support(data: dict[str, Any]) -> None:
-    _list_of_objects(data, "nuggets", {"index": _integer, "support": _one_of("nugget_support")})
+    _list_of_objects(data, "nuggets", {"index": _integer, "support": _verdict_of("nugget_support")})
 
 
 def _generate_nuggets(data: dict[str, Any]) -> None:
@@ -287,3 +287,85 @@ _VALIDATORS = {
     "nugget_support": _nugget_support,
     "generate_nuggets": _generate_nuggets,
 }
+
+
+# --- the shapes as JSON schemas, for providers that enforce one (CONTRACT section 24) --------
+
+
+def _object(**properties: dict[str, Any]) -> dict[str, Any]:
+    """A strict JSON schema object: every property required, no other key."""
+    return {
+        "type": "object",
+        "properties": properties,
+        "required": list(properties),
+        "additionalProperties": False,
+    }
+
+
+def _array_of(item: dict[str, Any]) -> dict[str, Any]:
+    return {"type": "array", "items": item}
+
+
+def _one_of(values: Sequence[str]) -> dict[str, Any]:
+    return {"type": "string", "enum": list(values)}
+
+
+_STRING: dict[str, Any] = {"type": "string"}
+_BOOLEAN: dict[str, Any] = {"type": "boolean"}
+_INTEGER: dict[str, Any] = {"type": "integer"}
+
+# Each shape of ``REPLY_SHAPES`` as the JSON schema a provider's strict mode enforces.
+REPLY_SCHEMAS: dict[str, dict[str, Any]] = {
+    "groundedness": _object(claims=_array_of(_object(claim=_STRING, supported=_BOOLEAN))),
+    "citation_support": _object(verdicts=_array_of(_object(chunk_id=_STRING, supported=_BOOLEAN))),
+    "answer_relevance": _object(verdict=_one_of(VERDICT_ENUMS["answer_relevance"])),
+    "completeness": _object(verdict=_one_of(VERDICT_ENUMS["completeness"])),
+    "refusal": _object(refused=_BOOLEAN),
+    "generate_qa": _object(question=_STRING, answer=_STRING),
+    "critique_qa": _object(standalone=_BOOLEAN, answerable=_BOOLEAN, specific=_BOOLEAN),
+    "generate_unanswerable": _object(question=_STRING),
+    "context_relevance": _object(
+        verdicts=_array_of(
+            _object(chunk_id=_STRING, relevance=_one_of(VERDICT_ENUMS["context_relevance"]))
+        )
+    ),
+    "knowledge_retention": _object(turns=_array_of(_object(turn=_INTEGER, retained=_BOOLEAN))),
+    "task_completion": _object(verdict=_one_of(VERDICT_ENUMS["task_completion"])),
+    "claim_check": _object(
+        response_claims=_array_of(
+            _object(claim=_STRING, in_reference=_BOOLEAN, chunk_ids=_array_of(_STRING))
+        ),
+        reference_claims=_array_of(
+            _object(claim=_STRING, in_response=_BOOLEAN, chunk_ids=_array_of(_STRING))
+        ),
+    ),
+    "nugget_support": _object(
+        nuggets=_array_of(_object(index=_INTEGER, support=_one_of(VERDICT_ENUMS["nugget_support"])))
+    ),
+    "generate_nuggets": _object(nuggets=_array_of(_object(text=_STRING, vital=_BOOLEAN))),
+}
+
+
+def reply_schema(prompt_name: str, verdicts: Sequence[str] | None = None) -> dict[str, Any]:
+    """The JSON schema of a prompt's reply; ``verdicts``: a filled-in prompt's (a rubric
+    metric's) bands, its reply ``{"verdict": BAND}``."""
+    if verdicts is not None:
+        return _object(verdict=_one_of(verdicts))
+    return REPLY_SCHEMAS[prompt_name]
+
+
+def combined_schema(parts: Mapping[str, Sequence[str] | None]) -> dict[str, Any]:
+    """A combined reply's schema: one key per part (name -> its bands, None for a shipped
+    prompt), each with that part's own schema."""
+    return _object(**{name: reply_schema(name, bands) for name, bands in parts.items()})
+
+
+def response_format(name: str, schema: dict[str, Any]) -> dict[str, Any]:
+    """The ``response_format`` of a strict JSON-schema reply (OpenAI's shape; LiteLLM
+    translates it for the other providers that take one)."""
+    # Providers take a schema's name in [A-Za-z0-9_-] only: a rubric's is its metric's.
+    label = re.sub(r"[^A-Za-z0-9_-]", "_", name)
+    return {
+        "type": "json_schema",
+        "json_schema": {"name": label, "schema": schema, "strict": True},
+    }

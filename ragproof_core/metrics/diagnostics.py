@@ -524,6 +524,7 @@ def _claim_spec(
         cutoff="k" if name == CONTEXT_PRECISION else None,
         calibrates=calibrates,
         default=False,
+        reads=frozenset({"answer", "context"}),
     )
 
 
@@ -539,6 +540,7 @@ def _nugget_spec(name: str, description: str, *, calibrates: bool = False) -> Me
         prompt=NUGGET_PROMPT,
         calibrates=calibrates,
         listed_when_unused=False,
+        reads=frozenset({"answer"}),
     )
 
 

@@ -9,6 +9,7 @@ from ragproof_core.run.dry_run import (
 )
 from ragproof_core.run.evaluate import (
     ABORTED_BUDGET,
+    STOPPED_STATUSES,
     RecordingScoring,
     evaluate,
     evaluate_recorded,
@@ -17,6 +18,7 @@ from ragproof_core.run.evaluate import (
 from ragproof_core.run.preflight import (
     Checked,
     Staged,
+    check_judge_credentials,
     check_launch,
     preflight,
     recording_path,
@@ -51,10 +53,12 @@ __all__ = [
     "EVALUATION_DOCUMENT",
     "EvaluationTotals",
     "RecordingScoring",
+    "STOPPED_STATUSES",
     "ShardReport",
     "Staged",
     "attempt_document",
     "attempt_document_name",
+    "check_judge_credentials",
     "check_launch",
     "estimate_run",
     "evaluate",

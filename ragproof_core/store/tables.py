@@ -218,7 +218,7 @@ RUN = Table(
         _run_id("Evaluation run"),
         Column("dataset", pa.string(), "The dataset file, as given.", nullable=False),
         Column("adapter", pa.string(), "Adapter as package.module:Name.", nullable=False),
-        Column("status", pa.string(), "completed | aborted:budget", nullable=False),
+        Column("status", pa.string(), "completed | aborted:budget | aborted:judge", nullable=False),
         Column("started_at", _UTC, "When the run started (UTC).", nullable=False),
         Column("finished_at", _UTC, "When the run record was written (UTC).", nullable=False),
         Column("judge_model", pa.string(), "LiteLLM model(s), comma-separated; NULL if none."),
@@ -258,6 +258,25 @@ RUN = Table(
             pa.string(),
             "JSON object: a jury's agreement per metric.",
             field="judge_agreement",
+            json="{}",
+        ),
+        # CONTRACT section 24: judge failures named, and the reply format asked for.
+        Column(
+            "judge_first_error",
+            pa.string(),
+            "Why the first judged question without a verdict failed; for a run "
+            "aborted:judge, why the judge was unavailable. NULL if none.",
+        ),
+        Column(
+            "judge_response_format",
+            pa.string(),
+            "json_schema | json_object: how judge replies were asked for; NULL if none.",
+        ),
+        Column(
+            "adapter_calls_json",
+            pa.string(),
+            "JSON object: the adapter's calls by method (retrieve, answer).",
+            field="adapter_calls",
             json="{}",
         ),
         # CONTRACT section 25: the run's identity.
