@@ -78,12 +78,10 @@ def test_a_sharded_run_records_its_run_events_partition_and_checks_in_postgres(p
         assert {e.dagster_event.partition for e in materialized} == {result["run_id"]}
         checks = events_of(instance, run.run_id, Event.ASSET_CHECK_EVALUATION)
         evaluations = [e.dagster_event.event_specific_data for e in checks]
-        # Both checks evaluated by the summary step and recorded (the fixture's one
-        # recorded failure in six cases is above the failure-rate threshold).
-        assert {c.check_name: c.passed for c in evaluations} == {
-            "no_regression": True,
-            "failure_rate": False,
-        }
+        # The summary step's checks evaluated and recorded (the fixture's one recorded
+        # failure in six cases is above the failure-rate threshold).
+        passed = {c.check_name: c.passed for c in evaluations}
+        assert (passed["no_regression"], passed["failure_rate"]) == (True, False)
         # The queued coordinator deploy/dagster.yaml names (runs the UI, a schedule or a
         # sensor submit wait their turn in Postgres).
         assert type(instance.run_coordinator).__name__ == "QueuedRunCoordinator"
