@@ -29,6 +29,9 @@ The store is a folder (``RAGPROOF_STORE``, default ``data/store``)::
     judge_cache.sqlite                    the judge cache of a local store
     judge_cache/segments/*.jsonl          the judge cache of a remote store
     ragproof.duckdb                       views over the Parquet files only (local)
+    catalog/                              every run's entry, its files' sizes and sha256
+                                          and where the views read its rows (catalog.py)
+    quarantine/<run_id>/                  a damaged run, moved aside whole (verify --repair)
 
 One folder per run is one Dagster partition: runs never share a file, so any
 number of them can be written at once. Nothing else in ragproof builds store
@@ -75,6 +78,10 @@ RECORD_FOLDERS: dict[str, str] = {
     "probes": f"{CALIBRATIONS_DIR_NAME}/probes",
 }
 REPORT_NAME = "report.html"
+CATALOG_DIR_NAME = "catalog"
+QUARANTINE_DIR_NAME = "quarantine"
+# A log file's name: ``<run_id>~<entry>[~<n>]`` (``~`` is never part of a run id).
+ENTRY_SEPARATOR = "~"
 DUCKDB_NAME = "ragproof.duckdb"
 JUDGE_CACHE_NAME = "judge_cache.sqlite"
 JUDGE_SEGMENTS_DIR = "judge_cache/segments"
@@ -182,6 +189,53 @@ class StoreLayout:
         if self.is_remote:
             return SegmentCacheLocation(self.fs, str(self.root / JUDGE_SEGMENTS_DIR))
         return self.root / JUDGE_CACHE_NAME
+
+    # --- the catalog (catalog.py) -----------------------------------------------------------
+
+    @property
+    def catalog_dir(self) -> Path:
+        return self.root / CATALOG_DIR_NAME
+
+    def catalog_log_dir(self, table: str) -> Path:
+        """Entries written since the last compaction: one file per run entry (and part)."""
+        return self.catalog_dir / "log" / table
+
+    def catalog_log_path(
+        self, table: str, run_id: str, entry: str, part: int | None = None
+    ) -> Path:
+        name = f"{validate_run_id(run_id)}{ENTRY_SEPARATOR}{entry}"
+        if part is not None:
+            name += f"{ENTRY_SEPARATOR}{part}"
+        return self.catalog_log_dir(table) / f"{name}.parquet"
+
+    def catalog_log_schema_path(self, table: str) -> Path:
+        """A zero-row file of the table's schema, so the log's glob always matches a file."""
+        return self.catalog_log_dir(table) / f"{SCHEMA_DIR_NAME}.parquet"
+
+    def catalog_part_path(self, table: str, part: str) -> Path:
+        return self.catalog_dir / "parts" / table / f"{part}.parquet"
+
+    @property
+    def snapshots_dir(self) -> Path:
+        return self.catalog_dir / "snapshots"
+
+    def snapshot_path(self, seq: int) -> Path:
+        return self.snapshots_dir / f"{seq:010d}.json"
+
+    @property
+    def heartbeats_dir(self) -> Path:
+        return self.catalog_dir / "heartbeats"
+
+    def heartbeat_path(self, run_id: str) -> Path:
+        return self.heartbeats_dir / f"{validate_run_id(run_id)}.parquet"
+
+    @property
+    def heartbeat_schema_path(self) -> Path:
+        return self.heartbeats_dir / f"{SCHEMA_DIR_NAME}.parquet"
+
+    @property
+    def quarantine_dir(self) -> Path:
+        return self.root / QUARANTINE_DIR_NAME
 
     def run_dir(self, run_id: str) -> Path:
         return self.runs_dir / validate_run_id(run_id)

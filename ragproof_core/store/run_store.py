@@ -48,14 +48,15 @@ from ragproof_core.store import (
     views,
 )
 from ragproof_core.store import labels as label_files
+from ragproof_core.store.catalog import Catalog
+from ragproof_core.store.catalog_views import RUN_STATES_VIEW, catalog_ddl, reader_sources
 from ragproof_core.store.dataset_table import StagedDataset
+from ragproof_core.store.file_sql import file_reader
 from ragproof_core.store.handles import StoredTable
 from ragproof_core.store.layout import (
-    SCHEMA_DIR_NAME,
     SHARDED_TABLES,
     StoreLayout,
     new_run_id,
-    table_file_name,
     validate_run_id,
 )
 from ragproof_core.store.object_files import files_for
@@ -344,6 +345,7 @@ class RunStore:
     def __init__(self, root: Path | str | None = None) -> None:
         self.layout = StoreLayout.at(root if root is not None else settings.store_root())
         self.files = files_for(self.layout)
+        self.catalog = Catalog(self.layout, self.files)
 
     @classmethod
     def holding(cls, table: StoredTable) -> RunStore:
@@ -384,7 +386,10 @@ class RunStore:
         new attempt finishes instead of mixing old and new files.
         """
         self.files.remove(self.layout.table_path(run_id, "run"))
-        self.files.write_json(self.layout.manifest_path(run_id), redact_secrets(dict(manifest)))
+        redacted = redact_secrets(dict(manifest))
+        self.files.write_json(self.layout.manifest_path(run_id), redacted)
+        # Listed from now on: running while it beats, interrupted once it stops.
+        self.catalog.open_run(run_id, redacted)
 
     def read_manifest(self, run_id: str) -> dict[str, Any]:
         try:
@@ -880,9 +885,13 @@ class RunStore:
     # --- run records ----------------------------------------------------------------------
 
     def write_run(self, record: RunRecord) -> None:
-        """Finish a run: its record makes it visible in ``list_runs`` and the views."""
+        """Finish a run: its record, then its finished entry in the catalog, which makes it
+        visible in ``list_runs`` and the views."""
         validate_run_id(record.run_id)
+        if record.status not in schema.RECORDED_STATUSES:
+            raise ValueError(f"run {record.run_id}: status {record.status!r} is never recorded")
         self._write(record.run_id, "run", schema.encode_run(_redacted_record(record)))
+        self.catalog.register_finished(record.run_id)
 
     @staticmethod
     def stored_run(record: RunRecord) -> RunRecord:
@@ -898,30 +907,59 @@ class RunStore:
         return records[0]
 
     def finished_run_ids(self) -> list[str]:
-        """Ids of the finished runs (those with a run record), from one listing."""
-        pattern = str(self.layout.runs_dir / "*" / table_file_name("run"))
+        """Ids of the finished runs in force (damaged ones aside), from the catalog."""
+        return [r.run_id for r in self.list_runs()]
+
+    def catalog_records(
+        self,
+        where: str = "kind = 'finished' AND status <> 'damaged'",
+        *,
+        newest_first: bool = False,
+        limit: int | None = None,
+        offset: int = 0,
+    ) -> list[RunRecord]:
+        """Runs as the catalog has them (``catalog_views.RUN_STATES_VIEW``), ``where`` they
+        match, oldest first (by ``started_at``, then ``run_id``) or newest first."""
+        order = "DESC" if newest_first else "ASC"
+        query = (
+            f"SELECT * FROM {RUN_STATES_VIEW} WHERE {where} "
+            f"ORDER BY started_at {order}, run_id {order}"
+        )
+        if limit is not None:
+            query += f" LIMIT {int(limit)} OFFSET {int(offset)}"
+        with self.catalog_reader() as con:
+            table = con.sql(query).to_arrow_table()
+        records = schema.decode_runs(table)
+        damaged = table.column("damaged_file").to_pylist()
         return [
-            path.parent.name
-            for path in self.files.glob(pattern)
-            if path.parent.name != SCHEMA_DIR_NAME
+            replace(record, damaged_file=file) if file else record
+            for record, file in zip(records, damaged, strict=True)
         ]
 
-    def list_runs(self, known: Mapping[str, RunRecord] | None = None) -> list[RunRecord]:
-        """Finished runs, oldest first (by ``started_at``, then ``run_id``).
+    @contextmanager
+    def catalog_reader(self) -> Iterator[duckdb.DuckDBPyConnection]:
+        """An in-memory connection with the catalog's views over the catalog as it is."""
+        views.ensure_catalog(self.layout)
+        sources = reader_sources(self.layout, self.catalog.state())
+        with file_reader(self.layout) as con:
+            for statement in catalog_ddl(sources):
+                con.execute(statement)
+            yield con
 
-        ``known``: records already read (a run record never changes once written),
-        taken as they are instead of read again; the results browser keeps them.
-        """
-        records = []
-        for run_id in self.finished_run_ids():
-            if known is not None and run_id in known:
-                records.append(known[run_id])
-                continue
-            try:
-                records.append(self.get_run(run_id))
-            except RunNotFound:  # un-finished by a restart since the listing
-                continue
-        return sorted(records, key=lambda r: (r.started_at, r.run_id))
+    def count_runs(self) -> int:
+        with self.catalog_reader() as con:
+            return con.execute(f"SELECT count(*) FROM {RUN_STATES_VIEW}").fetchone()[0]
+
+    def list_runs(self, known: Mapping[str, RunRecord] | None = None) -> list[RunRecord]:
+        """Finished runs in force, oldest first (by ``started_at``, then ``run_id``), from
+        the catalog (one query: no run record is read). ``known`` is accepted for callers
+        that keep records; the catalog already hands every one over at once."""
+        del known
+        return self.catalog_records()
+
+    def damaged_runs(self) -> list[RunRecord]:
+        """Runs the catalog has found damaged (``damaged_file`` says which file)."""
+        return self.catalog_records("status = 'damaged'")
 
     def last_completed_run(
         self,
