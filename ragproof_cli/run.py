@@ -22,6 +22,7 @@ from ragproof_cli.common import (
     open_store,
     print_json,
     stdout_to_stderr,
+    warn_damaged,
 )
 from ragproof_cli.errors import DEBUG_HINT, one_line
 from ragproof_core.config import RUN_KEYS, run_key_choices, run_key_help, run_key_type
@@ -42,6 +43,19 @@ from ragproof_core.present import (
 from ragproof_core.run import check_launch, estimate_run, preflight
 from ragproof_core.store import stored_run_settings
 from ragproof_core.store_health import STORE_FAULT
+
+# CONTRACT section 31: `ragproof runs` lists the latest 50 by default.
+DEFAULT_RUNS_LISTED = 50
+
+
+def _count(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"invalid count: {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be at least 0, got {value}")
+    return value
 
 
 def _names(text: str) -> tuple[str, ...]:
@@ -184,7 +198,12 @@ def _print_judge_detail(record) -> None:
 
 
 def cmd_runs(args: argparse.Namespace) -> int:
-    records = open_store().list_runs()
+    store = open_store()
+    # The page, newest first in the catalog, shown oldest first as ever; each listed run's
+    # files are checked (one stat a file), never the whole store's.
+    page = store.catalog_records("true", newest_first=True, limit=args.limit, offset=args.offset)
+    records = store.check_listed(page)[::-1]
+    warn_damaged(store)
     if args.json:
         print_json([run_dict(r) for r in records])
     else:
@@ -194,7 +213,9 @@ def cmd_runs(args: argparse.Namespace) -> int:
 
 def cmd_show(args: argparse.Namespace) -> int:
     store = open_store()
+    store.require_intact(args.run_id)
     record = store.get_run(args.run_id)
+    warn_damaged(store, (args.run_id,))
     summaries = store.summaries(args.run_id)
     calibrations = store.calibrations(args.run_id)
     if args.json:
@@ -229,6 +250,15 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     runs = sub.add_parser("runs", help="list stored runs")
     runs.add_argument("--json", action="store_true", help="print the runs as a JSON array")
+    runs.add_argument(
+        "--limit",
+        type=_count,
+        default=DEFAULT_RUNS_LISTED,
+        help=f"list the latest N runs (default {DEFAULT_RUNS_LISTED})",
+    )
+    runs.add_argument(
+        "--offset", type=_count, default=0, help="skip the latest N runs first (default 0)"
+    )
     runs.set_defaults(func=cmd_runs)
 
     show = sub.add_parser("show", help="one run's summary")

@@ -27,6 +27,7 @@ from ragproof_core.store.result_tally import (
     summarize_run,
 )
 from ragproof_core.store.run_store import (
+    RunDamaged,
     RunNotFound,
     RunRecord,
     RunStore,
@@ -56,6 +57,7 @@ __all__ = [
     "QueryRefused",
     "QueryResult",
     "ResultTally",
+    "RunDamaged",
     "RunNotFound",
     "RunRecord",
     "RunStore",

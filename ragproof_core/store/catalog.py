@@ -266,11 +266,15 @@ class Catalog:
             if PurePath(p).stem != SCHEMA_DIR_NAME
         ]
 
-    def state(self) -> CatalogState:
+    def state(self, found_damaged: Mapping[str, str] | None = None) -> CatalogState:
         """The snapshot and the log files it does not fold. Listed before the snapshot is
         read: a log file folded by a compaction in between is then in the snapshot's parts
-        and excluded by its ``folded``, never missed."""
-        listed = {table: self.log_files(table) for table in CATALOG_TABLES}
+        and excluded by its ``folded``, never missed.
+
+        A run marked damaged or removed (its mark's kind is in its file name), or found
+        damaged by this reader (``found_damaged``: a store it cannot mark), has its rows'
+        log files left out: they may be the very files that cannot be read."""
+        listed = self._listed(found_damaged)
         beats = [
             p
             for p in self.files.glob(str(self.layout.heartbeats_dir / "*.parquet"))
@@ -282,6 +286,18 @@ class Catalog:
             for table, paths in listed.items()
         }
         return CatalogState(snapshot, log, tuple(self.layout.url(p) for p in beats))
+
+    def _listed(self, found_damaged: Mapping[str, str] | None = None) -> dict[str, list[PurePath]]:
+        """Every catalog table's log files, those of damaged or removed runs' rows left out."""
+        listed = {table: self.log_files(table) for table in CATALOG_TABLES}
+        marked: dict[str, str] = {run_id: "~" for run_id in found_damaged or {}}
+        for path in listed[RUNS]:
+            run_id, entry = key_of(path).split(ENTRY_SEPARATOR)
+            if entry.endswith((f"-{DAMAGED}", f"-{REMOVED}")):
+                marked[run_id] = max(marked.get(run_id, ""), entry)
+        for table in DATA_TABLES:
+            listed[table] = [p for p in listed[table] if not _marked_out(p, marked)]
+        return listed
 
     def part_url(self, table: str, part: Part) -> str:
         return self.layout.url(self.layout.catalog_part_path(table, part.name))
@@ -367,7 +383,8 @@ class Catalog:
                 "case_failures": 0,
                 "judge_requests": 0,
                 "cache_hits": 0,
-                "entry": new_entry(),
+                # Its kind in its name: readers leave the run's rows out unread (``state``).
+                "entry": f"{new_entry()}-{kind}",
                 "kind": kind,
                 "damaged_file": damaged_file,
             }
@@ -458,6 +475,40 @@ class Catalog:
         self.compact(min_entries=0, merge_all=True)
         return found
 
+    # --- damage -----------------------------------------------------------------------------
+
+    def damage(
+        self, run_id: str, files: Sequence[Mapping[str, Any]], *, deep: bool = False
+    ) -> tuple[str, str] | None:
+        """The first of a run's catalogued ``files`` that is missing or of another size (or,
+        ``deep``, of another sha256): (``runs/R/NAME``, what is wrong); None when all hold.
+        Sizes are one stat a file: cheap enough for every run a command names or lists."""
+        folder = self.layout.run_dir(run_id)
+        for item in files:
+            path = folder / item["name"]
+            shown = self.relative(path)
+            size = self.files.size(path)
+            if size is None:
+                return shown, "missing"
+            if size != item["size"]:
+                change = "truncated" if size < item["size"] else "grown"
+                return shown, f"{change} ({size} of {item['size']} bytes)"
+            if deep:
+                try:
+                    _, digest = file_sha256(self.files, path)
+                except FileNotFoundError:
+                    return shown, "missing"
+                if digest != item["sha256"]:
+                    return shown, "changed (its sha256 is not the catalog's)"
+        return None
+
+    def relative(self, path: PurePath) -> str:
+        """``path`` as a fault names it: relative to the store."""
+        try:
+            return PurePath(path).relative_to(self.layout.root).as_posix()
+        except ValueError:
+            return str(path)
+
     # --- compaction -------------------------------------------------------------------------
 
     @contextmanager
@@ -494,7 +545,7 @@ class Catalog:
             return self._compact(min_entries, merge_all)
 
     def _compact(self, min_entries: int, merge_all: bool) -> bool:
-        listed = {table: self.log_files(table) for table in CATALOG_TABLES}
+        listed = self._listed()
         snapshot = self.snapshot()
         pending = [p for p in listed[RUNS] if key_of(p) not in snapshot.folded]
         rows: list[pa.Table] = []
@@ -567,6 +618,12 @@ class Catalog:
             try:
                 data = self.files.parquet_file(path).read()
             except FileNotFoundError:
+                continue
+            except (OSError, pa.ArrowException):
+                # Damaged under the run's feet: marked, and its rows left out of the part.
+                run_id = key_of(path).split(ENTRY_SEPARATOR)[0]
+                with suppress(OSError):
+                    self.mark(run_id, DAMAGED, f"runs/{run_id}/{table}.parquet")
                 continue
             entry = PurePath(path).stem.split(ENTRY_SEPARATOR)[1]
             data = conform(data, CATALOG_TABLES[table].schema)
@@ -683,6 +740,12 @@ def resolve_runs(entries: pa.Table) -> pa.Table:
             row = {**row, "damaged_file": max(damaged, key=lambda m: m["entry"])["damaged_file"]}
         kept.append(row)
     return pa.Table.from_pylist(kept, schema=_RUNS_SCHEMA)
+
+
+def _marked_out(path: PurePath, marked: Mapping[str, str]) -> bool:
+    """Whether a log file's rows are of an entry older than its run's damaged mark."""
+    run_id, entry = key_of(path).split(ENTRY_SEPARATOR)
+    return run_id in marked and entry < marked[run_id]
 
 
 def kept_file(name: str) -> bool:

@@ -37,19 +37,24 @@ class Sources:
     heartbeats: tuple[str, ...]
     folded: frozenset[str]
     seq: int
+    # Runs this reader found damaged and could not mark (a read-only store): run -> file.
+    found_damaged: tuple[tuple[str, str], ...] = ()
 
 
 def sql_string(text: str) -> str:
     return "'" + text.replace("'", "''") + "'"
 
 
-def reader_sources(layout: StoreLayout, state: cat.CatalogState) -> Sources:
+def reader_sources(
+    layout: StoreLayout, state: cat.CatalogState, found_damaged: dict[str, str] | None = None
+) -> Sources:
     """A reader's own connection: every file named."""
     files = {}
     for table in cat.CATALOG_TABLES:
         parts = [_part_url(layout, table, p) for p in state.snapshot.table_parts(table)]
         files[table] = (*parts, *state.log.get(table, ()))
-    return Sources(files, state.heartbeats, frozenset(), state.snapshot.seq)
+    found = tuple(sorted((found_damaged or {}).items()))
+    return Sources(files, state.heartbeats, frozenset(), state.snapshot.seq, found)
 
 
 def glob_sources(layout: StoreLayout, snapshot: cat.Snapshot) -> Sources:
@@ -118,8 +123,19 @@ def catalog_ddl(sources: Sources) -> list[str]:
     damaged = (
         "coalesce(CASE WHEN m.damaged_at > live.entry THEN m.marked_file END, live.damaged_file)"
     )
+    found = ""
+    if sources.found_damaged:
+        rows = ", ".join(
+            f"({sql_string(run_id)}, '{cat.DAMAGED}', '~', {sql_string(file)})"
+            for run_id, file in sources.found_damaged
+        )
+        found = (
+            f" UNION ALL BY NAME SELECT * FROM (VALUES {rows}) "
+            "AS found(run_id, kind, entry, damaged_file)"
+        )
     return [
-        f"CREATE OR REPLACE VIEW {ENTRIES_VIEW} AS SELECT * EXCLUDE (filename) FROM {entries}",
+        f"CREATE OR REPLACE VIEW {ENTRIES_VIEW} AS SELECT * EXCLUDE (filename) FROM {entries}"
+        + found,
         f"CREATE OR REPLACE VIEW {RUN_STATES_VIEW} AS "
         f"WITH live AS (SELECT * FROM {ENTRIES_VIEW} "
         f"WHERE kind IN ('{cat.OPEN}', '{cat.FINISHED}') "

@@ -33,7 +33,7 @@ from ragproof_core.config import settings
 from ragproof_core.config.manifest import RunManifest
 from ragproof_core.config.redaction import REDACTED, is_secret_key
 from ragproof_core.config.redaction import redact as redact_secrets
-from ragproof_core.errors import UserError
+from ragproof_core.errors import StoreFault, UserError
 from ragproof_core.gc_pause import collector_paused
 from ragproof_core.metrics.registry import metric_order
 from ragproof_core.metrics.result_columns import ResultColumns
@@ -68,6 +68,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "REDACTED",
+    "RunDamaged",
     "RunNotFound",
     "RunRecord",
     "RunStore",
@@ -80,6 +81,18 @@ __all__ = [
 # good Parquet row groups, small enough that a 100,000-case run's Arrow copy
 # never has to exist whole.
 WRITE_BATCH_ROWS = 50_000
+
+
+class RunDamaged(StoreFault):
+    """A run named by a command whose files are damaged (CONTRACT section 29): exit 5."""
+
+    def __init__(self, run_id: str, damaged_file: str, reason: str = "cannot be read") -> None:
+        super().__init__(
+            f"the store: run {run_id!r} is damaged: {damaged_file}: {reason}; "
+            "`ragproof verify --repair` moves it to quarantine/"
+        )
+        self.run_id = run_id
+        self.damaged_file = damaged_file
 
 
 class RunNotFound(UserError, KeyError):
@@ -956,6 +969,60 @@ class RunStore:
         that keep records; the catalog already hands every one over at once."""
         del known
         return self.catalog_records()
+
+    def catalog_files(self, run_id: str) -> tuple[str, list[dict[str, Any]], str | None] | None:
+        """(status, catalogued files, damaged file) of one run as the catalog has it."""
+        with self.catalog_reader() as con:
+            row = con.execute(
+                f"SELECT status, files, damaged_file FROM {RUN_STATES_VIEW} WHERE run_id = ?",
+                [run_id],
+            ).fetchone()
+        if row is None:
+            return None
+        return row[0], list(row[1] or []), row[2]
+
+    def require_intact(self, run_id: str) -> None:
+        """Raise ``RunDamaged`` (exit 5) when the run's files are not what the catalog
+        says (missing, or another size); the damage is marked in the catalog when the
+        store can take it, so every other reader leaves the run out."""
+        found = self.catalog_files(run_id)
+        if found is None:
+            return
+        status, files, damaged = found
+        if damaged is not None:
+            raise RunDamaged(run_id, damaged)
+        if status == "running":
+            return
+        found_damage = self.catalog.damage(run_id, files)
+        if found_damage is not None:
+            self.mark_damaged(run_id, found_damage[0])
+            raise RunDamaged(run_id, *found_damage)
+
+    def mark_damaged(self, run_id: str, damaged_file: str) -> bool:
+        """Mark the run damaged in the catalog; False when the store cannot be written
+        (a read-only store: the run is then left out by this process alone)."""
+        try:
+            self.catalog.mark(run_id, "damaged", damaged_file)
+        except OSError:
+            return False
+        return True
+
+    def check_listed(self, records: Sequence[RunRecord]) -> list[RunRecord]:
+        """``records`` with those whose files are damaged shown ``damaged`` (and marked so):
+        one stat a file of each finished run listed, never of the whole store."""
+        checked = []
+        for record in records:
+            if record.status in ("running", "damaged") or record.finished_at is None:
+                checked.append(record)
+                continue
+            found = self.catalog_files(record.run_id)
+            damaged = None if found is None else self.catalog.damage(record.run_id, found[1])
+            if damaged is None:
+                checked.append(record)
+                continue
+            self.mark_damaged(record.run_id, damaged[0])
+            checked.append(replace(record, status="damaged", damaged_file=damaged[0]))
+        return checked
 
     def damaged_runs(self) -> list[RunRecord]:
         """Runs the catalog has found damaged (``damaged_file`` says which file)."""

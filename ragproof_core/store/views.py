@@ -376,6 +376,18 @@ def ensure_views(layout: StoreLayout, *, timeout_s: float = DEFAULT_LOCK_TIMEOUT
     return True
 
 
+def prepare_store(layout: StoreLayout) -> None:
+    """What a reader's own connection needs of the store: its catalog and schema files.
+    Nothing is written to a store that cannot be written (a read-only mount): a reader's
+    connection names its files, so it reads such a store as it is."""
+    try:
+        ensure_catalog(layout)
+        if not _schema_files_present(layout):
+            write_schema_files(layout)
+    except OSError:
+        return
+
+
 def ensure_catalog(layout: StoreLayout) -> bool:
     """Give a store from before the catalog one, built from its run folders (once, by the
     first process to open it); True when this call built it."""
@@ -386,10 +398,11 @@ def ensure_catalog(layout: StoreLayout) -> bool:
     return True
 
 
-def reader_ddl(layout: StoreLayout) -> list[str]:
+def reader_ddl(layout: StoreLayout, found_damaged: dict[str, str] | None = None) -> list[str]:
     """The views as a reader's own connection makes them: over the catalog as it is now,
-    every file named."""
-    return view_ddl(layout, reader_sources(layout, Catalog(layout, files_for(layout)).state()))
+    every file named; runs in ``found_damaged`` (found by this reader, not marked) out."""
+    state = Catalog(layout, files_for(layout)).state(found_damaged)
+    return view_ddl(layout, reader_sources(layout, state, found_damaged))
 
 
 def connect(
@@ -415,7 +428,9 @@ def store_directory(layout: StoreLayout) -> str:
     return layout.location.rstrip("/") + "/"
 
 
-def connect_confined(layout: StoreLayout) -> duckdb.DuckDBPyConnection:
+def connect_confined(
+    layout: StoreLayout, found_damaged: dict[str, str] | None = None
+) -> duckdb.DuckDBPyConnection:
     """An in-memory connection with the views that can reach the store's files only.
 
     File access is limited to the store's folder or prefix (on S3 through the
@@ -424,12 +439,12 @@ def connect_confined(layout: StoreLayout) -> duckdb.DuckDBPyConnection:
     so no statement can lift the limits. Its database is a fresh in-memory one,
     so locking it touches no other connection of the process.
     """
-    ensure_views(layout)
+    prepare_store(layout)
     con = duckdb.connect(":memory:")
     try:
         if layout.is_remote:
             con.register_filesystem(layout.fs)
-        for statement in reader_ddl(layout):
+        for statement in reader_ddl(layout, found_damaged):
             con.execute(statement)
         con.execute("SET allowed_directories = ?", [[store_directory(layout)]])
         con.execute("SET autoinstall_known_extensions = false")
