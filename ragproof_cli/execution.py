@@ -51,9 +51,9 @@ from ragproof_cli import step_server
 from ragproof_cli.errors import one_line
 from ragproof_cli.instance import instance_modules, open_instance_with_partition, use_dagster_home
 from ragproof_cli.step_server import STEP_PRELOAD_MODULE
-from ragproof_core.config import RUN_KEYS
+from ragproof_core.config import RUN_KEYS, store_root
 from ragproof_core.gc_pause import collector_paused, imports_paused
-from ragproof_core.store import new_run_id
+from ragproof_core.store import RunStore, new_run_id
 
 JOB_NAME = "evaluate"
 # workspace.yaml's one code location: its module and its location_name.
@@ -219,18 +219,21 @@ def run_evaluation(
         tags[PROGRESS_TAG] = "true"
     instance = open_run_instance(run_id)
     # One shard runs in this process; more run as parallel step processes.
-    result = execute_evaluation(
-        instance,
-        run_id,
-        run_config=evaluate_run_config(
-            form,
-            # Dagster's own step-failure dump is for the UI's logs; the command
-            # prints one line per failure (--debug shows Dagster's log too).
-            loggers={"console": {"config": {"log_level": "ERROR" if debug else "CRITICAL"}}},
-        ),
-        shards=shards,
-        tags=tags,
-    )
+    # The command beats for the run between its steps too (CONTRACT section 29): killed,
+    # it stops, and the run is listed interrupted 15 s later.
+    with RunStore(store_root()).heartbeat(run_id):
+        result = execute_evaluation(
+            instance,
+            run_id,
+            run_config=evaluate_run_config(
+                form,
+                # Dagster's own step-failure dump is for the UI's logs; the command
+                # prints one line per failure (--debug shows Dagster's log too).
+                loggers={"console": {"config": {"log_level": "ERROR" if debug else "CRITICAL"}}},
+            ),
+            shards=shards,
+            tags=tags,
+        )
     return run_id, result
 
 

@@ -119,6 +119,8 @@ def _execute_run(args: argparse.Namespace) -> tuple[int, Callable[[], None] | No
     # The cheap checks only: the dataset and a recording are read once, by the run's
     # dataset step, which stores nothing until both are valid.
     check_launch(config, args.dataset)
+    # A store that cannot take the run fails it now, before any adapter or judge call.
+    open_store().check_writable()
     run_id, result = execution.run_evaluation(
         form, config.run.shards, debug=args.debug, progress=sys.stderr.isatty()
     )

@@ -182,9 +182,20 @@ def evaluate_shard(
     eval_dataset: StoredTable,
     judge_resource: JudgeResource,
 ):
+    run_store = RunStore.holding(eval_dataset)
+    # The run is listed running while any of its steps works on it (CONTRACT section 29).
+    with run_store.heartbeat(context.partition_key):
+        return _evaluate_shard(context, eval_dataset, judge_resource, run_store)
+
+
+def _evaluate_shard(
+    context: dg.OpExecutionContext,
+    eval_dataset: StoredTable,
+    judge_resource: JudgeResource,
+    run_store: RunStore,
+):
     run_id = context.partition_key
     index = _shard_index(context)
-    run_store = RunStore.holding(eval_dataset)
     manifest = run_store.run_manifest(run_id)
     settings = manifest.run
     shards = settings.shards
@@ -492,6 +503,13 @@ def summarize_run(context: dg.OpExecutionContext, store: StoreResource, checks: 
     # process to hand off, launch and set up on the run's critical path.
     run_store = store.store()
     run_id = context.partition_key
+    with run_store.heartbeat(run_id):
+        yield from _summarize_run(context, run_store, run_id, checks)
+
+
+def _summarize_run(
+    context: dg.OpExecutionContext, run_store: RunStore, run_id: str, checks: CheckSettings
+):
     gathered = gather_shards(run_store, run_id)
     # The distributions' tally is the summary's and the report's too: one pass over the results.
     summary = prepare_summary(run_store, run_id, gathered.ledger, gathered.totals, gathered.tally)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -21,6 +22,7 @@ from typing import Any, TypeVar
 
 from ragproof_core.judge.reply_cache import CachedReply, Key, ReplyCache
 from ragproof_core.judge.segment_cache import SegmentJudgeCache
+from ragproof_core.quarantine import QUARANTINE_DIR, quarantine_file
 from ragproof_core.store_health import StoreHealth
 
 BUSY_TIMEOUT_MS = 10_000
@@ -47,11 +49,50 @@ CREATE TABLE IF NOT EXISTS judge_replies (
 T = TypeVar("T")
 
 
+# A SQLite file's companions, moved with it.
+WAL_FILES = ("-wal", "-shm")
+
+
+def quarantine_cache(path: Path, reason: str) -> Path | None:
+    """Move an unreadable cache file (and its WAL files) into ``quarantine/`` beside it,
+    saying so in one warning line; returns where it went (None: another process moved it)."""
+    target = quarantine_file(path, WAL_FILES)
+    if target is None:
+        return None
+    print(
+        f"ragproof: warning: the judge cache {path.name} could not be opened ({reason}); "
+        f"moved to {QUARANTINE_DIR}/{target.name}, the run goes on with a fresh cache",
+        file=sys.stderr,
+        flush=True,
+    )
+    return target
+
+
+def is_unreadable(exc: sqlite3.Error) -> bool:
+    """A cache file that is not a SQLite database, or a damaged one."""
+    text = str(exc).lower()
+    return isinstance(exc, sqlite3.DatabaseError) and (
+        "not a database" in text or "malformed" in text or "corrupt" in text
+    )
+
+
 class JudgeCache(ReplyCache):
     def __init__(self, path: Path, health: StoreHealth | None = None) -> None:
         self.path = Path(path)
         self.health = StoreHealth() if health is None else health
         self.path.parent.mkdir(parents=True, exist_ok=True)
+        # One connection, possibly shared by an IO manager's threads.
+        self._lock = threading.Lock()
+        try:
+            self._open()
+        except sqlite3.DatabaseError as exc:
+            if not is_unreadable(exc):
+                raise
+            self._conn.close()
+            quarantine_cache(self.path, " ".join(str(exc).split()))
+            self._open()
+
+    def _open(self) -> None:
         # Autocommit (isolation_level=None): every put is its own committed write.
         self._conn = sqlite3.connect(
             self.path,
@@ -59,8 +100,6 @@ class JudgeCache(ReplyCache):
             isolation_level=None,
             check_same_thread=False,
         )
-        # One connection, possibly shared by an IO manager's threads.
-        self._lock = threading.Lock()
         self._retry_locked(self._init_schema)
 
     def _init_schema(self) -> None:
@@ -91,7 +130,17 @@ class JudgeCache(ReplyCache):
                 (model, prompt_hash, input_hash),
             ).fetchone()
 
-        row = self._retry_locked(read)
+        try:
+            row = self._retry_locked(read)
+        except sqlite3.DatabaseError as exc:
+            if not is_unreadable(exc):
+                raise
+            # Damaged under a running run: set aside, and the run goes on with a fresh one.
+            with self._lock:
+                self._conn.close()
+                quarantine_cache(self.path, " ".join(str(exc).split()))
+            self._open()
+            return None
         if row is None:
             return None
         return CachedReply(json.loads(row[0]), row[1], row[2], row[3], row[4], row[5])

@@ -368,8 +368,14 @@ class Catalog:
         self.files.remove(self.layout.heartbeat_path(run_id))
 
     def mark(self, run_id: str, kind: str, damaged_file: str | None = None) -> None:
-        """A damaged or removed mark on the run's entry in force."""
+        """A damaged or removed mark on the run's entry in force. The run's rows leave the
+        log at once (links of its own files, which stay in its folder): a glob over the
+        log, the views file's, must never meet a file that cannot be read."""
         self.ensure_schema_files()
+        for table in DATA_TABLES:
+            pattern = str(self.layout.catalog_log_dir(table) / f"{run_id}{ENTRY_SEPARATOR}*")
+            for path in self.files.glob(pattern):
+                self.files.remove(path)
         self.write_entry(
             {
                 "run_id": run_id,

@@ -10,13 +10,36 @@ catalog itself, which ``ragproof verify --repair`` rebuilds from the run folders
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from contextlib import suppress
 from pathlib import PurePath
+from typing import TypeVar
+
+import duckdb
 
 from ragproof_core.errors import StoreFault
 from ragproof_core.store.catalog import RUNS, Catalog
 from ragproof_core.store.layout import ENTRY_SEPARATOR, StoreLayout, validate_run_id
 from ragproof_core.store.object_files import files_for
+
+# Damaged runs one reader may find before it gives up (each costs one more attempt).
+MAX_FOUND = 16
+T = TypeVar("T")
+
+
+def retrying(layout: StoreLayout, action: Callable[[dict[str, str]], T]) -> T:
+    """``action(found)`` again after each DuckDB error naming a run's file: the run is
+    marked damaged (or, on a store that cannot take the mark, added to ``found``, which
+    ``action`` leaves out), so one damaged run never fails a reader of the rest."""
+    found: dict[str, str] = {}
+    while True:
+        try:
+            return action(found)
+        except duckdb.Error as exc:
+            damaged = found_on_read(layout, exc) if len(found) < MAX_FOUND else None
+            if damaged is None or damaged[0] in found:
+                raise
+            found[damaged[0]] = damaged[1]
 
 
 def failed_path(layout: StoreLayout, message: str) -> PurePath | None:

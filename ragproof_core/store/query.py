@@ -53,31 +53,26 @@ def check_read_only(query: str) -> None:
         raise QueryRefused(f"only read-only queries (SELECT) are allowed, got {kind.name}")
 
 
-# Damaged runs one query may find before it gives up (each costs one more attempt).
-MAX_FOUND_DAMAGED = 16
-
-
 def run_read_only(layout: StoreLayout, query: str) -> QueryResult:
     """Rows of ``query`` over the views of ``layout``'s store, read-only and confined.
 
     A run whose file cannot be read is found on read (CONTRACT section 29): marked
     damaged (or, on a store that cannot be written, left out by this query alone) and
-    the query run again without it, so one damaged run never fails a query of the rest.
+    the query run again without it (``damage.retrying``), so one damaged run never fails
+    a query of the rest.
     """
     check_read_only(query)
-    found: dict[str, str] = {}
-    while True:
-        con = None
+
+    def attempt(found: dict[str, str]) -> QueryResult:
+        con = views.connect_confined(layout, found)
         try:
-            con = views.connect_confined(layout, found)
             cursor = con.execute(query)
             columns = [d[0] for d in cursor.description or []]
             return QueryResult(columns, cursor.fetchall())
-        except duckdb.Error as exc:
-            damaged = damage.found_on_read(layout, exc) if len(found) < MAX_FOUND_DAMAGED else None
-            if damaged is None or damaged[0] in found:
-                raise QueryRefused(_first_line(exc)) from None
-            found[damaged[0]] = damaged[1]
         finally:
-            if con is not None:
-                con.close()
+            con.close()
+
+    try:
+        return damage.retrying(layout, attempt)
+    except duckdb.Error as exc:
+        raise QueryRefused(_first_line(exc)) from None

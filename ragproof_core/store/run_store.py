@@ -53,6 +53,7 @@ from ragproof_core.store.catalog_views import RUN_STATES_VIEW, catalog_ddl, read
 from ragproof_core.store.dataset_table import StagedDataset
 from ragproof_core.store.file_sql import file_reader
 from ragproof_core.store.handles import StoredTable
+from ragproof_core.store.heartbeat import Heartbeat
 from ragproof_core.store.layout import (
     SHARDED_TABLES,
     StoreLayout,
@@ -378,6 +379,50 @@ class RunStore:
         self, read_only: bool = True, *, timeout_s: float = views.DEFAULT_LOCK_TIMEOUT_S
     ) -> duckdb.DuckDBPyConnection:
         return views.connect(self.layout, read_only=read_only, timeout_s=timeout_s)
+
+    def heartbeat(self, run_id: str) -> Heartbeat:
+        """Renew the run's heartbeat every 5 s while entered (``heartbeat.py``)."""
+        return Heartbeat(
+            self.catalog,
+            validate_run_id(run_id),
+            done=lambda: self.is_finished(run_id) or not self.run_exists(run_id),
+        )
+
+    def remove_run(self, run_id: str, *, quarantine: bool = False) -> int:
+        """Take a run out of the store: its folder deleted, or moved whole into
+        ``quarantine/`` (never deleted); the catalog marks it removed at once, so no
+        view reads it again. Returns the bytes its folder held."""
+        validate_run_id(run_id)
+        folder = self.layout.run_dir(run_id)
+        held = sum(size for _, size in self.files.walk(folder))
+        self.catalog.mark(run_id, "removed")
+        # Its open entry would outlive the mark's compaction: it goes with the run.
+        for path in self.files.glob(str(self.layout.catalog_log_dir("runs") / f"{run_id}~*")):
+            if not str(path).endswith("-removed.parquet"):
+                self.files.remove(path)
+        self.catalog.end_beats(run_id)
+        if quarantine:
+            self.files.move(folder, self.layout.quarantine_dir / "runs" / run_id)
+        else:
+            self.files.remove_tree(folder)
+        return held
+
+    def check_writable(self) -> None:
+        """Raise ``StoreFault`` when a run could not be stored here (a read-only mount, a
+        full disk, a folder that is not one): checked before any adapter or judge call."""
+        if self.layout.is_remote:
+            return
+        root = Path(self.layout.root)
+        try:
+            root.mkdir(parents=True, exist_ok=True)
+            probe = files.temp_path_for(root / ".write-probe")
+            probe.write_bytes(b"ragproof")
+            probe.unlink()
+        except OSError as exc:
+            raise StoreFault(
+                f"the store could not be written: {self.layout.location}: "
+                f"{exc.strerror or type(exc).__name__}"
+            ) from exc
 
     # --- run identity ---------------------------------------------------------------------
 
@@ -952,7 +997,7 @@ class RunStore:
     @contextmanager
     def catalog_reader(self) -> Iterator[duckdb.DuckDBPyConnection]:
         """An in-memory connection with the catalog's views over the catalog as it is."""
-        views.ensure_catalog(self.layout)
+        views.prepare_store(self.layout)
         sources = reader_sources(self.layout, self.catalog.state())
         with file_reader(self.layout) as con:
             for statement in catalog_ddl(sources):

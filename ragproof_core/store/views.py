@@ -51,7 +51,7 @@ import duckdb
 import pyarrow as pa
 
 from ragproof_core.metrics.registry import METRICS
-from ragproof_core.store import tables
+from ragproof_core.store import damage, tables
 from ragproof_core.store.catalog import Catalog
 from ragproof_core.store.catalog_views import (
     CATALOG_VIEWS,
@@ -354,6 +354,12 @@ def ensure_views(layout: StoreLayout, *, timeout_s: float = DEFAULT_LOCK_TIMEOUT
     layout.root.mkdir(parents=True, exist_ok=True)
     if not schemas_written:
         write_schema_files(layout)  # the schemas may have changed with the views
+    return damage.retrying(layout, lambda found: _write_views(layout, expected, timeout_s))
+
+
+def _write_views(layout: StoreLayout, expected: str, timeout_s: float) -> bool:
+    """Write the views file's views (a run found damaged while they bind is marked, its
+    rows leave the log, and ``damage.retrying`` writes them again)."""
     con = open_db(layout, read_only=False, timeout_s=timeout_s)
     try:
         if _views_current(con, expected):
