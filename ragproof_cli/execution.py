@@ -247,6 +247,17 @@ def forget_run(run_id: str, result) -> None:
     instance.delete_dynamic_partition(evaluation_runs.name, run_id)
 
 
+def forget_partition(run_id: str) -> None:
+    """Remove a run's partition and every Dagster run of it (``ragproof gc``): the store's
+    run and Dagster's go together. Through Dagster's public API only."""
+    instance = dg.DagsterInstance.get()
+    for run in instance.get_runs(filters=dg.RunsFilter(tags={"dagster/partition": run_id})):
+        instance.delete_run(run.run_id)
+        instance.compute_log_manager.delete_logs(prefix=[run.run_id])
+    if instance.has_dynamic_partition(evaluation_runs.name, run_id):
+        instance.delete_dynamic_partition(evaluation_runs.name, run_id)
+
+
 def step_failures(result) -> tuple[list[str], bool]:
     """The failed steps' messages, and whether any failure was a bug rather than bad input.
 

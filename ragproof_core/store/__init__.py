@@ -26,6 +26,11 @@ from ragproof_core.store.result_tally import (
     ResultTally,
     summarize_run,
 )
+from ragproof_core.store.retention import (
+    GcReport,
+    Retention,
+    collect_garbage,
+)
 from ragproof_core.store.run_store import (
     RunDamaged,
     RunNotFound,
@@ -49,6 +54,9 @@ from ragproof_core.store.views import (
 
 __all__ = [
     "CASE_RESULTS",
+    "GcReport",
+    "Retention",
+    "collect_garbage",
     "DATASET",
     "InvalidRunId",
     "LabelError",

@@ -277,7 +277,7 @@ class Catalog:
         listed = self._listed(found_damaged)
         beats = [
             p
-            for p in self.files.glob(str(self.layout.heartbeats_dir / "*.parquet"))
+            for p in self.files.glob(str(self.layout.heartbeats_dir / "*.json"))
             if PurePath(p).stem != SCHEMA_DIR_NAME
         ]
         snapshot = self.snapshot()
@@ -329,9 +329,7 @@ class Catalog:
             if not self.files.is_file(path):
                 self.files.write_parquet(path, CATALOG_TABLES[table].schema.empty_table())
         if not self.files.is_file(self.layout.heartbeat_schema_path):
-            self.files.write_parquet(
-                self.layout.heartbeat_schema_path, tables.HEARTBEATS.schema.empty_table()
-            )
+            self.files.write_bytes(self.layout.heartbeat_schema_path, b"")
 
     def write_entry(self, row: Mapping[str, Any]) -> None:
         """One entry of one run: the file of its (run, entry), replaced if it exists."""
@@ -355,14 +353,11 @@ class Catalog:
         self.files.write_parquet(self.layout.catalog_log_path(table, run_id, entry, 0), rows)
 
     def beat(self, run_id: str, now: datetime | None = None) -> None:
-        """Renew the run's heartbeat."""
-        moment = now or datetime.now(UTC)
-        self.files.write_parquet(
-            self.layout.heartbeat_path(run_id),
-            pa.Table.from_pylist(
-                [{"run_id": run_id, "beat_at": moment}], schema=tables.HEARTBEATS.schema
-            ),
-        )
+        """Renew the run's heartbeat: a line of JSON (no Arrow array is built, so the
+        command that beats between a run's steps never imports pandas)."""
+        moment = (now or datetime.now(UTC)).astimezone(UTC)
+        line = json.dumps({"run_id": run_id, "beat_at": moment.isoformat()}) + "\n"
+        self.files.write_bytes(self.layout.heartbeat_path(run_id), line.encode())
 
     def end_beats(self, run_id: str) -> None:
         self.files.remove(self.layout.heartbeat_path(run_id))

@@ -65,7 +65,7 @@ def glob_sources(layout: StoreLayout, snapshot: cat.Snapshot) -> Sources:
         parts = [_part_url(layout, table, p) for p in snapshot.table_parts(table)]
         glob = layout.url(layout.catalog_log_dir(table) / "*.parquet")
         files[table] = (*parts, glob)
-    beats = (layout.url(layout.heartbeats_dir / "*.parquet"),)
+    beats = (layout.url(layout.heartbeats_dir / "*.json"),)
     return Sources(files, beats, snapshot.folded, snapshot.seq)
 
 
@@ -115,11 +115,24 @@ def source_sql(paths: Sequence[str], schema: pa.Schema, folded: frozenset[str]) 
     return f"({scan} UNION ALL BY NAME {empty})"
 
 
+def beats_sql(paths: Sequence[str]) -> str:
+    """The heartbeats (a line of JSON each; the schema file is empty)."""
+    empty = _empty(tables.HEARTBEATS.schema)
+    if not paths:
+        return f"({empty})"
+    listed = ", ".join(sql_string(p) for p in paths)
+    return (
+        f"(SELECT run_id, beat_at FROM read_json([{listed}], format = 'newline_delimited', "
+        "columns = {run_id: 'VARCHAR', beat_at: 'TIMESTAMPTZ'}) "
+        f"UNION ALL BY NAME {empty})"
+    )
+
+
 def catalog_ddl(sources: Sources) -> list[str]:
     """The internal views: every entry, every visible run as it stands, the entries whose
     rows the other views read (finished, not damaged)."""
     entries = source_sql(sources.files[cat.RUNS], tables.CATALOG_RUNS.schema, sources.folded)
-    beats = source_sql(sources.heartbeats, tables.HEARTBEATS.schema, frozenset())
+    beats = beats_sql(sources.heartbeats)
     damaged = (
         "coalesce(CASE WHEN m.damaged_at > live.entry THEN m.marked_file END, live.damaged_file)"
     )

@@ -46,9 +46,10 @@ def failed_path(layout: StoreLayout, message: str) -> PurePath | None:
     """The store file a DuckDB error message names, if any (its path inside the store)."""
     root = str(layout.location).rstrip("/")
     match = re.search(re.escape(root) + r"/([^'\"\s]+)", message)
-    if match is None:
-        return None
-    return PurePath(match.group(1).rstrip(".,:;)"))
+    if match is None or "Permission Error" in message:
+        return None  # a path the reader may not read is refused, not damaged
+    relative = PurePath(match.group(1).rstrip(".,:;)"))
+    return None if ".." in relative.parts else relative
 
 
 def run_of(relative: PurePath) -> str | None:

@@ -227,11 +227,11 @@ class StoreLayout:
         return self.catalog_dir / "heartbeats"
 
     def heartbeat_path(self, run_id: str) -> Path:
-        return self.heartbeats_dir / f"{validate_run_id(run_id)}.parquet"
+        return self.heartbeats_dir / f"{validate_run_id(run_id)}.json"
 
     @property
     def heartbeat_schema_path(self) -> Path:
-        return self.heartbeats_dir / f"{SCHEMA_DIR_NAME}.parquet"
+        return self.heartbeats_dir / f"{SCHEMA_DIR_NAME}.json"
 
     @property
     def quarantine_dir(self) -> Path:
