@@ -50,6 +50,7 @@ from ragproof_assets.evaluation.run_tags import RUN_ID_TAG, SOURCE_TAG
 from ragproof_cli import step_server
 from ragproof_cli.errors import one_line
 from ragproof_cli.instance import instance_modules, open_instance_with_partition, use_dagster_home
+from ragproof_cli.interrupts import Interrupts
 from ragproof_cli.step_server import STEP_PRELOAD_MODULE
 from ragproof_core.config import RUN_KEYS, store_root
 from ragproof_core.gc_pause import collector_paused, imports_paused
@@ -205,7 +206,9 @@ def run_evaluation(
     form: EvalRunConfig, shards: int, *, debug: bool, progress: bool
 ) -> tuple[str, Any]:
     """A new partition for the run and the evaluate job run on it: the run id and
-    Dagster's result. ``progress``: draw the progress bar (a person is watching)."""
+    Dagster's result. ``progress``: draw the progress bar (a person is watching). A
+    signal stops the run and keeps it (``interrupts.py``; ``RunStore.stop_signal``
+    then says which)."""
     # Its imports run while this process opens the instance and creates the run.
     start_step_server(shards, debug=debug)
     run_id = new_run_id()
@@ -219,21 +222,37 @@ def run_evaluation(
         tags[PROGRESS_TAG] = "true"
     instance = open_run_instance(run_id)
     # One shard runs in this process; more run as parallel step processes.
-    # The command beats for the run between its steps too (CONTRACT section 29): killed,
-    # it stops, and the run is listed interrupted 15 s later.
-    with RunStore(store_root()).heartbeat(run_id):
-        result = execute_evaluation(
-            instance,
-            run_id,
-            run_config=evaluate_run_config(
-                form,
-                # Dagster's own step-failure dump is for the UI's logs; the command
-                # prints one line per failure (--debug shows Dagster's log too).
-                loggers={"console": {"config": {"log_level": "ERROR" if debug else "CRITICAL"}}},
-            ),
-            shards=shards,
-            tags=tags,
-        )
+    store = RunStore(store_root())
+    interrupts = Interrupts(lambda signum: store.request_stop(run_id, signum))
+
+    def execute():
+        # The command beats for the run between its steps too (CONTRACT section 29):
+        # killed, it stops, and the run is listed interrupted 15 s later.
+        with store.heartbeat(run_id):
+            return execute_evaluation(
+                instance,
+                run_id,
+                run_config=evaluate_run_config(
+                    form,
+                    # Dagster's own step-failure dump is for the UI's logs; the command
+                    # prints one line per failure (--debug shows Dagster's log too).
+                    loggers={
+                        "console": {"config": {"log_level": "ERROR" if debug else "CRITICAL"}}
+                    },
+                ),
+                shards=shards,
+                tags=tags,
+            )
+
+    result = interrupts.run(execute)
+    stopped = interrupts.signum is not None and (
+        not store.is_finished(run_id) or store.get_run(run_id).status == "interrupted"
+    )
+    if stopped:
+        # The run ended on a signal: Dagster records it CANCELED, never left STARTED.
+        run = instance.get_run_by_id(result.run_id)
+        if run is not None and run.status != dg.DagsterRunStatus.CANCELED:
+            instance.report_run_canceled(run, message="ragproof run interrupted by a signal")
     return run_id, result
 
 

@@ -145,6 +145,15 @@ def _execute_run(args: argparse.Namespace) -> tuple[int, Callable[[], None] | No
     store = open_store()
     record = store.get_run(run_id)
     summaries = store.summaries(run_id)
+    signum = store.stop_signal(run_id)
+    if signum is not None and record.status == "interrupted":
+        total = store.read_manifest(run_id).get("cases", record.cases)
+        print(
+            f"ragproof: interrupted: run {run_id} kept {record.cases} of {total} cases; "
+            f"ragproof run --resume {run_id} continues it",
+            file=sys.stderr,
+        )
+        return 128 + signum, None
 
     def show() -> None:
         if args.json:

@@ -65,6 +65,7 @@ from ragproof_core.run import (
     ABORTED_BUDGET,
     ATTEMPT_PREFIX,
     EVALUATION_DOCUMENT,
+    INTERRUPTED,
     AttemptRecorder,
     ShardReport,
     attempt_document,
@@ -183,9 +184,12 @@ def evaluate_shard(
     judge_resource: JudgeResource,
 ):
     run_store = RunStore.holding(eval_dataset)
-    # The run is listed running while any of its steps works on it (CONTRACT section 29).
-    with run_store.heartbeat(context.partition_key):
-        return _evaluate_shard(context, eval_dataset, judge_resource, run_store)
+    # The run is listed running while any of its steps works on it, and a signal to the
+    # command reaches the step through the store (CONTRACT section 29).
+    with run_store.heartbeat(context.partition_key) as heartbeat:
+        yield from _evaluate_shard(
+            context, eval_dataset, judge_resource, run_store, heartbeat.stopping.is_set
+        )
 
 
 def _evaluate_shard(
@@ -193,6 +197,7 @@ def _evaluate_shard(
     eval_dataset: StoredTable,
     judge_resource: JudgeResource,
     run_store: RunStore,
+    stop_requested,
 ):
     run_id = context.partition_key
     index = _shard_index(context)
@@ -320,6 +325,7 @@ def _evaluate_shard(
                                 registry=registry,
                                 as_columns=True,
                                 dataset=rows.dataset,
+                                stop_requested=stop_requested,
                             )
                         )
                     try:
@@ -338,7 +344,7 @@ def _evaluate_shard(
                     ]
                     status = evaluation.status
                     del evaluation
-                if status == ABORTED_BUDGET:
+                if status in (ABORTED_BUDGET, INTERRUPTED):
                     break
     except StoreWriteError as exc:
         raise _store_fault(exc) from exc

@@ -22,6 +22,7 @@ from ragproof_core.judge.ledger import JudgeLedger
 
 COMPLETED = "completed"
 ABORTED_BUDGET = "aborted:budget"
+INTERRUPTED = "interrupted"
 
 
 def shard_ranges(total: int, shards: int) -> list[tuple[int, int]]:
@@ -166,8 +167,10 @@ def merge_reports(
     """
     ordered = sorted(reports, key=lambda r: r.shard)
     aborted = any(r.status == ABORTED_BUDGET for r in ordered)
+    # A signal stopped the run (CONTRACT section 29): interrupted, whatever else happened.
+    interrupted = any(r.status == INTERRUPTED for r in ordered)
     return RunTotals(
-        status=ABORTED_BUDGET if aborted else COMPLETED,
+        status=INTERRUPTED if interrupted else ABORTED_BUDGET if aborted else COMPLETED,
         cases=sum(r.cases for r in ordered),
         case_failures=sum(r.case_failures for r in ordered),
         ledger=merge_ledgers([JudgeLedger.from_dict(r.ledger) for r in ordered] + [*unfinished]),

@@ -56,7 +56,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from ragproof_core.store import tables
-from ragproof_core.store.layout import ENTRY_SEPARATOR, SCHEMA_DIR_NAME, StoreLayout
+from ragproof_core.store.layout import ENTRY_SEPARATOR, SCHEMA_DIR_NAME, STOP_NAME, StoreLayout
 
 # Finished entries the log holds before a run's end compacts it.
 COMPACT_EVERY = 16
@@ -753,6 +753,6 @@ def kept_file(name: str) -> bool:
     """Whether the catalog keeps a run folder's file ``name`` (relative, posix)."""
     first, _, _ = name.partition("/")
     base = name.rsplit("/", 1)[-1]
-    if base.startswith(".") or first == "calibrations":
+    if base.startswith(".") or first == "calibrations" or name == STOP_NAME:
         return False
     return not (base.startswith("report") and base.endswith(".html"))

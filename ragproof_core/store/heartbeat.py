@@ -18,28 +18,45 @@ class Heartbeat:
     """Beats for ``run_id`` on a daemon thread while entered. A beat that cannot be
     written is skipped (the store's own faults are reported by the writes that need it).
     On leaving, the beat file goes when the run ended or never started (``done``), so
-    only a run that is running, or was stopped unrecorded, keeps one."""
+    only a run that is running, or was stopped unrecorded, keeps one.
+
+    Between beats it looks for the run's stop request (``stop_requested``: the command
+    that launched the run took a signal) and sets ``stopping``, which the run's steps
+    read before each new adapter or judge request."""
 
     def __init__(
         self,
         catalog: Catalog,
         run_id: str,
         done: Callable[[], bool],
+        stop_requested: Callable[[], bool] | None = None,
         every_s: float = HEARTBEAT_EVERY_S,
+        look_every_s: float = 0.25,
     ) -> None:
         self.catalog = catalog
         self.run_id = run_id
         self.done = done
+        self.stop_requested = stop_requested
         self.every_s = every_s
+        self.look_every_s = look_every_s
+        self.stopping = threading.Event()
         self._stop = threading.Event()
         self._thread = threading.Thread(
             target=self._beat, name=f"ragproof-heartbeat-{run_id}", daemon=True
         )
 
     def _beat(self) -> None:
-        while not self._stop.wait(self.every_s):
-            with suppress(OSError):
-                self.catalog.beat(self.run_id)
+        waited = 0.0
+        while not self._stop.wait(self.look_every_s):
+            waited += self.look_every_s
+            if self.stop_requested is not None and not self.stopping.is_set():
+                with suppress(OSError):
+                    if self.stop_requested():
+                        self.stopping.set()
+            if waited >= self.every_s:
+                waited = 0.0
+                with suppress(OSError):
+                    self.catalog.beat(self.run_id)
 
     def __enter__(self) -> Heartbeat:
         with suppress(OSError):

@@ -68,6 +68,7 @@ TABLES: tuple[str, ...] = (
 
 SCHEMA_DIR_NAME = "_schema"  # cannot clash with a run id: ids start alphanumeric
 MANIFEST_NAME = "manifest.json"
+STOP_NAME = "stop.json"
 CALIBRATIONS_DIR_NAME = "calibrations"
 # Folders of a run holding one small Parquet file per record, each with its own view:
 # view name -> folder. What calibrates a run's judge (human labels, bias probes) sits
@@ -239,6 +240,10 @@ class StoreLayout:
 
     def run_dir(self, run_id: str) -> Path:
         return self.runs_dir / validate_run_id(run_id)
+
+    def stop_path(self, run_id: str) -> Path:
+        """A run's stop request: the command running it took a signal (CONTRACT 29)."""
+        return self.run_dir(run_id) / STOP_NAME
 
     def manifest_path(self, run_id: str) -> Path:
         return self.run_dir(run_id) / MANIFEST_NAME

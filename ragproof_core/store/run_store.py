@@ -381,12 +381,28 @@ class RunStore:
         return views.connect(self.layout, read_only=read_only, timeout_s=timeout_s)
 
     def heartbeat(self, run_id: str) -> Heartbeat:
-        """Renew the run's heartbeat every 5 s while entered (``heartbeat.py``)."""
+        """Renew the run's heartbeat every 5 s while entered, and watch for its stop
+        request (``heartbeat.py``)."""
         return Heartbeat(
             self.catalog,
             validate_run_id(run_id),
             done=lambda: self.is_finished(run_id) or not self.run_exists(run_id),
+            stop_requested=lambda: self.stop_signal(run_id) is not None,
         )
+
+    def request_stop(self, run_id: str, signum: int) -> None:
+        """Ask the run's steps to stop (a signal reached the command that runs it)."""
+        self.files.write_json(self.layout.stop_path(run_id), {"signal": int(signum)})
+
+    def stop_signal(self, run_id: str) -> int | None:
+        """The signal a stop was requested with, if one was."""
+        try:
+            return int(json.loads(self.files.read_text(self.layout.stop_path(run_id)))["signal"])
+        except FileNotFoundError:
+            return None
+
+    def clear_stop(self, run_id: str) -> None:
+        self.files.remove(self.layout.stop_path(run_id))
 
     def remove_run(self, run_id: str, *, quarantine: bool = False) -> int:
         """Take a run out of the store: its folder deleted, or moved whole into
@@ -444,6 +460,7 @@ class RunStore:
         new attempt finishes instead of mixing old and new files.
         """
         self.files.remove(self.layout.table_path(run_id, "run"))
+        self.files.remove(self.layout.stop_path(run_id))
         redacted = redact_secrets(dict(manifest))
         self.files.write_json(self.layout.manifest_path(run_id), redacted)
         # Listed from now on: running while it beats, interrupted once it stops.
