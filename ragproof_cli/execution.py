@@ -40,15 +40,17 @@ from dagster._core.types.loadable_target_origin import LoadableTargetOrigin
 
 from ragproof_assets.definitions import defs
 from ragproof_assets.evaluation.config import (
+    EVAL_OP,
     PRECHECKED_TAG,
     PROGRESS_TAG,
+    RESUME_TAG,
     EvalRunConfig,
     evaluate_run_config,
 )
 from ragproof_assets.evaluation.partitions import evaluation_runs
 from ragproof_assets.evaluation.run_tags import RUN_ID_TAG, SOURCE_TAG
 from ragproof_cli import step_server
-from ragproof_cli.errors import one_line
+from ragproof_cli.errors import UsageError, one_line
 from ragproof_cli.instance import instance_modules, open_instance_with_partition, use_dagster_home
 from ragproof_cli.interrupts import Interrupts
 from ragproof_cli.step_server import STEP_PRELOAD_MODULE
@@ -202,8 +204,43 @@ def open_run_instance(run_id: str) -> dg.DagsterInstance:
         return open_instance_with_partition(evaluation_runs.name, run_id)
 
 
+# The statuses `run --resume` continues (CONTRACT section 29).
+RESUMABLE = ("interrupted", "aborted:budget", "aborted:judge")
+
+
+def resume_form(run_id: str, config_file: str | None) -> EvalRunConfig:
+    """The launch form run ``run_id`` was started with (its Dagster run's config), with
+    ``config_file`` given anew if any; refused (``UsageError``, exit 1) unless the run is
+    interrupted or aborted."""
+    store = RunStore(store_root())
+    found = store.catalog_files(run_id)
+    if found is None or not store.run_exists(run_id):
+        raise UsageError(f"run --resume {run_id}: no such run in the store")
+    status = found[0]
+    if status not in RESUMABLE:
+        raise UsageError(
+            f"run --resume {run_id}: the run is {status}; only an interrupted or aborted "
+            "run can be resumed"
+        )
+    manifest = store.read_manifest(run_id)
+    run = dg.DagsterInstance.get().get_run_by_id(manifest.get("dagster_run_id") or "")
+    fields = (
+        dict(run.run_config["ops"][EVAL_OP]["config"])
+        if run is not None
+        else {"dataset": manifest["dataset_path"]}
+    )
+    if config_file is not None:
+        fields["config_file"] = config_file
+    return EvalRunConfig(**fields)
+
+
 def run_evaluation(
-    form: EvalRunConfig, shards: int, *, debug: bool, progress: bool
+    form: EvalRunConfig,
+    shards: int,
+    *,
+    debug: bool,
+    progress: bool,
+    resume: str | None = None,
 ) -> tuple[str, Any]:
     """A new partition for the run and the evaluate job run on it: the run id and
     Dagster's result. ``progress``: draw the progress bar (a person is watching). A
@@ -211,7 +248,7 @@ def run_evaluation(
     then says which)."""
     # Its imports run while this process opens the instance and creates the run.
     start_step_server(shards, debug=debug)
-    run_id = new_run_id()
+    run_id = resume or new_run_id()
     tags = {
         SOURCE_TAG: "cli",
         RUN_ID_TAG: run_id,
@@ -220,6 +257,8 @@ def run_evaluation(
     }
     if progress:
         tags[PROGRESS_TAG] = "true"
+    if resume is not None:
+        tags[RESUME_TAG] = "true"
     instance = open_run_instance(run_id)
     # One shard runs in this process; more run as parallel step processes.
     store = RunStore(store_root())

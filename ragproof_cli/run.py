@@ -19,6 +19,7 @@ from ragproof_cli.common import (
     EXIT_INTERNAL,
     EXIT_OK,
     EXIT_STORE_FAULT,
+    UsageError,
     open_store,
     print_json,
     stdout_to_stderr,
@@ -100,7 +101,12 @@ def _execute_run(args: argparse.Namespace) -> tuple[int, Callable[[], None] | No
     with imports_paused():
         from ragproof_cli import execution
 
-    form = execution.launch_form(args)
+    if args.resume is not None:
+        form = execution.resume_form(args.resume, args.config)
+    elif args.dataset is None:
+        raise UsageError("run: the following arguments are required: --dataset")
+    else:
+        form = execution.launch_form(args)
     config = form.resolve()
     if args.dry_run:
         checked = preflight(config, args.dataset)
@@ -118,11 +124,15 @@ def _execute_run(args: argparse.Namespace) -> tuple[int, Callable[[], None] | No
         return EXIT_OK, lambda: print(estimate.render())
     # The cheap checks only: the dataset and a recording are read once, by the run's
     # dataset step, which stores nothing until both are valid.
-    check_launch(config, args.dataset)
+    check_launch(config, form.dataset)
     # A store that cannot take the run fails it now, before any adapter or judge call.
     open_store().check_writable()
     run_id, result = execution.run_evaluation(
-        form, config.run.shards, debug=args.debug, progress=sys.stderr.isatty()
+        form,
+        config.run.shards,
+        debug=args.debug,
+        progress=sys.stderr.isatty(),
+        resume=args.resume,
     )
     if not result.success:
         messages, internal = execution.step_failures(result)
@@ -248,7 +258,12 @@ def cmd_show(args: argparse.Namespace) -> int:
 
 def register(sub: argparse._SubParsersAction) -> None:
     run = sub.add_parser("run", help="evaluate a dataset (one Dagster run, one partition)")
-    run.add_argument("--dataset", required=True, help="dataset file, JSON Lines or Parquet")
+    run.add_argument("--dataset", help="dataset file, JSON Lines or Parquet (required)")
+    run.add_argument(
+        "--resume",
+        metavar="RUN_ID",
+        help="continue an interrupted or aborted run in place (its dataset and config)",
+    )
     run.add_argument("--config", help="the config file, ragproof.toml (every key has a default)")
     run.add_argument(
         "--adapter", help="adapter as package.module:Name (default: the demo pipeline)"

@@ -21,12 +21,13 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
-from pathlib import Path
+from pathlib import Path, PurePath
 from typing import TYPE_CHECKING, Any
 
 import duckdb
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from ragproof_core.config import settings
@@ -422,6 +423,79 @@ class RunStore:
         else:
             self.files.remove_tree(folder)
         return held
+
+    # --- resume (CONTRACT section 29) -----------------------------------------------------
+
+    def set_aside_prior(self, run_id: str, redo_marker: str) -> dict[str, int]:
+        """Before a run resumes in place: its results so far become ``<table>-prior-N``
+        files (which every reader of the run's tables reads with the new ones), without
+        the cases to redo (any result whose reason starts with ``redo_marker``, e.g. not
+        judged at a budget stop; a conversation with any such turn, whole); its shard
+        reports go (their attempts' judge spend stays on record). Returns what is kept:
+        ``{"cases", "case_failures"}``, which the resumed run's totals add."""
+        redo = self._cases_to_redo(run_id, redo_marker)
+        kept = {"cases": 0, "case_failures": 0}
+        for table in SHARDED_TABLES:
+            for part in self.table_parts(run_id, table):
+                if "-prior-" in PurePath(part).name:
+                    data = self.files.parquet_file(part).read()
+                    if table == "outputs":
+                        self._count_kept(data, kept)
+                    continue
+                data = self.files.parquet_file(part).read()
+                ids = data.column("case_id")
+                if redo:
+                    data = data.filter(pc.invert(pc.is_in(ids, pa.array(sorted(redo)))))
+                if table == "outputs":
+                    self._count_kept(data, kept)
+                target = self._prior_path(run_id, table)
+                self.files.write_parquet(target, data)
+                self.files.remove(part)
+        for document in self.files.glob(str(self.layout.run_dir(run_id) / "shard_*.json")):
+            self.files.remove(document)
+        return kept
+
+    @staticmethod
+    def _count_kept(outputs: pa.Table, kept: dict[str, int]) -> None:
+        kept["cases"] += outputs.num_rows
+        kept["case_failures"] += outputs.num_rows - outputs.column("error").null_count
+
+    def _prior_path(self, run_id: str, table: str) -> Any:
+        index = 0
+        while True:
+            path = self.layout.run_dir(run_id) / f"{table}-prior-{index:04d}.parquet"
+            if not self.files.is_file(path):
+                return path
+            index += 1
+
+    def _cases_to_redo(self, run_id: str, redo_marker: str) -> set[str]:
+        """Cases (and conversation ids) with a result to redo, a conversation whole."""
+        redo: set[str] = set()
+        for part in self.table_parts(run_id, "case_results"):
+            data = self.files.parquet_file(part).read(columns=["case_id", "reason"])
+            reasons = data.column("reason").fill_null("")
+            hit = pc.starts_with(reasons, redo_marker)
+            redo |= set(data.column("case_id").filter(hit).to_pylist())
+        if not redo:
+            return redo
+        path = self.layout.table_path(run_id, "dataset")
+        dataset = self.files.parquet_file(path)
+        if "conversation_id" in dataset.schema_arrow.names:
+            turns = dataset.read(columns=["id", "conversation_id"]).to_pylist()
+            cut = {t["conversation_id"] for t in turns if t["id"] in redo and t["conversation_id"]}
+            cut |= redo  # a conversation's own results are stored under its id
+            redo |= {t["id"] for t in turns if t["conversation_id"] in cut} | (
+                cut & {t["conversation_id"] for t in turns}
+            )
+        return redo
+
+    def done_cases(self, run_id: str) -> set[str]:
+        """The cases a resumed run keeps from before (its ``outputs-prior-N`` files)."""
+        done: set[str] = set()
+        for part in self.table_parts(run_id, "outputs"):
+            if "-prior-" in PurePath(part).name:
+                done |= set(self.files.parquet_file(part).read(columns=["case_id"])[0].to_pylist())
+        return done
 
     def check_writable(self) -> None:
         """Raise ``StoreFault`` when a run could not be stored here (a read-only mount, a
