@@ -26,6 +26,7 @@ from starlette.routing import Route
 from ragproof_core.calibration import DEFAULT_PER_METRIC, LabelQueue, judge_scores
 from ragproof_core.metrics import stored_registry
 from ragproof_core.present import (
+    RUNS_PAGE,
     STATUSES,
     CaseQuery,
     LabelSession,
@@ -182,7 +183,9 @@ def build_app(browser: Browser, port: int) -> Starlette:
         return run
 
     def runs_page(request: Request) -> Response:
-        return page("runs", "ragproof runs", runs_data(browser.records()), store)
+        offset = _int(request.query_params.get("offset"), "offset", 0)
+        data = runs_data(browser.records(), offset=offset, limit=RUNS_PAGE)
+        return page("runs", "ragproof runs", data, store)
 
     def home(request: Request) -> Response:
         if browser.label is not None:
