@@ -31,8 +31,9 @@ from tests.core.store import sample
 BENCHMARK = Benchmark(
     title="A year of runs: commands against the number of stored runs",
     measures=(
-        "Stores of 10, 1,000 and 10,000 runs of 50 cases (filled through the store's write "
-        "path; `--sizes`), each with a few `ragproof run`s added through the command: a "
+        "Stores of 10, 1,000 and 10,000 runs (the 4-case sample run of the store's tests, "
+        "every default metric; filled through the store's write path; `--sizes`), each "
+        "with a few `ragproof run`s added through the command: a "
         "run's wall, `runs`, `show`, three `sql` queries (the runs, the summaries "
         "aggregated, one run's case results) and a full scan of every case result, "
         "`verify`, and bytes per run of the store and of DAGSTER_HOME; the 1-minute load "
@@ -170,7 +171,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         ["measure", *(f"{s:,} runs" for s in sizes), f"{largest:,} / {smallest:,}"],
         rows,
         [
-            "Runs of 50 cases with every default metric (tests/core/store/sample.py's run), "
+            "Stored runs: tests/core/store/sample.py's run (4 cases, every default metric), "
             "written through RunStore; 'a run' is `ragproof run` on "
             "tests/fixtures/serve (recorded outputs), no judge.",
             "verify reads every file of the store against its sha256: linear in its size.",

@@ -1145,14 +1145,22 @@ class RunStore:
 
     def check_listed(self, records: Sequence[RunRecord]) -> list[RunRecord]:
         """``records`` with those whose files are damaged shown ``damaged`` (and marked so):
-        one stat a file of each finished run listed, never of the whole store."""
+        one stat a file of each finished run listed (their catalogued files read in one
+        query), never of the whole store."""
+        ids = [r.run_id for r in records if r.status not in ("running", "damaged")]
+        listed: dict[str, list[dict[str, Any]]] = {}
+        if ids:
+            with self.catalog_reader() as con:
+                rows = con.execute(
+                    f"SELECT run_id, files FROM {RUN_STATES_VIEW} "
+                    "WHERE run_id IN (SELECT unnest(?))",
+                    [ids],
+                ).fetchall()
+            listed = {run_id: list(files or []) for run_id, files in rows}
         checked = []
         for record in records:
-            if record.status in ("running", "damaged") or record.finished_at is None:
-                checked.append(record)
-                continue
-            found = self.catalog_files(record.run_id)
-            damaged = None if found is None else self.catalog.damage(record.run_id, found[1])
+            files = listed.get(record.run_id)
+            damaged = None if not files else self.catalog.damage(record.run_id, files)
             if damaged is None:
                 checked.append(record)
                 continue
