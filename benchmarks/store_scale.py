@@ -15,6 +15,7 @@ are the store's size over its runs and DAGSTER_HOME's over the command's runs.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import shutil
@@ -26,6 +27,8 @@ from pathlib import Path
 
 from benchmarks._common import WORK, Benchmark, Table, publish, seconds
 from ragproof_core.store import RunStore
+from ragproof_core.store.query import run_read_only
+from ragproof_core.store.verify import verify_store
 from tests.core.store import sample
 
 BENCHMARK = Benchmark(
@@ -86,6 +89,11 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--cli-runs", type=int, default=2)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--quick", action="store_true", help="sizes 10 and 40")
+    parser.add_argument(
+        "--in-process-only",
+        action="store_true",
+        help="time the store's readers in this process only (no command started)",
+    )
     parser.add_argument("--emit", type=Path)
     args = parser.parse_args(argv)
     sizes = [10, 40] if args.quick else [int(s) for s in args.sizes.split(",")]
@@ -105,7 +113,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         (root / "home").mkdir(parents=True, exist_ok=True)
         print(f"{size} runs written in {time.perf_counter() - started:.0f} s", flush=True)
         walls = []
-        for _ in range(args.cli_runs):
+        for _ in range(0 if args.in_process_only else args.cli_runs):
             before = load()
             walls.append(
                 (
@@ -124,6 +132,10 @@ def main(argv: Sequence[str] | None = None) -> None:
                 )
             )
         stores[size] = {"env": env, "root": root, "runs": size + args.cli_runs, "walls": walls}
+    inner = in_process(sizes, {s: RunStore(stores[s]["root"] / "store") for s in sizes}, 5)
+    if args.in_process_only:
+        publish([inner], args.emit, headline=_headline(inner))
+        return
     figures: dict[str, dict[int, list[tuple[float, float]]]] = {}
 
     def measure(name: str, size: int, command: Sequence[str]) -> None:
@@ -180,7 +192,59 @@ def main(argv: Sequence[str] | None = None) -> None:
     )
     summary = {s: {k: v for k, v in stores[s].items() if k in ("runs",)} for s in sizes}
     print(json.dumps(summary), flush=True)
-    publish([table], args.emit, headline=f"{largest:,} vs {smallest:,} runs: see the table")
+    publish([inner, table], args.emit, headline=_headline(inner))
+
+
+def _headline(table: Table) -> str:
+    worst = max(
+        (row for row in table.rows if "full scan" not in row[0] and "verify" not in row[0]),
+        key=lambda row: float(row[-1].rstrip("x")),
+    )
+    return f"in-process, largest vs smallest store: worst {worst[-1]} ({worst[0]})"
+
+
+def _query(query: str, store: RunStore) -> None:
+    run_read_only(store.layout, query.format(run="r000003"))
+
+
+def in_process(sizes: Sequence[int], stores: dict[int, RunStore], rounds: int) -> Table:
+    """The store's readers timed in this process (no interpreter start, no imports): what
+    each command spends on the store itself, alternated between the sizes."""
+    work = {
+        "runs: the latest 50, their files checked": lambda st: st.check_listed(
+            st.catalog_records("true", newest_first=True, limit=50)
+        ),
+        "show: the named run checked": lambda st: st.require_intact("r000000"),
+        **{name: functools.partial(_query, query) for name, query in QUERIES.items()},
+        "verify (every file's sha256)": lambda st: verify_store(st),
+    }
+    took: dict[str, dict[int, list[float]]] = {}
+    for _ in range(rounds):
+        for size in sizes:
+            for name, call in work.items():
+                started = time.perf_counter()
+                call(stores[size])
+                took.setdefault(name, {}).setdefault(size, []).append(time.perf_counter() - started)
+    smallest, largest = sizes[0], sizes[-1]
+    rows = []
+    for name, by_size in took.items():
+        medians = {s: statistics.median(by_size[s]) for s in sizes}
+        rows.append(
+            [name]
+            + [f"{medians[s] * 1000:,.0f} ms" for s in sizes]
+            + [f"{medians[largest] / medians[smallest]:.2f}x"]
+        )
+    return Table(
+        f"The store's readers in one process (median of {rounds}, alternated; load "
+        f"{os.getloadavg()[0]:.1f} at the end)",
+        ["reader", *(f"{s:,} runs" for s in sizes), f"{largest:,} / {smallest:,}"],
+        rows,
+        [
+            "What each command spends on the store, without the interpreter's start and "
+            "imports (the same for every size): the catalog read, the listed or named "
+            "runs' files checked, the query.",
+        ],
+    )
 
 
 if __name__ == "__main__":
