@@ -536,9 +536,10 @@ class RunStore:
         self.files.remove(self.layout.table_path(run_id, "run"))
         self.files.remove(self.layout.stop_path(run_id))
         redacted = redact_secrets(dict(manifest))
-        self.files.write_json(self.layout.manifest_path(run_id), redacted)
-        # Listed from now on: running while it beats, interrupted once it stops.
+        # Listed from now on, before its manifest: running while it beats, interrupted
+        # once it stops, even when killed right here.
         self.catalog.open_run(run_id, redacted)
+        self.files.write_json(self.layout.manifest_path(run_id), redacted)
 
     def read_manifest(self, run_id: str) -> dict[str, Any]:
         try:

@@ -51,12 +51,12 @@ def sql(env: dict, query: str) -> list[dict]:
 
 
 def started(store: Path, before: set[str], timeout_s: float = 120) -> str:
-    """The new run's id once its first case results exist (the adapter is being called)."""
+    """The new run's id once it is in the catalog and its manifest written."""
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         runs = {p.parent.name for p in store.glob("runs/*/manifest.json")} - before
         for run_id in runs:
-            if (store / "catalog" / "heartbeats" / f"{run_id}.json").exists():
+            if list((store / "catalog" / "log" / "runs").glob(f"{run_id}~*.parquet")):
                 return run_id
         time.sleep(0.1)
     raise AssertionError("the run never started")
