@@ -267,7 +267,7 @@ def run_evaluation(
     def execute():
         # The command beats for the run between its steps too (CONTRACT section 29):
         # killed, it stops, and the run is listed interrupted 15 s later.
-        with store.heartbeat(run_id):
+        with store.heartbeat(run_id, once_started=True):
             return execute_evaluation(
                 instance,
                 run_id,

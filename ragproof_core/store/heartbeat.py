@@ -32,11 +32,16 @@ class Heartbeat:
         stop_requested: Callable[[], bool] | None = None,
         every_s: float = HEARTBEAT_EVERY_S,
         look_every_s: float = 0.25,
+        alive: Callable[[], bool] | None = None,
     ) -> None:
         self.catalog = catalog
         self.run_id = run_id
         self.done = done
         self.stop_requested = stop_requested
+        # When given, a beat is only written once it is true (the command that launched
+        # the run beats only once its run has started, so a refused resume never makes a
+        # stopped run look alive).
+        self.alive = alive
         self.every_s = every_s
         self.look_every_s = look_every_s
         self.stopping = threading.Event()
@@ -55,12 +60,15 @@ class Heartbeat:
                         self.stopping.set()
             if waited >= self.every_s:
                 waited = 0.0
-                with suppress(OSError):
-                    self.catalog.beat(self.run_id)
+                self._beat_once()
+
+    def _beat_once(self) -> None:
+        with suppress(OSError):
+            if self.alive is None or self.alive():
+                self.catalog.beat(self.run_id)
 
     def __enter__(self) -> Heartbeat:
-        with suppress(OSError):
-            self.catalog.beat(self.run_id)
+        self._beat_once()
         self._thread.start()
         return self
 

@@ -17,6 +17,8 @@ Redaction rather than rejection, so a config carrying a header such as
 from __future__ import annotations
 
 import json
+import os
+import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, replace
@@ -381,15 +383,26 @@ class RunStore:
     ) -> duckdb.DuckDBPyConnection:
         return views.connect(self.layout, read_only=read_only, timeout_s=timeout_s)
 
-    def heartbeat(self, run_id: str) -> Heartbeat:
+    def heartbeat(self, run_id: str, *, once_started: bool = False) -> Heartbeat:
         """Renew the run's heartbeat every 5 s while entered, and watch for its stop
-        request (``heartbeat.py``)."""
+        request (``heartbeat.py``). ``once_started``: beat only once this attempt has
+        (re)written the run's manifest (the command, around a run that may be refused)."""
+        since = time.time() - 1
         return Heartbeat(
             self.catalog,
             validate_run_id(run_id),
             done=lambda: self.is_finished(run_id) or not self.run_exists(run_id),
             stop_requested=lambda: self.stop_signal(run_id) is not None,
+            alive=(lambda: self._manifest_written_since(run_id, since)) if once_started else None,
         )
+
+    def _manifest_written_since(self, run_id: str, moment: float) -> bool:
+        if self.layout.is_remote:
+            return self.run_exists(run_id)
+        try:
+            return os.stat(self.layout.manifest_path(run_id)).st_mtime >= moment
+        except FileNotFoundError:
+            return False
 
     def request_stop(self, run_id: str, signum: int) -> None:
         """Ask the run's steps to stop (a signal reached the command that runs it)."""
