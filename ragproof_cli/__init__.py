@@ -68,7 +68,9 @@ COMMANDS: dict[str, Command] = {
         "ragproof_cli.sql",
         "read-only SQL over the runs, case_results, metric_summaries and metrics views",
     ),
-    "gc": Command("ragproof_cli.retention", "remove old runs from the store and from Dagster together"),
+    "gc": Command(
+        "ragproof_cli.retention", "remove old runs from the store and from Dagster together"
+    ),
     "verify": Command(
         "ragproof_cli.verify",
         "check every run's files, the judge cache and the views; --repair fixes",
