@@ -99,7 +99,10 @@ def eval_dataset(
     # Before validating: an evaluation that fails on its input is linked from its launch too.
     tag_launcher(context)
     if context.run.tags.get(RESUME_TAG) == "true":
-        return _resume_dataset(context, config, store)
+        resumed = _resume_dataset(context, config, store)
+        if resumed is not None:
+            return resumed
+        # Killed before its dataset was stored: nothing to keep, the run starts afresh.
     with ExitStack() as inputs:
         try:
             # Config, dataset, judge environment, adapter and recording, all before the
@@ -132,10 +135,11 @@ def _refuse(run_id: str, why: str) -> dg.Failure:
 
 def _resume_dataset(
     context: dg.AssetExecutionContext, config: EvalRunConfig, store: StoreResource
-) -> dg.Output[StoredTable]:
+) -> dg.Output[StoredTable] | None:
     """``ragproof run --resume R``: R's stored dataset and settings, checked against the
     dataset file and the config as they are now (CONTRACT section 29); its results so far
-    set aside to be kept, and only the cases without results run by the shards."""
+    set aside to be kept, and only the cases without results run by the shards. None when
+    R never stored its dataset (killed that early): the run is then stored afresh."""
     run_id = context.partition_key
     run_store = store.store()
     stored = run_store.run_manifest(run_id)
@@ -166,6 +170,8 @@ def _resume_dataset(
             raise _refuse(
                 run_id, f"the judge model is not the run's ({record.judge_model or 'none'})"
             )
+    if not run_store.files.is_file(run_store.layout.table_path(run_id, "dataset")):
+        return None
     run_store.write_manifest(run_id, resumed.to_dict())
     kept = run_store.set_aside_prior(run_id, REDO_MARKER)
     run_store.write_document(run_id, PRIOR_DOCUMENT, kept)
