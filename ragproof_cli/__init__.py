@@ -6,7 +6,8 @@ stderr and an exit code (``errors.py``).
 
 Exit codes (CONTRACT section 29, ``errors.EXIT_CODES``): 0 success; 1 bad input
 (including a usage error), failed calibration or a refused comparison; 2 a budget
-abort; 3 an internal error; 4 a regression or a broken floor; 5 a store or
+abort; 3 an internal error; 4 a regression (``compare --fail-on-regression``) or a broken floor
+(``check``, CONTRACT section 25); 5 a store or
 DAGSTER_HOME fault; 6 the judge unavailable; 130 SIGINT; 143 SIGTERM.
 """
 
@@ -43,6 +44,10 @@ COMMANDS: dict[str, Command] = {
     "runs": Command("ragproof_cli.run", "list stored runs"),
     "show": Command("ragproof_cli.run", "one run's summary"),
     "compare": Command("ragproof_cli.compare", "paired comparison of two runs"),
+    "check": Command(
+        "ragproof_cli.check",
+        "apply the floors of a [gate] table to a run: exit 4 when one is broken",
+    ),
     "calibrate": Command(
         "ragproof_cli.calibrate",
         "judge agreement with human-scored fixtures, or bias-corrected means from labels",
@@ -66,7 +71,7 @@ COMMANDS: dict[str, Command] = {
     ),
     "sql": Command(
         "ragproof_cli.sql",
-        "read-only SQL over the runs, case_results, metric_summaries and metrics views",
+        "read-only SQL over the runs, case_results, metric_summaries, outputs and metrics views",
     ),
     "gc": Command(
         "ragproof_cli.retention", "remove old runs from the store and from Dagster together"

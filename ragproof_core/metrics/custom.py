@@ -80,6 +80,8 @@ def custom_metric(table: MetricTable, *, load: bool = True) -> MetricSpec:
                 score_function, table.name, BoundedFunction(function, table.timeout_s, table.name)
             ),
             family_name=FAMILY,
+            # A function's score is any finite number (CONTRACT section 21): a count, a size.
+            bounded=False,
         )
     return MetricSpec(
         table.name,

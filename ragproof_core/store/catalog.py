@@ -8,7 +8,8 @@ the rows it reads, not by the number of runs, and a run whose files are damaged 
 out by name instead of failing the whole scan::
 
     catalog/log/runs/<run_id>~<entry>.parquet         one row: an entry of a run (below)
-    catalog/log/<table>/<run_id>~<entry>~<n>.parquet  a finished entry's rows of <table>:
+    catalog/log/<table>/<run_id>~<entry>~<n>.parquet  a finished entry's rows of <table>
+                                                      (case_results, outputs, metric_summaries):
                                                       the run's own file, hard-linked
                                                       (copied on object storage)
     catalog/log/<table>/_schema.parquet               zero rows: the log's glob always matches
@@ -71,6 +72,7 @@ RUNS = "runs"
 DATA_TABLES: dict[str, tables.Table] = {
     "metric_summaries": tables.METRIC_SUMMARIES,
     "case_results": tables.CASE_RESULTS,
+    "outputs": tables.OUTPUTS,
     "turns": tables.TURNS,
 }
 CATALOG_TABLES: dict[str, tables.Table] = {RUNS: tables.CATALOG_RUNS, **DATA_TABLES}
@@ -418,12 +420,10 @@ class Catalog:
         record_path = self.layout.table_path(run_id, "run")
         record = conform(self.files.parquet_file(record_path).read(), _RUNS_SCHEMA).to_pylist()[0]
         files = self.run_files(run_id)
-        self.link_rows(
-            "case_results",
-            run_id,
-            entry,
-            self.files.glob(self.layout.table_parts_glob(run_id, "case_results")),
-        )
+        for table in ("case_results", "outputs"):
+            self.link_rows(
+                table, run_id, entry, self.files.glob(self.layout.table_parts_glob(run_id, table))
+            )
         summaries = self.layout.table_path(run_id, "metric_summaries")
         if self.files.is_file(summaries):
             self.link_rows("metric_summaries", run_id, entry, [summaries])
