@@ -55,7 +55,7 @@ import pyarrow as pa
 
 from ragproof_core.metrics.registry import METRICS
 from ragproof_core.store import damage, tables
-from ragproof_core.store.catalog import CATALOG_TABLES, Catalog
+from ragproof_core.store.catalog import Catalog
 from ragproof_core.store.catalog_views import (
     CATALOG_VIEWS,
     IN_FORCE_VIEW,
