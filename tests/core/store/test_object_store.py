@@ -62,10 +62,9 @@ def test_a_finished_run_reads_back_and_shows_in_the_views() -> None:
     assert store.read_case_results("r1") == RESULTS
     assert list(store.iter_case_results("r1", batch_rows=2)) == RESULTS
     with store.connect() as con:
-        assert con.execute("select run_id, status from runs").fetchall() == [
-            ("r1", "completed"),
-            ("r2", "running"),
-        ]
+        listed = con.execute("select run_id, status from runs").fetchall()
+        assert listed[0] == ("r1", "completed")
+        assert listed[1] in (("r2", "running"), ("r2", "interrupted"))
         assert con.execute("select count(*) from case_results").fetchone() == (len(RESULTS),)
         assert con.execute("select count(*) from metrics").fetchone()[0] >= 13
 
