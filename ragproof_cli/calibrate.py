@@ -35,7 +35,7 @@ from ragproof_core.calibration import (
 )
 from ragproof_core.config import load_config
 from ragproof_core.judge import JUDGE_MODES, BudgetExceeded, judge_environment, make_judge
-from ragproof_core.metrics import custom_metric, give_rubrics
+from ragproof_core.metrics import custom_metric, give_rubrics, stored_registry
 from ragproof_core.store import StoreLocked, write_json_lines
 
 
@@ -120,8 +120,10 @@ def _labels(args: argparse.Namespace) -> int:
         )
         store.write_calibration(calibration, labels_file=None)
     else:
+        # The run's own metrics ([[metric]] tables) are labelled like the shipped ones.
+        known = stored_registry(store.get_run(args.run).config_json).all_names
         try:
-            labels = read_labels(args.labels)
+            labels = read_labels(args.labels, known)
         except LabelsError as exc:
             raise UsageError(str(exc)) from None
         calibration = calibrate_run(args.run, store.case_results_frame(args.run), labels)

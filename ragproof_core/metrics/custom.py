@@ -56,15 +56,21 @@ def run_registry(
     return base.with_metrics(custom_metric(table, load=load) for table in tables)
 
 
-def stored_registry(*config_jsons: str | None) -> Registry:
-    """The metrics stored runs declared (their records' ``config_json``), for reading;
+def stored_tables(*config_jsons: str | None) -> tuple[MetricTable, ...]:
+    """The ``[[metric]]`` tables stored runs declared (their records' ``config_json``);
     a name two runs declare is read as the first declares it."""
     tables: dict[str, MetricTable] = {}
     for config_json in config_jsons:
         config = json.loads(config_json) if config_json else {}
         for table in tables_from_dicts(config.get("metrics")):
             tables.setdefault(table.name, table)
-    return run_registry(tuple(tables.values()), load=False)
+    return tuple(tables.values())
+
+
+def stored_registry(*config_jsons: str | None) -> Registry:
+    """The metrics stored runs declared (``stored_tables``), for reading and for asking
+    their judge again (a rubric's plan needs no function)."""
+    return run_registry(stored_tables(*config_jsons), load=False)
 
 
 def custom_metric(table: MetricTable, *, load: bool = True) -> MetricSpec:

@@ -7,6 +7,9 @@ from ragproof_core.store.files import (
 from ragproof_core.store.handles import (
     StoredTable,
 )
+from ragproof_core.store.label_ledger import (
+    LabelLedger,
+)
 from ragproof_core.store.labels import (
     LabelError,
     StoredLabel,
@@ -60,6 +63,7 @@ __all__ = [
     "DATASET",
     "InvalidRunId",
     "LabelError",
+    "LabelLedger",
     "METRIC_SUMMARIES",
     "OUTPUTS",
     "QueryRefused",

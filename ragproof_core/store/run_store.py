@@ -980,11 +980,21 @@ class RunStore:
         )
         return label_id
 
-    def _label_files(self, run_id: str) -> list[Any]:
+    def label_files(self, run_id: str) -> list[Any]:
+        """The run's label files (one listing): each name's stem is the label's id."""
         self._require_run(run_id)
         return self.files.glob(
             str(self.layout.record_dir(run_id, label_files.LABELS_FOLDER) / "*.parquet")
         )
+
+    def read_labels(self, paths: Sequence[Any]) -> list[tuple[str, label_files.StoredLabel]]:
+        """``(label id, label)`` of each of ``label_files``' ``paths``."""
+        found = []
+        # One small object per label: on object storage they are fetched all at once.
+        for path, data in zip(paths, self.files.read_many(paths), strict=True):
+            table = schema.conform(pq.read_table(pa.BufferReader(data)), label_files.LABELS_SCHEMA)
+            found += [(path.stem, label) for label in label_files.decode_labels(table)]
+        return found
 
     def labels(self, run_id: str, annotator: str | None = None) -> list[label_files.StoredLabel]:
         """The run's labels in force (the latest per case, metric and annotator), oldest
@@ -992,17 +1002,12 @@ class RunStore:
         wanted = None if annotator is None else label_files.annotator_digest(annotator)
         paths = [
             path
-            for path in self._label_files(run_id)
+            for path in self.label_files(run_id)
             if wanted is None or (label_files.id_digests(path.name) or ("",))[0] == wanted
         ]
-        found = []
-        # One small object per label: on object storage they are fetched all at once.
-        for path, data in zip(paths, self.files.read_many(paths), strict=True):
-            table = schema.conform(pq.read_table(pa.BufferReader(data)), label_files.LABELS_SCHEMA)
-            found += [(path.stem, label) for label in label_files.decode_labels(table)]
         return [
             label
-            for label in label_files.current_labels(found)
+            for label in label_files.current_labels(self.read_labels(paths))
             if annotator is None or label.annotator == annotator
         ]
 
@@ -1013,7 +1018,7 @@ class RunStore:
         run's labels folder, no file read (a session resumes this way)."""
         wanted = label_files.annotator_digest(annotator)
         done = set()
-        for path in self._label_files(run_id):
+        for path in self.label_files(run_id):
             digests = label_files.id_digests(path.name)
             if digests is not None and digests[0] == wanted:
                 done.add(digests[1])
