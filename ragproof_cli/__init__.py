@@ -22,7 +22,7 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
 from ragproof_cli import step_server
-from ragproof_cli.errors import OneLineParser, debug_requested, report_error
+from ragproof_cli.errors import OneLineParser, debug_requested, exit_codes_help, report_error
 from ragproof_core.gc_pause import collector_paused
 
 
@@ -57,6 +57,7 @@ COMMANDS: dict[str, Command] = {
         "ragproof_cli.importing",
         "import a test set (and recorded outputs) from another tool's files",
     ),
+    "judge": Command("ragproof_cli.judge", "check the configured judge"),
     "plan": Command("ragproof_cli.plan", "cases needed to detect a change of --delta, per metric"),
     "probe": Command(
         "ragproof_cli.probe",
@@ -94,7 +95,12 @@ def build_parser(families: Collection[str] | None = None) -> argparse.ArgumentPa
     """The command line's parser: every family's parsers in full, or only those of
     ``families`` (modules in ``COMMANDS``), every other command a bare entry with its
     help line (all that ``ragproof --help`` and a usage error show of it)."""
-    parser = OneLineParser(prog="ragproof", description="Evaluate RAG pipelines.")
+    parser = OneLineParser(
+        prog="ragproof",
+        description="Evaluate RAG pipelines.",
+        epilog=exit_codes_help(),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     parser.add_argument(
         "--debug",
         action="store_true",

@@ -15,10 +15,12 @@ from ragproof_cli.errors import (
     EXIT_BAD_INPUT,
     EXIT_BUDGET,
     EXIT_INTERNAL,
+    EXIT_JUDGE_UNAVAILABLE,
     EXIT_OK,
     EXIT_REGRESSION,
     EXIT_STORE_FAULT,
     UsageError,
+    judge_unavailable_line,
 )
 from ragproof_core.config import store_root
 from ragproof_core.store import RunStore
@@ -27,10 +29,12 @@ __all__ = [
     "EXIT_BAD_INPUT",
     "EXIT_BUDGET",
     "EXIT_INTERNAL",
+    "EXIT_JUDGE_UNAVAILABLE",
     "EXIT_OK",
     "EXIT_REGRESSION",
     "EXIT_STORE_FAULT",
     "UsageError",
+    "judge_unavailable_line",
     "open_store",
     "print_json",
     "stdout_to_stderr",

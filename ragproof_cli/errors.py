@@ -20,27 +20,38 @@ from pathlib import Path
 
 from ragproof_core.errors import StoreFault, UserError
 
-# CONTRACT section 29: the exit codes of every command, in one table.
-EXIT_OK = 0  # success
-EXIT_BAD_INPUT = 1  # bad input (checked first, before the store is touched)
-EXIT_BUDGET = 2  # a budget abort
-EXIT_INTERNAL = 3  # an internal error (a bug)
-EXIT_REGRESSION = 4  # a regression or a broken floor
-EXIT_STORE_FAULT = 5  # a store (or DAGSTER_HOME) fault
-EXIT_JUDGE_UNAVAILABLE = 6  # the judge is unavailable
-EXIT_SIGINT = 130  # interrupted by SIGINT (Ctrl-C)
-EXIT_SIGTERM = 143  # interrupted by SIGTERM
+EXIT_OK, EXIT_BAD_INPUT, EXIT_BUDGET = 0, 1, 2
+EXIT_INTERNAL = 3
+EXIT_REGRESSION = 4
+EXIT_STORE_FAULT = 5
+EXIT_JUDGE_UNAVAILABLE = 6
+EXIT_SIGINT = 130  # CONTRACT section 29
+EXIT_SIGTERM = 143
+
+# What each exit code means, as ``ragproof --help`` lists them.
 EXIT_CODES: dict[int, str] = {
     EXIT_OK: "success",
-    EXIT_BAD_INPUT: "bad input",
-    EXIT_BUDGET: "budget abort",
-    EXIT_INTERNAL: "internal error (a bug)",
-    EXIT_REGRESSION: "a regression or a broken floor",
+    EXIT_BAD_INPUT: "bad input (a usage error included), failed calibration or a refused "
+    "comparison",
+    EXIT_BUDGET: "a run or calibration stopped at its judge budget (aborted:budget)",
+    EXIT_INTERNAL: "an internal error (a bug)",
+    EXIT_REGRESSION: "a regression found by compare --fail-on-regression",
     EXIT_STORE_FAULT: "a store fault",
-    EXIT_JUDGE_UNAVAILABLE: "judge unavailable",
-    EXIT_SIGINT: "SIGINT",
-    EXIT_SIGTERM: "SIGTERM",
+    EXIT_JUDGE_UNAVAILABLE: "the judge could not answer, and the run stopped calling it "
+    "(aborted:judge)",
+    EXIT_SIGINT: "interrupted by SIGINT (Ctrl-C): the run is kept, `run --resume` continues it",
+    EXIT_SIGTERM: "interrupted by SIGTERM: the run is kept, `run --resume` continues it",
 }
+
+
+def exit_codes_help() -> str:
+    """The exit codes, one a line, for ``ragproof --help``."""
+    return "exit codes:\n" + "\n".join(f"  {code}  {text}" for code, text in EXIT_CODES.items())
+
+
+def judge_unavailable_line(reason: str) -> str:
+    """The one line of a command the judge's breaker stopped (CONTRACT section 24)."""
+    return f"ragproof: judge unavailable: {one_line(reason)}"
 
 
 class UsageError(Exception):

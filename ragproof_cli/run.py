@@ -17,15 +17,18 @@ from ragproof_cli.common import (
     EXIT_BAD_INPUT,
     EXIT_BUDGET,
     EXIT_INTERNAL,
+    EXIT_JUDGE_UNAVAILABLE,
     EXIT_OK,
     EXIT_STORE_FAULT,
     UsageError,
+    judge_unavailable_line,
     open_store,
     print_json,
     stdout_to_stderr,
     warn_damaged,
 )
 from ragproof_cli.errors import DEBUG_HINT, one_line
+from ragproof_core.adapters.runner import adapter_calls_line
 from ragproof_core.config import (
     RUN_KEYS,
     parse_tag,
@@ -34,7 +37,7 @@ from ragproof_core.config import (
     run_key_type,
 )
 from ragproof_core.gc_pause import imports_paused
-from ragproof_core.judge import format_usd
+from ragproof_core.judge import ABORTED_BUDGET, ABORTED_JUDGE, format_usd
 from ragproof_core.present import (
     agreement_lines,
     calibration_json,
@@ -42,6 +45,7 @@ from ragproof_core.present import (
     case_text,
     gather_case,
     identity_line,
+    judge_failures_line,
     judge_usage_table,
     latency_note,
     refusal_tradeoff,
@@ -193,12 +197,27 @@ def _execute_run(args: argparse.Namespace) -> tuple[int, Callable[[], None] | No
 
     def show() -> None:
         if args.json:
-            print_json(run_json(run_id, record.status, summaries, record.judge_activity()))
+            print_json(
+                run_json(
+                    run_id,
+                    record.status,
+                    summaries,
+                    record.judge_activity(),
+                    record.adapter_calls,
+                )
+            )
         else:
             print(f"run {run_id}: {record.status}, {record.cases} cases, {config.adapter.target}")
             _print_summary(record, summaries)
 
-    return (EXIT_BUDGET if record.status == "aborted:budget" else EXIT_OK), show
+    if record.status == ABORTED_JUDGE:
+        # The line first, on stderr: the summary of what was kept follows on stdout.
+        print(judge_unavailable_line(record.judge_first_error or ""), file=sys.stderr)
+    return RUN_EXITS.get(record.status, EXIT_OK), show
+
+
+# The exit code of a run that ended with each status other than completed.
+RUN_EXITS = {ABORTED_BUDGET: EXIT_BUDGET, ABORTED_JUDGE: EXIT_JUDGE_UNAVAILABLE}
 
 
 def _print_summary(record, summaries) -> None:
@@ -209,6 +228,9 @@ def _print_summary(record, summaries) -> None:
     latency = latency_note(summaries, stored_run_settings(record).get("concurrency"))
     if latency:
         print(latency)
+    calls = adapter_calls_line(record.adapter_calls)
+    if calls is not None:
+        print(calls)
     if record.judge_model is None:
         print(
             "judge: none (judge metrics skipped: set RAGPROOF_JUDGE_MODEL); "
@@ -223,6 +245,9 @@ def _print_summary(record, summaries) -> None:
         f"{_cost(record.cost_usd)}; case failures {record.case_failures}"
     )
     _print_judge_detail(record)
+    failures = judge_failures_line(record)
+    if failures is not None:
+        print(failures)
 
 
 def _cost(cost_usd: float | None) -> str:

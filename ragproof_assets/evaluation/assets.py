@@ -40,6 +40,7 @@ from ragproof_core.metrics.aggregate import MetricSummary
 from ragproof_core.present import (
     SERVE_URL_ENV,
     gather_report,
+    judge_failures_line,
     judge_usage_markdown,
     latency_note,
     refusal_tradeoff,
@@ -318,6 +319,9 @@ def prepare_summary(
             if "," in (judge_verdicts.model or "")
             else {}
         ),
+        judge_first_error=judge_verdicts.unavailable or judge_verdicts.first_error,
+        judge_response_format=judge_verdicts.response_format,
+        adapter_calls=totals.adapter_calls,
         name=manifest.run.name,
         tags=dict(manifest.run.tags),
         config_digest=manifest.config_digest,
@@ -376,11 +380,17 @@ def run_summary(
         "judge_requests": record.judge_requests,
         "judge_repairs": record.judge_repairs,
         "judge_cache_hits": record.cache_hits,
+        "judge_errors": record.judge_errors,
         "judge_input_tokens": record.judge_input_tokens,
         "judge_output_tokens": record.judge_output_tokens,
         "metrics_selected": dg.MetadataValue.json(list(manifest.run.metrics)),
         "store": run_store.layout.location,
     }
+    failures = judge_failures_line(record)
+    if failures is not None:
+        metadata["judge_failures"] = failures
+    if record.judge_response_format is not None:
+        metadata["judge_response_format"] = record.judge_response_format
     if record.cost_usd is not None:
         # Left out when unknown: a plot of cost across runs must not show it as $0.
         metadata["cost_usd"] = dg.MetadataValue.float(record.cost_usd)

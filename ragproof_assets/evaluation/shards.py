@@ -70,10 +70,10 @@ from ragproof_core.judge import JudgeLedger, judge_ledger
 from ragproof_core.metrics import give_rubrics, run_registry
 from ragproof_core.present import distributions_table
 from ragproof_core.run import (
-    ABORTED_BUDGET,
     ATTEMPT_PREFIX,
     EVALUATION_DOCUMENT,
     INTERRUPTED,
+    STOPPED_STATUSES,
     AttemptRecorder,
     ShardReport,
     attempt_document,
@@ -274,6 +274,7 @@ def _evaluate_shard(
 
     status, evaluated, failures = "completed", 0, 0
     statuses: Counter[str] = Counter()
+    adapter_calls: Counter[str] = Counter()
     first_failures: list[str] = []
     # This attempt's judge spend is on record while it runs, should it die unreported.
     token = new_attempt_token()
@@ -353,6 +354,7 @@ def _evaluate_shard(
                     evaluated += evaluation.cases
                     failures += evaluation.case_failures
                     statuses.update(evaluation.status_counts())
+                    adapter_calls.update(evaluation.adapter_calls)
                     first_failures += [
                         f"- `{case_id}`: {error}"
                         for case_id, error in evaluation.failures(
@@ -361,7 +363,7 @@ def _evaluate_shard(
                     ]
                     status = evaluation.status
                     del evaluation
-                if status in (ABORTED_BUDGET, INTERRUPTED):
+                if status in (*STOPPED_STATUSES, INTERRUPTED):
                     break
     except StoreWriteError as exc:
         raise _store_fault(exc) from exc
@@ -396,6 +398,7 @@ def _evaluate_shard(
         attempt=token,
         outputs_from_recording=outputs_as_recorded,
         result_groups=writer.result_groups(),
+        adapter_calls=dict(adapter_calls),
     )
     run_store.write_document(run_id, report_name(index), report.to_dict())
     yield dg.Output(

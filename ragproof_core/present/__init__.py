@@ -39,6 +39,7 @@ from ragproof_core.present.html import (
 )
 from ragproof_core.present.judge_activity import (
     agreement_lines,
+    judge_failures_line,
     judge_usage_markdown,
     judge_usage_table,
 )
@@ -104,6 +105,7 @@ __all__ = [
     "distributions_table",
     "gather_case",
     "gather_report",
+    "judge_failures_line",
     "identity_line",
     "judge_usage_markdown",
     "judge_usage_table",

@@ -18,6 +18,7 @@ from ragproof_core.compare.comparison import (
     compare_stored_runs,
 )
 from ragproof_core.metrics.custom import stored_registry
+from ragproof_core.present.judge_activity import judge_failures_line
 from ragproof_core.present.run_list import run_dict
 from ragproof_core.store.run_store import RunRecord, RunStore
 
@@ -55,7 +56,8 @@ def run_data(store: RunStore, record: RunRecord, records: Sequence[RunRecord]) -
         r.run_id for r in reversed(records) if r.dataset == record.dataset and r is not record
     ]
     return {
-        "run": run_dict(record),
+        # Its judge failures shown beside its status (CONTRACT section 24).
+        "run": {**run_dict(record), "judge_failures": judge_failures_line(record)},
         "dataset": record.dataset,
         "datasets": datasets(records),
         "metrics": [

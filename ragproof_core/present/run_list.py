@@ -28,13 +28,14 @@ HEADERS = (
     "judge",
     "judge mode",
     "status",
+    "judge errors",
     "cases",
     "cost",
     "config",
     "tags",
 )
-# Figures read right-aligned: k, metrics, cases, cost.
-_RIGHT = {HEADERS.index(name) for name in ("k", "metrics", "cases", "cost")}
+# Figures read right-aligned: k, metrics, judge errors, cases, cost.
+_RIGHT = {HEADERS.index(name) for name in ("k", "metrics", "judge errors", "cases", "cost")}
 
 
 # The run table's columns the listing leaves out (``show --json`` and the report carry
@@ -91,6 +92,7 @@ def _row(run: dict[str, Any]) -> list[str]:
         run["judge_model"] or "none",
         _cell(run["judge_mode"]),
         run["status"],
+        _cell(run["judge_errors"]),
         str(run["cases"]),
         format_usd(run["cost_usd"]),
         "-" if digest is None else digest[:SHORT_DIGEST],

@@ -10,6 +10,7 @@ from ragproof_core.run.dry_run import (
 from ragproof_core.run.evaluate import (
     ABORTED_BUDGET,
     INTERRUPTED,
+    STOPPED_STATUSES,
     RecordingScoring,
     evaluate,
     evaluate_recorded,
@@ -18,6 +19,7 @@ from ragproof_core.run.evaluate import (
 from ragproof_core.run.preflight import (
     Checked,
     Staged,
+    check_judge_credentials,
     check_launch,
     preflight,
     recording_path,
@@ -53,10 +55,12 @@ __all__ = [
     "EVALUATION_DOCUMENT",
     "EvaluationTotals",
     "RecordingScoring",
+    "STOPPED_STATUSES",
     "ShardReport",
     "Staged",
     "attempt_document",
     "attempt_document_name",
+    "check_judge_credentials",
     "check_launch",
     "estimate_run",
     "evaluate",

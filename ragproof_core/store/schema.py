@@ -519,6 +519,12 @@ class RunRecord:
     judge_usage: list[dict[str, Any]] = dc_field(default_factory=list)
     # Per metric, for a jury: {"alpha", "level", "cases", "models"} (calibration.jury_agreement).
     judge_agreement: dict[str, Any] = dc_field(default_factory=dict)
+    # CONTRACT section 24: the first judge error's reason (for a run aborted:judge, why
+    # the judge was unavailable), and the reply format asked for.
+    judge_first_error: str | None = None
+    judge_response_format: str | None = None
+    # The adapter's calls, by method (``retrieve``, ``answer``): what the run paid its pipeline.
+    adapter_calls: dict[str, int] = dc_field(default_factory=dict)
     # The run's identity (CONTRACT section 25, config/identity.py).
     name: str | None = None
     tags: dict[str, str] = dc_field(default_factory=dict)
@@ -559,6 +565,8 @@ class RunRecord:
             "cost_usd": self.cost_usd,
             "usage": [dict(row) for row in self.judge_usage],
             "agreement": dict(self.judge_agreement),
+            "first_error": self.judge_first_error,
+            "response_format": self.judge_response_format,
         }
 
     def __post_init__(self) -> None:

@@ -260,6 +260,25 @@ RUN = Table(
             field="judge_agreement",
             json="{}",
         ),
+        # CONTRACT section 24: judge failures named, and the reply format asked for.
+        Column(
+            "judge_first_error",
+            pa.string(),
+            "Why the first judged question without a verdict failed; for a run "
+            "aborted:judge, why the judge was unavailable. NULL if none.",
+        ),
+        Column(
+            "judge_response_format",
+            pa.string(),
+            "json_schema | json_object: how judge replies were asked for; NULL if none.",
+        ),
+        Column(
+            "adapter_calls_json",
+            pa.string(),
+            "JSON object: the adapter's calls by method (retrieve, answer).",
+            field="adapter_calls",
+            json="{}",
+        ),
         # CONTRACT section 25: the run's identity.
         Column("name", pa.string(), "The run's name ([run] name, --name); NULL if none."),
         Column(

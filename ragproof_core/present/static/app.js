@@ -169,7 +169,7 @@
     var head = section("run-head", null);
     head.appendChild(el("h1", null, "Run ", el("span", { id: "run-id", class: "mono" }, r.run_id)));
     head.appendChild(facts([
-      ["dataset", r.dataset], ["adapter", r.adapter], ["status", r.status], ["started (UTC)", r.started_at.slice(0, 19).replace("T", " ")],
+      ["dataset", r.dataset], ["adapter", r.adapter], ["status", r.status + (r.judge_failures ? " · " + r.judge_failures : "")], ["started (UTC)", r.started_at.slice(0, 19).replace("T", " ")],
       ["k", r.k], ["source match", r.source_match], ["judge", r.judge_model || "none"], ["judge mode", r.judge_mode],
       ["cases", r.cases], ["case failures", r.case_failures], ["cost", r.cost_usd === null ? "unknown" : "$" + Number(r.cost_usd).toFixed(4)]
     ]));
