@@ -4,12 +4,11 @@ One module per command family; each has ``register(sub)`` adding its parsers
 with ``func`` set to the handler. ``main`` turns every error into one line on
 stderr and an exit code (``errors.py``).
 
-Exit codes: 0 success; 1 bad input (including a usage error), failed
-calibration or a refused comparison; 2 a run aborted on its budget; 3 an
-internal error; 4 a regression found by ``compare --fail-on-regression`` or a broken
-floor (``check``, CONTRACT section 25); 5 the store could not be written during a
-run, which stopped its judge requests; 6 the judge could not answer and a run
-stopped calling it (``errors.EXIT_CODES``, which ``ragproof --help`` lists).
+Exit codes (CONTRACT section 29, ``errors.EXIT_CODES``): 0 success; 1 bad input
+(including a usage error), failed calibration or a refused comparison; 2 a budget
+abort; 3 an internal error; 4 a regression (``compare --fail-on-regression``) or a broken floor
+(``check``, CONTRACT section 25); 5 a store or
+DAGSTER_HOME fault; 6 the judge unavailable; 130 SIGINT; 143 SIGTERM.
 """
 
 from __future__ import annotations
@@ -74,6 +73,13 @@ COMMANDS: dict[str, Command] = {
     "sql": Command(
         "ragproof_cli.sql",
         "read-only SQL over the runs, case_results, metric_summaries, outputs and metrics views",
+    ),
+    "gc": Command(
+        "ragproof_cli.retention", "remove old runs from the store and from Dagster together"
+    ),
+    "verify": Command(
+        "ragproof_cli.verify",
+        "check every run's files, the judge cache and the views; --repair fixes",
     ),
 }
 

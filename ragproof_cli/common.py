@@ -38,11 +38,25 @@ __all__ = [
     "open_store",
     "print_json",
     "stdout_to_stderr",
+    "warn_damaged",
 ]
 
 
 def open_store() -> RunStore:
     return RunStore(store_root())
+
+
+def warn_damaged(store: RunStore, named: tuple[str, ...] = ()) -> None:
+    """One warning line on stderr per damaged run the command did not name (CONTRACT
+    section 29): the command worked without it."""
+    for record in store.damaged_runs():
+        if record.run_id in named:
+            continue
+        print(
+            f"ragproof: warning: run {record.run_id} is damaged ({record.damaged_file}) and "
+            "left out; `ragproof verify --repair` moves it to quarantine/",
+            file=sys.stderr,
+        )
 
 
 def print_json(obj) -> None:

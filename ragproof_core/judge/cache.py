@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -21,6 +22,7 @@ from typing import Any, TypeVar
 
 from ragproof_core.judge.reply_cache import CachedReply, Key, ReplyCache
 from ragproof_core.judge.segment_cache import SegmentJudgeCache
+from ragproof_core.quarantine import QUARANTINE_DIR, quarantine_file
 from ragproof_core.store_health import StoreHealth
 
 BUSY_TIMEOUT_MS = 10_000
@@ -47,6 +49,33 @@ CREATE TABLE IF NOT EXISTS judge_replies (
 T = TypeVar("T")
 
 
+# A SQLite file's companions, moved with it.
+WAL_FILES = ("-wal", "-shm")
+
+
+def quarantine_cache(path: Path, reason: str) -> Path | None:
+    """Move an unreadable cache file (and its WAL files) into ``quarantine/`` beside it,
+    saying so in one warning line; returns where it went (None: another process moved it)."""
+    target = quarantine_file(path, WAL_FILES)
+    if target is None:
+        return None
+    print(
+        f"ragproof: warning: the judge cache {path.name} could not be opened ({reason}); "
+        f"moved to {QUARANTINE_DIR}/{target.name}, the run goes on with a fresh cache",
+        file=sys.stderr,
+        flush=True,
+    )
+    return target
+
+
+def is_unreadable(exc: sqlite3.Error) -> bool:
+    """A cache file that is not a SQLite database, or a damaged one."""
+    text = str(exc).lower()
+    return isinstance(exc, sqlite3.DatabaseError) and (
+        "not a database" in text or "malformed" in text or "corrupt" in text
+    )
+
+
 class JudgeCache(ReplyCache):
     """``read_only``: opened to be read (a dry run), never created or written."""
 
@@ -58,6 +87,19 @@ class JudgeCache(ReplyCache):
         self.read_only = read_only
         if not read_only:
             self.path.parent.mkdir(parents=True, exist_ok=True)
+        # One connection, possibly shared by an IO manager's threads.
+        self._lock = threading.Lock()
+        try:
+            self._open()
+        except sqlite3.DatabaseError as exc:
+            if read_only or not is_unreadable(exc):
+                raise
+            self._conn.close()
+            quarantine_cache(self.path, " ".join(str(exc).split()))
+            self._open()
+
+    def _open(self) -> None:
+        read_only = self.read_only
         # Autocommit (isolation_level=None): every put is its own committed write.
         self._conn = sqlite3.connect(
             _read_only_uri(self.path) if read_only else self.path,
@@ -66,8 +108,6 @@ class JudgeCache(ReplyCache):
             check_same_thread=False,
             uri=read_only,
         )
-        # One connection, possibly shared by an IO manager's threads.
-        self._lock = threading.Lock()
         self._retry_locked(self._init_read_only if read_only else self._init_schema)
 
     def _init_read_only(self) -> None:
@@ -101,7 +141,17 @@ class JudgeCache(ReplyCache):
                 (model, prompt_hash, input_hash),
             ).fetchone()
 
-        row = self._retry_locked(read)
+        try:
+            row = self._retry_locked(read)
+        except sqlite3.DatabaseError as exc:
+            if not is_unreadable(exc):
+                raise
+            # Damaged under a running run: set aside, and the run goes on with a fresh one.
+            with self._lock:
+                self._conn.close()
+                quarantine_cache(self.path, " ".join(str(exc).split()))
+            self._open()
+            return None
         if row is None:
             return None
         return CachedReply(json.loads(row[0]), row[1], row[2], row[3], row[4], row[5])

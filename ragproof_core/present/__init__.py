@@ -12,6 +12,7 @@ each other directly.
 """
 
 from ragproof_core.present.app_data import (
+    RUNS_PAGE,
     compare_data,
     datasets,
     run_data,
@@ -85,6 +86,7 @@ from ragproof_core.present.trends import (
 )
 
 __all__ = [
+    "RUNS_PAGE",
     "CaseNotFound",
     "CaseQuery",
     "LabelSession",

@@ -65,10 +65,12 @@ def run_dict(record: RunRecord) -> dict[str, Any]:
     return {
         **values,
         "started_at": record.started_at.isoformat(),
-        "finished_at": record.finished_at.isoformat(),
+        "finished_at": None if record.finished_at is None else record.finished_at.isoformat(),
         "k": settings.get("k"),
         "source_match": settings.get("source_match"),
         "metric_count": len(metrics) if isinstance(metrics, list) else None,
+        # CONTRACT section 29: the file a damaged run was found with (None otherwise).
+        "damaged_file": record.damaged_file,
     }
 
 

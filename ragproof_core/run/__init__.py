@@ -9,6 +9,7 @@ from ragproof_core.run.dry_run import (
 )
 from ragproof_core.run.evaluate import (
     ABORTED_BUDGET,
+    INTERRUPTED,
     STOPPED_STATUSES,
     RecordingScoring,
     evaluate,
@@ -47,6 +48,7 @@ from ragproof_core.run.turn_replay import replays_as_recorded
 
 __all__ = [
     "ABORTED_BUDGET",
+    "INTERRUPTED",
     "ATTEMPT_PREFIX",
     "AttemptRecorder",
     "Checked",

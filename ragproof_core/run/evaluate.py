@@ -62,6 +62,8 @@ from ragproof_core.store.schema import (
 from ragproof_core.store_health import StoreWriteError
 
 COMPLETED = "completed"
+# A signal stopped the run (CONTRACT section 29): no new adapter or judge request.
+INTERRUPTED = "interrupted"
 # The statuses of a run the judge stopped, and why its unasked questions are skipped.
 STOPPED_STATUSES = (ABORTED_BUDGET, ABORTED_JUDGE)
 BUDGET_REASON = BudgetExceeded.skip_reason
@@ -502,8 +504,11 @@ async def evaluate(
     registry: Registry = REGISTRY,
     as_columns: bool = False,
     dataset: pa.Table | None = None,
+    stop_requested: Callable[[], bool] | None = None,
 ) -> Evaluation:
     """Evaluate ``cases`` against ``adapter``; never raises for a case's problem.
+    ``stop_requested``: once true (a signal), no new case is started and no case not yet
+    judged is sent to the judge; the cases scored whole are kept, status interrupted.
     ``registry``: the metrics to choose from, the run's own (``metrics.custom``) included.
 
     ``as_columns``: when every selected metric scores from columns
@@ -517,7 +522,7 @@ async def evaluate(
         scorers = selection.column_scorers(judge is not None, turns)
     if scorers is not None:
         return await _evaluate_columns(
-            cases, adapter, settings, selection, scorers, on_case_done, dataset
+            cases, adapter, settings, selection, scorers, on_case_done, dataset, stop_requested
         )
     results_by_case: dict[str, list[MetricResult]] = {}
     pending: set[asyncio.Task] = set()
@@ -563,9 +568,15 @@ async def evaluate(
         stopped = stopped or stop.status
         return stop.skip_reason
 
+    def stopping() -> bool:
+        return stop_requested is not None and stop_requested()
+
     async def score(case: Case, output: CaseOutput) -> None:
         nonlocal store_fault
         try:
+            if stopping() and (judge is not None or unjudged_plans):
+                # Not judged after the signal: left for the resume, not half-kept.
+                return
             if output.failed:
                 results_by_case[case.id] = failure_results(case, output, selection)
                 return
@@ -646,7 +657,7 @@ async def evaluate(
             adapter,
             settings,
             on_output=on_output,
-            should_stop=lambda: stopped is not None or store_fault is not None,
+            should_stop=lambda: stopped is not None or store_fault is not None or stopping(),
             on_conversation=on_conversation,
             methods=selection.adapter_methods,
             calls=calls,
@@ -657,6 +668,19 @@ async def evaluate(
     if store_fault is not None:
         raise store_fault
 
+    interrupted = stopping()
+    if interrupted:
+        # Only the cases scored whole are kept; a conversation with any turn unscored is
+        # redone whole by the resume.
+        conversation_of = {c.id: c.turn.conversation_id for c in cases if c.turn is not None}
+        unscored = {o.case_id for o in outputs if o.case_id not in results_by_case}
+        cut = {conversation_of[c] for c in unscored if c in conversation_of}
+        outputs = [
+            o
+            for o in outputs
+            if o.case_id not in unscored and conversation_of.get(o.case_id) not in cut
+        ]
+        after_turn = {k: v for k, v in after_turn.items() if v not in cut}
     results: list[MetricResult] = []
     order = selection.order
     for output in outputs:
@@ -675,7 +699,7 @@ async def evaluate(
     return Evaluation(
         outputs=list(outputs),
         results=results,
-        status=stopped or COMPLETED,
+        status=INTERRUPTED if interrupted else stopped or COMPLETED,
         adapter_calls=calls,
     )
 
@@ -762,11 +786,13 @@ async def _evaluate_columns(
     scorers: Sequence[tuple[ColumnScore, tuple[str, ...]]],
     on_case_done: Callable[[], None] | None,
     dataset: pa.Table | None,
+    stop_requested: Callable[[], bool] | None = None,
 ) -> Evaluation:
     """``evaluate`` of a selection scored from columns, without a judge: the adapter's
     outputs first, then every case's rows from the dataset's and the outputs' columns at
     once; a conversation's own rows (which ask no judge) after its last turn's, as
-    ``evaluate`` places them."""
+    ``evaluate`` places them. Stopped (``stop_requested``), the cases answered whole
+    are scored and kept, status interrupted."""
 
     def on_output(case: Case, output: CaseOutput) -> None:
         if on_case_done is not None:
@@ -779,9 +805,14 @@ async def _evaluate_columns(
             adapter,
             settings,
             on_output=on_output,
+            should_stop=stop_requested,
             methods=selection.adapter_methods,
             calls=calls,
         )
+        interrupted = stop_requested is not None and stop_requested()
+        if interrupted and len(outputs) < len(cases):
+            cases, outputs = _whole_units(cases, outputs)
+            dataset = None
         outputs_table = encode_outputs("", outputs)
         rows = encode_dataset("", cases) if dataset is None else dataset
         columns = _scored_columns(
@@ -798,8 +829,24 @@ async def _evaluate_columns(
         results=[],
         columns=columns,
         outputs_table=outputs_table,
+        status=INTERRUPTED if interrupted else COMPLETED,
         adapter_calls=calls,
     )
+
+
+def _whole_units(
+    cases: Sequence[Case], outputs: Sequence[CaseOutput]
+) -> tuple[list[Case], list[CaseOutput]]:
+    """The cases (and their outputs) answered before a stop, a conversation only whole."""
+    answered = {o.case_id for o in outputs}
+    cut = {c.turn.conversation_id for c in cases if c.turn is not None and c.id not in answered}
+
+    def kept(case: Case) -> bool:
+        return case.id in answered and (case.turn is None or case.turn.conversation_id not in cut)
+
+    chosen = [c for c in cases if kept(c)]
+    ids = {c.id for c in chosen}
+    return chosen, [o for o in outputs if o.case_id in ids]
 
 
 def _scored_columns(

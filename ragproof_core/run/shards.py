@@ -23,6 +23,7 @@ from ragproof_core.judge.ledger import JudgeLedger
 from ragproof_core.judge.types import ABORTED_BUDGET, ABORTED_JUDGE
 
 COMPLETED = "completed"
+INTERRUPTED = "interrupted"
 
 
 def shard_ranges(total: int, shards: int) -> list[tuple[int, int]]:
@@ -181,8 +182,12 @@ def merge_reports(
     """
     ordered = sorted(reports, key=lambda r: r.shard)
     stopped = {r.status for r in ordered} & {ABORTED_JUDGE, ABORTED_BUDGET}
+    # A signal stopped the run (CONTRACT section 29): interrupted, whatever else happened.
+    interrupted = any(r.status == INTERRUPTED for r in ordered)
     return RunTotals(
-        status=min(stopped, key=(ABORTED_JUDGE, ABORTED_BUDGET).index, default=COMPLETED),
+        status=INTERRUPTED
+        if interrupted
+        else min(stopped, key=(ABORTED_JUDGE, ABORTED_BUDGET).index, default=COMPLETED),
         cases=sum(r.cases for r in ordered),
         case_failures=sum(r.case_failures for r in ordered),
         ledger=merge_ledgers([JudgeLedger.from_dict(r.ledger) for r in ordered] + [*unfinished]),

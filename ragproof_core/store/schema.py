@@ -480,7 +480,20 @@ def decode_summaries(table: pa.Table) -> list[dict[str, Any]]:
 
 # --- run record -----------------------------------------------------------------------------
 
-RUN_STATUSES: tuple[str, ...] = ("completed", "aborted:budget", "aborted:judge")
+# CONTRACT section 29: every status a run is shown with, in one list (this order). A run
+# records one of ``RECORDED_STATUSES``; ``running`` (its heartbeat is fresh) and
+# ``damaged`` (its files cannot be read) are found when it is read, never written.
+RUN_STATUSES: tuple[str, ...] = (
+    "running",
+    "completed",
+    "aborted:budget",
+    "aborted:judge",
+    "interrupted",
+    "failed",
+    "damaged",
+)
+FOUND_STATUSES: tuple[str, ...] = ("running", "damaged")
+RECORDED_STATUSES: tuple[str, ...] = tuple(s for s in RUN_STATUSES if s not in FOUND_STATUSES)
 
 
 @dataclass(frozen=True)
@@ -498,7 +511,7 @@ class RunRecord:
     adapter: str
     status: str
     started_at: datetime
-    finished_at: datetime
+    finished_at: datetime | None  # None: the run has no record yet (running, or killed)
     judge_model: str | None
     prompt_hashes: dict[str, str]
     config_json: str
@@ -526,6 +539,8 @@ class RunRecord:
     name: str | None = None
     tags: dict[str, str] = dc_field(default_factory=dict)
     config_digest: str | None = None
+    # The catalog's word, never stored in the record: the file found damaged.
+    damaged_file: str | None = None
 
     @property
     def judge_models(self) -> list[str]:
@@ -572,6 +587,8 @@ class RunRecord:
             )
         for name in ("started_at", "finished_at"):
             moment = getattr(self, name)
+            if moment is None and name == "finished_at":
+                continue
             if not isinstance(moment, datetime) or moment.utcoffset() is None:
                 raise ValueError(f"run {self.run_id}: {name} must be a timezone-aware datetime")
 

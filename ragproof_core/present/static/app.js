@@ -142,6 +142,14 @@
       window.location.href = href(["compare"], { a: a.value, b: b.value });
     });
     apply();
+    // CONTRACT section 31: a page of runs at a time, the newest first.
+    if (data.page) {
+      var p = data.page, pager = el("p", { class: "pager" });
+      if (p.offset > 0) pager.appendChild(link(["runs"], { offset: Math.max(0, p.offset - p.limit) }, "← newer runs", { id: "runs-newer" }));
+      if (p.offset + p.limit < p.total) pager.appendChild(link(["runs"], { offset: p.offset + p.limit }, " older runs →", { id: "runs-older" }));
+      pager.appendChild(el("span", { class: "sub" }, " runs " + (p.total ? p.offset + 1 : 0) + "–" + Math.min(p.total, p.offset + p.limit) + " of " + p.total));
+      list.appendChild(pager);
+    }
     if (runs.length <= FIRST_ROWS) return null;
     return function () {
       var body = document.querySelector("#runs-table tbody");
