@@ -5,6 +5,14 @@ What the other layers use is exported here; modules inside the package import
 each other directly.
 """
 
+from ragproof_core.config.gate import (
+    Floor,
+)
+from ragproof_core.config.identity import (
+    SHORT_DIGEST,
+    parse_tag,
+    tags_text,
+)
 from ragproof_core.config.manifest import (
     RunManifest,
 )
@@ -32,15 +40,19 @@ __all__ = [
     "Config",
     "ConfigError",
     "DEMO_ADAPTER",
+    "SHORT_DIGEST",
+    "Floor",
     "REDACTED",
     "RUN_KEYS",
     "RunManifest",
     "RunSettings",
     "is_secret_key",
     "load_config",
+    "parse_tag",
     "redact",
     "run_key_choices",
     "run_key_help",
     "run_key_type",
     "store_root",
+    "tags_text",
 ]

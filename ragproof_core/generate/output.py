@@ -47,7 +47,8 @@ def case_rows(
 
 
 def write_rows(path: Path, rows: Sequence[Mapping[str, Any]]) -> None:
-    write_text(path, "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows))
+    text = "".join(json.dumps(row, ensure_ascii=False, allow_nan=False) + "\n" for row in rows)
+    write_text(path, text)
 
 
 def write_text(path: Path, text: str) -> None:
