@@ -86,10 +86,10 @@ def test_the_copy_is_the_corpus_then_the_planted_chunks_marked_in_metadata(gener
         target = corpus[meta["target_id"]]
         assert meta["title"] == target.metadata["title"]
         assert not target.metadata.get("injected") and not target.metadata.get("restricted")
-    # Twelve attacks on the demo's 40 documents: twelve different documents.
+    # Twelve attacks on the demo's 37 documents open to attack: twelve different ones.
     assert len({corpus[c["metadata"]["target_id"]].document_id for c in planted}) == 12
     assert summary == (
-        f"wrote 274 chunks to {out_corpus} (262 copied, 6 injection and 6 poisoning planted) "
+        f"wrote 278 chunks to {out_corpus} (266 copied, 6 injection and 6 poisoning planted) "
         f"and 12 cases to {out} (seed 0)"
     )
 
