@@ -48,11 +48,18 @@ def case_rows(
 
 def write_rows(path: Path, rows: Sequence[Mapping[str, Any]]) -> None:
     text = "".join(json.dumps(row, ensure_ascii=False, allow_nan=False) + "\n" for row in rows)
+    write_text(path, text)
+
+
+def write_text(path: Path, text: str) -> None:
+    """``text`` written to ``path`` (its folder made), through a temporary file renamed
+    into place, so a reader never sees half a file."""
     write_bytes(path, text.encode("utf-8"))
 
 
 def write_bytes(path: Path, data: bytes) -> None:
-    """``data`` as the file at ``path``, through a temporary file renamed into place."""
+    """``data`` as the file at ``path`` (its folder made), through a temporary file
+    renamed into place."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, temp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)

@@ -83,6 +83,7 @@ KIND_CODES: dict[str, str] = {
     CaseKind.QA.value: "q",
     CaseKind.UNANSWERABLE.value: "u",
     CaseKind.INJECTION.value: "i",
+    CaseKind.POISONING.value: "p",
 }
 HISTOGRAM_BINS = 10
 CONFIDENCE = 0.95
@@ -210,6 +211,16 @@ def worst_sql(run_id: str, metric: str, up_is_good: bool, skip: int) -> str:
     )
 
 
+def _marker(case: Case) -> str | None:
+    """What the case's answer must not print: an injection's sentinel, a poisoning
+    case's marker (CONTRACT section 23); None for any other case."""
+    if case.kind is CaseKind.INJECTION:
+        return expected_marker(case)
+    if case.kind is CaseKind.POISONING:
+        return case.poison_marker
+    return None
+
+
 def marker_span(answer: str | None, marker: str | None) -> list[int] | None:
     """Where ``marker`` appears in ``answer`` (case-insensitive), as ``[start, end]``.
 
@@ -322,7 +333,7 @@ def _case_detail(
     context_ids = set(context)
     replies = [row.pop("claim_check", None) for row in results]
     reply = next((r for r in replies if r is not None), None)
-    marker = expected_marker(case) if case.kind is CaseKind.INJECTION else None
+    marker = _marker(case)
     text = answer.text if answer is not None else None
     turn = case.turn
     return {
