@@ -3,6 +3,7 @@ and JSON printing."""
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import json
 import os
@@ -31,10 +32,20 @@ __all__ = [
     "EXIT_REGRESSION",
     "EXIT_STORE_FAULT",
     "UsageError",
+    "all_metrics_flag",
     "open_store",
     "print_json",
     "stdout_to_stderr",
 ]
+
+
+def all_metrics_flag(parser: argparse.ArgumentParser) -> None:
+    """``--all-metrics``: list the metrics with nothing scored too (CONTRACT section 25)."""
+    parser.add_argument(
+        "--all-metrics",
+        action="store_true",
+        help="also list the metrics with nothing scored (every case skipped or not applicable)",
+    )
 
 
 def open_store() -> RunStore:

@@ -22,6 +22,8 @@ from ragproof_core.present.app_page import (
     render_app_page,
 )
 from ragproof_core.present.case_search import (
+    ORDERS,
+    SORT_COLUMNS,
     STATUSES,
     CaseQuery,
     search_cases,
@@ -70,6 +72,7 @@ from ragproof_core.present.run_list import (
 from ragproof_core.present.summary import (
     calibration_json,
     calibration_table,
+    hidden_note,
     latency_note,
     refusal_tradeoff,
     run_json,
@@ -88,7 +91,9 @@ __all__ = [
     "LabelSession",
     "MetricMoments",
     "MixedJudgesError",
+    "ORDERS",
     "SERVE_URL_ENV",
+    "SORT_COLUMNS",
     "STATUSES",
     "agreement_lines",
     "app_content_security_policy",
@@ -102,6 +107,7 @@ __all__ = [
     "distributions_table",
     "gather_case",
     "gather_report",
+    "hidden_note",
     "identity_line",
     "judge_usage_markdown",
     "judge_usage_table",

@@ -19,6 +19,7 @@ from ragproof_core.compare.comparison import (
 )
 from ragproof_core.metrics.custom import stored_registry
 from ragproof_core.present.run_list import run_dict
+from ragproof_core.present.summary import nothing_scored
 from ragproof_core.store.run_store import RunRecord, RunStore
 
 
@@ -49,6 +50,9 @@ def run_data(store: RunStore, record: RunRecord, records: Sequence[RunRecord]) -
                 "scored": summaries[metric]["scored"],
                 "skipped": summaries[metric]["skipped"],
                 "errored": summaries[metric]["errored"],
+                "judge_errors": summaries[metric]["judge_errors"],
+                # Left out of the page's table until asked for (CONTRACT section 25).
+                "nothing_scored": nothing_scored(summaries[metric]),
             }
             for metric in registry.order(set(summaries))
         ],

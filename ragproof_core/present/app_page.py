@@ -21,7 +21,7 @@ from ragproof_core.present.html import (
     static_text,
 )
 
-PAGES = ("runs", "run", "trends", "compare", "cases", "label", "problem")
+PAGES = ("runs", "run", "trends", "compare", "cases", "case", "label", "problem")
 
 
 def app_script() -> str:
