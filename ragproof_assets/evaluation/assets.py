@@ -303,6 +303,10 @@ def run_summary(
 
     metadata: dict[str, object] = {
         "status": record.status,
+        # The run's identity (CONTRACT section 25): its name, tags and config digest.
+        "config_digest": record.config_digest,
+        **({"name": record.name} if record.name else {}),
+        **({"tags": dg.MetadataValue.json(record.tags)} if record.tags else {}),
         "summary": dg.MetadataValue.md(summary_markdown(summaries)),
         "cases": record.cases,
         "case_failures": record.case_failures,
