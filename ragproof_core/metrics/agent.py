@@ -351,6 +351,7 @@ METRICS: tuple[MetricSpec, ...] = (
         _NEEDS,
         "made tool calls matching an expected call (one to one) / made calls",
         group=TOOL_GROUP,
+        reads=frozenset({"tool_calls"}),
     ),
     MetricSpec(
         TOOL_RECALL,
@@ -359,6 +360,7 @@ METRICS: tuple[MetricSpec, ...] = (
         _NEEDS,
         "expected tool calls matched by a made call (one to one) / expected calls",
         group=TOOL_GROUP,
+        reads=frozenset({"tool_calls"}),
     ),
     MetricSpec(
         TRAJECTORY_MATCH,
@@ -367,6 +369,7 @@ METRICS: tuple[MetricSpec, ...] = (
         _NEEDS,
         "1 when the made calls satisfy the case's tool_match (exact, in_order, any_order)",
         group=TOOL_GROUP,
+        reads=frozenset({"tool_calls"}),
     ),
     MetricSpec(
         STEPS,
@@ -376,6 +379,7 @@ METRICS: tuple[MetricSpec, ...] = (
         "the number of steps the agent took",
         score=case_only(step_count),
         score_columns=step_columns,
+        reads=frozenset({"tool_calls"}),
         bounded=False,
     ),
     MetricSpec(
@@ -387,5 +391,6 @@ METRICS: tuple[MetricSpec, ...] = (
         plan=plan_without_params(plan_task_completion),
         score_columns=unjudged_task_columns,
         prompt=TASK_COMPLETION_PROMPT,
+        reads=frozenset({"answer", "tool_calls"}),
     ),
 )

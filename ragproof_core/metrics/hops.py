@@ -123,6 +123,7 @@ METRICS: tuple[MetricSpec, ...] = (
         "mean over expected hops of the i-th retrieve step's recall@k (a missing step: 0)",
         group=HOP_GROUP,
         cutoff="k",
+        reads=frozenset({"tool_calls"}),
     ),
     MetricSpec(
         HOP_PRECISION_AT_K,
@@ -132,5 +133,6 @@ METRICS: tuple[MetricSpec, ...] = (
         "mean over expected hops of the i-th retrieve step's precision@k (a missing step: 0)",
         group=HOP_GROUP,
         cutoff="k",
+        reads=frozenset({"tool_calls"}),
     ),
 )

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ragproof_core.adapters.runner import adapter_calls_dict
 from ragproof_core.text_table import text_table
 
 # Columns of the terminal and Markdown tables, in order.
@@ -38,7 +39,11 @@ def summary_dict(summary: Any) -> dict[str, Any]:
 
 
 def run_json(
-    run_id: str, status: str, summaries: Sequence[Any], judge: Mapping[str, Any] | None = None
+    run_id: str,
+    status: str,
+    summaries: Sequence[Any],
+    judge: Mapping[str, Any] | None = None,
+    adapter_calls: Mapping[str, int] | None = None,
 ) -> dict[str, Any]:
     out: dict[str, Any] = {
         "run_id": run_id,
@@ -47,6 +52,8 @@ def run_json(
     }
     if judge is not None:
         out["judge"] = dict(judge)
+    if adapter_calls is not None:
+        out["adapter_calls"] = adapter_calls_dict(adapter_calls)
     return out
 
 

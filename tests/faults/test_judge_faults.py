@@ -315,7 +315,7 @@ def test_a_trickling_reply_is_cut_at_the_judge_timeout(
     for _case, _metric, status, _value, reason, _raw in groundedness:
         assert status == "judge_error"
         assert reason == (
-            "judge transport failed: Timeout (HTTP 408): litellm.Timeout: "
+            "judge transport failed: Timeout (HTTP 408): "
             "no complete reply within 1.5s [gave up after 1 attempt(s)]"
         )
     assert len(judge_server.trickles) == 2

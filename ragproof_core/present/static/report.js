@@ -69,7 +69,7 @@
     var facts = [
       ["Name", r.name || "–"], ["Tags", tags.length ? tags.join(", ") : "–"],
       ["Config digest", r.config_digest ? r.config_digest.slice(0, 8) : "–"],
-      ["Status", r.status, r.status !== "completed"], ["Dataset", r.dataset], ["Adapter", r.adapter],
+      ["Status", r.status + (r.judge_failures ? " · " + r.judge_failures : ""), r.status !== "completed" || !!r.judge_failures], ["Dataset", r.dataset], ["Adapter", r.adapter],
       ["Cases", r.cases], ["Case failures", r.case_failures, r.case_failures > 0],
       ["Judge model", judge], ["Judge requests", r.judge_requests + " (" + r.judge_repairs + " repairs)"],
       ["Cache hits", r.cache_hits], ["Judge errors", r.judge_errors, r.judge_errors > 0],
