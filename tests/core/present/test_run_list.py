@@ -84,6 +84,7 @@ def test_json_carries_the_same_facts():
         "judge_first_error": None,
         "judge_response_format": None,
         "adapter_calls": {},
+        "damaged_file": None,
     }
 
 
@@ -103,7 +104,7 @@ def test_the_listing_and_the_report_start_from_every_column_of_the_run_table():
     assert list(JUDGED.values()) == attributes
     # Each view holds every column but the ones it leaves out by name: a column declared
     # in store/tables.py reaches both without another list to edit.
-    listed = set(run_dict(JUDGED)) - {"k", "source_match", "metric_count"}
+    listed = set(run_dict(JUDGED)) - {"k", "source_match", "metric_count", "damaged_file"}
     assert listed == set(attributes) - LEFT_OUT
     reported = set(record_dict(JUDGED)) - {"config", "judge_failures"}
     assert reported == set(attributes) - REPORT_LEAVES_OUT - {"config_json"}
