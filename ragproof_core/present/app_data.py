@@ -45,7 +45,7 @@ def runs_data(
     return {
         "runs": [run_dict(r) for r in page],
         "datasets": datasets(records),
-        "page": {"offset": offset, "limit": limit, "total": total},
+        "paging": {"offset": offset, "limit": limit, "total": total},
     }
 
 

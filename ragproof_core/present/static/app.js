@@ -157,8 +157,8 @@
     });
     apply();
     // CONTRACT section 31: a page of runs at a time, the newest first.
-    if (data.page) {
-      var p = data.page, pager = el("p", { class: "pager" });
+    if (data.paging) {
+      var p = data.paging, pager = el("p", { class: "pager" });
       if (p.offset > 0) pager.appendChild(link(["runs"], { offset: Math.max(0, p.offset - p.limit) }, "← newer runs", { id: "runs-newer" }));
       if (p.offset + p.limit < p.total) pager.appendChild(link(["runs"], { offset: p.offset + p.limit }, " older runs →", { id: "runs-older" }));
       pager.appendChild(el("span", { class: "sub" }, " runs " + (p.total ? p.offset + 1 : 0) + "–" + Math.min(p.total, p.offset + p.limit) + " of " + p.total));
