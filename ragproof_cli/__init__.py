@@ -68,6 +68,7 @@ COMMANDS: dict[str, Command] = {
         "ragproof_cli.sql",
         "read-only SQL over the runs, case_results, metric_summaries and metrics views",
     ),
+    "suites": Command("ragproof_cli.suites", "check suites.toml: each suite and its schedule"),
 }
 
 

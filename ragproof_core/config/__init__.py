@@ -5,6 +5,9 @@ What the other layers use is exported here; modules inside the package import
 each other directly.
 """
 
+from ragproof_core.config.launch import (
+    resolve_launch,
+)
 from ragproof_core.config.manifest import (
     RunManifest,
 )
@@ -26,21 +29,38 @@ from ragproof_core.config.settings import (
     run_key_type,
     store_root,
 )
+from ragproof_core.config.suites import (
+    DEFAULT_CRON,
+    DEFAULT_TIMEZONE,
+    SUITE_KEYS,
+    SUITES_ENV,
+    Suite,
+    load_suites,
+    suites_file,
+)
 
 __all__ = [
     "AdapterSpec",
     "Config",
     "ConfigError",
+    "DEFAULT_CRON",
+    "DEFAULT_TIMEZONE",
     "DEMO_ADAPTER",
     "REDACTED",
     "RUN_KEYS",
     "RunManifest",
     "RunSettings",
+    "SUITE_KEYS",
+    "SUITES_ENV",
+    "Suite",
     "is_secret_key",
     "load_config",
+    "load_suites",
     "redact",
+    "resolve_launch",
     "run_key_choices",
     "run_key_help",
     "run_key_type",
     "store_root",
+    "suites_file",
 ]
