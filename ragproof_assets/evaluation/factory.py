@@ -15,6 +15,7 @@ from typing import Any
 import dagster as dg
 
 from ragproof_assets.evaluation.assets import eval_dataset_asset
+from ragproof_assets.evaluation.config import LaunchForm
 from ragproof_assets.evaluation.io_managers import JudgeLedgerIOManager, TableIOManager
 from ragproof_assets.evaluation.resources import CheckSettings, JudgeResource, StoreResource
 from ragproof_assets.evaluation.shape import EvaluationShape
@@ -33,14 +34,18 @@ class Evaluation:
         return [key for asset in self.assets for key in asset.keys]
 
 
-def build_evaluation(shape: EvaluationShape | None = None) -> Evaluation:
+def build_evaluation(
+    shape: EvaluationShape | None = None, launch: LaunchForm | None = None
+) -> Evaluation:
     """The assets eval_dataset to run_summary of ``shape`` (None: ragproof's own) and the
-    job that runs them, one run partition at a time."""
+    job that runs them, one run partition at a time; ``launch``: the launch form the
+    job's Launchpad starts from (a suite's dataset and config), else none."""
     shape = shape or EvaluationShape()
     assets = (eval_dataset_asset(shape), evaluation_assets(shape))
     job = dg.define_asset_job(
         shape.job_name,
         selection=dg.AssetSelection.assets(*(key for asset in assets for key in asset.keys)),
+        config=None if launch is None else shape.run_config(launch),
         tags=dict(shape.job_tags) or None,
         description="Evaluate one dataset against one adapter: one run = one partition.",
     )

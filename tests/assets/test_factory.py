@@ -70,7 +70,7 @@ def test_own_location_is_the_factory_at_its_defaults():
     assert own_evaluation.shape == EvaluationShape()
     assert sorted(k.to_user_string() for k in own_evaluation.asset_keys()) == sorted(ASSETS)
     graph = defs.resolve_job_def("evaluate").graph
-    assert graph.node_names() == ["eval_dataset", "evaluate_cases"]
+    assert sorted(graph.node_names()) == ["eval_dataset", "evaluate_cases"]
     assert set(defs.resolve_job_def("evaluate").resource_defs) >= {
         "store",
         "judge_resource",
@@ -96,7 +96,10 @@ def test_two_suites_and_the_project_load_without_a_clash(project):
     }
     assert graph.get(dg.AssetKey(["ragproof", "b", "eval_dataset"])).parent_keys == set()
     job = project_defs.resolve_job_def("ragproof_a")
-    assert job.graph.node_names() == ["ragproof__a__eval_dataset", "ragproof__a__evaluate_cases"]
+    assert sorted(job.graph.node_names()) == [
+        "ragproof__a__eval_dataset",
+        "ragproof__a__evaluate_cases",
+    ]
     assert job.tags["ragproof/suite"] == "a"
     specs = list(built["a"].assets[1].check_specs)
     assert {(s.asset_key.to_user_string(), s.name, s.blocking) for s in specs} == {
