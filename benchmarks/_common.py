@@ -1,9 +1,11 @@
-"""Shared plumbing for the benchmark scripts: tables, machine facts, child processes.
+"""Shared plumbing for the benchmark scripts: their declaration, tables, machine facts,
+child processes.
 
-Each benchmark module has ``main(argv)`` accepting ``--quick`` (small sizes, a
-sanity check of the scripts, not a measurement) and ``--emit PATH`` (write its
-tables as JSON for ``run_all``). Tables are printed as Markdown so the terminal
-output and ``docs/benchmarks.md`` read the same.
+Each benchmark module declares ``BENCHMARK = Benchmark(...)`` (what it measures, its
+target, where its section goes in ``docs/benchmarks.md``) and has ``main(argv)``
+accepting ``--quick`` (small sizes, a sanity check of the scripts, not a measurement)
+and ``--emit PATH`` (write its tables as JSON for ``run_all``). Tables are printed as
+Markdown so the terminal output and ``docs/benchmarks.md`` read the same.
 """
 
 from __future__ import annotations
@@ -26,6 +28,24 @@ PYTHON = sys.executable
 RAGPROOF = str(Path(PYTHON).with_name("ragproof"))
 
 PACKAGES = ("ragproof", "dagster", "litellm", "duckdb", "pytrec-eval-terrier", "ranx", "numba")
+
+
+@dataclass(frozen=True)
+class Benchmark:
+    """What ``docs/benchmarks.md`` says of a benchmark beside its latest figures. Each
+    benchmark module declares one as ``BENCHMARK``; ``run_all`` finds it there."""
+
+    title: str
+    measures: str
+    # The target in words; "-" for a benchmark that only reports.
+    target: str
+    # Where its section goes: sections are ordered by it, then by module name.
+    order: int
+    # The arguments the published figures are measured with (``run_all`` passes them).
+    args: tuple[str, ...] = ()
+    # False for a benchmark too long (or too specialised) for the full ``run_all``:
+    # it runs with ``run_all --only NAME``.
+    in_run_all: bool = True
 
 
 @dataclass
@@ -65,16 +85,24 @@ def parse_args(description: str, argv: Sequence[str] | None) -> argparse.Namespa
     return parser.parse_args(argv)
 
 
-def publish(tables: list[Table], emit: Path | None) -> None:
+def publish(tables: list[Table], emit: Path | None, headline: str = "") -> None:
+    """Print the tables; with ``emit``, also write them for ``run_all``. ``headline``: the
+    one figure docs/benchmarks.md's summary shows for this benchmark (its sections show
+    every table)."""
     for table in tables:
         print(table.markdown(), flush=True)
+    if headline:
+        print(f"Headline: {headline}", flush=True)
     if emit is not None:
         emit.parent.mkdir(parents=True, exist_ok=True)
-        emit.write_text(json.dumps([asdict(t) for t in tables], indent=1), encoding="utf-8")
+        emitted = {"headline": headline, "tables": [asdict(t) for t in tables]}
+        emit.write_text(json.dumps(emitted, indent=1), encoding="utf-8")
 
 
-def load_tables(path: Path) -> list[Table]:
-    return [Table(**raw) for raw in json.loads(path.read_text(encoding="utf-8"))]
+def load_emitted(path: Path) -> tuple[list[Table], str]:
+    """The tables and headline ``publish`` wrote to ``path``."""
+    emitted = json.loads(path.read_text(encoding="utf-8"))
+    return [Table(**raw) for raw in emitted["tables"]], emitted["headline"]
 
 
 # -- the machine ------------------------------------------------------------------------

@@ -34,10 +34,24 @@ from pathlib import Path
 
 import dagster as dg
 
-from benchmarks._common import RAGPROOF, REPO, WORK, Table, clean_env, publish, seconds
+from benchmarks._common import RAGPROOF, REPO, WORK, Benchmark, Table, clean_env, publish, seconds
 from benchmarks._synthetic import write_recorded_run
 from benchmarks.launch_timeline import event_time, step_times
 from benchmarks.run_floor import FOUR
+
+BENCHMARK = Benchmark(
+    title="A command's own start-up",
+    measures=(
+        "`ragproof --help`, `ragproof runs --json` and `ragproof run --shards 2` on 2,000 "
+        "recorded cases in a fresh and a warm Dagster home (seconds to the run's start "
+        "and its first step's start, from the run's events), wall and the command's CPU, "
+        "median of `--repeat`; `--against PATH` measures an older checkout in turn with "
+        "this one."
+    ),
+    target="under 2 s before a `--shards 2` run's first step, idle",
+    order=130,
+    in_run_all=False,
+)
 
 CASES = 2_000
 

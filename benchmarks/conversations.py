@@ -26,6 +26,7 @@ from pathlib import Path
 from benchmarks._common import (
     RAGPROOF,
     WORK,
+    Benchmark,
     Table,
     clean_env,
     count,
@@ -36,6 +37,17 @@ from benchmarks._common import (
     verdict,
 )
 from benchmarks._synthetic import sentence
+
+BENCHMARK = Benchmark(
+    title="Conversations",
+    measures=(
+        "`ragproof run --json` (no judge, fresh child and store) on 10,000 recorded "
+        "conversations of 5 turns beside the same 50,000 turns as single cases: wall, "
+        "CPU, peak RSS. `--quick` is 400 conversations."
+    ),
+    target="conversations within 1.3x of the single cases",
+    order=100,
+)
 
 TURNS = 5
 TARGET_RATIO = 1.3

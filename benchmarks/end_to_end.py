@@ -20,6 +20,7 @@ from pathlib import Path
 from benchmarks._common import (
     REPO,
     WORK,
+    Benchmark,
     Table,
     clean_env,
     count,
@@ -30,6 +31,17 @@ from benchmarks._common import (
     verdict,
 )
 from benchmarks._synthetic import RecordedRun, write_recorded_run
+
+BENCHMARK = Benchmark(
+    title="End to end",
+    measures=(
+        "`ragproof run` (the real command in a child process, fresh store and Dagster "
+        "home) on 10,000 and 100,000 recorded cases, no judge: wall, cases/s, CPU, peak "
+        "RSS."
+    ),
+    target="100,000 cases < 60 s, peak < 1.5 GB",
+    order=20,
+)
 
 FULL_SIZES = (10_000, 100_000)
 QUICK_SIZES = (500, 2_000)

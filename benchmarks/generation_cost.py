@@ -24,7 +24,7 @@ import os
 import tempfile
 from pathlib import Path
 
-from benchmarks._common import REPO, Table
+from benchmarks._common import REPO, Benchmark, Table, publish
 from ragproof_core.generate.corpus import load_corpus
 from ragproof_core.generate.qa import GenerationPlan, generate_questions
 from ragproof_core.judge.client import flush_litellm
@@ -32,6 +32,19 @@ from ragproof_core.judge.factory import make_judge
 from ragproof_core.judge.settings import JudgeEnv
 from tests.support.generation import request_fields
 from tests.support.judge_server import JudgeServer, ReceivedRequest, default_content
+
+BENCHMARK = Benchmark(
+    title="What `generate qa` costs per written case",
+    measures=(
+        "The real generation loop (LiteLLM over HTTP) against the local judge server on "
+        "the demo corpus: requests and tokens per written case with the server's usage "
+        "figures, with none (4 characters per token on the real prompts), and with one "
+        "slot in four rejected once by the critique."
+    ),
+    target="-",
+    order=190,
+    in_run_all=False,
+)
 
 CORPUS = REPO / "data" / "corpus" / "passages.jsonl"
 
@@ -86,6 +99,8 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--count", type=int, default=40)
     parser.add_argument("--unanswerable", type=int, default=10)
+    parser.add_argument("--quick", action="store_true", help="the same: it takes seconds")
+    parser.add_argument("--emit", type=Path, help="also write the tables as JSON here (run_all)")
     args = parser.parse_args(argv)
     os.environ["OPENAI_API_KEY"] = "dummy"  # LiteLLM's openai provider wants one
     plan = GenerationPlan(count=args.count, unanswerable=args.unanswerable, seed=0)
@@ -106,7 +121,7 @@ def main(argv: list[str] | None = None) -> None:
             "and the test server's short replies; a real model's replies are longer.",
         ],
     )  # fmt: skip
-    print(table.markdown())
+    publish([table], args.emit)
 
 
 if __name__ == "__main__":

@@ -47,6 +47,7 @@ from benchmarks._common import (
     PYTHON,
     REPO,
     WORK,
+    Benchmark,
     Table,
     clean_env,
     count,
@@ -57,6 +58,18 @@ from benchmarks._common import (
 )
 from benchmarks._synthetic import write_recorded_run
 from benchmarks.judge_throughput import JudgeProcess
+
+BENCHMARK = Benchmark(
+    title="The judged command against its library loop",
+    measures=(
+        "`ragproof run --metrics generation.groundedness --no-cache` on 200 recorded qa "
+        "cases, 16 in flight, 1 s judge latency (the judge server in its own process), "
+        "against the same loop as a library (`load_dataset`, `RecordedAdapter`, "
+        "`LiteLLMJudge`, `evaluate`) in a fresh process; RAGAS beside when installed."
+    ),
+    target="command <= 1.2x the library loop",
+    order=70,
+)
 
 JUDGE_MODEL = "openai/judge-test"
 METRIC = "generation.groundedness"

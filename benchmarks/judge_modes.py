@@ -23,7 +23,9 @@ import argparse
 import asyncio
 import os
 from collections.abc import Sequence
+from pathlib import Path
 
+from benchmarks._common import Benchmark, Table, publish, verdict
 from ragproof_core.adapters.loading import load_adapter
 from ragproof_core.calibration.calibrate_combined import PROMPT_METRICS, load_combined_fixtures
 from ragproof_core.config.settings import DEMO_ADAPTER, RunSettings
@@ -33,6 +35,20 @@ from ragproof_core.judge.session import LiteLLMJudge
 from ragproof_core.judge.settings import JudgeEnv
 from ragproof_core.run.evaluate import Selection, evaluate, judged_results
 from tests.support.judge_server import JudgeServer
+
+BENCHMARK = Benchmark(
+    title="Judge modes: what combined mode saves",
+    measures=(
+        "The demo dataset (77 cases, the shipped `DemoRAG` adapter) evaluated per_metric "
+        "and combined against the local judge server (real LiteLLM over real HTTP, no "
+        "cache): requests and input tokens per case (ragproof's own "
+        "4-characters-per-token estimate of each request sent); then the combined "
+        "calibration fixtures judged in both modes, the share of equal scores."
+    ),
+    target="combined mode's input tokens <= 0.4x per_metric's",
+    order=75,
+    in_run_all=False,
+)
 
 DATASET = "data/demo/cases.jsonl"
 MODEL = "openai/judge-bench"
@@ -72,7 +88,9 @@ async def _fixture_scores(judge: LiteLLMJudge) -> dict[tuple[str, str], tuple[st
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.parse_args(argv)
+    parser.add_argument("--quick", action="store_true", help="the same: it takes seconds")
+    parser.add_argument("--emit", type=Path, help="also write the tables as JSON here (run_all)")
+    args = parser.parse_args(argv)
     os.environ.setdefault("OPENAI_API_KEY", "sk-benchmark-not-a-secret")
     cases = load_dataset(DATASET)
     settings = RunSettings()
@@ -94,35 +112,55 @@ def main(argv: Sequence[str] | None = None) -> int:
             scores[mode] = asyncio.run(_fixture_scores(_judge(server.url, mode)))
             scores[mode + "/requests"] = server.request_count
 
-    print(f"## Judge modes on {DATASET} ({figures['per_metric'][2]} cases, local judge server)\n")
-    print("| mode | requests | requests/case | input tokens | input tokens/case |")
-    print("|---|---|---|---|---|")
+    rows = []
     for mode in ("per_metric", "combined"):
         requests, tokens, n = figures[mode]
-        print(f"| {mode} | {requests} | {requests / n:.2f} | {tokens} | {tokens / n:.0f} |")
-    (req_p, tok_p, _), (req_c, tok_c, _) = figures["per_metric"], figures["combined"]
+        rows.append([mode, str(requests), f"{requests / n:.2f}", str(tokens), f"{tokens / n:.0f}"])
+    (req_p, tok_p, n), (req_c, tok_c, _) = figures["per_metric"], figures["combined"]
     ratio = tok_c / tok_p
-    met = "met" if ratio <= TARGET_TOKEN_RATIO else "MISSED"
-    print(
-        f"\ncombined / per_metric: requests {req_c / req_p:.3f}x, input tokens {ratio:.3f}x "
-        f"(target <= {TARGET_TOKEN_RATIO}x: {met})"
-    )
     same = figures["per_metric/results"] == figures["combined/results"]
-    print(f"per-case results identical in both modes: {same}")
-
+    rows.append(
+        [
+            "combined / per_metric",
+            f"{req_c / req_p:.3f}x",
+            "-",
+            f"{ratio:.3f}x: {verdict(ratio <= TARGET_TOKEN_RATIO)}",
+            "-",
+        ]
+    )
+    modes = Table(
+        f"Judge modes on {DATASET} ({n} cases, local judge server)",
+        ["mode", "requests", "requests/case", "input tokens", "input tokens/case"],
+        rows,
+        [
+            f"Target: combined mode's input tokens <= {TARGET_TOKEN_RATIO}x per_metric's.",
+            f"Per-case results identical in both modes: {same}.",
+        ],
+    )
     keys = sorted(scores["per_metric"])
     agree = sum(scores["per_metric"][k] == scores["combined"][k] for k in keys)
-    print(
-        f"\n## Mode agreement on the combined fixtures\n\n"
-        f"{agree} of {len(keys)} (fixture, prompt) scores equal ({agree / len(keys):.1%}); "
-        f"requests: per_metric {scores['per_metric/requests']}, "
-        f"combined {scores['combined/requests']}"
+    agreement = Table(
+        "Mode agreement on the combined fixtures",
+        ["(fixture, prompt) scores", "equal", "requests per_metric", "requests combined"],
+        [
+            [
+                str(len(keys)),
+                f"{agree} ({agree / len(keys):.1%})",
+                str(scores["per_metric/requests"]),
+                str(scores["combined/requests"]),
+            ]
+        ],
+        [
+            "The local server's verdicts are a deterministic function of the material asked "
+            "about, so this agreement shows both modes ask about the same material and score "
+            "alike; a real judge model's agreement is measured with `ragproof calibrate` in "
+            "each mode (RAGPROOF_JUDGE_MODE or --mode)."
+        ],
     )
-    print(
-        "\nThe local server's verdicts are a deterministic function of the material asked "
-        "about, so this agreement shows both modes ask about the same material and score "
-        "alike; a real judge model's agreement is measured with `ragproof calibrate` in "
-        "each mode (RAGPROOF_JUDGE_MODE or --mode)."
+    publish(
+        [modes, agreement],
+        args.emit,
+        headline=f"combined mode's input tokens {ratio:.3f}x per_metric's",
     )
     return 0 if ratio <= TARGET_TOKEN_RATIO else 1
 

@@ -35,6 +35,7 @@ from benchmarks._common import (
     RAGPROOF,
     REPO,
     WORK,
+    Benchmark,
     Table,
     clean_env,
     count,
@@ -45,6 +46,18 @@ from benchmarks._common import (
     verdict,
 )
 from benchmarks._synthetic import write_recorded_run
+
+BENCHMARK = Benchmark(
+    title="Judge throughput, uncached and cached",
+    measures=(
+        "1,000 `LiteLLMJudge.ask` calls at concurrency 16 and 64 against the local judge "
+        "server (own process, 1 s latency): wall vs calls x latency / concurrency, client "
+        "CPU per call. Then `ragproof run` with the judge on 200 qa cases (1,000 judge "
+        "calls), and the same run again served from the judge cache."
+    ),
+    target="wall <= 1.25x ideal; cached re-run: 0 requests, < 1/10 of the uncached wall",
+    order=30,
+)
 
 JUDGE_MODEL = "openai/judge-test"
 JUDGE_CALLS_PER_QA_CASE = 5  # groundedness, citation support, relevance, completeness, refusal

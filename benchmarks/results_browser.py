@@ -35,6 +35,7 @@ from benchmarks._common import (
     RAGPROOF,
     REPO,
     WORK,
+    Benchmark,
     Table,
     clean_env,
     parse_args,
@@ -43,6 +44,22 @@ from benchmarks._common import (
 )
 from ragproof_core.model import Answer, Case, CaseKind, CaseOutput, Chunk, scored, skipped
 from ragproof_core.store.run_store import RunRecord, RunStore
+
+BENCHMARK = Benchmark(
+    title="Results browser (`ragproof serve`)",
+    measures=(
+        "`ragproof serve` (own process) over a store written with `RunStore`: 1,000 runs "
+        "of one dataset (20 cases, 6 metrics) and one 100,000-case run. Chromium "
+        "(Playwright, `/usr/bin/chromium`) opens the runs page, the dataset's trend, and "
+        "a case search by text and by a metric's status; first contentful paint "
+        "(Performance API, from the start of the navigation) and the time to the page's "
+        "drawn flag, the first open and the median of 3 more, with the 1-minute load "
+        "before each page."
+    ),
+    target="first paint < 1 s each",
+    order=80,
+    in_run_all=False,
+)
 
 RUNS, QUICK_RUNS = 1_000, 50
 BIG, QUICK_BIG = 100_000, 5_000

@@ -42,6 +42,7 @@ from benchmarks._common import (
     PYTHON,
     REPO,
     WORK,
+    Benchmark,
     Table,
     count,
     parse_args,
@@ -51,6 +52,20 @@ from benchmarks._common import (
 )
 from benchmarks._synthetic import RETRIEVED_PER_CASE, RetrievalData, retrieval_data
 from ragproof_core.model import Case, CaseOutput, Chunk
+
+BENCHMARK = Benchmark(
+    title="Retrieval scoring",
+    measures=(
+        "The same seeded 100,000 and 1,000,000 synthetic cases (10 retrieved ids with "
+        "duplicates, 1 to 5 relevant, 2% empty retrievals) scored by ragproof (pipeline "
+        "path: `Case`/`CaseOutput`/`Chunk` + `retrieval_results`; kernel paths: "
+        "`matched_ids` + `retrieval_scores`, and `dedupe` + `retrieval_scores` on raw "
+        "ids), pytrec_eval and ranx (first call with numba compilation, and warm), each "
+        "timed including building its inputs; largest absolute difference per metric."
+    ),
+    target="ragproof >= 3x faster than pytrec_eval at 1,000,000; differences <= 1e-12",
+    order=10,
+)
 
 FULL_SIZES = (100_000, 1_000_000)
 QUICK_SIZES = (2_000, 20_000)

@@ -54,7 +54,17 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 
-from benchmarks._common import PYTHON, REPO, WORK, Table, count, publish, seconds, verdict
+from benchmarks._common import (
+    PYTHON,
+    REPO,
+    WORK,
+    Benchmark,
+    Table,
+    count,
+    publish,
+    seconds,
+    verdict,
+)
 from benchmarks._synthetic import RetrievalData, retrieval_data
 from benchmarks.retrieval_scoring import built_objects, ranked_dict
 from ragproof_assets.evaluation.shards import EVAL_BATCH_CASES
@@ -66,6 +76,27 @@ from ragproof_core.run.column_scoring import column_results
 from ragproof_core.run.evaluate import Selection, evaluate
 from ragproof_core.store.run_store import result_table
 from ragproof_core.store.schema import CHUNK_LIST_TYPE, CHUNK_TYPE, encode_dataset, encode_outputs
+
+BENCHMARK = Benchmark(
+    title="The run path's scoring, four metrics and nine",
+    measures=(
+        "What a shard step runs to score a batch and make its `case_results` rows "
+        "(`run.column_scoring.column_results` and the rows as an Arrow table, in the "
+        "shard's batches of 20,000) against pytrec_eval on the seeded cases of "
+        "`retrieval_scoring.py`, side by side in one process per size (100,000 and "
+        "1,000,000): from the dataset and outputs tables a shard reads, from plain id "
+        "lists (building those tables first), and the shard's object path "
+        "(`Case`/`CaseOutput`/`Chunk` and `evaluate(..., as_columns=True)`); the four "
+        "original metrics, and all nine (pytrec_eval's eight equivalents: trec_eval has "
+        "no Judged@k); pytrec_eval timed including building its dicts; largest difference "
+        "per query."
+    ),
+    target=(
+        "from the shard's tables: four >= 3x pytrec_eval at 1,000,000; "
+        "nine no slower than pytrec_eval"
+    ),
+    order=50,
+)
 
 K = 5
 FOUR = {

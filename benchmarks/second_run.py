@@ -27,6 +27,7 @@ from benchmarks._common import (
     RAGPROOF,
     REPO,
     WORK,
+    Benchmark,
     Table,
     clean_env,
     count,
@@ -36,6 +37,18 @@ from benchmarks._common import (
 )
 from benchmarks._synthetic import write_recorded_run
 from benchmarks.shards_store import TreePeak
+
+BENCHMARK = Benchmark(
+    title="A second run's memory",
+    measures=(
+        "A second run of the same recorded data into one store: the peak memory of every "
+        "process of each run, then of `ragproof compare`, `ragproof report --against` and "
+        "the results browser's compare page data on the two stored runs."
+    ),
+    target="under 1.5 GB per process",
+    order=150,
+    in_run_all=False,
+)
 
 # What each comparison child runs, on the store's two runs (oldest first).
 _COMPARE_PAGE = """

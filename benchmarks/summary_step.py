@@ -33,12 +33,26 @@ from benchmarks._common import (
     PYTHON,
     REPO,
     WORK,
+    Benchmark,
     Table,
     clean_env,
     count,
     publish,
     run_measured,
     seconds,
+)
+
+BENCHMARK = Benchmark(
+    title="The summary step's own work",
+    measures=(
+        "What the summary step computes (the summaries and the HTML report), the "
+        "distributions and the failure-rate check, each timed in a fresh process on one "
+        "stored 1,000,000-case run; and a shard's own work on the same run, both ways a "
+        "shard does it."
+    ),
+    target="-",
+    order=160,
+    in_run_all=False,
 )
 
 PHASES = {

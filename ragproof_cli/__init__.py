@@ -6,7 +6,8 @@ stderr and an exit code (``errors.py``).
 
 Exit codes: 0 success; 1 bad input (including a usage error), failed
 calibration or a refused comparison; 2 a run aborted on its budget; 3 an
-internal error; 4 a regression found by ``compare --fail-on-regression``; 5 the
+internal error; 4 a regression found by ``compare --fail-on-regression`` or a broken
+floor (``check``, CONTRACT section 25); 5 the
 store could not be written during a run, which stopped its judge requests.
 """
 
@@ -43,6 +44,10 @@ COMMANDS: dict[str, Command] = {
     "runs": Command("ragproof_cli.run", "list stored runs"),
     "show": Command("ragproof_cli.run", "one run's summary"),
     "compare": Command("ragproof_cli.compare", "paired comparison of two runs"),
+    "check": Command(
+        "ragproof_cli.check",
+        "apply the floors of a [gate] table to a run: exit 4 when one is broken",
+    ),
     "calibrate": Command(
         "ragproof_cli.calibrate",
         "judge agreement with human-scored fixtures, or bias-corrected means from labels",
@@ -66,7 +71,7 @@ COMMANDS: dict[str, Command] = {
     ),
     "sql": Command(
         "ragproof_cli.sql",
-        "read-only SQL over the runs, case_results, metric_summaries and metrics views",
+        "read-only SQL over the runs, case_results, metric_summaries, outputs and metrics views",
     ),
     "suites": Command("ragproof_cli.suites", "check suites.toml: each suite and its schedule"),
 }

@@ -155,7 +155,7 @@ def _sample(args: argparse.Namespace) -> int:
     out = Path(args.out)
     if out.parent != Path() and not out.parent.is_dir():
         raise UsageError(f"--out {out}: folder {out.parent} does not exist")
-    text = "".join(json.dumps(line, ensure_ascii=False) + "\n" for line in lines)
+    text = "".join(json.dumps(line, ensure_ascii=False, allow_nan=False) + "\n" for line in lines)
     write_json_lines(out, text)
     metrics = len({line["metric"] for line in lines})
     print(f"wrote {len(lines)} line(s) over {metrics} judge metric(s) to {out}", file=sys.stderr)

@@ -19,8 +19,11 @@ from ragproof_core.compare import (
     HOLM,
     MixedJudgesError,
     MixedSettingsError,
+    broken,
+    check_floors,
     compare_stored_runs,
     describe,
+    floors_for,
     regressions,
 )
 from ragproof_core.metrics import stored_registry
@@ -48,18 +51,29 @@ def cmd_compare(args: argparse.Namespace) -> int:
     except MixedSettingsError as exc:
         print(mixed_settings_refusal(exc), file=sys.stderr)
         return EXIT_BAD_INPUT
+    # B's floors (CONTRACT section 25): those of --config, else those B was run with.
+    floors = check_floors(
+        store, records[1].run_id, floors_for(store, records[1].run_id, args.config)
+    )
     if fmt == "json":
-        print_json(comparison.to_dict())
+        print_json({**comparison.to_dict(), "floors": [r.to_dict() for r in floors]})
     elif fmt == "markdown":
-        print(render_markdown(comparison, margin=args.margin), end="")
+        print(render_markdown(comparison, margin=args.margin, floors=floors), end="")
     else:
         print(comparison.render_table())
+        if floors:
+            print(f"\nfloors of B ({records[1].run_id}):")
+            for result in floors:
+                print(result.line())
     if not args.fail_on_regression:
         return EXIT_OK
     worse = regressions(comparison, margin=args.margin)
+    failed = broken(floors)
+    for result in failed:
+        print(f"ragproof: floor broken: {result.line().removeprefix('FAIL  ')}", file=sys.stderr)
     for metric in worse:
         print(f"ragproof: regression: {describe(metric)}", file=sys.stderr)
-    return EXIT_REGRESSION if worse else EXIT_OK
+    return EXIT_REGRESSION if worse or failed else EXIT_OK
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -94,9 +108,15 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--fail-on-regression",
         action="store_true",
         help="exit 4 when a metric of B is significantly worse (adjusted p < 0.05, see "
-        "--correction) than A by more than --margin",
+        "--correction) than A by more than --margin, or B breaks a floor (see --config)",
     )
     compare.add_argument(
         "--margin", type=float, default=0.0, help="tolerated worsening (default 0)"
+    )
+    compare.add_argument(
+        "--config",
+        metavar="FILE",
+        help="apply the floors of this ragproof.toml's [gate] table to B (default: the floors "
+        "B was run with); with --fail-on-regression a broken floor exits 4 too",
     )
     compare.set_defaults(func=cmd_compare)

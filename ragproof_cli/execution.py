@@ -188,6 +188,8 @@ def launch_form(args: argparse.Namespace) -> EvalRunConfig:
 
 
 def _listed(value: Any) -> Any:
+    if isinstance(value, list):  # a repeated flag's (key, value) pairs: a table
+        return dict(value)
     return list(value) if isinstance(value, tuple) else value
 
 

@@ -9,6 +9,8 @@ Bad input is one line ``ragproof: PATH:LINE: reason``, exit 1, and no file writt
 from __future__ import annotations
 
 import argparse
+import os
+from collections.abc import Sequence
 from pathlib import Path
 
 from ragproof_cli.common import EXIT_OK, UsageError
@@ -20,9 +22,17 @@ from ragproof_core.data.importers.ragas import import_ragas
 from ragproof_core.data.importers.trec import import_trec
 from ragproof_core.data.importers.writer import write_files
 
+# The files an importer of cases and recorded outputs writes.
+OUTPUTS = ("out", "recorded_out")
+
 
 def cmd_import_beir(args: argparse.Namespace) -> int:
-    _distinct_outputs(args, "out", "corpus_out")
+    folder = Path(args.dir)
+    _distinct_outputs(
+        args,
+        ("out", "corpus_out"),
+        [folder / "corpus.jsonl", folder / "queries.jsonl", folder / "qrels" / f"{args.split}.tsv"],
+    )
     imported = _bad_input_as_usage(lambda: import_beir(Path(args.dir), args.split))
     files = [(Path(args.out), imported.cases)]
     if args.corpus_out:
@@ -35,7 +45,7 @@ def cmd_import_beir(args: argparse.Namespace) -> int:
 
 
 def cmd_import_trec(args: argparse.Namespace) -> int:
-    _distinct_outputs(args, "out", "recorded_out")
+    _distinct_outputs(args, OUTPUTS, [args.qrels, args.run, args.topics])
     imported = _bad_input_as_usage(
         lambda: import_trec(
             Path(args.qrels), Path(args.run), Path(args.topics) if args.topics else None
@@ -45,17 +55,17 @@ def cmd_import_trec(args: argparse.Namespace) -> int:
 
 
 def cmd_import_ragas(args: argparse.Namespace) -> int:
-    _distinct_outputs(args, "out", "recorded_out")
+    _distinct_outputs(args, OUTPUTS, [args.file])
     return _write_cases_and_outputs(args, _bad_input_as_usage(lambda: import_ragas(args.file)))
 
 
 def cmd_import_deepeval(args: argparse.Namespace) -> int:
-    _distinct_outputs(args, "out", "recorded_out")
+    _distinct_outputs(args, OUTPUTS, [args.file])
     return _write_cases_and_outputs(args, _bad_input_as_usage(lambda: import_deepeval(args.file)))
 
 
 def cmd_import_otlp(args: argparse.Namespace) -> int:
-    _distinct_outputs(args, "out", "recorded_out")
+    _distinct_outputs(args, OUTPUTS, args.files)
     if not 0.0 < args.sample <= 1.0:
         raise UsageError(f"--sample: expected a rate in (0, 1], got {args.sample:g}")
     imported = _bad_input_as_usage(lambda: import_otlp(args.files, args.sample, args.seed))
@@ -77,7 +87,7 @@ def _write_cases_and_outputs(args: argparse.Namespace, imported) -> int:
 
 def _write(files) -> list[int]:
     try:
-        return write_files(files)
+        return _bad_input_as_usage(lambda: write_files(files))
     except OSError as exc:
         raise UsageError(f"{exc.filename}: cannot write ({exc.strerror or exc})") from None
 
@@ -90,16 +100,33 @@ def _bad_input_as_usage(action):
         raise UsageError(str(exc)) from None
 
 
-def _distinct_outputs(args: argparse.Namespace, *names: str) -> None:
-    paths = [(name, getattr(args, name)) for name in names if getattr(args, name)]
-    resolved = {}
-    for name, path in paths:
-        key = Path(path).resolve()
+def _distinct_outputs(
+    args: argparse.Namespace, names: Sequence[str], inputs: Sequence[str | Path | None]
+) -> None:
+    """Each file to write is a file of its own: not another output, and not an input
+    (writing it would replace what is being read)."""
+    read = {_file_key(path): str(path) for path in inputs if path}
+    resolved: dict[object, str] = {}
+    for name in names:
+        path = getattr(args, name)
+        if not path:
+            continue
+        flag, key = f"--{name.replace('_', '-')}", _file_key(path)
+        if key in read:
+            raise UsageError(f"{flag}: same file as the input {read[key]}")
         if key in resolved:
-            raise UsageError(
-                f"--{name.replace('_', '-')}: same file as --{resolved[key].replace('_', '-')}"
-            )
+            raise UsageError(f"{flag}: same file as --{resolved[key].replace('_', '-')}")
         resolved[key] = name
+
+
+def _file_key(path: str | Path) -> object:
+    """What makes two names one file: the same inode (a link, a symlink), else the same
+    resolved path (a file not written yet)."""
+    try:
+        found = os.stat(path)
+    except OSError:
+        return Path(path).resolve()
+    return (found.st_dev, found.st_ino)
 
 
 def register(sub: argparse._SubParsersAction) -> None:

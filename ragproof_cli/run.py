@@ -24,13 +24,22 @@ from ragproof_cli.common import (
     stdout_to_stderr,
 )
 from ragproof_cli.errors import DEBUG_HINT, one_line
-from ragproof_core.config import RUN_KEYS, run_key_choices, run_key_help, run_key_type
+from ragproof_core.config import (
+    RUN_KEYS,
+    parse_tag,
+    run_key_choices,
+    run_key_help,
+    run_key_type,
+)
 from ragproof_core.gc_pause import imports_paused
 from ragproof_core.judge import format_usd
 from ragproof_core.present import (
     agreement_lines,
     calibration_json,
     calibration_table,
+    case_text,
+    gather_case,
+    identity_line,
     judge_usage_table,
     latency_note,
     refusal_tradeoff,
@@ -52,13 +61,30 @@ def _flag(name: str) -> str:
     return "--" + name.replace("_", "-")
 
 
+def _tag(text: str) -> tuple[str, str]:
+    try:
+        return parse_tag(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def tag_flag(parser: argparse.ArgumentParser, help_text: str, dest: str = "tags") -> None:
+    """``--tag KEY=VALUE``, repeatable: a table of strings given one entry at a time."""
+    parser.add_argument(
+        "--tag", dest=dest, type=_tag, action="append", metavar="KEY=VALUE", help=help_text
+    )
+
+
 def add_run_key_flags(parser: argparse.ArgumentParser) -> None:
-    """One flag per ``[run]`` key (``--k``, ``--source-match``, ...), from its declaration."""
+    """One flag per ``[run]`` key (``--k``, ``--source-match``, ...), from its declaration;
+    a table of strings (``tags``) is one repeatable flag named for one entry (``--tag``)."""
     for name in RUN_KEYS:
         kind = run_key_type(name)
         help_text = f"run.{name}: {run_key_help(name)}"
         if kind is tuple:
             parser.add_argument(_flag(name), dest=name, type=_names, help=help_text)
+        elif kind is dict:
+            tag_flag(parser, f"{help_text}; repeatable", dest=name)
         else:
             parser.add_argument(
                 _flag(name), dest=name, type=kind, choices=run_key_choices(name), help=help_text
@@ -184,7 +210,8 @@ def _print_judge_detail(record) -> None:
 
 
 def cmd_runs(args: argparse.Namespace) -> int:
-    records = open_store().list_runs()
+    wanted = dict(args.tags or ())
+    records = [r for r in open_store().list_runs() if r.matches(args.name, wanted)]
     if args.json:
         print_json([run_dict(r) for r in records])
     else:
@@ -194,6 +221,13 @@ def cmd_runs(args: argparse.Namespace) -> int:
 
 def cmd_show(args: argparse.Namespace) -> int:
     store = open_store()
+    if args.case is not None:
+        case = gather_case(store, args.run_id, args.case)
+        if args.json:
+            print_json(case)
+        else:
+            print(case_text(case))
+        return EXIT_OK
     record = store.get_run(args.run_id)
     summaries = store.summaries(args.run_id)
     calibrations = store.calibrations(args.run_id)
@@ -208,6 +242,7 @@ def cmd_show(args: argparse.Namespace) -> int:
         return EXIT_OK
     print(f"run {record.run_id}: {record.status}, {record.cases} cases")
     print(f"dataset {record.dataset}; adapter {record.adapter}")
+    print(identity_line(record))
     _print_summary(record, summaries)
     if calibrations:
         print(calibration_table(summaries, calibrations))
@@ -228,10 +263,18 @@ def register(sub: argparse._SubParsersAction) -> None:
     run.set_defaults(func=cmd_run)
 
     runs = sub.add_parser("runs", help="list stored runs")
+    runs.add_argument("--name", help="only the runs of this name")
+    tag_flag(runs, "only the runs with this tag; repeatable (every one must match)")
     runs.add_argument("--json", action="store_true", help="print the runs as a JSON array")
     runs.set_defaults(func=cmd_runs)
 
     show = sub.add_parser("show", help="one run's summary")
     show.add_argument("run_id", metavar="RUN_ID", help="the run to show (see ragproof runs)")
+    show.add_argument(
+        "--case",
+        metavar="CASE_ID",
+        help="show one case instead: the question, what the pipeline said (answer, retrieval, "
+        "citations, steps) and each metric's status, value, reason and judge reply",
+    )
     show.add_argument("--json", action="store_true", help="print the summary as JSON")
     show.set_defaults(func=cmd_show)

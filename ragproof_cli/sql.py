@@ -62,7 +62,8 @@ def cmd_sql(args: argparse.Namespace) -> int:
 def register(sub: argparse._SubParsersAction) -> None:
     sql = sub.add_parser(
         "sql",
-        help="read-only SQL over the runs, case_results, metric_summaries and metrics views",
+        help="read-only SQL over the runs, case_results, metric_summaries, outputs and "
+        "metrics views",
     )
     sql.add_argument("query", help='e.g. "SELECT run_id, status FROM runs"')
     sql.add_argument("--json", action="store_true", help="print a JSON array of row objects")

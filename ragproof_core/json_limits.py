@@ -10,6 +10,10 @@ where it enters, with a message naming what was too deep or too big.
 ``scan_depth`` checks JSON *text* without decoding it (a plain scan over its
 brackets); ``loads_bounded`` decodes JSON text within both bounds; ``check_value``
 checks an already-decoded value without recursing.
+
+What is read is strict JSON too: Python's decoder takes ``NaN``, ``Infinity`` and
+``1e400`` (an infinity), which no other JSON reader does and which ragproof would
+write back out as bare ``NaN``; ``loads_bounded`` and ``STRICT_DECODING`` refuse them.
 """
 
 from __future__ import annotations
@@ -18,8 +22,10 @@ import datetime
 import decimal
 import functools
 import json
+import math
 import re
 from collections.abc import Mapping
+from types import MappingProxyType
 from typing import Any
 
 import orjson
@@ -45,6 +51,7 @@ _NAMED_LEVELS = 3
 
 # Half of a UTF-16 surrogate pair: a Python string may hold one, UTF-8 cannot.
 _SURROGATE = re.compile("[\ud800-\udfff]")
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
 
 # Strings (with their escapes) and the brackets outside them.
 _TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}]', re.DOTALL)
@@ -78,6 +85,34 @@ def scan_depth(text: str, max_depth: int = MAX_DEPTH) -> None:
             depth -= 1
 
 
+def refuse_constant(name: str) -> Any:
+    """``json.loads``'s ``parse_constant``: ``NaN`` and the infinities are not JSON."""
+    raise JsonLimitError(f"{name} is not a JSON number (JSON numbers are finite)")
+
+
+def finite_float(text: str) -> float:
+    """``json.loads``'s ``parse_float``: a number too big for a float (``1e400``) is refused,
+    not read as an infinity."""
+    value = float(text)
+    if value in (math.inf, -math.inf):
+        raise JsonLimitError(f"{text[:20]}{'...' if len(text) > 20 else ''} is out of range")
+    return value
+
+
+def bounded_int(digits: str) -> int:
+    """``json.loads``'s ``parse_int``: an integer of more than ``MAX_INT_DIGITS`` digits is
+    refused before ``int()`` (which raises past 4,300 digits, or takes long to get there)."""
+    if len(digits.lstrip("-")) > MAX_INT_DIGITS:
+        raise JsonLimitError(f"an integer of more than {MAX_INT_DIGITS} digits")
+    return int(digits)
+
+
+# The keyword arguments of a strict, bounded ``json.loads`` (or ``json.JSONDecoder``).
+STRICT_DECODING: Mapping[str, Any] = MappingProxyType(
+    {"parse_int": bounded_int, "parse_float": finite_float, "parse_constant": refuse_constant}
+)
+
+
 def loads_bounded(text: str, max_depth: int = MAX_DEPTH) -> Any:
     """``json.loads`` of ``text`` from outside, integers bounded (``bounded_int``); raises
     ``JsonLimitError`` exactly where ``scan_depth`` before decoding would, else the
@@ -90,9 +125,9 @@ def loads_bounded(text: str, max_depth: int = MAX_DEPTH) -> Any:
     ``RecursionError`` long before the interpreter's stack runs out), and on valid
     JSON the value nests exactly as deep as the text's brackets."""
     if text.count("[") + text.count("{") <= max_depth:
-        return json.loads(text, parse_int=bounded_int)
+        return json.loads(text, **STRICT_DECODING)
     try:
-        value = json.loads(text, parse_int=bounded_int)
+        value = json.loads(text, **STRICT_DECODING)
     except (ValueError, RecursionError):
         # A depth problem is the one to report, as when the text was scanned first.
         scan_depth(text, max_depth)
@@ -143,12 +178,10 @@ def has_surrogate(text: str) -> bool:
     return _SURROGATE.search(text) is not None
 
 
-def bounded_int(digits: str) -> int:
-    """``json.loads``'s ``parse_int``: an integer of more than ``MAX_INT_DIGITS`` digits is
-    refused before ``int()`` (which raises past 4,300 digits, or takes long to get there)."""
-    if len(digits.lstrip("-")) > MAX_INT_DIGITS:
-        raise JsonLimitError(f"an integer of more than {MAX_INT_DIGITS} digits")
-    return int(digits)
+def has_surrogate_escape(json_text: str) -> bool:
+    """Whether JSON text escapes a surrogate (``\\ud800``): its value may hold half of a
+    pair, which ``check_value(..., json_only=True)`` then finds. A pair decodes whole."""
+    return _SURROGATE_ESCAPE.search(json_text) is not None
 
 
 def check_value(

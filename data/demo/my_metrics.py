@@ -1,7 +1,7 @@
 """A metric of your own for the demo (data/demo/custom.toml, docs/metrics.md).
 
 ragproof calls it once per case with these keyword arguments (CONTRACT
-section 21) and stores what it returns: a float from 0 to 1 is the score,
+section 21) and stores what it returns: a finite number is the score,
 None skips the case ("metric returned no value"), and an exception is that
 case's error for this metric alone.
 """

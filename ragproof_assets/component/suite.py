@@ -32,7 +32,7 @@ from ragproof_assets.evaluation.shape import EvaluationShape, ResourceKeys
 from ragproof_assets.schedules.automation import evaluation_on_deps, scheduled_evaluation
 from ragproof_core.config import ConfigError, resolve_launch
 from ragproof_core.config.cron import is_valid_cron
-from ragproof_core.config.suites import NAME_RULE, SUITE_NAME
+from ragproof_core.config.suites import NAME_RULE, SUITE_NAME, suite_identity
 from ragproof_core.errors import show_value
 
 KEY_ROOT = "ragproof"
@@ -176,12 +176,15 @@ class EvaluationSuite(dg.Component, dg.Model, dg.Resolvable):
             fields["config_file"] = _absolute(folder, self.config_file)
         if self.metrics is not None:
             fields["metrics"] = list(self.metrics)
-        form = EvalRunConfig(**fields)
         try:
             # The settings every run of the suite gets, resolved now as a run resolves them.
-            resolve_launch(form.config_file, None, None, form.run_overrides()).selected_metrics()
+            resolved = resolve_launch(
+                fields.get("config_file"), None, None, {"metrics": fields.get("metrics")}
+            )
+            resolved.selected_metrics()
         except ConfigError as exc:
             raise ConfigError(f"{where}: {exc}") from None
+        form = EvalRunConfig(**suite_identity(self.name, fields, resolved.run.name))
         store = self.store or ""
         if store and "://" not in store:
             store = str((folder / store).resolve())

@@ -27,9 +27,9 @@ import dagster as dg
 from ragproof_assets.evaluation.config import PRECHECKED_TAG, EvalRunConfig
 from ragproof_assets.evaluation.dataset_scores import dataset_scores, mean_metadata
 from ragproof_assets.evaluation.resources import CheckSettings, StoreResource
-from ragproof_assets.evaluation.run_tags import tag_launcher
+from ragproof_assets.evaluation.run_tags import identity_tags, tag_launcher
 from ragproof_assets.evaluation.shape import EvaluationShape
-from ragproof_assets.evaluation.summary_checks import failure_rate, no_regression
+from ragproof_assets.evaluation.summary_checks import failure_rate, floors, no_regression
 from ragproof_assets.evaluation.table_schemas import DATASET_COLUMNS
 from ragproof_core.adapters.loading import AdapterLoadError
 from ragproof_core.calibration import jury_agreement
@@ -149,6 +149,9 @@ def _store_dataset(
         refreshed = views.submit(_refresh_views, context, run_store)
         manifest = _manifest(context, config, checked)
         _write_run_files(run_store, run_id, manifest, dataset, recording)
+        # However the run was launched (command line, Launchpad, schedule, sensor), its
+        # Dagster run carries its name, tags and digest: the UI's run list filters by them.
+        context.instance.add_run_tags(context.run.run_id, identity_tags(manifest))
         refreshed.result()
     return dg.Output(
         run_store.table_handle(run_id, "dataset", dataset.rows),
@@ -157,6 +160,7 @@ def _store_dataset(
             "dataset": manifest.dataset,
             "dataset_sha256": manifest.dataset_sha256,
             "adapter": resolved.adapter.target,
+            "config_digest": manifest.config_digest,
             "cases_by_kind": dg.MetadataValue.json(dataset.kinds()),
         },
     )
@@ -181,6 +185,7 @@ def _manifest(
         judge_api_base=checked.judge_env.api_base,
         dagster_run_id=context.run.run_id,
         metrics=resolved.metrics,
+        gate=resolved.gate,
     )
     # Hashed here, from the real values: the stored manifest has its secrets masked.
     return replace(manifest, config_sha256=manifest.settings_sha256())
@@ -261,6 +266,9 @@ def prepare_summary(
             if "," in (judge_verdicts.model or "")
             else {}
         ),
+        name=manifest.run.name,
+        tags=dict(manifest.run.tags),
+        config_digest=manifest.config_digest,
     )
     run_store.write_summaries(run_id, summaries)
     return PreparedSummary(manifest, summaries, tally, record)
@@ -309,6 +317,7 @@ def run_summary(
     checked = [
         pool.submit(no_regression, run_store, run_id, checks, regression),
         pool.submit(failure_rate, run_store, run_id, checks),
+        pool.submit(floors, run_store, run_id),
     ]
 
     metadata: dict[str, object] = {

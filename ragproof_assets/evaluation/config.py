@@ -73,7 +73,13 @@ class LaunchForm(dg.Config):
         )
 
 
-_KIND = {int: "an integer", float: "a number", str: "a string", tuple: "a list of names"}
+_KIND = {
+    int: "an integer",
+    float: "a number",
+    str: "a string",
+    tuple: "a list of names",
+    dict: "a table of strings, added to the config file's",
+}
 
 
 def run_key_description(name: str) -> str:
@@ -81,7 +87,10 @@ def run_key_description(name: str) -> str:
     choices = run_key_choices(name)
     kind = " | ".join(choices) if choices else _KIND[run_key_type(name)]
     default = getattr(RunSettings(), name)
-    shown = "every metric" if name == "metrics" and not default else json.dumps(default)
+    if name == "metrics" and not default:
+        shown = "every metric"
+    else:
+        shown = "none" if default is None else json.dumps(default)
     return (
         f"run.{name}: {run_key_help(name)} ({kind}; default {shown}, "
         "or the config file's value; set here, it overrides the file)"

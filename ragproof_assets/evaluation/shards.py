@@ -7,7 +7,7 @@ run_summary, its ops named and its resources keyed by the shape (``shape.py``)::
     plan_shards ──> evaluate_shard[shard_0000] ─┐
                 ├─> evaluate_shard[shard_0001] ─┼─> summarize_run -> adapter_outputs,
                 └─> ...                         ┘     judge_verdicts, case_scores,
-                                                      run_summary (+ its two checks)
+                                                      run_summary (+ its three checks)
 
 ``plan_shards`` emits one dynamic output per shard of the run's launch form, the
 count the dataset step writes into the manifest: it depends on nothing, so it
@@ -489,7 +489,7 @@ def summarize_run(
     summary = prepare_summary(run_store, run_id, gathered.ledger, gathered.totals, gathered.tally)
     # The report, the step's longest work, is built on a thread from here while this one
     # hands Dagster the three assets' outputs and records the run; the views' check and
-    # the two checks join it there.
+    # the three checks join it there.
     with ThreadPoolExecutor(max_workers=3, thread_name_prefix="ragproof-summary") as pool:
         report = pool.submit(write_report, run_store, summary)
         yield from shard_outputs(run_store, run_id, gathered)

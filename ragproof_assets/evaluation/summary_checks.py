@@ -1,8 +1,9 @@
 """Asset checks on a run summary: did this run regress against the last
 completed run of the same dataset, adapter and scoring settings (k,
-source_match, metrics), and did too many cases fail?
+source_match, metrics), did too many cases fail, and does it clear the floors
+of its config's ``[gate]`` table (CONTRACT section 25)?
 
-Both are check specs of ``run_summary`` (``RUN_SUMMARY_CHECKS``), evaluated by the
+All three are check specs of ``run_summary`` (``RUN_SUMMARY_CHECKS``), evaluated by the
 step that materializes it (``shards.summarize_run``): no step of their own to hand
 off, launch and set up after the summary (issue 24, item 5), so they live in the
 evaluation layer. Each function here is one check's result.
@@ -13,7 +14,7 @@ from dataclasses import dataclass
 import dagster as dg
 
 from ragproof_assets.evaluation.resources import CheckSettings
-from ragproof_core.compare import MixedJudgesError, compare_stored_runs
+from ragproof_core.compare import MixedJudgesError, broken, check_floors, compare_stored_runs
 from ragproof_core.store import RunStore, stored_run_settings
 
 RUN_SUMMARY = "run_summary"
@@ -44,7 +45,13 @@ FAILURE_RATE = SummaryCheck(
     "Fails when the share of cases with a case failure or a judge error is above "
     "the configured maximum.",
 )
-RUN_SUMMARY_CHECKS = (NO_REGRESSION, FAILURE_RATE)
+FLOORS = SummaryCheck(
+    "floors",
+    "Applies the floors of the run's [gate] table (CONTRACT section 25), as "
+    "`ragproof check` does: fails when a metric's mean, or with every_case any scored case, "
+    "is outside its bound, or fewer than min_scored cases were scored.",
+)
+RUN_SUMMARY_CHECKS = (NO_REGRESSION, FAILURE_RATE, FLOORS)
 
 
 def run_summary_check_specs(asset: dg.AssetKey, *, blocking: bool) -> tuple[dg.AssetCheckSpec, ...]:
@@ -119,5 +126,26 @@ def failure_rate(run_store: RunStore, run_id: str, checks: CheckSettings) -> dg.
             "cases": cases,
             "share": dg.MetadataValue.float(share),
             "max_share": checks.max_failure_share,
+        },
+    )
+
+
+def floors(run_store: RunStore, run_id: str) -> dg.AssetCheckResult:
+    gate = run_store.run_manifest(run_id).gate
+    if not gate:
+        return dg.AssetCheckResult(
+            check_name=FLOORS.name,
+            passed=True,
+            metadata={"floors": "none: the run's config has no [gate] table"},
+        )
+    results = check_floors(run_store, run_id, gate)
+    failed = broken(results)
+    return dg.AssetCheckResult(
+        check_name=FLOORS.name,
+        passed=not failed,
+        metadata={
+            "broken": ", ".join(r.metric for r in failed) or "none",
+            "floors": dg.MetadataValue.md("\n".join(f"- `{r.line()}`" for r in results)),
+            "results": dg.MetadataValue.json([r.to_dict() for r in results]),
         },
     )

@@ -15,6 +15,9 @@ when the judge tracks the humans, i.e. var(y - f) is well below var(y).
 
 Every variance and sd is the sample one (ddof 1) and z = 1.96 (CONTRACT
 section 12). With n < 2 or N - n < 2 the figures that need them are None.
+Every interval is reported within [0, 1], and so is the PPI mean (CONTRACT
+section 25; docs/judge.md): scores and labels lie in [0, 1], so their mean does,
+and clipping an interval to where the mean must be keeps its coverage.
 
 The functions take numpy arrays whose *last* axis holds the cases, so a
 simulation can evaluate thousands of repetitions at once; with 1-D inputs
@@ -77,8 +80,16 @@ def ppi_mean_and_half_width(
     return mean, z * np.sqrt(variance)
 
 
+def within_unit(value: float) -> float:
+    """``value`` clipped to [0, 1], where every judge score and human label lies."""
+    return float(min(1.0, max(0.0, value)))
+
+
 def _interval(mean: float, half: float) -> Interval:
-    return (float(mean - half), float(mean + half))
+    """``mean ± half`` within [0, 1] (CONTRACT section 25): the mean of scores in [0, 1]
+    lies there, so an interval that covers it still does after the clip, and none
+    reads as "between -0.55 and 1.98" after three labels."""
+    return (within_unit(mean - half), within_unit(mean + half))
 
 
 def estimate(
@@ -105,7 +116,9 @@ def estimate(
         human_mean, human_ci = float(mean), _interval(mean, half)
         if rest >= 2:
             mean, half = ppi_mean_and_half_width(f_l, y_l, f_u, z)
-            ppi_mean, ppi_ci = float(mean), _interval(mean, half)
+            # The correction can carry the estimate past a bound (a judge at 1.0 corrected
+            # up by labels above it): no mean score lies there, the bound is nearer.
+            ppi_mean, ppi_ci = within_unit(mean), _interval(mean, half)
     return PPIEstimate(
         n_judged=n + rest,
         n_labelled=n,

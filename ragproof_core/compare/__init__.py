@@ -1,5 +1,6 @@
 """Comparing two runs: paired statistics, power, the multiple-comparison correction,
-the regression gate and the run plan. What the other layers use is exported here."""
+the regression gate, the floors of a run's gate and the run plan. What the other
+layers use is exported here."""
 
 from ragproof_core.compare.comparison import (
     BETTER,
@@ -16,6 +17,14 @@ from ragproof_core.compare.correction import (
     CORRECTIONS,
     HOLM,
 )
+from ragproof_core.compare.floors import (
+    FloorResult,
+    NoFloors,
+    broken,
+    check_floors,
+    floors_for,
+    required_floors,
+)
 from ragproof_core.compare.gate import (
     describe,
     regressions,
@@ -28,15 +37,21 @@ __all__ = [
     "BETTER",
     "CORRECTIONS",
     "Comparison",
+    "FloorResult",
+    "NoFloors",
     "HOLM",
     "MixedJudgesError",
     "MixedSettingsError",
     "RunSide",
     "TAIL_NOTE",
     "WORSE",
+    "broken",
+    "check_floors",
     "compare_runs",
     "compare_stored_runs",
     "describe",
+    "floors_for",
     "plan_run",
     "regressions",
+    "required_floors",
 ]

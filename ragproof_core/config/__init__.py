@@ -5,6 +5,14 @@ What the other layers use is exported here; modules inside the package import
 each other directly.
 """
 
+from ragproof_core.config.gate import (
+    Floor,
+)
+from ragproof_core.config.identity import (
+    SHORT_DIGEST,
+    parse_tag,
+    tags_text,
+)
 from ragproof_core.config.launch import (
     resolve_launch,
 )
@@ -46,6 +54,8 @@ __all__ = [
     "DEFAULT_CRON",
     "DEFAULT_TIMEZONE",
     "DEMO_ADAPTER",
+    "SHORT_DIGEST",
+    "Floor",
     "REDACTED",
     "RUN_KEYS",
     "RunManifest",
@@ -56,6 +66,7 @@ __all__ = [
     "is_secret_key",
     "load_config",
     "load_suites",
+    "parse_tag",
     "redact",
     "resolve_launch",
     "run_key_choices",
@@ -63,4 +74,5 @@ __all__ = [
     "run_key_type",
     "store_root",
     "suites_file",
+    "tags_text",
 ]

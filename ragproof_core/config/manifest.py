@@ -17,6 +17,8 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
+from ragproof_core.config.gate import Floor, gate_to_dict, parse_gate
+from ragproof_core.config.identity import config_digest
 from ragproof_core.config.redaction import config_sha256
 from ragproof_core.config.settings import (
     AdapterSpec,
@@ -58,6 +60,8 @@ class RunManifest:
     # The [[metric]] tables: every step builds the run's own metrics from them, and
     # compare and the report read their directions from config_json.
     metrics: tuple[MetricTable, ...] = ()
+    # The [gate] table: the floors `ragproof check` and the `floors` check apply by default.
+    gate: tuple[Floor, ...] = ()
 
     def __post_init__(self) -> None:
         selected = self.run.selection(tuple(t.name for t in self.metrics))
@@ -69,7 +73,14 @@ class RunManifest:
 
     @property
     def config(self) -> Config:
-        return Config(self.run, self.adapter, self.judge, self.metrics)
+        return Config(self.run, self.adapter, self.judge, self.metrics, gate=self.gate)
+
+    @property
+    def config_digest(self) -> str:
+        """The run's config digest (``identity.config_digest``): equal for runs set up alike,
+        whatever their names, tags and secrets."""
+        data = self.to_dict()
+        return config_digest(data["run"], self.adapter.target, self.adapter.options)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -88,6 +99,8 @@ class RunManifest:
             "config_sha256": self.config_sha256,
             # Only a run with metrics of its own says so: other runs' JSON is unchanged.
             **({"metrics": tables_to_dicts(self.metrics)} if self.metrics else {}),
+            # Likewise the floors.
+            **({"gate": gate_to_dict(self.gate)} if self.gate else {}),
         }
 
     def settings_sha256(self) -> str:
@@ -118,6 +131,7 @@ class RunManifest:
             dagster_run_id=data.get("dagster_run_id"),
             config_sha256=data.get("config_sha256"),
             metrics=tables_from_dicts(data.get("metrics")),
+            gate=parse_gate(data.get("gate") or {}),
         )
 
     @classmethod

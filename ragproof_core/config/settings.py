@@ -21,6 +21,8 @@ from typing import Any, Literal, get_args, get_origin
 from pydantic import Field
 from pydantic.dataclasses import dataclass
 
+from ragproof_core.config.gate import GATE, Floor, parse_gate
+from ragproof_core.config.identity import check_name, check_tags
 from ragproof_core.config.traces import TracesSettings
 from ragproof_core.errors import ConfigError, show_key, show_value, unknown_key_reason
 from ragproof_core.json_limits import JsonLimitError, check_value
@@ -85,8 +87,19 @@ class RunSettings:
     shards: int = Field(
         default=1, ge=1, le=MAX_SHARDS, description="split the cases into this many steps"
     )
+    # The run's identity (CONTRACT section 25, config/identity.py): labels stored with the
+    # run, outside its config digest.
+    name: str | None = Field(
+        default=None, description="a name stored with the run, to find it again (runs --name)"
+    )
+    tags: dict[str, str] = Field(
+        default_factory=dict,
+        description="KEY=VALUE labels stored with the run (runs --tag KEY=VALUE filters by them)",
+    )
 
     def __post_init__(self) -> None:
+        check_name(self.name)
+        check_tags(self.tags)
         shipped = [p for p in self.metrics if not p.strip().startswith(CUSTOM_PREFIX)]
         if shipped:
             # Patterns of custom metrics are checked with the config's [[metric]] tables.
@@ -124,9 +137,13 @@ def run_key_help(name: str) -> str:
 
 
 def run_key_type(name: str) -> type:
-    """The plain type of a ``[run]`` key's value (``int``, ``float``, ``str`` or ``tuple``),
-    for forms that carry it outside the schema (command-line flags, Dagster config)."""
-    return type(RunSettings.__pydantic_fields__[name].default)
+    """The plain type of a ``[run]`` key's value (``int``, ``float``, ``str``, ``tuple`` or
+    ``dict``), for forms that carry it outside the schema (command-line flags, Dagster
+    config). A key whose default is None (``name``) holds a ``str``."""
+    declared = RunSettings.__pydantic_fields__[name]
+    if declared.default_factory is not None:
+        return type(declared.default_factory())
+    return str if declared.default is None else type(declared.default)
 
 
 def run_key_choices(name: str) -> tuple[str, ...] | None:
@@ -159,13 +176,34 @@ class Config:
     metrics: tuple[MetricTable, ...] = ()
     # The [traces] table: the trace sensor's sampling and metrics (CONTRACT section 18).
     traces: TracesSettings = dataclasses.field(default_factory=TracesSettings)
+    # The [gate] table: floors the run must clear (CONTRACT section 25).
+    gate: tuple[Floor, ...] = ()
 
     def __post_init__(self) -> None:
-        self.selected_metrics()  # a pattern matching none of this config's metrics is bad input
+        selected = self.selected_metrics()  # a pattern matching none is bad input
+        self._check_gate(selected)
         try:
             dataclasses.replace(self.run, metrics=self.traces.metrics).selection(self.custom_names)
         except (MetricSelectionError, ValueError) as exc:
             raise ConfigError(f"traces.metrics: {str(exc).removeprefix('run.metrics: ')}") from None
+
+    def _check_gate(self, selected: Sequence[str]) -> None:
+        """Each floor names a metric this config scores: a floor on a metric the run
+        never scores would fail every run, and a typo would go unnoticed until then."""
+        registry = REGISTRY.with_metrics(named_only(name) for name in self.custom_names)
+        chosen = set(selected)
+        for floor in self.gate:
+            where = f"{GATE}.{show_key(floor.metric)}"
+            if registry.spec(floor.metric) is None:
+                known = [m.name for m in registry.metrics]
+                raise ConfigError(
+                    f"{where}: {unknown_key_reason(floor.metric, known, noun='metric')}"
+                )
+            if floor.metric not in chosen:
+                raise ConfigError(
+                    f"{where}: the metric is not selected (run.metrics): the floor would "
+                    "fail every run"
+                )
 
     @property
     def custom_names(self) -> tuple[str, ...]:
@@ -193,6 +231,9 @@ class Config:
         changes = {name: value for name, value in run_keys.items() if value is not None}
         if "metrics" in changes:
             changes["metrics"] = list_as_tuple(changes["metrics"])
+        if isinstance(changes.get("tags"), Mapping):
+            # Tags given here join the file's (a key given both ways takes this value).
+            changes["tags"] = {**self.run.tags, **changes["tags"]}
         run = dataclasses.replace(self.run, **changes) if changes else self.run
         spec = self.adapter
         if adapter is not None or options is not None:
@@ -200,7 +241,7 @@ class Config:
                 self.adapter.target if adapter is None else adapter,
                 dict(self.adapter.options if options is None else options),
             )
-        return Config(run, spec, self.judge, self.metrics, self.traces)
+        return Config(run, spec, self.judge, self.metrics, self.traces, self.gate)
 
 
 def run_settings_dict(run: RunSettings, custom: Sequence[str] = ()) -> dict[str, Any]:
@@ -250,7 +291,14 @@ def load_config(path: str | Path | None) -> Config:
         raise ConfigError(f"{path}: not valid TOML (nested too deeply)") from None
     tables: dict[str, Any] = {}
     metric_tables: tuple[MetricTable, ...] = ()
+    gate: tuple[Floor, ...] = ()
     for name, table in raw.items():
+        if name == GATE:
+            try:
+                gate = parse_gate(table)
+            except ConfigError as exc:
+                raise ConfigError(f"{path}: {exc}") from None
+            continue
         if name == METRIC_TABLES:
             try:
                 metric_tables = parse_metric_tables(table, path.parent)
@@ -259,7 +307,7 @@ def load_config(path: str | Path | None) -> Config:
                 raise ConfigError(f"{path}: {exc}") from None
             continue
         if name not in _TABLES:
-            reason = unknown_key_reason(name, (*_TABLES, METRIC_TABLES), noun="table")
+            reason = unknown_key_reason(name, (*_TABLES, METRIC_TABLES, GATE), noun="table")
             raise ConfigError(f"{path}: {show_key(name)}: {reason}")
         if not isinstance(table, dict):
             raise ConfigError(f"{path}: {name}: expected a table, got {show_value(table)}")
@@ -278,6 +326,7 @@ def load_config(path: str | Path | None) -> Config:
             tables.get("judge", JudgeSettings()),
             metric_tables,
             tables.get("traces", TracesSettings()),
+            gate,
         )
     except ConfigError as exc:
         raise ConfigError(f"{path}: {exc}") from None

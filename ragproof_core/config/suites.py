@@ -85,9 +85,14 @@ LAUNCH_KEYS: tuple[str, ...] = (
     "adapter_options_json",
     "no_cache",
 )
+# A suite's `name` is the suite's: its runs are named after it unless the config file
+# names them ([run] name); every other [run] key may be set per suite.
+SUITE_RUN_KEYS: tuple[str, ...] = tuple(key for key in RUN_KEYS if key != "name")
 SCHEDULE_KEYS: tuple[str, ...] = ("cron", "timezone", "keep_last")
 # Every key a [[suite]] may have, in the order the docs list them.
-SUITE_KEYS: tuple[str, ...] = ("name", *LAUNCH_KEYS, *RUN_KEYS, *SCHEDULE_KEYS)
+SUITE_KEYS: tuple[str, ...] = ("name", *LAUNCH_KEYS, *SUITE_RUN_KEYS, *SCHEDULE_KEYS)
+# The run tag every run of a suite carries (CONTRACT sections 25 and 30).
+SUITE_TAG = "suite"
 
 
 @dataclass(frozen=True)
@@ -164,14 +169,31 @@ def _suite(entry: Any, where: str) -> Suite:
             raise ConfigError(f"{where}: {show_key(key)}: {unknown_key_reason(key, SUITE_KEYS)}")
     if "dataset" not in entry:
         raise ConfigError(f"{where}: dataset: missing required key")
-    run = {key: value for key, value in entry.items() if key in RUN_KEYS}
+    run = {key: value for key, value in entry.items() if key in SUITE_RUN_KEYS}
     try:
-        table = SuiteTable(**{k: v for k, v in entry.items() if k not in RUN_KEYS})
+        table = SuiteTable(**{k: v for k, v in entry.items() if k not in SUITE_RUN_KEYS})
         # The settings the suite's runs get, resolved now as a run resolves them.
-        resolve_launch(table.config_file, table.adapter, table.adapter_options_json, run)
+        resolved = resolve_launch(table.config_file, table.adapter, table.adapter_options_json, run)
+        resolved.selected_metrics()
     except ConfigError as exc:
         raise ConfigError(f"{where}: {exc}") from None
     except ValidationError as exc:
         raise ConfigError(f"{where}: {describe(exc, known=SUITE_KEYS)}") from None
-    launch = {key: entry[key] for key in (*LAUNCH_KEYS, *RUN_KEYS) if key in entry}
-    return Suite(name, launch, table.cron, table.timezone, table.keep_last)
+    launch = {key: entry[key] for key in (*LAUNCH_KEYS, *SUITE_RUN_KEYS) if key in entry}
+    return Suite(
+        name,
+        suite_identity(name, launch, resolved.run.name),
+        table.cron,
+        table.timezone,
+        table.keep_last,
+    )
+
+
+def suite_identity(name: str, launch: Mapping[str, Any], run_name: str | None) -> dict[str, Any]:
+    """``launch`` with the suite's identity (CONTRACT section 30): its runs tagged
+    ``suite=<name>`` beside their own tags, and named after the suite unless the
+    config names them (``run_name``, the config's ``[run] name``)."""
+    identity = {**launch, "tags": {**dict(launch.get("tags") or {}), SUITE_TAG: name}}
+    if run_name is None:
+        identity["name"] = name
+    return identity

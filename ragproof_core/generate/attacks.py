@@ -80,7 +80,9 @@ def write_jsonl(rows: Iterable[Mapping[str, Any]], path: Path) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     with path.open("w", encoding="utf-8", newline="\n") as handle:
         for row in rows:
-            handle.write(json.dumps(row, sort_keys=True, ensure_ascii=False) + "\n")
+            handle.write(
+                json.dumps(row, sort_keys=True, ensure_ascii=False, allow_nan=False) + "\n"
+            )
 
 
 def generate_command(

@@ -380,6 +380,7 @@ METRICS: tuple[MetricSpec, ...] = (
         score=case_only(step_count),
         score_columns=step_columns,
         listed_when_unused=False,
+        bounded=False,
     ),
     MetricSpec(
         TASK_COMPLETION,

@@ -6,10 +6,13 @@ A table (``ragproof_core.metrics.custom_tables``) becomes one ``MetricSpec`` of 
 reported like them:
 
 - a **function metric** calls the user's function once per case with exactly
-  the keyword arguments of section 21 (``function_arguments``). A float in
-  [0, 1] is the score; None skips the case (``metric returned no value``); a
-  raise, a NaN, an infinity or a value outside [0, 1] is status ``error`` for
-  that metric and case, with the reason, never the run's failure;
+  the keyword arguments of section 21 (``function_arguments``), each call bounded
+  by the table's ``timeout_s`` (``metrics.function_calls``). Any finite number is
+  the score, stored as given (a count is fine: ``higher_is_better`` says which
+  way is good); None skips the case (``metric returned no value``); a raise of
+  any kind (``SystemExit`` and ``KeyboardInterrupt`` too), a NaN, an infinity,
+  anything not a number or a call past ``timeout_s`` is status ``error`` for that
+  metric and case, with the reason, never the run's failure;
 - a **rubric metric** is a judge metric asking the rubric's own prompt (the
   ``rubric`` template with the rubric, bands and material filled in:
   ``judge.prompts.rubric_prompt``), reply ``{"verdict": BAND}``; the bands
@@ -20,13 +23,15 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable, Mapping, Sequence
+import numbers
+from collections.abc import Mapping, Sequence
 from functools import partial
 from typing import Any
 
 from ragproof_core.adapters.loading import resolve_target
 from ragproof_core.judge.prompts import RUBRIC, Prompt, load_template, rubric_prompt
 from ragproof_core.metrics.custom_tables import MetricTable, tables_from_dicts
+from ragproof_core.metrics.function_calls import BoundedFunction, Failed
 from ragproof_core.metrics.judge_plan import JudgePlan, Planned, messages_input
 from ragproof_core.metrics.registry import REGISTRY, Registry
 from ragproof_core.metrics.spec import MetricSpec
@@ -71,8 +76,12 @@ def custom_metric(table: MetricTable, *, load: bool = True) -> MetricSpec:
             "never",
             ("what the function reads",),
             f"your function {table.function}",
-            score=partial(score_function, table.name, function),
+            score=partial(
+                score_function, table.name, BoundedFunction(function, table.timeout_s, table.name)
+            ),
             family_name=FAMILY,
+            # A function's score is any finite number (CONTRACT section 21): a count, a size.
+            bounded=False,
         )
     return MetricSpec(
         table.name,
@@ -120,21 +129,25 @@ def function_arguments(case: Case, output: CaseOutput) -> dict[str, Any]:
         ],
         "citations": None if answer is None or answer.citations is None else list(answer.citations),
         "expected_answer": case.expected_answer,
-        "expected_source_ids": None
-        if case.expected_source_ids is None
-        else list(case.expected_source_ids),
+        "expected_source_ids": expected_source_ids(case),
         "metadata": dict(case.metadata or {}),
     }
 
 
+def expected_source_ids(case: Case) -> list[str] | dict[str, int] | None:
+    """As the dataset gave them: a list of ids, or the object of grades, zeros included."""
+    if case.source_grades is not None:
+        return dict(case.source_grades)
+    return None if case.expected_source_ids is None else list(case.expected_source_ids)
+
+
 def score_function(
-    name: str, function: Callable[..., Any], case: Case, output: CaseOutput, params: Any
+    name: str, function: BoundedFunction, case: Case, output: CaseOutput, params: Any
 ) -> MetricResult:
-    try:
-        value = function(**function_arguments(case, output))
-    except Exception as exc:  # noqa: BLE001 - the user's bug is this case's error, not the run's
-        return case_error(case.id, name, f"{type(exc).__name__}: {exc}")
-    return function_result(case.id, name, value)
+    outcome = function(function_arguments(case, output))
+    if isinstance(outcome, Failed):  # the user's bug or sleep is this case's error
+        return case_error(case.id, name, outcome.reason)
+    return function_result(case.id, name, outcome.value)
 
 
 def _not_loaded(**arguments: Any) -> Any:
@@ -142,16 +155,17 @@ def _not_loaded(**arguments: Any) -> Any:
 
 
 def function_result(case_id: str, name: str, value: Any) -> MetricResult:
-    """The result of a function's return value: None skips, a float in [0, 1] scores."""
+    """The result of a function's return value: None skips, any finite number scores."""
     if value is None:
         return skipped(case_id, name, NO_VALUE)
-    if isinstance(value, bool) or not isinstance(value, int | float):
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
         return case_error(case_id, name, f"returned {type(value).__name__}, not a float or None")
-    number = float(value)
+    try:
+        number = float(value)
+    except (OverflowError, ValueError, TypeError):  # an int past float's range, say
+        number = math.inf
     if not math.isfinite(number):
         return case_error(case_id, name, f"returned {number}: not a finite number")
-    if not 0.0 <= number <= 1.0:
-        return case_error(case_id, name, f"returned {number}: a score is between 0 and 1")
     return scored(case_id, name, number)
 
 

@@ -15,6 +15,7 @@ or a Python function called once per case::
     name = "custom.short_answer"
     function = "my_metrics:short_answer"
     higher_is_better = true
+    timeout_s = 10          # optional: each call's time limit (default 10 s)
 
 Tables are checked as strictly as the rest of the file: unknown keys (with
 the closest known one), a name outside ``custom.``, two to five distinct
@@ -27,6 +28,7 @@ metrics they declare are built in ``ragproof_core.metrics.custom``.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -35,6 +37,7 @@ from typing import Any
 
 from ragproof_core.adapters.loading import AdapterLoadError, resolve_target
 from ragproof_core.errors import show_key, show_value, unknown_key_reason
+from ragproof_core.metrics.function_calls import DEFAULT_TIMEOUT_S
 
 PREFIX = "custom."
 MATERIALS: tuple[str, ...] = ("question", "answer", "context", "expected_answer", "history")
@@ -47,8 +50,10 @@ KEYS: tuple[str, ...] = (
     "fixtures",
     "function",
     "higher_is_better",
+    "timeout_s",
 )
 RUBRIC_ONLY: tuple[str, ...] = ("rubric", "bands", "material", "fixtures")
+FUNCTION_ONLY: tuple[str, ...] = ("timeout_s",)
 # The name is a reply key in combined mode and a word on the request's parts line.
 _NAME = re.compile(r"custom\.[A-Za-z0-9_]+")
 _FUNCTION = re.compile(r"[A-Za-z_][\w.]*:[A-Za-z_][\w.]*")
@@ -69,6 +74,7 @@ class MetricTable:
     material: tuple[str, ...] = ()
     fixtures: str | None = None  # absolute path
     function: str | None = None  # module:function
+    timeout_s: float = DEFAULT_TIMEOUT_S  # a function metric's time limit a call
 
     @property
     def kind(self) -> str:
@@ -83,6 +89,8 @@ class MetricTable:
                 out["fixtures"] = self.fixtures
         else:
             out["function"] = self.function
+            if self.timeout_s != DEFAULT_TIMEOUT_S:
+                out["timeout_s"] = self.timeout_s
         return out
 
     @classmethod
@@ -95,6 +103,7 @@ class MetricTable:
             material=tuple(data.get("material", ())),
             fixtures=data.get("fixtures"),
             function=data.get("function"),
+            timeout_s=data.get("timeout_s", DEFAULT_TIMEOUT_S),
         )
 
 
@@ -147,7 +156,10 @@ def _parse_table(table: Mapping[str, Any], where: str, folder: Path) -> MetricTa
                 f"{where}.function: expected an import path 'module:function', "
                 f"got {show_value(function)}"
             )
-        return MetricTable(name, higher, function=function)
+        return MetricTable(name, higher, function=function, timeout_s=_timeout(table, where))
+    for key in FUNCTION_ONLY:
+        if key in table:
+            raise MetricTableError(f"{where}.{key}: only a function metric has {key}")
     rubric = table["rubric"]
     _string(rubric, f"{where}.rubric")
     bands = _words(table, "bands", where)
@@ -169,6 +181,15 @@ def _parse_table(table: Mapping[str, Any], where: str, folder: Path) -> MetricTa
             raise MetricTableError(f"{where}.fixtures: no such file {str(resolved)!r}")
         fixtures = str(resolved)
     return MetricTable(name, higher, rubric, bands, material, fixtures)
+
+
+def _timeout(table: Mapping[str, Any], where: str) -> float:
+    value = table.get("timeout_s", DEFAULT_TIMEOUT_S)
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value < math.inf:
+        raise MetricTableError(
+            f"{where}.timeout_s: expected a number of seconds above 0, got {show_value(value)}"
+        )
+    return float(value)
 
 
 def _string(value: Any, where: str) -> None:

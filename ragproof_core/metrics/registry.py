@@ -134,6 +134,11 @@ class Registry:
         found = self.spec(name)
         return True if found is None else found.higher_is_better
 
+    def bounded(self, name: str) -> bool:
+        """Whether a metric's scores lie in [0, 1]; unknown metrics are not assumed to."""
+        found = self.spec(name)
+        return False if found is None else found.bounded
+
     def _order_key(self, name: str) -> tuple[int, int, str]:
         base, cutoff = split_cutoff(name)
         # A cut-off variant sits right after its metric at run.k, by cut-off.

@@ -165,6 +165,9 @@ class MetricSpec:
     # ``score_batch``/``score_columns`` call (retrieval: ``(RetrievalBatch, k)`` to one
     # value per case, ``retrieval_batch_kernels``).
     kernel: Callable[..., Any] | None = None
+    # Whether every score lies in [0, 1], so intervals of its mean are reported within
+    # [0, 1] (CONTRACT section 25); False for counts and the system's own units.
+    bounded: bool = True
 
     def __post_init__(self) -> None:
         if self.judge not in JUDGE_MODES:

@@ -63,6 +63,7 @@ METRICS: tuple[MetricSpec, ...] = (
         "seconds the pipeline took for the case (live wall time or the recorded latency_s)",
         score=case_only(latency_s),
         default=False,
+        bounded=False,
     ),
     MetricSpec(
         TOKENS,
@@ -72,6 +73,7 @@ METRICS: tuple[MetricSpec, ...] = (
         "input plus output tokens the pipeline reported (answer usage)",
         score=case_only(tokens),
         default=False,
+        bounded=False,
     ),
     MetricSpec(
         COST,
@@ -81,5 +83,6 @@ METRICS: tuple[MetricSpec, ...] = (
         "dollars the pipeline reported for the case (answer usage)",
         score=case_only(cost_usd),
         default=False,
+        bounded=False,
     ),
 )

@@ -26,6 +26,9 @@ from ragproof_core.present.case_search import (
     CaseQuery,
     search_cases,
 )
+from ragproof_core.present.case_text import (
+    case_text,
+)
 from ragproof_core.present.compare_markdown import (
     render_markdown,
 )
@@ -54,10 +57,13 @@ from ragproof_core.present.markdown import (
     worst_cases_markdown,
 )
 from ragproof_core.present.report_data import (
+    CaseNotFound,
     MixedJudgesError,
+    gather_case,
     gather_report,
 )
 from ragproof_core.present.run_list import (
+    identity_line,
     run_dict,
     runs_table,
 )
@@ -77,6 +83,7 @@ from ragproof_core.present.trends import (
 )
 
 __all__ = [
+    "CaseNotFound",
     "CaseQuery",
     "LabelSession",
     "MetricMoments",
@@ -87,12 +94,15 @@ __all__ = [
     "app_content_security_policy",
     "calibration_json",
     "calibration_table",
+    "case_text",
     "compare_data",
     "dataset_trends",
     "datasets",
     "distributions_markdown",
     "distributions_table",
+    "gather_case",
     "gather_report",
+    "identity_line",
     "judge_usage_markdown",
     "judge_usage_table",
     "label_page_data",

@@ -1,16 +1,19 @@
 """A comparison as GitHub-flavoured Markdown: a pull-request comment or a job summary.
 
 Same figures as the terminal table (``report.render_table``), laid out for
-GitHub: a one-line verdict first, the per-metric table, then the status changes
-and the largest regressions folded in ``<details>``.
+GitHub: the broken floors first (CONTRACT section 25: what must never happen, read
+before what may drift), a one-line verdict, the floors and the per-metric table,
+then the status changes and the largest regressions folded in ``<details>``.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 from ragproof_core.compare.comparison import BETTER, TAIL_NOTE, WORSE, Comparison
 from ragproof_core.compare.correction import HOLM
+from ragproof_core.compare.floors import FloorResult, broken
 from ragproof_core.compare.gate import regressions
 
 _VERDICT_ICON = {BETTER: "🟢", WORSE: "🔴"}
@@ -95,11 +98,33 @@ def adjusted_line(comparison: Comparison) -> str:
     return f"p not adjusted for the {len(tested)} metrics tested (correction none)."
 
 
-def render_markdown(comparison: Comparison, margin: float = 0.0) -> str:
+def floor_lines(floors: Sequence[FloorResult]) -> list[str]:
+    """The floors applied to B: a line naming the broken ones, then a table of every
+    floor, broken ones first; nothing when no floor was applied."""
+    if not floors:
+        return []
+    failed = broken(floors)
+    if failed:
+        names = ", ".join(code(r.metric) for r in failed)
+        line = f"🔴 **Broken floor**: {len(failed)} of {len(floors)} floor(s) of B: {names}"
+    else:
+        line = f"🟢 **Every floor holds** ({len(floors)} floor(s) of B)"
+    out = [line, "", _row(["floor", "metric", "bound", "B"]), "| :--- | :--- | :--- | :--- |"]
+    for r in sorted(floors, key=lambda r: r.passed):
+        verdict = "🟢 pass" if r.passed else "🔴 **fail**"
+        out.append(_row([verdict, text(r.metric), text(r.floor.bound), text(r.detail)]))
+    return [*out, ""]
+
+
+def render_markdown(
+    comparison: Comparison, margin: float = 0.0, floors: Sequence[FloorResult] = ()
+) -> str:
+    """The comparison as Markdown, with ``floors`` (B's floors applied to B) first."""
     c = comparison
     out = [
         f"### ragproof: {code(c.run_b)} vs {code(c.run_a)}",
         "",
+        *floor_lines(floors),
         headline(c, margin),
         "",
         f"A (baseline) {code(c.run_a)}, judge {text(c.judge_model_a or 'none')}; "

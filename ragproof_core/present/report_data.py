@@ -36,6 +36,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ragproof_core.compare.comparison import MixedJudgesError, compare_stored_runs
+from ragproof_core.errors import UserError
 from ragproof_core.metrics.aggregate import ValueCounts
 from ragproof_core.metrics.custom import stored_registry
 from ragproof_core.metrics.heuristics.sentinel import expected_marker
@@ -60,7 +61,7 @@ if TYPE_CHECKING:
     # Annotations only: a process building no frame (the command) skips pandas' 0.4 s.
     import pandas as pd
 
-__all__ = ["MixedJudgesError", "ReportLimits", "gather_report"]
+__all__ = ["CaseNotFound", "MixedJudgesError", "ReportLimits", "gather_case", "gather_report"]
 
 # One character per case and metric in the embedded per-case scores.
 STATUS_CODES: dict[str, str] = {
@@ -263,6 +264,7 @@ def _chunk_row(
     return {
         "rank": rank,
         "id": chunk.id,
+        "score": chunk.score,
         "doc": chunk.document_id if chunk.document_id != chunk.id else None,
         "text": _clip(chunk.text, lim),
         "expected": key in expected,
@@ -620,6 +622,49 @@ def _comparison(
         pairs[reg.case_id] = sides
     data["regressed_cases"] = pairs
     return data
+
+
+# One case shown whole (``ragproof show --case``, the browser's case page): text is cut
+# only where nobody reads on, and long text still says how much was cut.
+CASE_LIMITS = ReportLimits(answer_chars=20_000, chunk_chars=4_000, chunks=100, judge_chars=20_000)
+
+
+class CaseNotFound(UserError, KeyError):
+    """The run has no case of that id."""
+
+    def __init__(self, run_id: str, case_id: str) -> None:
+        super().__init__(case_id)
+        self.message = (
+            f"run {run_id}: no case {case_id!r} (its cases: ragproof sql "
+            f"\"SELECT case_id FROM outputs WHERE run_id = '{run_id}'\")"
+        )
+
+    def __str__(self) -> str:
+        return self.message
+
+
+def gather_case(
+    store: Any, run_id: str, case_id: str, limits: ReportLimits = CASE_LIMITS
+) -> dict[str, Any]:
+    """Everything the run stored of one case (CONTRACT section 25): the case, what the
+    pipeline said (answer, retrieval with scores, citations, steps, error, latency) and
+    each metric's status, value, reason and judge reply, as the report's case detail.
+    ``CaseNotFound`` when the run has no such case; ``RunNotFound`` for no such run."""
+    record = store.get_run(run_id)
+    with reader(store) as con:
+        run = _StoredRun(store, record, con)
+        cases = run.cases([case_id])
+        if case_id not in cases:
+            raise CaseNotFound(run_id, case_id)
+        detail = _details(
+            [case_id],
+            cases,
+            run.outputs([case_id]),
+            run.raw_rows([case_id]),
+            match_documents=_source_match(record) == "document",
+            limits=limits,
+        )[case_id]
+    return {"run_id": run_id, "run_name": record.name, "dataset": record.dataset, "case": detail}
 
 
 def gather_report(

@@ -1,8 +1,9 @@
 """``ragproof runs``: one line per stored run, with what tells runs apart.
 
 The JSON object of a run (``runs --json``, and ``run`` in ``show --json``) and
-the terminal table carry the same facts: when, on what, with which settings
-and judge, how it ended and what it cost.
+the terminal table carry the same facts: which run (its name, tags and config
+digest, CONTRACT section 25), when, on what, with which settings and judge, how
+it ended and what it cost.
 """
 
 from __future__ import annotations
@@ -10,12 +11,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from ragproof_core.config.identity import SHORT_DIGEST, tags_text
 from ragproof_core.judge.cost import format_usd
 from ragproof_core.store.run_store import RunRecord, stored_run_settings
 from ragproof_core.text_table import text_table
 
 HEADERS = (
     "run id",
+    "name",
     "started (UTC)",
     "dataset",
     "adapter",
@@ -27,6 +30,8 @@ HEADERS = (
     "status",
     "cases",
     "cost",
+    "config",
+    "tags",
 )
 # Figures read right-aligned: k, metrics, cases, cost.
 _RIGHT = {HEADERS.index(name) for name in ("k", "metrics", "cases", "cost")}
@@ -34,14 +39,13 @@ _RIGHT = {HEADERS.index(name) for name in ("k", "metrics", "cases", "cost")}
 
 # The run table's columns the listing leaves out (``show --json`` and the report carry
 # them): the stored settings, which k, source_match and metric_count sum up, and the
-# judge's counts and detail.
+# judge's counts and detail but its errors (CONTRACT sections 24, 25).
 LEFT_OUT = frozenset(
     {
         "config_json",
         "judge_requests",
         "cache_hits",
         "judge_repairs",
-        "judge_errors",
         "judge_input_tokens",
         "judge_output_tokens",
         "judge_usage",
@@ -72,8 +76,10 @@ def _cell(value: Any) -> str:
 
 
 def _row(run: dict[str, Any]) -> list[str]:
+    digest = run["config_digest"]
     return [
         run["run_id"],
+        _cell(run["name"]),
         run["started_at"][:19].replace("T", " "),
         run["dataset"],
         run["adapter"],
@@ -85,6 +91,8 @@ def _row(run: dict[str, Any]) -> list[str]:
         run["status"],
         str(run["cases"]),
         format_usd(run["cost_usd"]),
+        "-" if digest is None else digest[:SHORT_DIGEST],
+        tags_text(run["tags"]) or "-",
     ]
 
 
@@ -94,3 +102,13 @@ def runs_table(records: Sequence[RunRecord]) -> str:
         return "no runs stored yet"
     rows = [_row(run_dict(record)) for record in records]
     return "\n".join(text_table(HEADERS, rows, right=_RIGHT))
+
+
+def identity_line(record: RunRecord) -> str:
+    """``show``'s line of the run's identity: name, tags and config digest (CONTRACT
+    section 25), a dash for what the run does not have."""
+    digest = record.config_digest
+    return (
+        f"name {record.name or '-'}; tags {tags_text(record.tags) or '-'}; "
+        f"config {'-' if digest is None else digest[:SHORT_DIGEST]}"
+    )

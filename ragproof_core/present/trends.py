@@ -81,25 +81,31 @@ def dataset_trends(
             {
                 "metric": metric,
                 "higher_is_better": registry.higher_is_better(metric),
-                "points": _points(runs, by_metric[metric]),
+                "points": _points(runs, by_metric[metric], registry.bounded(metric)),
             }
             for metric in registry.order(set(by_metric))
         ],
     }
 
 
-def _points(runs: Sequence[RunRecord], moments: Mapping[str, MetricMoments]) -> list[dict]:
+def _points(
+    runs: Sequence[RunRecord], moments: Mapping[str, MetricMoments], bounded: bool
+) -> list[dict]:
+    """A point per run that scored the metric; a bounded metric's interval within [0, 1]
+    (CONTRACT section 25), a count's or a latency's as it is."""
     points = []
     for index, record in enumerate(runs):
         m = moments.get(record.run_id)
         if m is None or m.mean is None:
             continue
         ci = normal_interval(m.mean, m.sd, m.n)
+        if ci is not None and bounded:
+            ci = (max(0.0, ci[0]), min(1.0, ci[1]))
         points.append(
             {
                 "run": index,  # the run is ``runs[index]``: its id is not repeated per point
                 "mean": m.mean,
-                "ci": None if ci is None else [max(0.0, ci[0]), min(1.0, ci[1])],
+                "ci": None if ci is None else list(ci),
                 "n": m.n,
             }
         )

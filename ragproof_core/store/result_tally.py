@@ -108,6 +108,8 @@ def tally_groups(groups: pa.Table) -> ResultTally:
     metric_column = scored["metric"].to_numpy(zero_copy_only=False)
     values = scored["value"].to_numpy(zero_copy_only=False).astype(np.float64)
     counts = scored["n"].to_numpy(zero_copy_only=False).astype(np.int64)
+    if not len(metric_column):  # nothing scored (every case failed, skipped, ...)
+        return tally
     # Rows of one metric are contiguous after the sort: split where the name changes.
     starts = np.flatnonzero(np.r_[True, metric_column[1:] != metric_column[:-1]])
     for start, stop in zip(starts, np.r_[starts[1:], len(metric_column)], strict=True):

@@ -506,6 +506,10 @@ class RunRecord:
     judge_usage: list[dict[str, Any]] = dc_field(default_factory=list)
     # Per metric, for a jury: {"alpha", "level", "cases", "models"} (calibration.jury_agreement).
     judge_agreement: dict[str, Any] = dc_field(default_factory=dict)
+    # The run's identity (CONTRACT section 25, config/identity.py).
+    name: str | None = None
+    tags: dict[str, str] = dc_field(default_factory=dict)
+    config_digest: str | None = None
 
     @property
     def judge_models(self) -> list[str]:
@@ -517,6 +521,13 @@ class RunRecord:
         attribute that holds it (``judge_usage`` for ``judge_usage_json``): what a view of
         the record starts from, so a column declared once reaches each of them."""
         return {c.attribute: getattr(self, c.attribute) for c in tables.RUN.columns}
+
+    def matches(self, name: str | None = None, tags: Mapping[str, str] | None = None) -> bool:
+        """Whether the run has this name (when given) and every one of these tags
+        (``runs --name``, ``runs --tag``)."""
+        if name is not None and self.name != name:
+            return False
+        return all(self.tags.get(key) == value for key, value in (tags or {}).items())
 
     def judge_activity(self) -> dict[str, Any]:
         """The ``judge`` object of ``run --json`` and ``show --json`` (CONTRACT sections 9, 15)."""

@@ -254,6 +254,21 @@ RUN = Table(
             field="judge_agreement",
             json="{}",
         ),
+        # CONTRACT section 25: the run's identity.
+        Column("name", pa.string(), "The run's name ([run] name, --name); NULL if none."),
+        Column(
+            "tags",
+            pa.string(),
+            "JSON object: the run's tags ([run.tags], --tag KEY=VALUE).",
+            nullable=False,
+            json="{}",
+        ),
+        Column(
+            "config_digest",
+            pa.string(),
+            "sha256 of the run's [run] settings, metric selection, adapter target and "
+            "redacted adapter options; NULL for runs stored before it existed.",
+        ),
     ),
 )
 

@@ -17,6 +17,9 @@ View columns, in order (extra columns only ever go after CONTRACT's):
 - ``case_results``: run_id, case_id, metric, status, value, reason, judge_raw_json
 - ``metric_summaries``: run_id, metric, mean, p50, p95, scored, skipped,
   errored, not_applicable, judge_errors
+- ``outputs``: run_id, case_id, answer, retrieved_ids, citations, latency_s,
+  error, then retrieved_scores, steps_json, input_tokens, output_tokens,
+  cost_usd: what the pipeline said for each case (CONTRACT section 25)
 - ``conversations``: run_id, conversation_id, metric, turns_scored, mean: one
   row per run, conversation and per-turn metric (CONTRACT section 16), the
   turns found through the run's dataset
@@ -28,9 +31,9 @@ View columns, in order (extra columns only ever go after CONTRACT's):
 - ``probes``: one row per probe of a run's judge, metric and perturbation
   (``store/probes.py``)
 
-Only finished runs (those with a ``run.parquet``) appear: ``case_results``
-and ``metric_summaries`` keep the rows of runs listed in ``runs``, so a run
-killed mid-way stays invisible.
+Only finished runs (those with a ``run.parquet``) appear: ``case_results``,
+``metric_summaries`` and ``outputs`` keep the rows of runs listed in ``runs``,
+so a run killed mid-way stays invisible.
 
 A remote store (``s3://...``) has no views file: ``connect`` returns an
 in-memory DuckDB connection with the store's fsspec filesystem registered
@@ -65,8 +68,27 @@ VIEW_VERSION = 1
 RUNS_COLUMNS: tuple[str, ...] = tables.RUN.names
 CASE_RESULTS_COLUMNS: tuple[str, ...] = tables.CASE_RESULTS.names
 METRIC_SUMMARIES_COLUMNS: tuple[str, ...] = tables.METRIC_SUMMARIES.names
+# What the pipeline said (CONTRACT section 25): a row per run and case, the ``outputs``
+# table's columns with the answer as its text and the retrieved chunks as their ids
+# (the chunks' text stays in the table, ``ragproof show --case`` shows it). Each entry:
+# the view's column and the expression over the table that gives it.
+OUTPUTS_VIEW: tuple[tuple[str, str], ...] = (
+    ("run_id", "run_id"),
+    ("case_id", "case_id"),
+    ("answer", "answer_text"),
+    ("retrieved_ids", "list_transform(retrieved, lambda c: c.id)"),
+    ("citations", "citations"),
+    ("latency_s", "latency_s"),
+    ("error", "error"),
+    ("retrieved_scores", "list_transform(retrieved, lambda c: c.score)"),
+    ("steps_json", "steps_json"),
+    ("input_tokens", "input_tokens"),
+    ("output_tokens", "output_tokens"),
+    ("cost_usd", "cost_usd"),
+)
+OUTPUTS_COLUMNS: tuple[str, ...] = tuple(name for name, _ in OUTPUTS_VIEW)
 # Views with a row per run (and case, metric); ``metrics`` lists the metric registry.
-RUN_VIEWS: tuple[str, ...] = ("runs", "case_results", "metric_summaries")
+RUN_VIEWS: tuple[str, ...] = ("runs", "case_results", "metric_summaries", "outputs")
 # One row per run, conversation and metric (CONTRACT section 16): its turns' results,
 # found through the run's dataset (each turn's conversation_id).
 CONVERSATIONS_COLUMNS: tuple[str, ...] = (
@@ -119,6 +141,9 @@ def view_ddl(layout: StoreLayout) -> list[str]:
         f"FROM {_scan(layout, 'case_results')} WHERE run_id IN (SELECT run_id FROM runs)",
         f"CREATE OR REPLACE VIEW metric_summaries AS SELECT {', '.join(METRIC_SUMMARIES_COLUMNS)} "
         f"FROM {_scan(layout, 'metric_summaries')} WHERE run_id IN (SELECT run_id FROM runs)",
+        "CREATE OR REPLACE VIEW outputs AS SELECT "
+        + ", ".join(f"{expression} AS {name}" for name, expression in OUTPUTS_VIEW)
+        + f" FROM {_scan(layout, 'outputs')} WHERE run_id IN (SELECT run_id FROM runs)",
         _conversations_view(layout),
         _record_view("calibrations", layout, "ORDER BY run_id, created_at, calibration_id, metric"),
         # A changed mind is a newer label: the view shows the one in force.
@@ -282,11 +307,24 @@ def _with_retry(action: Callable[[], T], path: Path, timeout_s: float) -> T:
         delay = min(delay * 2, 0.5)
 
 
+def quiet(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
+    """``con`` without DuckDB's progress bar: on a query slower than two seconds it
+    prints to the terminal's standard output, ahead of a command's own (``sql --json``
+    printed it before its JSON). A session setting, so set on every connection."""
+    con.execute("SET enable_progress_bar = false")
+    return con
+
+
 def open_db(
     layout: StoreLayout, *, read_only: bool, timeout_s: float = DEFAULT_LOCK_TIMEOUT_S
 ) -> duckdb.DuckDBPyConnection:
     path = layout.duckdb_path
-    return _with_retry(lambda: duckdb.connect(str(path), read_only=read_only), path, timeout_s)
+    con = _with_retry(lambda: duckdb.connect(str(path), read_only=read_only), path, timeout_s)
+    try:
+        return quiet(con)
+    except BaseException:
+        con.close()
+        raise
 
 
 def _views_current(con: duckdb.DuckDBPyConnection, expected: str) -> bool:
@@ -395,6 +433,7 @@ def connect_confined(layout: StoreLayout) -> duckdb.DuckDBPyConnection:
     ensure_views(layout)
     con = duckdb.connect(":memory:")
     try:
+        quiet(con)
         if layout.is_remote:
             con.register_filesystem(layout.fs)
         for statement in view_ddl(layout):
@@ -412,7 +451,7 @@ def connect_confined(layout: StoreLayout) -> duckdb.DuckDBPyConnection:
 
 def connect_remote(layout: StoreLayout) -> duckdb.DuckDBPyConnection:
     """An in-memory connection reading a remote store through its fsspec filesystem."""
-    con = duckdb.connect(":memory:")
+    con = quiet(duckdb.connect(":memory:"))
     con.register_filesystem(layout.fs)
     for statement in view_ddl(layout):
         con.execute(statement)

@@ -73,6 +73,9 @@ def test_a_defs_yaml_builds_the_suite_beside_the_projects_own_assets(project):
         "dataset": str(folder / "cases.jsonl"),
         "config_file": str(folder / "ragproof.toml"),
         "metrics": ["retrieval.recall_at_k", "generation.citation_validity"],
+        # Its runs tagged suite=<name>, named after it (the config names none).
+        "tags": {"suite": "support_bot"},
+        "name": "support_bot",
     }
     resources = defs.resources
     assert resources["ragproof_support_bot_store"].root == str(root / "store")
@@ -86,6 +89,7 @@ def test_a_defs_yaml_builds_the_suite_beside_the_projects_own_assets(project):
     }
     assert ("ragproof/nightly/run_summary", "failure_rate", True) in checks
     assert ("ragproof/support_bot/run_summary", "no_regression", True) in checks
+    assert ("ragproof/support_bot/run_summary", "floors", True) in checks
     dg.Definitions.validate_loadable(defs)
 
 

@@ -231,6 +231,17 @@ def test_the_daemon_evaluates_once_after_the_index_is_materialized(project, tmp_
         return {s["metric"]: summary_dict(s) for s in store.summaries(run)}
 
     assert numbers(run_id) == numbers(cli_run)
+    # Listed with the store's other runs: named after the suite, tagged with it.
+    listed = ragproof(
+        "runs",
+        "--tag",
+        "suite=support_bot",
+        "--json",
+        env=project_env(root, RAGPROOF_STORE=str(root / "store")),
+    )
+    assert [(r["run_id"], r["name"]) for r in json.loads(listed.stdout)] == [
+        (run_id, "support_bot")
+    ]
     assert store.get_run(run_id).cases == store.get_run(cli_run).cases == 6
 
     # What the asset's Plots tab charts, run after run.

@@ -79,7 +79,7 @@ def test_own_location_is_the_factory_at_its_defaults():
         "judge_ledger_io_manager",
     }
     specs = list(own_evaluation.assets[1].check_specs)
-    assert {s.name for s in specs} == {"no_regression", "failure_rate"}
+    assert {s.name for s in specs} == {"no_regression", "failure_rate", "floors"}
     assert not any(s.blocking for s in specs)
 
 
@@ -105,6 +105,7 @@ def test_two_suites_and_the_project_load_without_a_clash(project):
     assert {(s.asset_key.to_user_string(), s.name, s.blocking) for s in specs} == {
         ("ragproof/a/run_summary", "no_regression", True),
         ("ragproof/a/run_summary", "failure_rate", True),
+        ("ragproof/a/run_summary", "floors", True),
     }
 
 
@@ -141,7 +142,11 @@ def test_a_suite_run_has_the_numbers_of_ragproofs_own_assets(project):
     assert metadata["report"].value.endswith("report.html")
     # 2 of 6 cases failed: the blocking failure_rate check fails the run after the
     # summary is on record.
-    assert checks == {"failure_rate": (False, True), "no_regression": (True, True)}
+    assert checks == {
+        "failure_rate": (False, True),
+        "no_regression": (True, True),
+        "floors": (True, True),  # the config has no [gate]
+    }
     assert not result.success
     # Nothing under the other suite's store, and no observation outside the suite's keys.
     assert not (stores["a"] / "runs").exists()

@@ -12,6 +12,7 @@ from ragproof_assets.evaluation.config import EvalRunConfig
 from ragproof_assets.evaluation.partitions import evaluation_runs
 from ragproof_core.config import RUN_KEYS, ConfigError
 from ragproof_core.config.suites import LAUNCH_KEYS
+from ragproof_core.store import RunStore
 from tests.assets.expected import RECORDED
 from tests.conftest import REPO
 
@@ -53,7 +54,7 @@ def test_each_suite_has_its_schedule(suites):
     dg.Definitions.validate_loadable(loaded)
 
 
-def test_a_tick_is_a_new_partition_and_a_run_that_succeeds(suites):
+def test_a_tick_is_a_new_partition_and_a_run_that_succeeds(suites, store_path):
     loaded = location()
     schedule = next(s for s in loaded.schedules if s.name == "ragproof_recorded_k3")
     with dg.instance_for_test() as instance:
@@ -66,12 +67,25 @@ def test_a_tick_is_a_new_partition_and_a_run_that_succeeds(suites):
         assert request.tags["ragproof/suite"] == "recorded_k3"
         assert request.tags["ragproof/source"] == "schedule"
         assert request.run_config == {
-            "ops": {"eval_dataset": {"config": {"dataset": DATASET, "config_file": CONFIG, "k": 3}}}
+            "ops": {
+                "eval_dataset": {
+                    "config": {
+                        "dataset": DATASET,
+                        "config_file": CONFIG,
+                        "k": 3,
+                        "tags": {"suite": "recorded_k3"},
+                        "name": "recorded_k3",
+                    }
+                }
+            }
         }
         result = loaded.resolve_job_def("evaluate").execute_in_process(
             run_config=request.run_config, instance=instance, partition_key=request.partition_key
         )
         assert result.success
+        # A ragproof run named after the suite and tagged with it (CONTRACT section 30).
+        record = RunStore(store_path).get_run(request.partition_key)
+        assert (record.name, record.tags) == ("recorded_k3", {"suite": "recorded_k3"})
 
 
 def test_a_bad_suites_file_fails_the_load_in_one_line(tmp_path, monkeypatch):

@@ -163,7 +163,9 @@ def test_labels_on_turns_and_conversations_give_exact_bias_corrected_means(judge
     ppi_mean = 0.875 - 1 / 6
     half = 1.96 * math.sqrt(0.0625 / 4 + (1 / 12) / 3)
     assert grounded["ppi_mean"] == pytest.approx(ppi_mean)
-    assert grounded["ppi_ci"] == pytest.approx([ppi_mean - half, ppi_mean + half])
+    assert grounded["ppi_ci"] == pytest.approx(
+        [max(0.0, ppi_mean - half), min(1.0, ppi_mean + half)]
+    )
     assert grounded["human_mean"] == pytest.approx(0.5)
     retention = by_metric[RETENTION]
     assert (retention["n_judged"], retention["n_labelled"], retention["judge_mean"]) == (

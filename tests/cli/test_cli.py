@@ -95,8 +95,10 @@ def test_table_output_then_runs_and_show():
     # the default selection also holds the conversation-level metrics
     assert row["metric_count"] == len(METRIC_NAMES) + len(REGISTRY.conversation_names)
     table = ragproof("runs").stdout.splitlines()
-    assert table[0].split("  ")[0] == "run id" and table[0].endswith("cases     cost")
-    assert table[2].startswith(run_id) and table[2].endswith("completed      6  $0.0000")
+    assert table[0].split("  ")[0] == "run id"
+    assert table[0].endswith("cases     cost  config    tags")
+    assert table[2].startswith(run_id)
+    assert table[2].endswith(f"completed      6  $0.0000  {row['config_digest'][:8]}  -")
 
     shown = ragproof("show", run_id, "--json")
     assert shown.returncode == 0

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import shutil
 from pathlib import Path
 
 import duckdb
@@ -335,3 +336,49 @@ def test_the_same_file_for_two_outputs_is_a_usage_error(tmp_path):
     assert done.returncode == 1
     assert done.stderr == "ragproof: --recorded-out: same file as --out\n"
     assert not same.exists()
+
+
+def _copied(tmp_path: Path, *names: str) -> list[Path]:
+    copies = []
+    for name in names:
+        copy = tmp_path / "in" / Path(name).name
+        copy.parent.mkdir(exist_ok=True)
+        copy.write_bytes((IMPORTERS / name).read_bytes())
+        copies.append(copy)
+    return copies
+
+
+def _inputs(tmp_path: Path, importer: str) -> tuple[list[str], Path, str]:
+    """The importer's arguments over copies of its inputs, the copy an output will name,
+    and its second output's flag."""
+    if importer == "beir":
+        folder = tmp_path / "in" / "beir"
+        shutil.copytree(IMPORTERS / "beir", folder)
+        return ["beir", str(folder)], folder / "queries.jsonl", "--corpus-out"
+    if importer == "trec":
+        qrels, run = _copied(tmp_path, "trec/qrels.txt", "trec/run.txt")
+        return ["trec", "--qrels", str(qrels), "--run", str(run)], run, "--recorded-out"
+    if importer == "otlp":
+        traces = tmp_path / "in" / "traces.jsonl"
+        traces.parent.mkdir()
+        traces.write_bytes((FIXTURES / "otlp" / "traces_a.jsonl").read_bytes())
+        return ["otlp", str(traces)], traces, "--recorded-out"
+    name = {"ragas": "ragas/dataset.jsonl", "deepeval": "deepeval/goldens.json"}[importer]
+    (source,) = _copied(tmp_path, name)
+    return [importer, str(source)], source, "--recorded-out"
+
+
+@pytest.mark.parametrize("importer", ["ragas", "deepeval", "otlp", "trec", "beir"])
+@pytest.mark.parametrize("which", ["--out", "the other output"])
+def test_an_output_naming_an_input_is_refused_and_the_input_kept(tmp_path, importer, which):
+    # Issue 39, item 3: `--out` naming the input file overwrote the traces.
+    arguments, source, other = _inputs(tmp_path, importer)
+    outputs = {"--out": tmp_path / "cases.jsonl", other: tmp_path / "other.jsonl"}
+    named = "--out" if which == "--out" else other
+    outputs[named] = source
+    before = source.read_bytes()
+    done = ragproof("import", *arguments, *(str(x) for pair in outputs.items() for x in pair))
+    assert done.returncode == 1, done.stderr
+    assert done.stderr == f"ragproof: {named}: same file as the input {source}\n"
+    assert source.read_bytes() == before
+    assert not (tmp_path / "cases.jsonl").exists() and not (tmp_path / "other.jsonl").exists()

@@ -5,8 +5,11 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from tests.conftest import FIXTURES
 from tests.support.cli import ragproof
+from tests.support.otlp import document, root_span, trace_id
 
 OTLP = FIXTURES / "otlp"
 
@@ -51,3 +54,30 @@ def test_import_otlp_writes_cases_and_recordings_or_nothing(tmp_path):
         "'retrieval.documents.0.document.content': value is not an OTLP AnyValue object\n"
     )
     assert not bad_cases.exists() and not bad_outputs.exists()
+
+
+@pytest.mark.parametrize(
+    ("hostile", "reason"),
+    [
+        ('{"intValue": ' + "9" * 5000 + "}", "an integer of more than 4300 digits"),
+        ('{"stringValue": "\\ud800"}', "attribute 'x': a lone surrogate is not valid text"),
+        ("[" * 20_000 + "]" * 20_000, "nested deeper than 64 levels"),
+        ('{"doubleValue": "NaN"}', "attribute 'x': doubleValue must be a finite number"),
+    ],
+    ids=["5000-digits", "lone-surrogate", "20000-deep", "nan"],
+)
+def test_a_hostile_trace_is_one_line_exit_1_and_nothing_written(tmp_path, hostile, reason):
+    # Issue 39, item 3: each was exit 3 (an internal error) or a file of bare NaN.
+    good = json.dumps(document([root_span(trace_id(1), "q?", "a")]))
+    bad = json.dumps(document([root_span(trace_id(2), "q2?", "a2")])).replace(
+        '"attributes": [', '"attributes": [{"key": "x", "value": ' + hostile + "}, "
+    )
+    traces = tmp_path / "traces.jsonl"
+    traces.write_text(f"{good}\n{bad}\n", encoding="utf-8")
+    cases, outputs = tmp_path / "cases.jsonl", tmp_path / "outputs.jsonl"
+    done = ragproof(
+        "import", "otlp", str(traces), "--out", str(cases), "--recorded-out", str(outputs)
+    )
+    assert (done.returncode, done.stdout) == (1, "")
+    assert done.stderr == f"ragproof: {traces}:2: span {trace_id(2)[16:]}: {reason}\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["traces.jsonl"]

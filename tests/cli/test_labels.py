@@ -5,7 +5,8 @@ The server judges every answer relevant, so answer_relevance's judge scores
 are 1.0 on its N = 4 judged cases (c1..c4). Labels c1 = 0.5 and c2 = 1 give
 y - f = [-0.5, 0] (mean -0.25, variance 0.125) and var_U(f) = 0:
 ppi_mean = 1 - 0.25 = 0.75, half width 1.96 * sqrt(0.125 / 2) = 0.49; the
-human-only interval is the same here (sd 0.25 * sqrt(2) over sqrt(2)).
+human-only interval is the same here (sd 0.25 * sqrt(2) over sqrt(2)). Both
+intervals, [0.26, 1.24], are reported within [0, 1]: [0.26, 1] (CONTRACT section 25).
 """
 
 from __future__ import annotations
@@ -95,8 +96,8 @@ def test_sample_label_calibrate_show_and_plan(server, store_path, tmp_path):
         "judge_ci": [1.0, 1.0],
         "human_mean": 0.75,
         "ppi_mean": 0.75,
-        "ppi_ci": [0.75 - half, 0.75 + half],
-        "human_ci": pytest.approx([0.75 - half, 0.75 + half], abs=1e-15),
+        "ppi_ci": [0.75 - half, 1.0],  # 1.24 within [0, 1] (CONTRACT section 25)
+        "human_ci": pytest.approx([0.75 - half, 1.0], abs=1e-15),
     }
 
     shown = ragproof("show", run_id, "--json", env=env)

@@ -65,6 +65,10 @@ def test_sql_reads_the_views_as_a_table_and_as_json(store_path):
             "judged": True,
         }
     ]
+    # Issue 39, item 6: on a query slower than two seconds DuckDB's progress bar printed
+    # to stdout ahead of the JSON. The query runs with it off, so stdout is one document.
+    bar = ragproof("sql", "SELECT current_setting('enable_progress_bar') AS bar", "--json")
+    assert (bar.returncode, json.loads(bar.stdout)) == (0, [{"bar": False}])
 
 
 def test_sql_refuses_writes_and_bad_queries_with_one_line(store_path, tmp_path):

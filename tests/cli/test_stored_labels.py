@@ -45,7 +45,9 @@ def test_calibrate_run_uses_the_stored_labels(any_store) -> None:
     half = 1.96 * np.sqrt(f_u.var(ddof=1) / len(f_u) + (y - f_l).var(ddof=1) / len(y))
     assert (relevance["n_judged"], relevance["n_labelled"]) == (20, 5)
     assert relevance["ppi_mean"] == pytest.approx(ppi, abs=1e-12)
-    assert relevance["ppi_ci"] == pytest.approx([ppi - half, ppi + half], abs=1e-12)
+    assert relevance["ppi_ci"] == pytest.approx(
+        [max(0.0, ppi - half), min(1.0, ppi + half)], abs=1e-12
+    )
     assert relevance["human_mean"] == pytest.approx(y.mean(), abs=1e-12)
     assert relevance["annotators"] == 2
     assert isinstance(relevance["annotator_alpha"], float)

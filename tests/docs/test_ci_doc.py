@@ -39,7 +39,7 @@ def _ragproof_commands(workflow: dict) -> list[list[str]]:
 def test_every_ragproof_call_in_the_workflow_parses():
     workflow = yaml.safe_load(WORKFLOW.read_text(encoding="utf-8"))
     commands = _ragproof_commands(workflow)
-    assert [c[0] for c in commands] == ["runs", "run", "report", "compare"]
+    assert [c[0] for c in commands] == ["runs", "run", "check", "report", "compare"]
     parser = build_parser()
     for argv in commands:
         parser.parse_args(argv)  # exits (SystemExit) on an unknown command or flag

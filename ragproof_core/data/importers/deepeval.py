@@ -35,7 +35,14 @@ from ragproof_core.data.dataset import DatasetError
 from ragproof_core.data.importers.conversation import chat_message, conversation_rows
 from ragproof_core.data.importers.reading import json_type, optional_string, read_text, string_list
 from ragproof_core.data.importers.writer import Imported, case_row, collect, recorded_row, row_id
-from ragproof_core.json_limits import MAX_DEPTH, JsonLimitError, bounded_int, scan_depth
+from ragproof_core.json_limits import (
+    MAX_DEPTH,
+    STRICT_DECODING,
+    JsonLimitError,
+    check_value,
+    has_surrogate_escape,
+    scan_depth,
+)
 
 # snake_case key -> the camelCase alias Confident AI's API uses.
 _ALIASES = {
@@ -125,7 +132,10 @@ def json_array_items(path: str | Path) -> Iterator[tuple[int, Any]]:
     """
     path_text = str(path)
     text = read_text(path)
-    decoder = json.JSONDecoder(parse_int=bounded_int)
+    decoder = json.JSONDecoder(**STRICT_DECODING)
+    # An escape of half a surrogate pair decodes to text no UTF-8 file can hold: where the
+    # file has such an escape at all, each element's text is checked for one.
+    surrogates = has_surrogate_escape(text)
     lines = _LineCounter(text)
     try:
         # The decoder recurses; one level more for the array around the elements.
@@ -147,6 +157,8 @@ def json_array_items(path: str | Path) -> Iterator[tuple[int, Any]]:
         while True:
             try:
                 value, end = decoder.raw_decode(text, pos)
+                if surrogates:
+                    check_value(value, "element", json_only=True)
             except JsonLimitError as exc:
                 raise DatasetError(path_text, lines.at(pos), str(exc)) from None
             except json.JSONDecodeError as exc:

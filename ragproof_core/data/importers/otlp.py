@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from openinference.semconv.trace import (
+    DocumentAttributes,
     OpenInferenceMimeTypeValues,
     OpenInferenceSpanKindValues,
     SpanAttributes,
@@ -44,6 +45,8 @@ from ragproof_core.data.dataset import DatasetError
 from ragproof_core.data.importers.otlp_spans import Span, iter_spans
 from ragproof_core.data.importers.writer import Imported
 from ragproof_core.gc_pause import collector_paused
+from ragproof_core.json_limits import JsonLimitError, check_value, loads_bounded
+from ragproof_core.model import turn_id
 
 RETRIEVER = OpenInferenceSpanKindValues.RETRIEVER.value
 TOOL = OpenInferenceSpanKindValues.TOOL.value
@@ -53,6 +56,7 @@ JSON_MIME = OpenInferenceMimeTypeValues.JSON.value
 # ``{"question": ...}``, LlamaIndex's ``{"query_str": ...}``), in order of preference.
 TEXT_KEYS = ("question", "query", "query_str", "input", "answer", "output", "response", "text")
 _SAMPLE_SCALE = 16**64
+DOCUMENT_METADATA = f"{SpanAttributes.RETRIEVAL_DOCUMENTS}.N.{DocumentAttributes.DOCUMENT_METADATA}"
 
 
 def sampled(key: str, rate: float, seed: int | str = 0) -> bool:
@@ -180,6 +184,27 @@ def _turns(traces: dict[str, _Trace]) -> tuple[list[_Turn], list[str]]:
     return turns, notes
 
 
+_NOT_JSON = object()
+
+
+def _json_text(span: Span, key: str, text: str) -> Any:
+    """The value of an attribute's JSON text, ``_NOT_JSON`` when it is not JSON. Text
+    past ``json_limits``' bounds (nested thousands deep, a NaN, half a surrogate pair)
+    is bad input naming the span: it would fail wherever it is next written."""
+    try:
+        value = loads_bounded(text)
+        if "\\u" in text:  # an escape may decode to half a surrogate pair
+            check_value(value, key, json_only=True)
+    except JsonLimitError as exc:
+        reason = str(exc).removeprefix(key).lstrip(".: ")
+        raise DatasetError(
+            span.path, span.line, f"span {span.span_id}: attribute {key!r}: {reason}"
+        ) from None
+    except ValueError:
+        return _NOT_JSON
+    return value
+
+
 def _text(span: Span, value_key: str, mime_key: str) -> str | None:
     """An input or output value as text: a JSON object's text field when the value is
     JSON (``TEXT_KEYS``, or its only string value), else the value itself."""
@@ -190,10 +215,7 @@ def _text(span: Span, value_key: str, mime_key: str) -> str | None:
         return json.dumps(value, ensure_ascii=False)
     if span.attributes.get(mime_key) != JSON_MIME:
         return value
-    try:
-        data = json.loads(value)
-    except ValueError:
-        return value
+    data = _json_text(span, value_key, value)
     if isinstance(data, str):
         return data
     if isinstance(data, dict):
@@ -257,31 +279,30 @@ def _chunk(span: Span, document: dict[str, Any]) -> dict[str, Any]:
     score = document.get("score")
     if isinstance(score, int | float) and not isinstance(score, bool):
         chunk["score"] = float(score)
-    metadata = _object(document.get("metadata"))
+    metadata = _object(span, DOCUMENT_METADATA, document.get("metadata"))
     if metadata:
         chunk["metadata"] = metadata
     return chunk
 
 
-def _object(value: Any) -> dict[str, Any] | None:
+def _object(span: Span, key: str, value: Any) -> dict[str, Any] | None:
     """A JSON object given as an object or as JSON text; other values under ``value``."""
     if value is None:
         return None
     if isinstance(value, str):
-        try:
-            value = json.loads(value)
-        except ValueError:
-            return {"value": value}
+        parsed = _json_text(span, key, value)
+        value = {"value": value} if parsed is _NOT_JSON else parsed
     return value if isinstance(value, dict) else {"value": value}
 
 
 def _tool_step(span: Span) -> dict[str, Any]:
-    arguments = _object(span.attributes.get(SpanAttributes.TOOL_PARAMETERS))
+    parameters = SpanAttributes.TOOL_PARAMETERS
+    arguments = _object(span, parameters, span.attributes.get(parameters))
     if arguments is None or set(arguments) == {"value"}:
         # No JSON object in tool.parameters: the call's input is its arguments, a
         # JSON object as it is, any other input under "input".
         given = span.attributes.get(SpanAttributes.INPUT_VALUE)
-        parsed = _object(given)
+        parsed = _object(span, SpanAttributes.INPUT_VALUE, given)
         if parsed is not None and set(parsed) != {"value"}:
             arguments = parsed
         elif given is not None:
@@ -309,14 +330,26 @@ def _rows(turns: Sequence[_Turn]) -> tuple[list[dict[str, Any]], list[dict[str, 
             order.append(("session", turn.session_id))
         sessions.setdefault(turn.session_id, []).append(turn)
     by_trace = {turn.trace_id: turn for turn in turns if turn.session_id is None}
-    cases, outputs, ids = [], [], set()
+    cases, outputs = [], []
+    ids: dict[str, str] = {}  # every case id so far (a session's turn ids too): what it is
     for what, key in order:
-        if key in ids:
-            root = (by_trace.get(key) or sessions[key][0]).root
-            raise DatasetError(
-                root.path, root.line, f"span {root.span_id}: session id {key!r} equals a trace id"
-            )
-        ids.add(key)
+        # A trace id may look like a turn's id ("s#1", turn 1 of session "s"): the dataset
+        # would hold that id twice, so the trace is refused here, not by the run.
+        own = [(key, f"{what} id {key!r}")]
+        if what == "session":
+            own += [
+                (turn_id(key, n), f"the id {turn_id(key, n)!r} of turn {n} of session {key!r}")
+                for n in range(1, len(sessions[key]) + 1)
+            ]
+        for case_id, described in own:
+            if case_id in ids:
+                root = (by_trace.get(key) or sessions[key][0]).root
+                raise DatasetError(
+                    root.path,
+                    root.line,
+                    f"span {root.span_id}: {described} equals {ids[case_id]}",
+                )
+            ids[case_id] = described
         if what == "trace":
             turn = by_trace[key]
             cases.append({"id": key, "question": turn.question, "metadata": {"trace_id": key}})

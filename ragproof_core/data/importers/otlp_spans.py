@@ -3,9 +3,13 @@
 A file holds ``{"resourceSpans": [...]}`` documents, one a line (what the
 OpenTelemetry SDK's file exporter and the Collector's file exporter write) or
 one a file (pretty-printed or not). Each span is checked as it is read: it
-needs ``traceId``, ``spanId`` and both times, and every attribute value must be
-an OTLP ``AnyValue`` object; anything else is bad input naming the file, the
-line and the span id.
+needs ``traceId``, ``spanId`` and both times (unsigned 64-bit integers, ASCII
+digits), and every attribute value must be an OTLP ``AnyValue`` object (an
+``intValue`` a signed 64-bit integer, a ``doubleValue`` finite, nested at most
+``MAX_DEPTH`` levels, no text with half a surrogate pair); anything else is bad
+input naming the file, the line and the span id. The text is strict JSON read
+within ``json_limits``' bounds: ``NaN``, a 5,000-digit number or a document nested
+thousands deep is bad input too, naming the span it is in.
 
 Only what ragproof reads is kept of a span (``Span``): its ids, times, status and
 the OpenInference attributes of ``semconv``, decoded to plain Python values. A
@@ -16,6 +20,7 @@ its ids and times, so a million spans fit in memory.
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -30,6 +35,15 @@ from openinference.semconv.trace import (
 )
 
 from ragproof_core.data.dataset import DatasetError
+from ragproof_core.json_limits import (
+    MAX_DEPTH,
+    MAX_INT_DIGITS,
+    STRICT_DECODING,
+    JsonLimitError,
+    check_value,
+    has_surrogate_escape,
+    scan_depth,
+)
 
 ROOT_KEYS = frozenset(
     {
@@ -88,6 +102,11 @@ _ANY_VALUE_KEYS = frozenset(
     }
 )
 STATUS_ERROR = 2  # OTLP's STATUS_CODE_ERROR
+_UINT64_MAX = 2**64 - 1
+_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
+# The tokens that place an offset in a document: strings (a key with its colon) and brackets.
+_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"(?:\s*:)?|[\[\]{}]', re.DOTALL)
+_WIDE_INT = re.compile(rf"[0-9]{{{MAX_INT_DIGITS + 1}}}")
 _STATUS_NAMES = {"STATUS_CODE_ERROR": STATUS_ERROR, "STATUS_CODE_OK": 1, "STATUS_CODE_UNSET": 0}
 
 
@@ -120,7 +139,7 @@ class SpanError(ValueError):
 def iter_spans(path: str | Path) -> Iterator[Span]:
     """Every span of one OTLP/JSON file, checked, in file order."""
     path_text = str(path)
-    for line, document in _documents(path_text):
+    for line, document, surrogates in _documents(path_text):
         if not isinstance(document, dict) or "resourceSpans" not in document:
             raise DatasetError(path_text, line, "expected an OTLP/JSON object with resourceSpans")
         try:
@@ -129,16 +148,35 @@ def iter_spans(path: str | Path) -> Iterator[Span]:
             raise DatasetError(path_text, line or 1, str(exc)) from None
         for raw in raws:
             try:
+                if surrogates:  # only a document holding such an escape is walked
+                    _check_text(raw)
                 yield _span(raw, path_text, line)
             except SpanError as exc:
                 at = line if line else _line_of(path_text, raw)
                 raise DatasetError(path_text, at, f"span {_span_name(raw)}: {exc}") from None
 
 
-def _documents(path: str) -> Iterator[tuple[int, Any]]:
-    """``(line, document)`` for a file of one document a line, read a line at a time;
-    ``(0, document)`` for a file holding one document over many lines (its spans'
-    lines are found on error)."""
+def _check_text(raw: Any) -> None:
+    """No text of the span holds half a surrogate pair; the message names the attribute."""
+    attributes = raw.get("attributes") if isinstance(raw, dict) else None
+    for attribute in attributes if isinstance(attributes, list) else ():
+        key = attribute.get("key") if isinstance(attribute, dict) else None
+        _check_json_text(attribute, f"attribute {key!r}" if isinstance(key, str) else "attributes")
+    _check_json_text(raw, "span")
+
+
+def _check_json_text(value: Any, what: str) -> None:
+    try:
+        check_value(value, what, json_only=True, max_depth=MAX_DEPTH)
+    except JsonLimitError as exc:
+        reason = str(exc).rpartition(": ")[2]
+        raise SpanError(reason if what == "span" else f"{what}: {reason}") from None
+
+
+def _documents(path: str) -> Iterator[tuple[int, Any, bool]]:
+    """``(line, document, has a surrogate escape)`` for a file of one document a line,
+    read a line at a time; line 0 for a file holding one document over many lines (its
+    spans' lines are found on error)."""
     try:
         handle = open(path, "rb")  # noqa: SIM115 - closed below
     except OSError as exc:
@@ -151,30 +189,125 @@ def _documents(path: str) -> Iterator[tuple[int, Any]]:
         if not first.strip():
             raise DatasetError(path, 1, "file holds no OTLP/JSON document")
         try:
-            head = json.loads(first)
-        except (ValueError, UnicodeDecodeError):
+            head = _text(first)
+            document = _decode(head)
+        except (json.JSONDecodeError, UnicodeDecodeError):
             handle.seek(0)
-            yield 0, _whole(path, handle.read())
+            yield _whole(path, handle.read())
             return
-        yield number, head
+        except _Undecodable as exc:
+            raise DatasetError(path, number, exc.message) from None
+        yield number, document, has_surrogate_escape(head)
         for line, raw in enumerate(handle, start=number + 1):
             if not raw.strip():
                 continue
             try:
-                yield line, json.loads(raw)
+                text = _text(raw)
+                yield line, _decode(text), has_surrogate_escape(text)
             except json.JSONDecodeError as exc:
                 raise DatasetError(path, line, f"not valid JSON ({exc.msg})") from None
             except UnicodeDecodeError:
                 raise DatasetError(path, line, "not UTF-8 text") from None
+            except _Undecodable as exc:
+                raise DatasetError(path, line, exc.message) from None
 
 
-def _whole(path: str, data: bytes) -> Any:
+def _whole(path: str, data: bytes) -> tuple[int, Any, bool]:
     try:
-        return json.loads(data)
+        text = _text(data)
+        return 0, _decode(text), has_surrogate_escape(text)
     except json.JSONDecodeError as exc:
         raise DatasetError(path, exc.lineno, f"not valid JSON ({exc.msg})") from None
     except UnicodeDecodeError:
         raise DatasetError(path, 1, "not UTF-8 text") from None
+    except _Undecodable as exc:
+        raise DatasetError(path, text.count("\n", 0, exc.offset) + 1, exc.message) from None
+
+
+def _text(raw: bytes) -> str:
+    return raw.decode("utf-8-sig")
+
+
+class _Undecodable(Exception):
+    """JSON text past a bound (``json_limits``): ``message`` names the span it is in."""
+
+    def __init__(self, message: str, offset: int) -> None:
+        super().__init__(message)
+        self.message = message
+        self.offset = offset
+
+
+def _decode(text: str) -> Any:
+    """The JSON document ``text``, strict and bounded (the module's docstring); a bound
+    passed raises ``_Undecodable``, bad JSON ``json.JSONDecodeError``."""
+    try:
+        return json.loads(text, **STRICT_DECODING)
+    except RecursionError:
+        # Nested thousands deep: the scan finds where (and raises), else decoding failed
+        # for a depth below the scan's bound and the decoder's own error stands.
+        try:
+            scan_depth(text, MAX_DEPTH)
+        except JsonLimitError as exc:
+            raise _undecodable(text, str(exc), exc.offset) from None
+        raise
+    except JsonLimitError as exc:
+        raise _undecodable(text, str(exc), _offset_of(text, str(exc))) from None
+
+
+def _offset_of(text: str, reason: str) -> int:
+    """Where in ``text`` the value a decoding callback refused is (the decoder does not say)."""
+    if "digits" in reason:
+        found = _WIDE_INT.search(text)
+    else:
+        word = reason.split(" ", 1)[0].removesuffix("...")
+        found = re.search(re.escape(word), text)
+    return found.start() if found is not None else 0
+
+
+def _undecodable(text: str, reason: str, offset: int) -> _Undecodable:
+    span = _span_id_around(text, offset)
+    return _Undecodable(f"span {span}: {reason}" if span else reason, offset)
+
+
+def _span_id_around(text: str, offset: int) -> str | None:
+    """The ``spanId`` of the span object (an element of a ``spans`` list) that holds
+    ``offset``, read from the text alone; None outside a span or without one."""
+    stack: list[tuple[str, str | None, int]] = []  # (bracket, the key it is under, start)
+    key: str | None = None
+    span_start = None
+    for match in _TOKEN.finditer(text):
+        if match.start() >= offset:
+            break
+        token = match.group()
+        if token[0] == '"':
+            key = token if token.endswith(":") else None
+            continue
+        if token in "[{":
+            stack.append((token, key, match.start()))
+        elif stack:
+            stack.pop()
+        key = None
+    for depth, (bracket, _, start) in enumerate(stack):
+        if bracket == "{" and depth and stack[depth - 1][:2] == ("[", '"spans":'):
+            span_start = start
+            break
+    if span_start is None:
+        return None
+    depth = 0
+    tokens = _TOKEN.finditer(text, span_start)
+    for match in tokens:
+        token = match.group()
+        if token in "[{":
+            depth += 1
+        elif token in "]}":
+            depth -= 1
+            if depth == 0:
+                return None
+        elif depth == 1 and token.startswith('"spanId"') and token.endswith(":"):
+            value = next(tokens, None)
+            if value is not None and value.group()[0] == '"' and not value.group().endswith(":"):
+                return json.loads(value.group())
+    return None
 
 
 def _raw_spans(document: dict) -> Iterator[Any]:
@@ -250,11 +383,19 @@ def _id(raw: dict, key: str) -> str:
 def _time(raw: dict, key: str) -> int:
     value = raw.get(key)
     # OTLP/JSON writes 64-bit integers as decimal strings; some writers use numbers.
-    if isinstance(value, str) and value.isdigit():
-        return int(value)
-    if type(value) is int and value >= 0:
+    if isinstance(value, str) and _is_decimal(value):
+        value = int(value)
+    if type(value) is int and 0 <= value <= _UINT64_MAX:
         return value
-    raise SpanError(f"lacks {key}" if value is None else f"{key}: expected an integer")
+    raise SpanError(
+        f"lacks {key}" if value is None else f"{key}: expected an unsigned 64-bit integer"
+    )
+
+
+def _is_decimal(text: str) -> bool:
+    """ASCII digits, at most 20 (a 64-bit integer's): OTLP/JSON's spelling of its fixed64
+    and int64 numbers. ``str.isdigit`` alone takes "²", which ``int`` refuses."""
+    return 0 < len(text) <= 20 and text.isascii() and text.isdigit()
 
 
 def _attributes(attributes: list) -> dict[str, Any]:
@@ -290,8 +431,9 @@ def _check_any_value(key: str, value: Any) -> None:
         raise SpanError(f"attribute {key!r}: value is not an OTLP AnyValue object")
 
 
-def any_value(key: str, value: Any) -> Any:
-    """An OTLP/JSON AnyValue as a plain Python value (an empty AnyValue is None)."""
+def any_value(key: str, value: Any, depth: int = 0) -> Any:
+    """An OTLP/JSON AnyValue as a plain Python value (an empty AnyValue is None), nested
+    at most ``MAX_DEPTH`` arrays and kvlists deep."""
     _check_any_value(key, value)
     if not value:
         return None
@@ -305,28 +447,35 @@ def any_value(key: str, value: Any) -> Any:
             raise SpanError(f"attribute {key!r}: boolValue must be true or false")
         return inner
     if field == "intValue":
-        if isinstance(inner, str) and inner.lstrip("-").isdigit():
-            return int(inner)
-        if type(inner) is int:
+        if isinstance(inner, str) and _is_decimal(inner.removeprefix("-")):
+            inner = int(inner)
+        if type(inner) is int and _INT64_MIN <= inner <= _INT64_MAX:
             return inner
-        raise SpanError(f"attribute {key!r}: intValue must be an integer")
+        raise SpanError(f"attribute {key!r}: intValue must be a signed 64-bit integer")
     if field == "doubleValue":
+        # OTLP/JSON may spell a double as a string ("1.5", "NaN"); ragproof writes only
+        # strict JSON, so a NaN or an infinity is refused here, not written out.
         if isinstance(inner, bool) or not isinstance(inner, int | float | str):
             raise SpanError(f"attribute {key!r}: doubleValue must be a number")
         try:
-            return float(inner)  # "NaN", "Infinity" are how JSON spells them
-        except ValueError:
+            number = float(inner)
+        except (ValueError, OverflowError):
             raise SpanError(f"attribute {key!r}: doubleValue must be a number") from None
+        if not math.isfinite(number):
+            raise SpanError(f"attribute {key!r}: doubleValue must be a finite number")
+        return number
     values = inner.get("values", []) if isinstance(inner, dict) else None
     if not isinstance(values, list):
         raise SpanError(f"attribute {key!r}: {field} must hold a list of values")
+    if depth >= MAX_DEPTH:
+        raise SpanError(f"attribute {key!r}: nested deeper than {MAX_DEPTH} levels")
     if field == "arrayValue":
-        return [any_value(key, item) for item in values]
+        return [any_value(key, item, depth + 1) for item in values]
     out = {}
     for item in values:
         if not isinstance(item, dict) or not isinstance(item.get("key"), str):
             raise SpanError(f"attribute {key!r}: kvlistValue must hold {{key, value}} objects")
-        out[item["key"]] = any_value(key, item.get("value"))
+        out[item["key"]] = any_value(key, item.get("value"), depth + 1)
     return out
 
 

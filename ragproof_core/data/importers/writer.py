@@ -170,7 +170,7 @@ def write_files(files: Sequence[tuple[Path, Iterable[Mapping[str, Any]]]]) -> li
             path.parent.mkdir(parents=True, exist_ok=True)
             temp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
             written.append((temp, path))
-            counts.append(_write_jsonl(temp, rows))
+            counts.append(_write_jsonl(temp, rows, path))
     except BaseException:
         for temp, _ in written:
             temp.unlink(missing_ok=True)
@@ -180,12 +180,34 @@ def write_files(files: Sequence[tuple[Path, Iterable[Mapping[str, Any]]]]) -> li
     return counts
 
 
-def _write_jsonl(path: Path, rows: Iterable[Mapping[str, Any]]) -> int:
+def jsonl_line(row: Mapping[str, Any]) -> str:
+    """One JSON Lines line of ``row``: strict JSON (no NaN nor infinity), key order the
+    row's own (id first), text readable UTF-8. Raises ``ValueError`` (a NaN) or
+    ``UnicodeEncodeError`` (half a surrogate pair) for what no JSON reader reads back."""
+    line = json.dumps(row, ensure_ascii=False, allow_nan=False)
+    line.encode("utf-8")
+    return line + "\n"
+
+
+def _write_jsonl(path: Path, rows: Iterable[Mapping[str, Any]], destination: Path) -> int:
     count = 0
     with path.open("w", encoding="utf-8", newline="\n") as handle:
         for row in rows:
-            # Key order is the row's own (id first), and text stays readable UTF-8.
-            handle.write(json.dumps(row, ensure_ascii=False))
-            handle.write("\n")
+            try:
+                handle.write(jsonl_line(row))
+            except ValueError as exc:  # UnicodeEncodeError included
+                # The importers refuse such values where they read them, naming the line;
+                # this is the last guard, so no file ragproof writes is less than JSON.
+                raise DatasetError(
+                    str(destination),
+                    count + 1,
+                    f"row {count + 1} cannot be written as JSON ({_unwritable(exc)})",
+                ) from None
             count += 1
     return count
+
+
+def _unwritable(exc: ValueError) -> str:
+    if isinstance(exc, UnicodeEncodeError):
+        return "half of a surrogate pair"
+    return "a NaN or an infinity"

@@ -78,7 +78,7 @@ def test_calibrate_run_by_hand() -> None:
     # var_U(f) = 0.5 / 2 = 0.25; y - f: mean 0.1875, squared deviations
     # 0.09765625 + 0.03515625 + 0.09765625 + 0.19140625 = 0.421875, var 0.140625.
     half = 1.96 * math.sqrt(0.25 / 3 + 0.140625 / 4)
-    assert e.ppi_ci == pytest.approx((0.6875 - half, 0.6875 + half), abs=1e-15)
+    assert e.ppi_ci == pytest.approx((0.6875 - half, min(1.0, 0.6875 + half)), abs=1e-15)
     # Labels for cases the judge did not score in this run, as given.
     assert list(calibration.unmatched) == [
         {"case_id": "zz", "metric": RELEVANCE, "score": 0},

@@ -29,15 +29,16 @@ def test_every_figure_by_hand() -> None:
     half = 1.96 * math.sqrt(1 / 6) / math.sqrt(7)
     assert e.judge_ci == pytest.approx((0.5 - half, 0.5 + half), abs=1e-15)
     # human: mean 2.5 / 3 = 5/6; deviations 1/6, 1/6, -1/3: var (6/36) / 2 = 1/12.
+    # Its upper bound, 5/6 + 1.96/6 = 1.16, is reported as 1: no mean score lies above.
     half = 1.96 * math.sqrt(1 / 12) / math.sqrt(3)
     assert e.human_mean == pytest.approx(5 / 6, abs=1e-15)
-    assert e.human_ci == pytest.approx((5 / 6 - half, 5 / 6 + half), abs=1e-15)
+    assert e.human_ci == pytest.approx((5 / 6 - half, 1.0), abs=1e-15)
     assert half == pytest.approx(1.96 / 6, abs=1e-15)
     # PPI: mean_U(f) = 0.5, y - f = [0.5, 0, 0.5] with mean 1/3 and var 1/12;
     # var_U(f) = (0.25 + 0.25) / 3 = 1/6. Variance 1/6/4 + 1/12/3 = 5/72.
     half = 1.96 * math.sqrt(5 / 72)
     assert e.ppi_mean == pytest.approx(5 / 6, abs=1e-15)
-    assert e.ppi_ci == pytest.approx((5 / 6 - half, 5 / 6 + half), abs=1e-15)
+    assert e.ppi_ci == pytest.approx((5 / 6 - half, 1.0), abs=1e-15)
     assert e.to_dict() == {
         "n_judged": 7,
         "n_labelled": 3,
@@ -94,7 +95,27 @@ def test_vectorised_and_scalar_forms_agree() -> None:
         np.array([F_L, F_L]), np.array([Y_L, Y_L]), np.array([F_U, F_U])
     )
     assert mean.tolist() == [e.ppi_mean, e.ppi_mean]
-    assert half.tolist() == pytest.approx([e.ppi_ci[1] - e.ppi_mean] * 2, abs=1e-15)
+    # The scalar form's upper bound is clipped at 1; its lower one is the half width off.
+    assert half.tolist() == pytest.approx([e.ppi_mean - e.ppi_ci[0]] * 2, abs=1e-15)
+
+
+def test_every_interval_and_the_ppi_mean_stay_within_0_and_1() -> None:
+    """The issue's case: three labels far from the judge (CONTRACT section 25)."""
+    e = estimate([0.0, 1.0, 0.0], [1.0, 0.0, 1.0], [0.0, 0.0, 1.0, 0.0])
+    for low, high in (e.judge_ci, e.human_ci, e.ppi_ci):
+        assert 0.0 <= low <= high <= 1.0
+    # var_U(f) = 0.25 over 4, y - f = [1, -1, 1] of variance 4/3 over 3: unclipped, PPI's
+    # interval would be 0.25 + 1/3 +- 1.96 * sqrt(1/16 + 4/9), [-0.81, 1.98].
+    half = 1.96 * math.sqrt(0.25 / 4 + (4 / 3) / 3)
+    assert e.ppi_mean == pytest.approx(0.25 + 1 / 3, abs=1e-15)
+    assert 0.25 + 1 / 3 - half < -0.5 and 0.25 + 1 / 3 + half > 1.5
+    assert e.ppi_ci == (0.0, 1.0)
+    # A correction past a bound: the judge says 1 everywhere, the labels say more than
+    # it could; the PPI mean is reported at 1, not above.
+    above = estimate([0.9, 0.8], [1.0, 1.0], [1.0, 1.0, 1.0])
+    assert above.ppi_mean == 1.0 and above.ppi_ci[1] == 1.0
+    below = estimate([0.2, 0.1], [0.0, 0.0], [0.0, 0.0, 0.05])
+    assert below.ppi_mean == 0.0 and below.ppi_ci[0] == 0.0
 
 
 def test_labels_for_a_given_interval_width_the_worked_number_of_docs_judge_md():

@@ -60,9 +60,13 @@ def test_ppi_from_stored_labels_equals_numpy(tmp_path) -> None:
     judge_half = 1.96 * f_all.std(ddof=1) / np.sqrt(20)
     assert (relevance.n_judged, relevance.n_labelled) == (20, 7)
     assert relevance.ppi_mean == pytest.approx(ppi, abs=1e-12)
-    assert relevance.ppi_ci == pytest.approx((ppi - half, ppi + half), abs=1e-12)
+    assert relevance.ppi_ci == pytest.approx(
+        (max(0.0, ppi - half), min(1.0, ppi + half)), abs=1e-12
+    )
     assert relevance.human_mean == pytest.approx(y.mean(), abs=1e-12)
-    assert relevance.human_ci == pytest.approx((y.mean() - human_half, y.mean() + human_half))
+    assert relevance.human_ci == pytest.approx(
+        (max(0.0, y.mean() - human_half), min(1.0, y.mean() + human_half))
+    )
     assert relevance.judge_mean == pytest.approx(f_all.mean(), abs=1e-12)
     assert relevance.judge_ci == pytest.approx(
         (f_all.mean() - judge_half, f_all.mean() + judge_half)

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from ragproof_core.config.gate import Floor
 from ragproof_core.config.manifest import RunManifest
 from ragproof_core.config.settings import RUN_KEYS, Config, RunSettings, load_config
 from ragproof_core.judge.settings import JudgeSettings
@@ -33,6 +34,7 @@ def _manifest(config: Config) -> RunManifest:
         use_cache=False,
         judge_api_base="http://127.0.0.1:4000",
         dagster_run_id="d1",
+        gate=config.gate,
     )
 
 
@@ -54,6 +56,7 @@ def test_every_setting_survives_manifest_json_and_config_json(tmp_path):
         "echo.exact_match",
     )
     assert manifest.judge.mode == "combined"
+    assert manifest.gate == (Floor("retrieval.mrr", min=0.5, every_case=True),)
 
     store = RunStore(tmp_path / "store")
     store.write_manifest("r1", manifest.to_dict())
@@ -70,6 +73,11 @@ def test_every_setting_survives_manifest_json_and_config_json(tmp_path):
         "timeout_s": 2.5,
         "metrics": list(manifest.run.metrics),
         "shards": 2,
+        "name": "manifest-fixture",
+        "tags": {"team": "search"},
+    }
+    assert json.loads(config_json)["gate"] == {
+        "retrieval.mrr": {"min": 0.5, "every_case": True, "min_scored": 1}
     }
 
 

@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+import re
+import time
+
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from ragproof_core.config.redaction import (
     REDACTED,
@@ -112,3 +117,37 @@ def test_the_config_hash_tells_apart_configs_that_differ_only_in_a_secret() -> N
     assert redact(a) == redact(b)
     assert config_sha256(a) != config_sha256(b)
     assert config_sha256(a) == config_sha256({"k": 5, **a})
+
+
+# --- linear time (issue 39, item 4) --------------------------------------------------------
+
+# The pattern before issue 39, quadratic on a long run of letters: the reference for what
+# a URL is, on texts small enough for it.
+_QUADRATIC_URL = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*://[^\s\"'<>]+")
+
+
+@given(st.text(alphabet="ab9+.-:/ ?=&@#\"'<>_Hé", max_size=40))
+@settings(max_examples=500, deadline=None)
+def test_the_linear_pattern_finds_the_urls_the_plain_one_finds(text: str) -> None:
+    text = text.replace(":", "://", 1)
+    expected = _QUADRATIC_URL.sub(lambda match: redact_url(match.group()), text)
+    assert redact_text(text) == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "a" * 1_000_000,  # a status message of letters: hours before
+        "see http://h/ " + "a" * 1_000_000,  # the pattern searches the whole run
+        "a" * 1_000_000 + "://x?token=abc",  # one URL whose scheme is the whole run
+        "9" * 500_000 + "a" * 500_000 + "://x",
+    ],
+    ids=["letters", "after-a-url", "one-long-scheme", "digits-then-letters"],
+)
+def test_redacting_a_megabyte_takes_seconds_not_hours(text: str) -> None:
+    # A generous bound on CPU seconds (about 0.1 s here; hours before): no timing of a run.
+    start = time.process_time()
+    redacted = redact_text(text)
+    assert time.process_time() - start < 20
+    assert len(redacted) <= len(text)
+    assert ("token=abc" in text) == ("token=***" in redacted)

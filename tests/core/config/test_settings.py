@@ -93,7 +93,16 @@ def test_settings_built_in_code_are_checked_by_the_same_schema():
 
 
 def test_run_keys_follow_the_declaration():
-    assert RUN_KEYS == ("k", "source_match", "concurrency", "timeout_s", "metrics", "shards")
+    assert RUN_KEYS == (
+        "k",
+        "source_match",
+        "concurrency",
+        "timeout_s",
+        "metrics",
+        "shards",
+        "name",
+        "tags",
+    )
     assert list(run_settings_dict(RunSettings())) == list(RUN_KEYS)
     stored = run_settings_dict(RunSettings(k=3, metrics=("echo.*",)))
     assert stored["metrics"] == ["echo.exact_match"]

@@ -28,11 +28,14 @@ def test_suites_with_their_launch_and_schedule(tmp_path):
     )
     first, second = load_suites(path)
     assert first.name == "nightly_k3"
+    # Its runs are tagged suite=<name> and named after it (the config names none).
     assert dict(first.launch) == {
         "dataset": str(RECORDED / "cases.jsonl"),
         "config_file": str(RECORDED / "ragproof.toml"),
         "k": 3,
         "metrics": ["retrieval.mrr"],
+        "tags": {"suite": "nightly_k3"},
+        "name": "nightly_k3",
     }
     assert (first.cron, first.timezone, first.keep_last, first.scheduled) == (
         "30 6 * * MON-FRI",
@@ -118,6 +121,20 @@ def test_a_mistake_names_the_file_the_suite_and_the_key(tmp_path, entry, message
     assert str(err.value) == f"{path}: {message}"
 
 
+def test_the_config_names_the_runs_and_the_suite_adds_its_tag(tmp_path):
+    config = tmp_path / "ragproof.toml"
+    config.write_text('[run]\nname = "support nightly"\ntags = { team = "search" }\n')
+    path = write(
+        tmp_path,
+        f'[[suite]]\nname = "support"\ndataset = "a.jsonl"\nconfig_file = "{config}"\n'
+        'tags = { owner = "ana" }\n',
+    )
+    (suite,) = load_suites(path)
+    # The config's name stays; its tags merge with the suite's when the run starts.
+    assert "name" not in suite.launch
+    assert suite.launch["tags"] == {"owner": "ana", "suite": "support"}
+
+
 def test_names_are_unique(tmp_path):
     path = write(
         tmp_path,
@@ -161,7 +178,7 @@ def test_suite_keys_are_the_launch_form_every_run_key_and_the_schedule():
         "adapter",
         "adapter_options_json",
         "no_cache",
-        *RUN_KEYS,
+        *(key for key in RUN_KEYS if key != "name"),  # a suite's name is its own
         "cron",
         "timezone",
         "keep_last",

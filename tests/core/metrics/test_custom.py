@@ -66,9 +66,15 @@ def test_a_function_gets_exactly_the_contracts_keyword_arguments():
         (None, Status.SKIPPED, NO_VALUE),
         (math.nan, Status.ERROR, "returned nan: not a finite number"),
         (math.inf, Status.ERROR, "returned inf: not a finite number"),
-        (1.5, Status.ERROR, "returned 1.5: a score is between 0 and 1"),
+        # Any finite number is a score, stored as given (a count is fine).
+        (3.0, Status.SCORED, 3.0),
+        (-2.5, Status.SCORED, -2.5),
+        (7, Status.SCORED, 7.0),
+        (10**400, Status.ERROR, "returned inf: not a finite number"),
+        (-math.inf, Status.ERROR, "returned -inf: not a finite number"),
         (True, Status.ERROR, "returned bool, not a float or None"),
         ("0.5", Status.ERROR, "returned str, not a float or None"),
+        ([0.5], Status.ERROR, "returned list, not a float or None"),
     ],
 )
 def test_what_a_function_returns(value, status, expected):
@@ -84,6 +90,53 @@ def test_a_raising_function_is_that_cases_error_for_that_metric():
     assert (result.status, result.reason) == (Status.ERROR, "ValueError: cannot score 'Loop?'")
     assert spec.score(CASE, OUTPUT, RunSettings()).value == 1.0
     assert (spec.family, spec.judged) == ("custom", False)
+
+
+def test_expected_source_ids_arrive_as_the_dataset_gives_them():
+    graded = Case(
+        "c3", "Q?", expected_source_ids=("d2",), source_grades={"d1": 0, "d2": 2, "d3": 1}
+    )
+    assert function_arguments(graded, OUTPUT)["expected_source_ids"] == {"d1": 0, "d2": 2, "d3": 1}
+    none_relevant = Case("c4", "Q?", expected_source_ids=(), source_grades={"d1": 0})
+    assert function_arguments(none_relevant, OUTPUT)["expected_source_ids"] == {"d1": 0}
+    assert function_arguments(CASE, OUTPUT)["expected_source_ids"] == ["d1"]
+
+
+@pytest.mark.parametrize(
+    ("behaviour", "reason"),
+    [
+        ("system_exit", "SystemExit: 3"),
+        ("keyboard_interrupt", "KeyboardInterrupt"),
+        ("base_exception", "BaseException: not an Exception"),
+        ("unprintable", "Unprintable: <str() raised RuntimeError>"),
+        ("sleep", "took longer than timeout_s = 0.2 s"),
+    ],
+)
+def test_whatever_a_function_throws_or_however_long_it_takes_is_that_cases_error(
+    behaviour: str, reason: str
+):
+    table = MetricTable(
+        "custom.bad",
+        function=f"{FUNCTIONS}:misbehave",
+        timeout_s=0.2 if behaviour == "sleep" else 10,
+    )
+    spec = custom_metric(table)
+    case = Case("c5", "Q?", metadata={"misbehave": behaviour})
+    result = spec.score(case, OUTPUT, RunSettings())
+    assert (result.status, result.reason) == (Status.ERROR, reason)
+    # The next call is answered, by a fresh thread when the last one is stuck.
+    assert spec.score(CASE, OUTPUT, RunSettings()).value == 2.0
+
+
+def test_a_function_that_sleeps_costs_each_case_its_timeout_and_no_more():
+    spec = custom_metric(
+        MetricTable("custom.sleepy", function=f"{FUNCTIONS}:misbehave", timeout_s=0.05)
+    )
+    asleep = Case("c6", "Q?", metadata={"misbehave": "sleep"})
+    results = [spec.score(asleep, OUTPUT, RunSettings()) for _ in range(3)]
+    assert {(r.status, r.reason) for r in results} == {
+        (Status.ERROR, "took longer than timeout_s = 0.05 s")
+    }
 
 
 def test_bands_score_evenly_from_0_to_1():

@@ -60,6 +60,13 @@ def test_the_test_config_declares_three_metrics_with_fixtures_resolved():
         ),
         ('name = "custom.f"\nfunction = "not a path"\n', "metric[1].function: expected an import"),
         (RUBRIC + 'fixtures = "missing.jsonl"\n', "metric[1].fixtures: no such file"),
+        (RUBRIC + "timeout_s = 5\n", "metric[1].timeout_s: only a function metric has timeout_s"),
+        (FUNCTION + "timeout_s = 0\n", "metric[1].timeout_s: expected a number of seconds above 0"),
+        (FUNCTION + "timeout_s = -1.5\n", "metric[1].timeout_s: expected a number of seconds"),
+        (FUNCTION + "timeout_s = inf\n", "metric[1].timeout_s: expected a number of seconds"),
+        (FUNCTION + "timeout_s = nan\n", "metric[1].timeout_s: expected a number of seconds"),
+        (FUNCTION + 'timeout_s = "5"\n', "metric[1].timeout_s: expected a number of seconds"),
+        (FUNCTION + "timeout_s = true\n", "metric[1].timeout_s: expected a number of seconds"),
     ],
 )
 def test_a_malformed_table_is_one_line_naming_it(tmp_path: Path, table: str, message: str):
@@ -108,3 +115,14 @@ def test_a_table_is_plain_data():
         "function",
         {"name": "custom.f", "higher_is_better": True, "function": "m:f"},
     )
+    # A time limit of its own is kept; the default (10 s) is not written out.
+    limited = MetricTable("custom.f", function="m:f", timeout_s=2.5)
+    assert limited.to_dict()["timeout_s"] == 2.5
+    assert tables_from_dicts([limited.to_dict()]) == (limited,)
+    assert table.timeout_s == 10.0
+
+
+def test_timeout_s_is_a_function_metrics_time_limit(tmp_path: Path):
+    path = tmp_path / "ragproof.toml"
+    path.write_text(f"[[metric]]\n{FUNCTION}timeout_s = 2\n", encoding="utf-8")
+    assert load_config(path).metrics[0].timeout_s == 2.0

@@ -77,7 +77,9 @@ def test_the_tally_is_section_12s_ppi_over_each_cases_mean_label(store):
     assert g["human_mean"] == pytest.approx(y.mean())
     assert g["ppi_mean"] == pytest.approx(f_u.mean() + (y - f_l).mean())
     half = 1.96 * np.sqrt(f_u.var(ddof=1) / f_u.size + (y - f_l).var(ddof=1) / y.size)
-    assert g["ppi_ci"] == pytest.approx([g["ppi_mean"] - half, g["ppi_mean"] + half])
+    assert g["ppi_ci"] == pytest.approx(
+        [max(0.0, g["ppi_mean"] - half), min(1.0, g["ppi_mean"] + half)]
+    )
     # One labelled case: no PPI interval (n < 2), the count still shown.
     r = rows[RELEVANCE]
     assert (r["labels"], r["ppi_mean"], r["ppi_ci"]) == (1, None, None)

@@ -44,15 +44,19 @@ JUDGED = _record(
     judge_mode="combined",
     cost_usd=0.01234,
     cases=4,
+    judge_errors=2,
+    name="nightly",
+    tags={"team": "search", "branch": "main"},
+    config_digest="0123456789abcdef" * 4,
 )
 
 
 def test_two_runs_with_different_settings_are_told_apart():
     assert runs_table([PLAIN, JUDGED]).splitlines() == [
-        "run id                   started (UTC)        dataset                              adapter                                           k  source match  metrics  judge               judge mode  status          cases     cost",  # noqa: E501
-        "-----------------------  -------------------  -----------------------------------  -----------------------------------------------  --  ------------  -------  ------------------  ----------  --------------  -----  -------",  # noqa: E501
-        "20261201T093005Z-aaaaaa  2026-12-01 09:30:05  data/demo/cases.jsonl                ragproof_core.adapters.demo:DemoRAG               5  chunk               2  none                -           completed          77  $0.0000",  # noqa: E501
-        "20261201T101500Z-bbbbbb  2026-12-01 09:30:05  tests/fixtures/recorded/cases.jsonl  ragproof_core.adapters.recorded:RecordedAdapter  10  document            1  openai/gpt-4o-mini  combined    aborted:budget      4  $0.0123",  # noqa: E501
+        "run id                   name     started (UTC)        dataset                              adapter                                           k  source match  metrics  judge               judge mode  status          cases     cost  config    tags",  # noqa: E501
+        "-----------------------  -------  -------------------  -----------------------------------  -----------------------------------------------  --  ------------  -------  ------------------  ----------  --------------  -----  -------  --------  -----------------------",  # noqa: E501
+        "20261201T093005Z-aaaaaa  -        2026-12-01 09:30:05  data/demo/cases.jsonl                ragproof_core.adapters.demo:DemoRAG               5  chunk               2  none                -           completed          77  $0.0000  -         -",  # noqa: E501
+        "20261201T101500Z-bbbbbb  nightly  2026-12-01 09:30:05  tests/fixtures/recorded/cases.jsonl  ragproof_core.adapters.recorded:RecordedAdapter  10  document            1  openai/gpt-4o-mini  combined    aborted:budget      4  $0.0123  01234567  branch=main,team=search",  # noqa: E501
     ]
 
 
@@ -73,13 +77,17 @@ def test_json_carries_the_same_facts():
         "cost_usd": 0.01234,
         "cases": 4,
         "case_failures": 0,
+        "judge_errors": 2,
+        "name": "nightly",
+        "tags": {"team": "search", "branch": "main"},
+        "config_digest": "0123456789abcdef" * 4,
     }
 
 
 def test_a_run_stored_without_settings_shows_dashes_and_no_runs_says_so():
     old = _record("20251101T000000Z-cccccc", {}, config_json="{}")
     assert run_dict(old)["k"] is None and run_dict(old)["metric_count"] is None
-    assert runs_table([old]).splitlines()[2].split()[5:8] == ["-", "-", "-"]
+    assert runs_table([old]).splitlines()[2].split()[6:9] == ["-", "-", "-"]
     assert runs_table([]) == "no runs stored yet"
 
 

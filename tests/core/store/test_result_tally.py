@@ -11,18 +11,31 @@ from collections import Counter
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from ragproof_core.metrics.aggregate import P50, P95, ValueCounts, nearest_rank, summarize
 from ragproof_core.metrics.registry import METRIC_NAMES
-from ragproof_core.model import MetricResult, Status, case_error, judge_error, scored, skipped
+from ragproof_core.metrics.result_columns import ResultColumns
+from ragproof_core.model import (
+    MetricResult,
+    Status,
+    case_error,
+    judge_error,
+    not_applicable,
+    scored,
+    skipped,
+)
 from ragproof_core.present.markdown import distributions_markdown, distributions_table
 from ragproof_core.store.result_tally import (
     MAX_SHARD_GROUPS,
     UnknownStatus,
+    group_results,
     summarize_run,
+    tally_groups,
     tally_shard_groups,
 )
-from ragproof_core.store.run_store import RunStore
+from ragproof_core.store.run_store import RunStore, result_table
 
 MRR, LATENCY, NDCG = "retrieval.mrr", "system.latency_s", "retrieval.ndcg_at_k"
 
@@ -151,3 +164,119 @@ def test_a_shard_with_too_many_groups_keeps_none_and_the_files_are_tallied(
         tally_shard_groups([None, {"metric": [], "status": [], "value": [], "reason": [], "n": []}])
         is None
     )
+
+
+# --- runs in which nothing, or not everything, scores (issue 39, item 1) -------------------
+
+_NOTHING_SCORED = {
+    "no rows": [],
+    "all skipped": [skipped(f"c{i}", MRR, "no expected_source_ids") for i in range(3)],
+    "all errors": [case_error(f"c{i}", m, "adapter raised") for i in range(3) for m in (MRR, NDCG)],
+    "all not applicable": [not_applicable(f"c{i}", LATENCY, "not a trace") for i in range(3)],
+    "all judge errors": [judge_error(f"c{i}", NDCG, "judge down") for i in range(3)],
+}
+
+
+def plain_tally(results: list[MetricResult]) -> tuple[dict, Counter, dict]:
+    """The tally by hand: rows per (metric, status), skips per (metric, reason), and each
+    metric's scored values sorted."""
+    counts: dict[str, Counter] = {}
+    values: dict[str, list[float]] = {}
+    for r in results:
+        counts.setdefault(r.metric, Counter())[r.status] += 1
+        if r.status is Status.SCORED:
+            values.setdefault(r.metric, []).append(r.value)
+    reasons = Counter((r.metric, r.reason or "") for r in results if r.status is Status.SKIPPED)
+    return counts, reasons, {m: sorted(v) for m, v in values.items()}
+
+
+def assert_tally_is(tally, results: list[MetricResult]) -> None:
+    counts, reasons, values = plain_tally(results)
+    assert {m: dict(c) for m, c in tally.counts.items()} == {m: dict(c) for m, c in counts.items()}
+    assert tally.skip_reasons == reasons
+    assert {m: sorted(tally.values(m).expanded()) for m in tally.scored} == values
+    summaries, _ = summarize_run(None, "r", METRIC_NAMES, tally)
+    assert summaries == summarize(results, METRIC_NAMES)
+
+
+@pytest.mark.parametrize("shape", list(_NOTHING_SCORED))
+def test_a_run_where_nothing_scores_is_tallied_per_shard_gathered_and_from_its_files(
+    store: RunStore, shape: str
+) -> None:
+    results = _NOTHING_SCORED[shape]
+    half = len(results) // 2
+    store.write_manifest("r", {"run_id": "r"})
+    kept = []
+    # Two shards, the first possibly with no rows at all, and the stored files read back.
+    for shard, part in enumerate((results[:half], results[half:])):
+        with store.results_writer("r", shard=shard) as writer:
+            writer.write([], part)
+        kept.append(writer.result_groups())
+        assert_tally_is(tally_shard_groups([writer.result_groups()]), part)
+    assert_tally_is(tally_shard_groups(kept), results)
+    assert_tally_is(store.tally_case_results("r"), results)
+    summaries, _ = summarize_run(store, "r", METRIC_NAMES)
+    assert all(s.scored == 0 and s.mean is None and s.p50 is None for s in summaries)
+
+
+_STATUS_ROWS = st.sampled_from(
+    [
+        lambda c, m: scored(c, m, 0.5),
+        lambda c, m: scored(c, m, 1.0),
+        lambda c, m: scored(c, m, 1 / 3),
+        lambda c, m: skipped(c, m, "no chunks"),
+        lambda c, m: skipped(c, m, ""),
+        lambda c, m: not_applicable(c, m, "not a conversation"),
+        lambda c, m: judge_error(c, m, "reply failed validation twice"),
+        lambda c, m: case_error(c, m, "adapter raised"),
+    ]
+)
+# Each shard: a list of cases, each case a row maker per metric (some metrics missing).
+_SHARDS = st.lists(
+    st.lists(
+        st.dictionaries(st.sampled_from([MRR, NDCG, LATENCY]), _STATUS_ROWS, max_size=3),
+        max_size=6,
+    ),
+    min_size=1,
+    max_size=4,
+)
+
+
+def _shard_results(shards) -> list[list[MetricResult]]:
+    return [
+        [
+            make(f"s{s}c{c}", metric)
+            for c, case in enumerate(cases)
+            for metric, make in sorted(case.items())
+        ]
+        for s, cases in enumerate(shards)
+    ]
+
+
+@given(shards=_SHARDS)
+@settings(max_examples=200, deadline=None)
+def test_the_gathered_tally_of_any_mix_of_statuses_and_shards_is_the_plain_one(shards) -> None:
+    per_shard = _shard_results(shards)
+    groups = [
+        group_results(result_table("r", ResultColumns.from_results(part))) for part in per_shard
+    ]
+    for part, grouped in zip(per_shard, groups, strict=True):
+        assert_tally_is(tally_groups(grouped), part)
+    gathered = tally_shard_groups([g.to_pydict() for g in groups])
+    assert_tally_is(gathered, [r for part in per_shard for r in part])
+
+
+@given(shards=_SHARDS)
+@settings(
+    max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+def test_the_stored_tally_of_any_mix_of_statuses_and_shards_is_the_plain_one(
+    tmp_path_factory, shards
+) -> None:
+    store = RunStore(tmp_path_factory.mktemp("store"))
+    per_shard = _shard_results(shards)
+    store.write_manifest("r", {"run_id": "r"})
+    for shard, part in enumerate(per_shard):
+        with store.results_writer("r", shard=shard) as writer:
+            writer.write([], part)
+    assert_tally_is(store.tally_case_results("r"), [r for part in per_shard for r in part])

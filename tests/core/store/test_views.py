@@ -40,6 +40,16 @@ CONTRACT_CASE_RESULTS = [
     "reason",
     "judge_raw_json",
 ]
+# CONTRACT section 25: what the pipeline said.
+CONTRACT_OUTPUTS = [
+    "run_id",
+    "case_id",
+    "answer",
+    "retrieved_ids",
+    "citations",
+    "latency_s",
+    "error",
+]
 CONTRACT_METRIC_SUMMARIES = [
     "run_id",
     "metric",
@@ -73,6 +83,9 @@ def assert_contract_columns(con: duckdb.DuckDBPyConnection) -> None:
         "judge_output_tokens",
         "judge_usage_json",
         "judge_agreement_json",
+        "name",
+        "tags",
+        "config_digest",
     ]
     assert dict(runs)["started_at"] == "TIMESTAMP WITH TIME ZONE"
     assert dict(runs)["prompt_hashes"] == "VARCHAR"
@@ -80,6 +93,9 @@ def assert_contract_columns(con: duckdb.DuckDBPyConnection) -> None:
     assert [name for name, _ in columns(con, "case_results")] == CONTRACT_CASE_RESULTS
     assert dict(columns(con, "case_results"))["value"] == "DOUBLE"
     assert [name for name, _ in columns(con, "metric_summaries")] == CONTRACT_METRIC_SUMMARIES
+    outputs = columns(con, "outputs")
+    assert [name for name, _ in outputs][:7] == CONTRACT_OUTPUTS
+    assert dict(outputs)["retrieved_ids"] == "VARCHAR[]"
 
 
 def test_views_have_contract_columns_on_an_empty_store(store: RunStore) -> None:
@@ -118,6 +134,9 @@ def test_views_show_finished_runs_with_contract_columns(store: RunStore) -> None
                 0,
                 "[]",
                 "{}",
+                None,
+                "{}",
+                None,
             )
         ]
         assert con.execute("SELECT prompt_hashes::JSON->>'refusal' FROM runs").fetchone() == (
@@ -212,7 +231,8 @@ def test_views_read_runs_written_before_columns_were_added(store: RunStore) -> N
             {
                 k: v
                 for k, v in sample.record("old").__dict__.items()
-                if k not in ("judge_usage", "judge_agreement")  # columns added later
+                # columns added later
+                if k not in ("judge_usage", "judge_agreement", "name", "tags", "config_digest")
             }
             | {
                 "prompt_hashes": "{}",
@@ -345,3 +365,42 @@ def test_the_conversations_view_has_a_row_per_conversation_and_turn_metric(
             ("r1", "c1", recall, 2, 0.5),
             ("r1", "c2", recall, 0, None),
         ]
+
+
+def test_the_outputs_view_has_what_the_pipeline_said_for_each_case(store: RunStore) -> None:
+    sample.write_run(store, "r1")
+    sample.write_run(store, "unfinished", finish=False)
+    with store.connect() as con:
+        rows = con.execute(
+            "SELECT run_id, case_id, answer, retrieved_ids, citations, latency_s, error, "
+            "retrieved_scores FROM outputs ORDER BY case_id"
+        ).fetchall()
+    assert rows == [
+        (
+            "r1",
+            "c1",
+            "Frank Herbert [doc-1#0].",
+            ["doc-1#0", "doc-2#4", "doc-9#1"],
+            ["doc-1#0"],
+            1.25,
+            None,
+            [0.91, None, 0.0],
+        ),
+        ("r1", "c2", "I don't know.", [], None, 0.5, None, []),
+        ("r1", "c3", "", None, [], 0.0, None, None),
+        ("r1", "c4", None, None, None, 60.0, "TimeoutError: adapter took longer than 60s", None),
+    ]
+
+
+def test_no_connection_draws_a_progress_bar(local_or_s3_store: RunStore) -> None:
+    # Issue 39, item 6: DuckDB's bar (on a query past two seconds) printed to stdout.
+    layout = local_or_s3_store.layout
+    setting = "SELECT current_setting('enable_progress_bar')"
+    connections = [views.connect_confined(layout), local_or_s3_store.connect()]
+    if layout.is_remote:
+        connections.append(views.connect_remote(layout))
+    for con in connections:
+        try:
+            assert con.execute(setting).fetchone() == (False,)
+        finally:
+            con.close()

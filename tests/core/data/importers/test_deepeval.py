@@ -156,3 +156,36 @@ def test_a_conversational_test_case_is_a_conversation_with_per_turn_recordings(t
             ],
         }
     ]
+
+
+@pytest.mark.parametrize(
+    ("text", "line", "reason"),
+    [
+        (
+            '[{"input": "a"},\n {"input": "b", "additional_metadata": {"x": NaN}}]',
+            2,
+            "NaN is not a JSON number (JSON numbers are finite)",
+        ),
+        ('[{"input": "a", "actual_output": Infinity}]', 1, "Infinity is not a JSON number"),
+        ('[{"input": "a"},\n{"input": "b\\ud800"}]', 2, "element.input: a lone surrogate"),
+        (
+            '[{"input": "a", "additional_metadata": {"k": "\\udfff"}}]',
+            1,
+            "element.additional_metadata.k: a lone surrogate is not valid text",
+        ),
+    ],
+    ids=["nan-in-metadata", "infinity", "lone-surrogate", "surrogate-in-metadata"],
+)
+def test_hostile_values_are_bad_input_naming_the_line(tmp_path, text, line, reason):
+    # Issue 39, item 3: each was exit 3 (a surrogate) or written out as bare NaN.
+    path = tmp_path / "g.json"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(DatasetError) as info:
+        import_deepeval(path)
+    assert str(info.value).startswith(f"{path}:{line}: {reason}")
+
+
+def test_a_surrogate_pair_is_text(tmp_path):
+    path = tmp_path / "g.json"
+    path.write_text('[{"input": "smile \\ud83d\\ude00"}]', encoding="utf-8")
+    assert import_deepeval(path).cases[0]["question"] == "smile \U0001f600"

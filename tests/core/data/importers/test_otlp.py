@@ -184,7 +184,10 @@ def test_a_malformed_span_is_bad_input_naming_file_line_and_span():
         (lambda s: s.pop("traceId"), "lacks traceId"),
         (lambda s: s.pop("spanId"), "span (no spanId, name 'rag'): lacks spanId"),
         (lambda s: s.pop("endTimeUnixNano"), "lacks endTimeUnixNano"),
-        (lambda s: s.update(startTimeUnixNano="soon"), "startTimeUnixNano: expected an integer"),
+        (
+            lambda s: s.update(startTimeUnixNano="soon"),
+            "startTimeUnixNano: expected an unsigned 64-bit integer",
+        ),
         (
             lambda s: s["attributes"].append(
                 {"key": "x", "value": {"stringValue": "a", "intValue": "1"}}
@@ -193,7 +196,7 @@ def test_a_malformed_span_is_bad_input_naming_file_line_and_span():
         ),
         (
             lambda s: s["attributes"].append({"key": "x", "value": {"intValue": "ten"}}),
-            "attribute 'x': intValue must be an integer",
+            "attribute 'x': intValue must be a signed 64-bit integer",
         ),
     ],
 )
@@ -286,3 +289,170 @@ def test_a_session_is_kept_or_dropped_whole_by_its_id(tmp_path):
     sessions = {f"s-{n // 4}" for n in range(1, 401)}
     assert set(kept) == {s for s in sessions if _reference(s, 0.5, "1")}
     assert all(turns == (3 if sid == "s-0" else 4) for sid, turns in kept.items())
+
+
+# --- hostile traces (issue 39, item 3) -------------------------------------------------------
+
+
+def _with(key: str, value: dict) -> dict:
+    span = root_span(trace_id(2), "q2?", "a2")
+    span["attributes"].append(attribute(key, value))
+    return span
+
+
+def _nested_array(levels: int) -> str:
+    value = '{"stringValue": "x"}'
+    for _ in range(levels):
+        value = '{"arrayValue": {"values": [' + value + "]}}"
+    return value
+
+
+def _line_with_attribute(raw_value: str) -> str:
+    """A document line whose span's first attribute value is ``raw_value``, as written."""
+    text = json.dumps(document([root_span(trace_id(2), "q2?", "a2")]))
+    return text.replace(
+        '"attributes": [', '"attributes": [{"key": "x", "value": ' + raw_value + "}, "
+    )
+
+
+def _tool_span(parameters: str) -> dict:
+    return {
+        "traceId": trace_id(2),
+        "spanId": "c" * 16,
+        "parentSpanId": trace_id(2)[16:],
+        "startTimeUnixNano": "1",
+        "endTimeUnixNano": "2",
+        "attributes": [
+            attribute("openinference.span.kind", {"stringValue": "TOOL"}),
+            attribute("tool.name", {"stringValue": "lookup"}),
+            attribute("tool.parameters", {"stringValue": parameters}),
+        ],
+    }
+
+
+SPAN_2 = trace_id(2)[16:]
+HOSTILE_SPANS = {
+    "superscript time": (
+        [root_span(trace_id(2), "q2?", "a2") | {"startTimeUnixNano": "\u00b2"}],
+        f"2: span {SPAN_2}: startTimeUnixNano: expected an unsigned 64-bit integer",
+    ),
+    "double minus time": (
+        [root_span(trace_id(2), "q2?", "a2") | {"endTimeUnixNano": "--5"}],
+        f"2: span {SPAN_2}: endTimeUnixNano: expected an unsigned 64-bit integer",
+    ),
+    "time past 64 bits": (
+        [root_span(trace_id(2), "q2?", "a2") | {"endTimeUnixNano": str(2**64)}],
+        f"2: span {SPAN_2}: endTimeUnixNano: expected an unsigned 64-bit integer",
+    ),
+    "superscript intValue": (
+        [_with("x", {"intValue": "\u00b2"})],
+        f"2: span {SPAN_2}: attribute 'x': intValue must be a signed 64-bit integer",
+    ),
+    "double minus intValue": (
+        [_with("x", {"intValue": "--5"})],
+        f"2: span {SPAN_2}: attribute 'x': intValue must be a signed 64-bit integer",
+    ),
+    "5,000-digit intValue text": (
+        [_with("x", {"intValue": "9" * 5000})],
+        f"2: span {SPAN_2}: attribute 'x': intValue must be a signed 64-bit integer",
+    ),
+    "NaN doubleValue text": (
+        [_with("x", {"doubleValue": "NaN"})],
+        f"2: span {SPAN_2}: attribute 'x': doubleValue must be a finite number",
+    ),
+    "Infinity doubleValue text": (
+        [_with("x", {"doubleValue": "Infinity"})],
+        f"2: span {SPAN_2}: attribute 'x': doubleValue must be a finite number",
+    ),
+    "tool.parameters nested 100,000 deep": (
+        [root_span(trace_id(2), "q2?", "a2"), _tool_span("[" * 100_000 + "]" * 100_000)],
+        "3: span cccccccccccccccc: attribute 'tool.parameters': nested deeper than 64 levels",
+    ),
+    "tool.parameters with NaN": (
+        [root_span(trace_id(2), "q2?", "a2"), _tool_span('{"limit": NaN}')],
+        "3: span cccccccccccccccc: attribute 'tool.parameters': NaN is not a JSON number",
+    ),
+    "tool.parameters with a lone surrogate": (
+        [root_span(trace_id(2), "q2?", "a2"), _tool_span('{"q": "\\udc00"}')],
+        "3: span cccccccccccccccc: attribute 'tool.parameters': q: a lone surrogate",
+    ),
+}
+HOSTILE_LINES = {
+    "5,000-digit integer": (
+        _line_with_attribute('{"intValue": ' + "9" * 5000 + "}"),
+        f"2: span {SPAN_2}: an integer of more than 4300 digits",
+    ),
+    "10,000 nested arrayValues": (
+        _line_with_attribute(_nested_array(10_000)),
+        f"2: span {SPAN_2}: nested deeper than 64 levels",
+    ),
+    "bare NaN doubleValue": (
+        _line_with_attribute('{"doubleValue": NaN}'),
+        f"2: span {SPAN_2}: NaN is not a JSON number",
+    ),
+    "bare Infinity doubleValue": (
+        _line_with_attribute('{"doubleValue": -Infinity}'),
+        f"2: span {SPAN_2}: -Infinity is not a JSON number",
+    ),
+    "1e400 doubleValue": (
+        _line_with_attribute('{"doubleValue": 1e400}'),
+        f"2: span {SPAN_2}: 1e400 is out of range",
+    ),
+    "lone surrogate": (
+        _line_with_attribute('{"stringValue": "a\\ud800b"}'),
+        f"2: span {SPAN_2}: attribute 'x': a lone surrogate is not valid text",
+    ),
+    "lone surrogate in the question": (
+        json.dumps(document([root_span(trace_id(2), "\ud83d?", "a2")])),
+        f"2: span {SPAN_2}: attribute 'input.value': a lone surrogate is not valid text",
+    ),
+}
+
+
+@pytest.mark.parametrize("name", list(HOSTILE_SPANS) + list(HOSTILE_LINES))
+def test_hostile_traces_are_bad_input_naming_file_line_and_span(tmp_path, name):
+    good = json.dumps(document([root_span(trace_id(1), "q?", "a")]))
+    if name in HOSTILE_SPANS:
+        spans, expected = HOSTILE_SPANS[name]
+        lines = [good] + [json.dumps(document([span])) for span in spans]
+    else:
+        line, expected = HOSTILE_LINES[name]
+        lines = [good, line]
+    path = tmp_path / "t.jsonl"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    with pytest.raises(DatasetError) as raised:
+        import_otlp([path])
+    assert str(raised.value).startswith(f"{path}:{expected}")
+    assert "\n" not in str(raised.value)
+
+
+def test_a_surrogate_pair_is_text_and_imports(tmp_path):
+    line = json.dumps(document([root_span(trace_id(2), "\ud83d\ude00?", "a2")]))
+    path = tmp_path / "t.jsonl"
+    path.write_text(line + "\n", encoding="utf-8")
+    assert import_otlp([path]).cases[0]["question"] == "\U0001f600?"
+
+
+def test_a_deep_value_in_a_pretty_printed_file_names_its_line_and_span(tmp_path):
+    spans = [root_span(trace_id(n), f"q{n}?", "a") for n in (1, 2)]
+    text = json.dumps(document(spans), indent=2)
+    marker = f'"spanId": "{SPAN_2}",'
+    # A value nested 20,000 deep on the line after span 2's id.
+    text = text.replace(marker, marker + '\n"links": ' + "[" * 20_000 + "]" * 20_000 + ",")
+    path = tmp_path / "one.json"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(DatasetError) as raised:
+        import_otlp([path])
+    line = text.splitlines().index(" " * 14 + marker) + 2
+    assert str(raised.value) == f"{path}:{line}: span {SPAN_2}: nested deeper than 64 levels"
+
+
+def test_a_trace_id_that_is_a_turns_id_is_bad_input(tmp_path):
+    session_turn = root_span(trace_id(3), "q3?", "a3", session="s", start_ms=1)
+    lookalike = root_span("s#1", "q4?", "a4", start_ms=2) | {"spanId": "d" * 16}
+    path = write_traces(tmp_path / "t.jsonl", [session_turn, lookalike])
+    with pytest.raises(DatasetError) as raised:
+        import_otlp([path])
+    assert str(raised.value) == (
+        f"{path}:2: span {'d' * 16}: trace id 's#1' equals the id 's#1' of turn 1 of session 's'"
+    )

@@ -53,3 +53,20 @@ def test_an_output_that_is_a_folder_is_refused_before_anything_is_written(tmp_pa
         write_files([(first, [{"id": "c1", "question": "q"}]), (folder, [])])
     assert (info.value.filename, info.value.strerror) == (str(folder), "is a folder")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["outputs"]
+
+
+@pytest.mark.parametrize(
+    ("row", "reason"),
+    [
+        ({"id": "c2", "metadata": {"x": float("nan")}}, "a NaN or an infinity"),
+        ({"id": "c2", "metadata": {"x": float("-inf")}}, "a NaN or an infinity"),
+        ({"id": "c2", "question": "\ud800"}, "half of a surrogate pair"),
+    ],
+)
+def test_a_row_that_is_not_strict_json_is_never_written(tmp_path, row, reason):
+    # The last guard behind the importers' own checks: no NaN, no unencodable text.
+    out = tmp_path / "cases.jsonl"
+    with pytest.raises(DatasetError) as raised:
+        write_files([(out, [{"id": "c1"}, row])])
+    assert str(raised.value) == f"{out}:2: row 2 cannot be written as JSON ({reason})"
+    assert list(tmp_path.iterdir()) == []
