@@ -5,6 +5,7 @@ one evaluation after the deps are materialized, a cron suite's schedule."""
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import dagster as dg
@@ -49,6 +50,9 @@ def project(tmp_path_factory):
         patch.syspath_prepend(str(root / "src"))
         defs = dg.load_from_defs_folder(path_within_project=root / "src" / PACKAGE)
         yield root, defs
+        # Another module's project of the same name must import its own.
+        for name in [m for m in sys.modules if m == PACKAGE or m.startswith(PACKAGE + ".")]:
+            patch.delitem(sys.modules, name)
 
 
 def test_a_defs_yaml_builds_the_suite_beside_the_projects_own_assets(project):

@@ -25,6 +25,7 @@ from tests.support.dagster_project import (
     PACKAGE,
     defs_folder,
     dg_command,
+    new_home,
     project_env,
     write_project,
     write_workspace,
@@ -90,6 +91,19 @@ def test_dg_lists_the_component(project):
     assert listed["ragproof_assets.EvaluationSuite"] == (
         "Evaluate a RAG pipeline with ragproof beside the assets that build it."
     )
+    # Documented by its docstring and its attributes' descriptions.
+    inspected = dg_command(
+        root,
+        "utils",
+        "inspect-component",
+        "ragproof_assets.EvaluationSuite",
+        "--defs-yaml-json-schema",
+    )
+    assert inspected.returncode == 0, inspected.stderr
+    attributes = json.loads(inspected.stdout)["properties"]["attributes"]["properties"]
+    assert set(attributes) >= {"name", "dataset", "config_file", "metrics", "deps", "automation"}
+    assert attributes["automation"]["description"].startswith("on_deps: one evaluation after")
+    assert all(field.get("description") for field in attributes.values())
 
 
 def test_dg_scaffolds_a_defs_yaml_that_loads_as_written(project):
@@ -139,17 +153,11 @@ def _suite_runs(instance: dg.DagsterInstance) -> list[dg.DagsterRun]:
 
 def test_the_daemon_evaluates_once_after_the_index_is_materialized(project, tmp_path, monkeypatch):
     root, _ = project
-    home = tmp_path / "dagster_home"
-    home.mkdir()
-    (home / "dagster.yaml").write_text("telemetry:\n  enabled: false\n")
+    home = new_home(tmp_path / "dagster_home")
     suites = tmp_path / "suites.toml"
     suites.write_text(SUITES_TOML)
     env = project_env(root, DAGSTER_HOME=str(home), RAGPROOF_SUITES=str(suites))
     monkeypatch.setenv("DAGSTER_HOME", str(home))
-    # The home's databases made here first: the daemon, its code servers and the
-    # materialization would otherwise race to create them.
-    with dg.DagsterInstance.get() as instance:
-        instance.get_runs(limit=1)
     log = (tmp_path / "daemon.log").open("w")
     daemon = subprocess.Popen(
         [str(DAEMON), "run", "-w", str(write_workspace(root))],

@@ -4,11 +4,20 @@
 
 from __future__ import annotations
 
+import os
 import shutil
+import signal
+import socket
 import subprocess
 import sys
 import textwrap
+import time
+import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+
+import dagster as dg
 
 from tests.conftest import FIXTURES, REPO
 from tests.support.cli import cli_env
@@ -18,6 +27,9 @@ BIN = Path(sys.executable).parent
 DG = BIN / "dg"
 DAGSTER = BIN / "dagster"
 DAEMON = BIN / "dagster-daemon"
+WEBSERVER = BIN / "dagster-webserver"
+# How long a code server or the webserver may take to start on a loaded machine.
+STARTUP_S = 240
 
 PYPROJECT = f"""\
 [project]
@@ -59,6 +71,15 @@ def vector_index() -> None:
 '''
 
 
+RECORDED_FILES = (
+    "cases.jsonl",
+    "outputs.jsonl",
+    "ragproof.toml",
+    "outputs_worse.jsonl",
+    "ragproof_worse.toml",
+)
+
+
 def write_project(root: Path, suites: dict[str, str]) -> Path:
     """The project at ``root`` (named ``my_project``) with each suite's ``defs.yaml``
     under ``defs/<folder>/``; the recorded fixture's dataset, outputs and config are
@@ -73,7 +94,7 @@ def write_project(root: Path, suites: dict[str, str]) -> Path:
     for folder, yaml in suites.items():
         target = package / "defs" / folder
         target.mkdir()
-        for name in ("cases.jsonl", "outputs.jsonl", "ragproof.toml"):
+        for name in RECORDED_FILES:
             shutil.copy(FIXTURES / "recorded" / name, target / name)
         (target / "defs.yaml").write_text(textwrap.dedent(yaml))
     return root
@@ -83,16 +104,17 @@ def defs_folder(root: Path) -> Path:
     return root / "src" / PACKAGE / "defs"
 
 
-def write_workspace(root: Path) -> Path:
-    """ragproof's own code location and the project's, in one workspace."""
+def write_workspace(root: Path, *, with_ragproof: bool = True) -> Path:
+    """The project's code location, and ragproof's own beside it, in one workspace."""
     path = root / "workspace.yaml"
-    path.write_text(
-        "load_from:\n"
+    ragproof = (
         "  - python_module:\n"
         "      module_name: ragproof_assets.definitions\n"
         "      location_name: ragproof\n"
         f"      working_directory: {REPO}\n"
-        "  - python_module:\n"
+    )
+    path.write_text(
+        "load_from:\n" + (ragproof if with_ragproof else "") + "  - python_module:\n"
         f"      module_name: {PACKAGE}.definitions\n"
         f"      location_name: {PACKAGE}\n"
         f"      working_directory: {root / 'src'}\n"
@@ -118,3 +140,52 @@ def dg_command(root: Path, *args: str, timeout: float = 300) -> subprocess.Compl
         text=True,
         timeout=timeout,
     )
+
+
+def new_home(path: Path) -> Path:
+    """A Dagster home, its databases made before any process shares it (the daemon, its
+    code servers and a materialization would otherwise race to create them)."""
+    path.mkdir(parents=True)
+    (path / "dagster.yaml").write_text("telemetry:\n  enabled: false\n")
+    with dg.DagsterInstance.from_config(str(path)) as instance:
+        instance.get_runs(limit=1)
+    return path
+
+
+@contextmanager
+def webserver(workspace: Path, env: dict[str, str], log: Path) -> Iterator[str]:
+    """``dagster-webserver`` on a free loopback port, serving ``workspace``; its URL. Its
+    whole process group is stopped afterwards."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    url = f"http://127.0.0.1:{port}"
+    with log.open("w") as out:
+        process = subprocess.Popen(
+            [str(WEBSERVER), "-w", str(workspace), "-h", "127.0.0.1", "-p", str(port)],
+            cwd=workspace.parent,
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+    try:
+        deadline = time.monotonic() + STARTUP_S
+        while True:
+            assert process.poll() is None, log.read_text()[-3000:]
+            try:
+                with urllib.request.urlopen(f"{url}/server_info", timeout=5) as reply:
+                    if reply.status == 200:
+                        break
+            except OSError:
+                pass
+            assert time.monotonic() < deadline, log.read_text()[-3000:]
+            time.sleep(1)
+        yield url
+    finally:
+        os.killpg(process.pid, signal.SIGTERM)
+        try:
+            process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait(timeout=10)
