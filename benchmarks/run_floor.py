@@ -22,8 +22,12 @@ from one minute to the next by more than a change saves. Target:
 the four-metric command at most 2x the floor. The machine is shared: the
 1-minute load is printed beside every figure.
 
-``python -m benchmarks.run_floor [--cases N] [--rounds N] [--quick]``; ``--floor DATASET
-OUTPUTS`` is the floor's child process.
+``--against PATH`` adds, in every round, the four-metric command of an earlier checkout
+at PATH (its code on ``PYTHONPATH``, fresh and again), so two versions are compared side
+by side against the same floors.
+
+``python -m benchmarks.run_floor [--cases N] [--rounds N] [--against PATH] [--quick]``;
+``--floor DATASET OUTPUTS`` is the floor's child process.
 """
 
 from __future__ import annotations
@@ -116,6 +120,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument(
         "--rounds", type=int, default=1, help="rounds side by side, each between two floors"
     )
+    parser.add_argument("--against", type=Path, help="an earlier checkout, measured in turn")
     args = parser.parse_args(argv)
     if args.floor:
         print(json.dumps(floor(*args.floor)))
@@ -126,10 +131,12 @@ def main(argv: Sequence[str] | None = None) -> None:
                  str(recorded.dataset), str(recorded.outputs)]  # fmt: skip
     home = Path(tempfile.mkdtemp(prefix="run-floor-", dir=WORK))
 
-    def command(name: str, *extra: str) -> dict:
+    def command(name: str, *extra: str, code: Path | None = None) -> dict:
         env = clean_env(
             RAGPROOF_STORE=str(home / name / "store"), DAGSTER_HOME=str(home / name / "dagster")
         )
+        if code is not None:
+            env["PYTHONPATH"] = str(code.resolve())
         return measure_json_command(recorded.run_command("--shards", "2", *extra), env, REPO)
 
     rounds = []
@@ -139,12 +146,25 @@ def main(argv: Sequence[str] | None = None) -> None:
             four = command(f"four-{number}", "--metrics", ",".join(FOUR))
             again = command(f"four-{number}", "--metrics", ",".join(FOUR))
             every = command(f"every-{number}")
+            against = []
+            if args.against:
+                metrics = ("--metrics", ",".join(FOUR))
+                against.append(command(f"against-{number}", *metrics, code=args.against))
+                against.append(command(f"against-{number}", *metrics, code=args.against))
             floors.append(measure_json_command(floor_cmd, clean_env(), REPO))
-            rounds.append(Round(number, floors[-2], floors[-1], four, again, every))
+            rounds.append(Round(number, floors[-2], floors[-1], four, again, every, *against))
     finally:
         shutil.rmtree(home, ignore_errors=True)
-    tables = [round_table(r, n, recorded.megabytes) for r in rounds]
-    publish(tables + ([rounds_summary(rounds)] if len(rounds) > 1 else []), args.emit)
+    tables = [round_table(r, n, recorded.megabytes, args.against) for r in rounds]
+    if len(rounds) > 1:
+        tables.append(rounds_summary(rounds, args.against))
+    fresh = statistics.median(r.ratio(r.four) for r in rounds)
+    again = statistics.median(r.ratio(r.again) for r in rounds)
+    headline = f"{fresh:.2f}x the floor (fresh home), {again:.2f}x (same home)"
+    if args.against:
+        before = statistics.median(r.ratio(r.against) for r in rounds)
+        headline += f"; {args.against.name}: {before:.2f}x"
+    publish(tables, args.emit, headline=f"median of {len(rounds)}: {headline}")
 
 
 @dataclass(frozen=True)
@@ -157,6 +177,9 @@ class Round:
     four: dict
     again: dict
     every: dict
+    # The earlier checkout's four-metric command (--against), fresh and again.
+    against: dict | None = None
+    against_again: dict | None = None
 
     @property
     def floor(self) -> dict:
@@ -168,18 +191,24 @@ class Round:
         return command["wall_s"] / self.floor["wall_s"]
 
 
-def round_table(r: Round, n: int, megabytes: float) -> Table:
+def round_table(r: Round, n: int, megabytes: float, against: Path | None = None) -> Table:
     rows = [
         [f"floor: read + `json.loads` + pytrec_eval, one process ({when})",
          seconds(m["wall_s"]), seconds(m["cpu_s"]), f"{m['rss_mb']:,.0f} MB",
          "-", f"{m['load']:.2f}"]
         for when, m in (("before", r.floor_before), ("after", r.floor_after))
     ]  # fmt: skip
-    for label, m in (
+    commands = [
         ("`ragproof run --shards 2 --metrics` (the four retrieval metrics)", r.four),
         ("the same again, on that store and Dagster home", r.again),
         ("`ragproof run --shards 2` (every default metric)", r.every),
-    ):
+    ]
+    if r.against is not None and r.against_again is not None:
+        commands += [
+            (f"the four-metric command of {against}", r.against),
+            (f"the same again ({against})", r.against_again),
+        ]
+    for label, m in commands:
         rows.append(
             [label, seconds(m["wall_s"]), seconds(m["cpu_s"]), f"{m['rss_mb']:,.0f} MB",
              f"{r.ratio(m):.2f}x", f"{m['load']:.2f}"]
@@ -218,21 +247,28 @@ def round_table(r: Round, n: int, megabytes: float) -> Table:
     )
 
 
-def rounds_summary(rounds: Sequence[Round]) -> Table:
+def rounds_summary(rounds: Sequence[Round], against: Path | None = None) -> Table:
     """The ratios of every round and their median: the host's speed drifts between
     rounds by more than one change saves, so one round decides nothing."""
-    rows = [
-        [str(r.number), seconds(r.floor["wall_s"]), f"{r.ratio(r.four):.2f}x",
-         f"{r.ratio(r.again):.2f}x", f"{r.ratio(r.every):.2f}x"]
-        for r in rounds
-    ]  # fmt: skip
-    fresh = statistics.median(r.ratio(r.four) for r in rounds)
-    again = statistics.median(r.ratio(r.again) for r in rounds)
-    rows.append(["median", "-", f"{fresh:.2f}x", f"{again:.2f}x",
-                 f"{statistics.median(r.ratio(r.every) for r in rounds):.2f}x"])  # fmt: skip
+
+    def ratios(r: Round) -> list[float]:
+        found = [r.ratio(r.four), r.ratio(r.again), r.ratio(r.every)]
+        if r.against is not None and r.against_again is not None:
+            found += [r.ratio(r.against), r.ratio(r.against_again)]
+        return found
+
+    rows = [[str(r.number), seconds(r.floor["wall_s"]), *(f"{x:.2f}x" for x in ratios(r))]
+            for r in rounds]  # fmt: skip
+    medians = [statistics.median(column) for column in zip(*map(ratios, rounds), strict=True)]
+    rows.append(["median", "-", *(f"{x:.2f}x" for x in medians)])
+    fresh, again = medians[0], medians[1]
+    columns = ["round", "floor", "four metrics, fresh home", "the same again",
+               "every default metric"]  # fmt: skip
+    if against is not None:
+        columns += [f"four metrics, {against}", f"the same again, {against}"]
     return Table(
         f"The whole run against the floor: {len(rounds)} rounds side by side",
-        ["round", "floor", "four metrics, fresh home", "the same again", "every default metric"],
+        columns,
         rows,
         [
             f"Median four-metric command / floor: {fresh:.2f}x with a fresh store and Dagster "

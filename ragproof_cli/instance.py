@@ -23,10 +23,27 @@ _COMPUTE_LOGS_MODULE = "ragproof_assets.instance.compute_logs"
 _COMPUTE_LOGS_CLASS = "MirroredComputeLogManager"
 # Where Dagster keeps a home's compute logs when its dagster.yaml names no manager.
 _COMPUTE_LOGS_FOLDER = "storage"
-# The storage of the homes ragproof creates: Dagster's SQLite files and tables, one
-# engine a database a process (ragproof_assets/instance/sqlite_storage.py).
-_STORAGE_MODULE = "ragproof_assets.instance.sqlite_storage"
-_STORAGE_CLASS = "KeptEngineSqliteStorage"
+# Dagster's own SQLite storages, as its dagster.yaml documentation names them: a run's
+# events go to one consolidated event log (history/event_log.db) instead of a database
+# of their own (history/runs/<run>.db, about 330 KB a 50-case run, docs/architecture.md).
+_DAGSTER_STORAGES = (
+    ("run_storage", "dagster._core.storage.runs", "SqliteRunStorage", "history"),
+    (
+        "event_log_storage",
+        "dagster._core.storage.event_log",
+        "ConsolidatedSqliteEventLogStorage",
+        "history",
+    ),
+    ("schedule_storage", "dagster._core.storage.schedules", "SqliteScheduleStorage", "schedules"),
+)
+# What ragproof named as a home's storage from 2026-12-06 to 2026-12-07: Dagster's
+# SQLite layout (a database a run) opened by classes of its own, since removed.
+_REMOVED_STORAGE = {
+    "custom": {
+        "module": "ragproof_assets.instance.sqlite_storage",
+        "class": "KeptEngineSqliteStorage",
+    }
+}
 _LOCK_NAME = ".ragproof-instance.lock"
 # What Dagster opens where dagster.yaml names nothing (the secrets loader, the
 # definitions state storage) and what its SQLite migrations import when they are checked.
@@ -50,18 +67,19 @@ def dagster_yaml(home: Path) -> str:
     """The dagster.yaml of a home ragproof creates: telemetry off (ragproof runs on
     machines without internet and sends nothing anywhere); the local compute log
     manager's files, copied to the terminal by a thread instead of four processes a
-    step; Dagster's SQLite storage in its usual place, opened once a process instead
-    of once an event."""
-    settings = {
-        **_compute_logs_settings(home),
-        "storage": {
-            "custom": {
-                "module": _STORAGE_MODULE,
-                "class": _STORAGE_CLASS,
-                "config": {"base_dir": str(home)},
-            }
-        },
-    }
+    step; Dagster's own SQLite run and schedule storages and its consolidated SQLite
+    event log, every run's events in one database."""
+    settings = _compute_logs_settings(home)
+    for key, module, cls, folder in _DAGSTER_STORAGES:
+        settings[key] = {"module": module, "class": cls, "config": {"base_dir": str(home / folder)}}
+    return yaml.safe_dump(settings, sort_keys=False)
+
+
+def run_database_dagster_yaml(home: Path) -> str:
+    """The dagster.yaml given a home an earlier ragproof set up: Dagster's own SQLite
+    storage (``storage: sqlite``) over the files already there, a database a run, so
+    every run and event it holds stays readable."""
+    settings = {**_compute_logs_settings(home), "storage": {"sqlite": {"base_dir": str(home)}}}
     return yaml.safe_dump(settings, sort_keys=False)
 
 
@@ -79,27 +97,40 @@ def _compute_logs_settings(home: Path) -> dict:
 def earlier_dagster_yamls(home: Path) -> tuple[str, ...]:
     """What earlier versions of ragproof wrote into a new home's dagster.yaml: a file
     still exactly one of these was never edited, and is brought up to date."""
+    compute_logs = _compute_logs_settings(home)
+    storage = {
+        name: {**value, "config": {"base_dir": str(home)}}
+        for name, value in _REMOVED_STORAGE.items()
+    }
     return (
         "telemetry:\n  enabled: false\n",
-        yaml.safe_dump(_compute_logs_settings(home), sort_keys=False),
+        yaml.safe_dump(compute_logs, sort_keys=False),
+        yaml.safe_dump({**compute_logs, "storage": storage}, sort_keys=False),
     )
 
 
 def ensure_dagster_home() -> Path:
     """Use $DAGSTER_HOME, defaulting under data/; give it ragproof's dagster.yaml
     (``dagster_yaml``) unless it has one of its own: one that is still exactly what an
-    earlier ragproof wrote is replaced."""
+    earlier ragproof wrote is replaced, by Dagster's storage over the files it holds
+    (``run_database_dagster_yaml``)."""
     home = use_dagster_home()
     home.mkdir(parents=True, exist_ok=True)
     config = home / "dagster.yaml"
-    if not config.exists() or config.read_text(encoding="utf-8") in earlier_dagster_yamls(home):
-        # Replaced whole, never rewritten in place: another process opening the instance
-        # meanwhile (a second run, the UI) reads the old file or the new, never half of one.
-        # Named per process (and made with the umask's permissions, as any file is).
-        draft = home / f".dagster.yaml.{os.getpid()}"
-        draft.write_text(dagster_yaml(home), encoding="utf-8")
-        os.replace(draft, config)
+    if not config.exists():
+        _replace(config, dagster_yaml(home))
+    elif config.read_text(encoding="utf-8") in earlier_dagster_yamls(home):
+        _replace(config, run_database_dagster_yaml(home))
     return home
+
+
+def _replace(config: Path, text: str) -> None:
+    """Write ``config`` whole, never in place: another process opening the instance
+    meanwhile (a second run, the UI) reads the old file or the new, never half of one.
+    Named per process (and made with the umask's permissions, as any file is)."""
+    draft = config.with_name(f".dagster.yaml.{os.getpid()}")
+    draft.write_text(text, encoding="utf-8")
+    os.replace(draft, config)
 
 
 def instance_modules(home: Path) -> list[str]:

@@ -9,32 +9,55 @@ import asyncio
 import contextlib
 import sys
 
-from ragproof_cli.common import EXIT_BUDGET, EXIT_OK, UsageError, open_store, print_json
+from ragproof_cli.common import (
+    EXIT_BUDGET,
+    EXIT_JUDGE_UNAVAILABLE,
+    EXIT_OK,
+    UsageError,
+    judge_unavailable_line,
+    open_store,
+    print_json,
+)
 from ragproof_core.adapters.history import with_stored_histories
 from ragproof_core.calibration import DEFAULT_SAMPLE, judge_scores, probe, probe_sample
 from ragproof_core.config import RunSettings
-from ragproof_core.judge import BudgetExceeded, judge_environment, make_judge
-from ragproof_core.metrics import REGISTRY, MetricSelectionError, metric_order
+from ragproof_core.judge import (
+    BudgetExceeded,
+    JudgeUnavailable,
+    check_credentials,
+    judge_environment,
+    make_judge,
+)
+from ragproof_core.metrics import (
+    MetricSelectionError,
+    Registry,
+    give_rubrics,
+    run_registry,
+    stored_tables,
+)
 from ragproof_core.store import StoreLocked, stored_run_settings
 
 
-def _metrics(asked: list[str] | None, judged: set[str], run_id: str) -> list[str]:
+def _metrics(
+    asked: list[str] | None, judged: set[str], run_id: str, registry: Registry
+) -> list[str]:
     """The judge metrics to probe: those asked for (names or patterns), else every metric
-    the judge scored in the run; each must be one the judge scored and ragproof ships."""
-    probeable = {m for m in judged if (s := REGISTRY.spec(m)) is not None and s.plan is not None}
+    the judge scored in the run; each must be one the judge scored and the run declares
+    (``registry``: the shipped metrics and the run's own rubric metrics)."""
+    probeable = {m for m in judged if (s := registry.spec(m)) is not None and s.plan is not None}
     if not asked:
         if not probeable:
-            raise UsageError(f"probe: the judge scored no shipped metric in run {run_id}")
-        return metric_order(probeable)
+            raise UsageError(f"probe: the judge scored no judge metric in run {run_id}")
+        return registry.order(probeable)
     try:
-        names = REGISTRY.select([p for raw in asked for p in raw.split(",") if p.strip()])
+        names = registry.select([p for raw in asked for p in raw.split(",") if p.strip()])
     except MetricSelectionError as exc:
         raise UsageError(f"--metrics: {exc}") from None
     chosen = [m for m in names if m in probeable]
     if not chosen:
         raise UsageError(
             f"--metrics: the judge scored none of {', '.join(names)} in run {run_id} "
-            f"(judge-scored: {', '.join(metric_order(probeable)) or 'none'})"
+            f"(judge-scored: {', '.join(registry.order(probeable)) or 'none'})"
         )
     return chosen
 
@@ -46,11 +69,16 @@ def cmd_probe(args: argparse.Namespace) -> int:
     record = store.get_run(args.run_id)  # RunNotFound (exit 1) for an unknown run
     results = store.case_results_frame(args.run_id)
     judged = judge_scores(results)
-    metrics = _metrics(args.metrics, set(judged), args.run_id)
+    # The run's own rubric metrics are probed like the shipped ones, with their prompts.
+    tables = stored_tables(record.config_json)
+    registry = run_registry(tables, load=False)
+    metrics = _metrics(args.metrics, set(judged), args.run_id, registry)
     env = judge_environment()
+    check_credentials(env)
     judge = make_judge(env, store.layout.judge_cache_path, use_cache=not args.no_cache)
     if judge is None:
         raise UsageError("probe needs the run's judge: set RAGPROOF_JUDGE_MODEL")
+    give_rubrics(judge, tables)
     if record.judge_model and judge.model != record.judge_model:
         judge.close()
         raise UsageError(
@@ -81,6 +109,7 @@ def cmd_probe(args: argparse.Namespace) -> int:
                 params,
                 sample=args.sample,
                 seed=args.seed,
+                registry=registry,
             )
         finally:
             await judge.drain()
@@ -92,6 +121,9 @@ def cmd_probe(args: argparse.Namespace) -> int:
             "ragproof: probe stopped at the judge budget (RAGPROOF_MAX_COST_USD)", file=sys.stderr
         )
         return EXIT_BUDGET
+    except JudgeUnavailable as exc:
+        print(judge_unavailable_line(str(exc)), file=sys.stderr)
+        return EXIT_JUDGE_UNAVAILABLE
     finally:
         judge.close()
     store.write_probe(result)

@@ -4,13 +4,21 @@ Each page reads the store as it is at the request: a run that finishes while
 the app is open appears on the next load. What never changes once written
 is kept: a finished run's per-metric moments (for the trends) and a run's
 labelling sample (drawn once per run, metric selection, size and seed).
-Labels are never kept here; each one goes to the store at once and where a
-person stopped is read back from the store on every page load.
+Each label goes to the store at once; a run's labels are kept in a ledger
+(``LabelLedger``) that a page load brings up to date (reading only label files it
+has not read) and a label stored here joins as written, so storing a label costs
+the same however many the run has. Where a person stopped is read back from the
+store on every page load.
+
+Requests are bounded: a query number past ``MAX_QUERY_NUMBER``, a label body over
+``MAX_BODY_BYTES``, nested past ``json_limits``' depth, or slower than
+``BODY_TIMEOUT_S`` is a 4xx, never a 500 (the server's own bounds on connections
+are in ``server.py``).
 """
 
 from __future__ import annotations
 
-import json
+import asyncio
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -24,8 +32,10 @@ from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Route
 
 from ragproof_core.calibration import DEFAULT_PER_METRIC, LabelQueue, judge_scores
+from ragproof_core.json_limits import JsonLimitError, loads_bounded
 from ragproof_core.metrics import stored_registry
 from ragproof_core.present import (
+    RUNS_PAGE,
     STATUSES,
     CaseQuery,
     LabelSession,
@@ -46,10 +56,20 @@ from ragproof_core.present import (
     search_cases,
     verdict,
 )
-from ragproof_core.store import InvalidRunId, LabelError, RunNotFound, RunRecord, RunStore
+from ragproof_core.store import (
+    InvalidRunId,
+    LabelError,
+    LabelLedger,
+    RunNotFound,
+    RunRecord,
+    RunStore,
+    StoredLabel,
+)
 from ragproof_serve.guard import SameOriginGuard, own_hosts
 
 MAX_BODY_BYTES = 16_384  # a label is a few hundred bytes
+BODY_TIMEOUT_S = 10.0  # a label's body arrives at once: a trickle holds a connection
+MAX_QUERY_NUMBER = 2**31 - 1  # an offset, sample size or seed; DuckDB's and numpy's ints
 HEADERS = {
     "X-Content-Type-Options": "nosniff",
     "X-Frame-Options": "DENY",
@@ -74,6 +94,7 @@ class Browser:
         self._records: dict[str, RunRecord] = {}
         self._moments: dict[str, list[MetricMoments]] = {}
         self._queues: dict[tuple[str, str | None, int, int], LabelQueue] = {}
+        self._ledgers: dict[str, LabelLedger] = {}
 
     def records(self) -> list[RunRecord]:
         """The finished runs, oldest first: one listing, and only new runs' records read."""
@@ -100,6 +121,20 @@ class Browser:
                 self._moments.update(found)
         with self._lock:
             return [m for r in run_ids for m in self._moments[r]]
+
+    def labels(self, run_id: str) -> list[StoredLabel]:
+        """The run's labels in force, brought up to date from the store (a page load)."""
+        with self._lock:
+            ledger = self._ledgers.setdefault(run_id, LabelLedger(self.store, run_id))
+        return ledger.refresh()
+
+    def stored(self, run_id: str, label_id: str, label: StoredLabel) -> list[StoredLabel]:
+        """The run's labels in force once ``label``, just stored, joins them: no read."""
+        with self._lock:
+            ledger = self._ledgers.get(run_id)
+        if ledger is None:  # the first label of a run no page has shown
+            return self.labels(run_id)
+        return ledger.add(label_id, label)
 
     def queue(self, session: LabelSession) -> LabelQueue:
         key = (session.run_id, session.metric, session.per_metric, session.seed)
@@ -137,10 +172,12 @@ def problem(store: RunStore, title: str, message: str, status: int) -> HTMLRespo
 def _int(value: str | None, name: str, default: int, minimum: int = 0) -> int:
     if value is None or value == "":
         return default
-    try:
-        number = int(value)
-    except ValueError:
-        raise BadRequest(f"{name} must be a whole number, got {value!r}") from None
+    text = value.strip()
+    if not (text.removeprefix("-").isascii() and text.removeprefix("-").isdigit()):
+        raise BadRequest(f"{name} must be a whole number, got {value[:40]!r}")
+    if len(text) > len(str(MAX_QUERY_NUMBER)) or int(text) > MAX_QUERY_NUMBER:
+        raise BadRequest(f"{name} must be at most {MAX_QUERY_NUMBER}")
+    number = int(text)
     if number < minimum:
         raise BadRequest(f"{name} must be at least {minimum}, got {number}")
     return number
@@ -148,8 +185,10 @@ def _int(value: str | None, name: str, default: int, minimum: int = 0) -> int:
 
 def _read_json(raw: bytes) -> dict[str, Any]:
     try:
-        body = json.loads(raw)
-    except (UnicodeDecodeError, json.JSONDecodeError):
+        body = loads_bounded(raw.decode("utf-8"))
+    except JsonLimitError as exc:  # nested thousands deep, a NaN: a 400, not a 500
+        raise BadRequest(f"the body must be a JSON object: {exc}") from None
+    except ValueError:  # not UTF-8, not JSON
         raise BadRequest("the body must be a JSON object") from None
     if not isinstance(body, dict):
         raise BadRequest("the body must be a JSON object")
@@ -182,7 +221,9 @@ def build_app(browser: Browser, port: int) -> Starlette:
         return run
 
     def runs_page(request: Request) -> Response:
-        return page("runs", "ragproof runs", runs_data(browser.records()), store)
+        offset = _int(request.query_params.get("offset"), "offset", 0)
+        data = runs_data(browser.records(), offset=offset, limit=RUNS_PAGE)
+        return page("runs", "ragproof runs", data, store)
 
     def home(request: Request) -> Response:
         if browser.label is not None:
@@ -194,7 +235,7 @@ def build_app(browser: Browser, port: int) -> Starlette:
         run_id = request.path_params["run_id"]
         record = next((r for r in records if r.run_id == run_id), None) or store.get_run(run_id)
         data = run_data(store, record, records)
-        labels = store.labels(run_id)
+        labels = browser.labels(run_id)
         if labels:
             judged = judge_scores(store.case_results_frame(run_id))
             data["labels"] = {row["metric"]: row for row in label_tally(judged, labels)}
@@ -265,7 +306,7 @@ def build_app(browser: Browser, port: int) -> Starlette:
         session = session or session_of(request, request.path_params["run_id"])
         queue = browser.queue(session)
         state = queue.state(store, session.annotator)
-        data = label_page_data(session, queue, state, store.labels(session.run_id))
+        data = label_page_data(session, queue, state, browser.labels(session.run_id))
         return page("label", f"ragproof label {session.run_id}", data, store)
 
     def store_label(raw: bytes) -> Response:
@@ -282,21 +323,32 @@ def build_app(browser: Browser, port: int) -> Starlette:
         item = queue.item(_field(body, "case_id", str), _field(body, "metric", str))
         if item is None:
             raise BadRequest("that case is not in this labelling sample")
-        label = queue.record(store, item.case_id, item.metric, body.get("score"), session.annotator)
+        label_id, label = queue.record(
+            store, item.case_id, item.metric, body.get("score"), session.annotator
+        )
         return JSONResponse(
             {
                 **verdict(item, label.score),
-                "tally": label_tally(queue.judged, store.labels(run_id)),
+                "tally": label_tally(queue.judged, browser.stored(run_id, label_id, label)),
             },
             headers=HEADERS,
         )
 
-    async def post_label(request: Request) -> Response:
+    async def read_body(request: Request) -> bytes | Response:
         raw = b""
         async for chunk in request.stream():
             raw += chunk
             if len(raw) > MAX_BODY_BYTES:  # read no further than a label can be long
                 return JSONResponse({"error": "request too large"}, status_code=413)
+        return raw
+
+    async def post_label(request: Request) -> Response:
+        try:
+            raw = await asyncio.wait_for(read_body(request), BODY_TIMEOUT_S)
+        except TimeoutError:
+            return JSONResponse({"error": "the body took too long"}, status_code=408)
+        if isinstance(raw, Response):
+            return raw
         try:
             return await run_in_threadpool(store_label, raw)
         except (BadRequest, LabelError, RunNotFound, InvalidRunId) as exc:

@@ -8,6 +8,10 @@ or through a cross-site form or fetch (which carries the hostile site as
 ``Host``, and every request that changes state (any method but GET, HEAD
 and OPTIONS) must come from the server's own pages, whose ``Origin`` is
 that address. Anything else is refused with 403 before it reaches a page.
+
+A request carrying either header twice is refused with 400 (RFC 9110 allows one
+``Host``): a server that read the last one while a proxy or a check read the first
+answered a foreign name as if it were its own.
 """
 
 from __future__ import annotations
@@ -38,6 +42,20 @@ def refusal(headers: dict[str, str], method: str, hosts: Iterable[str]) -> str |
     return None
 
 
+SINGLE_HEADERS = ("host", "origin")
+
+
+def repeated(names: Iterable[str]) -> str | None:
+    """The first of ``SINGLE_HEADERS`` that ``names`` (lower-case) holds more than once."""
+    seen: set[str] = set()
+    for name in names:
+        if name in SINGLE_HEADERS:
+            if name in seen:
+                return name
+            seen.add(name)
+    return None
+
+
 class SameOriginGuard:
     """ASGI middleware: 403 for a foreign ``Host`` or, on a state-changing request,
     a foreign or missing ``Origin``."""
@@ -50,8 +68,13 @@ class SameOriginGuard:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
-        why = refusal(headers, scope["method"], self.hosts)
+        pairs = [(k.decode("latin-1").lower(), v.decode("latin-1")) for k, v in scope["headers"]]
+        twice = repeated(name for name, _ in pairs)
+        if twice is not None:
+            why = f"refused: more than one {twice.title()} header"
+            await PlainTextResponse(why, status_code=400)(scope, receive, send)
+            return
+        why = refusal(dict(pairs), scope["method"], self.hosts)
         if why is None:
             await self.app(scope, receive, send)
             return

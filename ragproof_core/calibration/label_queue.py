@@ -6,7 +6,7 @@ The interface the labelling pages use::
     queue = LabelQueue.load(store, run_id, metric=None, per_metric=20, seed=0)
     state = queue.state(store, "ann")        # QueueState(next, done, total)
     state.next                               # a LabelItem, or None when all are done
-    queue.record(store, case_id, metric, score, "ann")   # stored at once
+    queue.record(store, case_id, metric, score, "ann")   # stored at once: (its id, label)
 
 The sample is drawn once per (run, metric, size, seed), so every reload,
 process or machine sees the same items in the same order; where a
@@ -35,6 +35,7 @@ from ragproof_core.adapters.history import with_stored_histories
 from ragproof_core.calibration.agreement import BANDS, band
 from ragproof_core.calibration.bands import Band, metric_bands
 from ragproof_core.calibration.labels import judge_scores
+from ragproof_core.metrics.custom import stored_tables
 from ragproof_core.metrics.registry import REGISTRY, metric_order
 from ragproof_core.model import Chunk, Message, Status
 from ragproof_core.store.labels import LabelError, StoredLabel, new_label
@@ -138,7 +139,7 @@ class LabelQueue:
         ``RunNotFound`` for a run that is not finished; ``LabelError`` for a metric
         the judge scored no case of, or a size below 1.
         """
-        store.get_run(run_id)
+        record = store.get_run(run_id)
         if per_metric < 1:
             raise LabelError(f"sample must be at least 1, got {per_metric}")
         results = store.case_results_frame(run_id)
@@ -164,6 +165,8 @@ class LabelQueue:
             for c in stratified_sample(judged[m], per_metric, metric_rng(seed, m))
         ]
         raw = _judge_replies(results, set(picked))
+        # A rubric metric of the run's own is labelled on its own bands.
+        rubrics = {t.name: t.bands for t in stored_tables(record.config_json) if t.rubric}
         dataset = store.read_dataset(run_id)
         cases = {c.id: c for c in dataset}
         outputs = {o.case_id: o for o in with_stored_histories(dataset, store.read_outputs(run_id))}
@@ -180,7 +183,7 @@ class LabelQueue:
                     output.context,
                     judged[m][case_id],
                     raw.get((m, case_id)),
-                    metric_bands(m),
+                    metric_bands(m, rubrics.get(m, ())),
                     output.history or (),
                 )
             )
@@ -204,16 +207,16 @@ class LabelQueue:
         annotator: Any,
         *,
         now: datetime | None = None,
-    ) -> StoredLabel:
-        """Check and store one label at once; ``LabelError`` names what is wrong (a case
-        the judge did not score for that metric, a score outside [0, 1], a bad name)."""
+    ) -> tuple[str, StoredLabel]:
+        """Check and store one label at once: its id and the label. ``LabelError`` names
+        what is wrong (a case the judge did not score for that metric, a score outside
+        [0, 1], a bad name)."""
         if case_id not in self.judged.get(metric, {}):
             raise LabelError(
                 f"case {case_id!r} metric {metric!r}: not a judge-scored case of run {self.run_id}"
             )
         label = new_label(self.run_id, case_id, metric, score, annotator, now=now)
-        store.write_label(label)
-        return label
+        return store.write_label(label), label
 
 
 def _judge_replies(results: Any, wanted: set[tuple[str, str]]) -> dict[tuple[str, str], str]:

@@ -155,8 +155,9 @@ def _score(value: Any) -> float | None:
     return value if 0.0 <= value <= 1.0 else None
 
 
-def read_labels(path: Path | str) -> list[Label]:
-    """The labelled lines of ``path``; ``LabelsError`` for the first bad line."""
+def read_labels(path: Path | str, known: Sequence[str] = ALL_METRIC_NAMES) -> list[Label]:
+    """The labelled lines of ``path``; ``LabelsError`` for the first bad line. ``known``:
+    the metrics a label may name (a run's own metrics of ``[[metric]]`` tables too)."""
     path = Path(path)
     try:
         text = path.read_text(encoding="utf-8")
@@ -188,10 +189,8 @@ def read_labels(path: Path | str) -> list[Label]:
             raise LabelsError(f"{where}: case_id must be a non-empty string")
         # Every declared metric: a conversation's own (conversation.knowledge_retention,
         # labelled under the conversation's id) and the opt-in ones included.
-        if metric not in ALL_METRIC_NAMES:
-            raise LabelsError(
-                f"{where}: unknown metric {metric!r}; known: {', '.join(ALL_METRIC_NAMES)}"
-            )
+        if metric not in known:
+            raise LabelsError(f"{where}: unknown metric {metric!r}; known: {', '.join(known)}")
         if obj["score"] is None:
             continue  # not labelled yet (a sample line left as written)
         score = _score(obj["score"])

@@ -16,6 +16,7 @@ from ragproof_core.metrics.custom import (
     give_rubrics,
     run_registry,
     stored_registry,
+    stored_tables,
 )
 from ragproof_core.metrics.custom_tables import (
     PREFIX,
@@ -75,6 +76,7 @@ __all__ = [
     "run_plan",
     "run_registry",
     "stored_registry",
+    "stored_tables",
     "summarize",
     "summarize_counted",
     "tables_from_dicts",

@@ -34,7 +34,7 @@ from ragproof_core.metrics.custom_tables import MetricTable, tables_from_dicts
 from ragproof_core.metrics.function_calls import BoundedFunction, Failed
 from ragproof_core.metrics.judge_plan import JudgePlan, Planned, messages_input
 from ragproof_core.metrics.registry import REGISTRY, Registry
-from ragproof_core.metrics.spec import MetricSpec
+from ragproof_core.metrics.spec import ALL_READS, MetricSpec
 from ragproof_core.model import Case, CaseOutput, MetricResult, case_error, scored, skipped
 
 FAMILY = "custom"
@@ -56,15 +56,21 @@ def run_registry(
     return base.with_metrics(custom_metric(table, load=load) for table in tables)
 
 
-def stored_registry(*config_jsons: str | None) -> Registry:
-    """The metrics stored runs declared (their records' ``config_json``), for reading;
+def stored_tables(*config_jsons: str | None) -> tuple[MetricTable, ...]:
+    """The ``[[metric]]`` tables stored runs declared (their records' ``config_json``);
     a name two runs declare is read as the first declares it."""
     tables: dict[str, MetricTable] = {}
     for config_json in config_jsons:
         config = json.loads(config_json) if config_json else {}
         for table in tables_from_dicts(config.get("metrics")):
             tables.setdefault(table.name, table)
-    return run_registry(tuple(tables.values()), load=False)
+    return tuple(tables.values())
+
+
+def stored_registry(*config_jsons: str | None) -> Registry:
+    """The metrics stored runs declared (``stored_tables``), for reading and for asking
+    their judge again (a rubric's plan needs no function)."""
+    return run_registry(stored_tables(*config_jsons), load=False)
 
 
 def custom_metric(table: MetricTable, *, load: bool = True) -> MetricSpec:
@@ -80,6 +86,7 @@ def custom_metric(table: MetricTable, *, load: bool = True) -> MetricSpec:
                 score_function, table.name, BoundedFunction(function, table.timeout_s, table.name)
             ),
             family_name=FAMILY,
+            reads=frozenset(table.reads) or ALL_READS,
             # A function's score is any finite number (CONTRACT section 21): a count, a size.
             bounded=False,
         )
@@ -92,6 +99,7 @@ def custom_metric(table: MetricTable, *, load: bool = True) -> MetricSpec:
         plan=partial(plan_rubric, table),
         prompt=table.name,
         family_name=FAMILY,
+        reads=frozenset(table.reads) or ALL_READS,
     )
 
 

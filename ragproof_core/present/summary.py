@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ragproof_core.adapters.runner import adapter_calls_dict
 from ragproof_core.metrics.registry import REGISTRY, Registry
 from ragproof_core.text_table import text_table
 
@@ -39,7 +40,11 @@ def summary_dict(summary: Any) -> dict[str, Any]:
 
 
 def run_json(
-    run_id: str, status: str, summaries: Sequence[Any], judge: Mapping[str, Any] | None = None
+    run_id: str,
+    status: str,
+    summaries: Sequence[Any],
+    judge: Mapping[str, Any] | None = None,
+    adapter_calls: Mapping[str, int] | None = None,
 ) -> dict[str, Any]:
     out: dict[str, Any] = {
         "run_id": run_id,
@@ -48,6 +53,8 @@ def run_json(
     }
     if judge is not None:
         out["judge"] = dict(judge)
+    if adapter_calls is not None:
+        out["adapter_calls"] = adapter_calls_dict(adapter_calls)
     return out
 
 

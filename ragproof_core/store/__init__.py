@@ -7,6 +7,9 @@ from ragproof_core.store.files import (
 from ragproof_core.store.handles import (
     StoredTable,
 )
+from ragproof_core.store.label_ledger import (
+    LabelLedger,
+)
 from ragproof_core.store.labels import (
     LabelError,
     StoredLabel,
@@ -26,7 +29,13 @@ from ragproof_core.store.result_tally import (
     ResultTally,
     summarize_run,
 )
+from ragproof_core.store.retention import (
+    GcReport,
+    Retention,
+    collect_garbage,
+)
 from ragproof_core.store.run_store import (
+    RunDamaged,
     RunNotFound,
     RunRecord,
     RunStore,
@@ -48,14 +57,19 @@ from ragproof_core.store.views import (
 
 __all__ = [
     "CASE_RESULTS",
+    "GcReport",
+    "Retention",
+    "collect_garbage",
     "DATASET",
     "InvalidRunId",
     "LabelError",
+    "LabelLedger",
     "METRIC_SUMMARIES",
     "OUTPUTS",
     "QueryRefused",
     "QueryResult",
     "ResultTally",
+    "RunDamaged",
     "RunNotFound",
     "RunRecord",
     "RunStore",

@@ -7,6 +7,8 @@ irrelevant (0). groundedness is judge-scored on ``q01``-``q08`` with scores
 0.75, 0.25, 1, 0, 1, 0.5, 1, 0.25 (bands 1, 0.5, 1, 0, 1, 0.5, 1, 0.5). Each
 answer has two chunks, so reversing the context changes what a judge sees.
 ``abstention`` is a heuristic score (no judge reply): never labelled or probed.
+With ``rubric=True`` the run also declares a rubric metric of its own, ``custom.four``
+(four bands, none/some/most/all: 0, 1/3, 2/3, 1), judge-scored on ``q01``-``q06``.
 """
 
 from __future__ import annotations
@@ -29,6 +31,18 @@ GROUNDEDNESS_SCORES = dict(
     zip(CASE_IDS[:8], [0.75, 0.25, 1.0, 0.0, 1.0, 0.5, 1.0, 0.25], strict=True)
 )
 VERDICTS = {1.0: "relevant", 0.5: "partial", 0.0: "irrelevant"}
+RUBRIC = "custom.four"
+RUBRIC_BANDS = ("none", "some", "most", "all")
+RUBRIC_TABLE = {
+    "name": RUBRIC,
+    "higher_is_better": True,
+    "rubric": "How much of the question does the answer cover?",
+    "bands": list(RUBRIC_BANDS),
+    "material": ["question", "answer"],
+}
+RUBRIC_VERDICTS = dict(
+    zip(CASE_IDS[:6], ["all", "most", "some", "none", "all", "most"], strict=True)
+)
 T0 = datetime(2026, 12, 1, 9, 0, tzinfo=UTC)
 
 
@@ -56,6 +70,13 @@ def outputs() -> list[CaseOutput]:
     ]
 
 
+def rubric_results() -> list:
+    return [
+        scored(c, RUBRIC, RUBRIC_BANDS.index(v) / 3, json.dumps({"verdict": v}))
+        for c, v in RUBRIC_VERDICTS.items()
+    ]
+
+
 def results() -> list:
     out = [
         scored(c, RELEVANCE, s, json.dumps({"verdict": VERDICTS[s]}))
@@ -75,11 +96,15 @@ def write_judged_run(
     judge_model: str = "openai/judge-test",
     prompt_hashes: dict[str, str] | None = None,
     judge_mode: str = "per_metric",
+    rubric: bool = False,
 ) -> str:
+    config: dict = {"run": {"k": 5, "source_match": "chunk"}}
+    if rubric:
+        config["metrics"] = [RUBRIC_TABLE]
     store.write_manifest(run_id, {"run_id": run_id, "dataset": "judged.jsonl"})
     store.write_dataset(run_id, cases())
     store.write_outputs(run_id, outputs())
-    store.write_case_results(run_id, results())
+    store.write_case_results(run_id, results() + (rubric_results() if rubric else []))
     store.write_summaries(run_id, [])
     store.write_run(
         RunRecord(
@@ -91,7 +116,7 @@ def write_judged_run(
             finished_at=T0 + timedelta(seconds=5),
             judge_model=judge_model,
             prompt_hashes=prompt_hashes or {},
-            config_json=json.dumps({"run": {"k": 5, "source_match": "chunk"}}),
+            config_json=json.dumps(config),
             cost_usd=None,
             cases=len(CASE_IDS),
             case_failures=0,

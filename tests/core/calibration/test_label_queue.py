@@ -18,6 +18,9 @@ from tests.support.judged_run import (
     GROUNDEDNESS_SCORES,
     RELEVANCE,
     RELEVANCE_SCORES,
+    RUBRIC,
+    RUBRIC_BANDS,
+    RUBRIC_VERDICTS,
     write_judged_run,
 )
 
@@ -116,3 +119,25 @@ def test_one_metric_alone_and_what_is_refused(tmp_path) -> None:
         LabelQueue.load(store, "judged", per_metric=0)
     with pytest.raises(RunNotFound):
         LabelQueue.load(store, "nope")
+
+
+def test_a_rubric_metric_of_the_runs_own_is_labelled_on_its_own_bands(tmp_path) -> None:
+    # Issue 39, item 7: a 4-band rubric was shown with the generic no/partly/yes.
+    store = RunStore(tmp_path / "store")
+    write_judged_run(store, rubric=True)
+    queue = LabelQueue.load(store, "judged", metric=RUBRIC, per_metric=6)
+    assert sorted(i.case_id for i in queue.items) == sorted(RUBRIC_VERDICTS)
+    assert [(b.score, b.name, b.key) for b in queue.items[0].bands] == [
+        (0.0, "none", "1"),
+        (1 / 3, "some", "2"),
+        (2 / 3, "most", "3"),
+        (1.0, "all", "4"),
+    ]
+    label_id, label = queue.record(store, "q03", RUBRIC, 1 / 3, "ann")
+    assert (label.score, store.labels("judged")[0].score) == (1 / 3, 1 / 3)
+    assert label_id.endswith(tuple("0123456789abcdef"))
+    # The whole run's queue holds it beside the shipped metrics, which keep their bands.
+    everything = LabelQueue.load(store, "judged", per_metric=2)
+    bands = {i.metric: [b.name for b in i.bands] for i in everything.items}
+    assert bands[RUBRIC] == list(RUBRIC_BANDS)
+    assert bands[RELEVANCE] == ["irrelevant", "partial", "relevant"]
