@@ -14,7 +14,7 @@ from __future__ import annotations
 import zoneinfo
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import dagster as dg
 from pydantic import Field
@@ -38,6 +38,13 @@ from ragproof_core.errors import show_value
 KEY_ROOT = "ragproof"
 ON_DEPS, NONE = "on_deps", "none"
 DEFS_FILE = "defs.yaml"
+
+
+def _described(text: str) -> dg.Resolver:
+    """An attribute's description in the defs.yaml schema (`dg docs`, `dg utils
+    inspect-component`): Dagster's derived model drops a defaulted field's own
+    ``Field(description=...)``, it keeps its resolver's."""
+    return dg.Resolver.default(description=text)
 
 
 @dataclass(frozen=True)
@@ -85,8 +92,8 @@ class EvaluationSuite(dg.Component, dg.Model, dg.Resolvable):
 
     `run_summary`'s materializations carry `ragproof_run_id`, `mean/<metric>` for each
     scored metric, `cases`, `case_failures` and `report`: its Plots tab charts each
-    metric run after run. Its checks `failure_rate` and `no_regression` are blocking:
-    a failing one fails the run and holds back what depends on the summary.
+    metric run after run. Its checks `failure_rate`, `no_regression` and `floors` are
+    blocking: a failing one fails the run and holds back what depends on the summary.
 
     `automation: on_deps` starts one evaluation at the daemon's next tick after any dep
     is materialized (the sensor `ragproof_<name>_on_deps`, running by default); a cron
@@ -101,48 +108,68 @@ class EvaluationSuite(dg.Component, dg.Model, dg.Resolvable):
         description="The dataset file (JSON Lines or Parquet, ragproof's CONTRACT section 1); "
         "a relative path is from this defs.yaml's folder.",
     )
-    config_file: str | None = Field(
-        default=None,
-        description="A ragproof.toml: the adapter to evaluate, [run], [judge], [gate] and your "
-        "own metrics (default: every setting at its default, the demo adapter); relative to "
-        "this defs.yaml's folder.",
-    )
-    metrics: list[str] | None = Field(
-        default=None,
-        description="The metrics to score, over the config file's run.metrics "
-        "(default: the config file's selection).",
-    )
-    deps: list[str] = Field(
+    config_file: Annotated[
+        str | None,
+        _described(
+            "A ragproof.toml: the adapter to evaluate, [run], [judge], [gate] and your "
+            "own metrics (default: every setting at its default, the demo adapter); relative to "
+            "this defs.yaml's folder."
+        ),
+    ] = None
+    metrics: Annotated[
+        list[str] | None,
+        _described(
+            "The metrics to score, over the config file's run.metrics "
+            "(default: the config file's selection)."
+        ),
+    ] = None
+    deps: Annotated[
+        list[str],
+        _described(
+            "Your project's asset keys eval_dataset depends on (a/b for a key of two "
+            "parts), such as the asset that builds your vector index."
+        ),
+    ] = Field(
         default_factory=list,
-        description="Your project's asset keys eval_dataset depends on (a/b for a key of two "
-        "parts), such as the asset that builds your vector index.",
     )
-    automation: str = Field(
-        default=NONE,
-        description="on_deps: one evaluation after any dep is materialized; a cron string "
-        '("0 2 * * *"): one on that schedule; none: launched by hand.',
-    )
-    timezone: str = Field(
-        default="UTC",
-        description="The time zone of a cron automation (an IANA name, default UTC).",
-    )
-    store: str | None = Field(
-        default=None,
-        description="The ragproof store: a folder (relative to this defs.yaml's folder) or "
-        "s3://bucket/prefix (default: $RAGPROOF_STORE when the run starts, else data/store).",
-    )
-    max_failure_share: float = Field(
+    automation: Annotated[
+        str,
+        _described(
+            "on_deps: one evaluation after any dep is materialized; a cron string "
+            '("0 2 * * *"): one on that schedule; none: launched by hand.'
+        ),
+    ] = NONE
+    timezone: Annotated[
+        str,
+        _described("The time zone of a cron automation (an IANA name, default UTC)."),
+    ] = "UTC"
+    store: Annotated[
+        str | None,
+        _described(
+            "The ragproof store: a folder (relative to this defs.yaml's folder) or "
+            "s3://bucket/prefix (default: $RAGPROOF_STORE when the run starts, else data/store)."
+        ),
+    ] = None
+    max_failure_share: Annotated[
+        float,
+        _described(
+            "The failure_rate check fails (and blocks) above this share of cases with "
+            "a case failure or a judge error."
+        ),
+    ] = Field(
         default=CheckSettings().max_failure_share,
         ge=0,
         le=1,
-        description="The failure_rate check fails (and blocks) above this share of cases with "
-        "a case failure or a judge error.",
     )
-    regression_tolerance: float = Field(
+    regression_tolerance: Annotated[
+        float,
+        _described(
+            "The no_regression check fails (and blocks) when a metric got "
+            "significantly worse by more than this (absolute) since the suite's last completed run."
+        ),
+    ] = Field(
         default=CheckSettings().regression_tolerance,
         ge=0,
-        description="The no_regression check fails (and blocks) when a metric got "
-        "significantly worse by more than this (absolute) since the suite's last completed run.",
     )
 
     @classmethod
