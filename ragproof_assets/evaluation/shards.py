@@ -1,7 +1,8 @@
 """The evaluation step, fanned out into shards (CONTRACT section 8), and the run's summary.
 
-``evaluation_assets`` is one graph-backed asset definition (the ``evaluate_cases``
-graph) for adapter_outputs, judge_verdicts, case_scores and run_summary::
+``evaluation_assets(shape)`` is one graph-backed asset definition (the
+``evaluate_cases`` graph) for adapter_outputs, judge_verdicts, case_scores and
+run_summary, its ops named and its resources keyed by the shape (``shape.py``)::
 
     plan_shards ──> evaluate_shard[shard_0000] ─┐
                 ├─> evaluate_shard[shard_0001] ─┼─> summarize_run -> adapter_outputs,
@@ -45,29 +46,31 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ragproof_assets.evaluation.assets import (
-    GROUP,
     PRIOR_DOCUMENT,
     prepare_summary,
     run_summary,
     write_report,
 )
-from ragproof_assets.evaluation.config import EVAL_OP, PROGRESS_TAG, EvalRunConfig
-from ragproof_assets.evaluation.partitions import evaluation_runs
+from ragproof_assets.evaluation.config import PROGRESS_TAG, EvalRunConfig
 from ragproof_assets.evaluation.progress import progress_bar
 from ragproof_assets.evaluation.resources import CheckSettings, JudgeResource, StoreResource
-from ragproof_assets.evaluation.summary_checks import RUN_SUMMARY_CHECKS
+from ragproof_assets.evaluation.shape import EvaluationShape
+from ragproof_assets.evaluation.summary_checks import RUN_SUMMARY, run_summary_check_specs
 from ragproof_assets.evaluation.table_schemas import (
     CASE_RESULTS_COLUMNS,
     METRIC_SUMMARIES_COLUMNS,
     OUTPUTS_COLUMNS,
 )
 from ragproof_core.adapters.loading import AdapterLoadError
+from ragproof_core.adapters.recorded import RecordedAdapter
 from ragproof_core.adapters.runner import close_adapter
 from ragproof_core.config import AdapterSpec, ConfigError, RunManifest, redact
 from ragproof_core.data.dataset import fewer_units_than
 from ragproof_core.gc_pause import collector_paused
+from ragproof_core.interruption import Interruption
 from ragproof_core.judge import JudgeLedger, judge_ledger
 from ragproof_core.metrics import give_rubrics, run_registry
+from ragproof_core.model import CaseOutput
 from ragproof_core.present import distributions_table
 from ragproof_core.run import (
     ATTEMPT_PREFIX,
@@ -114,13 +117,15 @@ def _shard_count(run_store, run_id: str) -> int:
     return run_store.run_manifest(run_id).run.shards
 
 
-def planned_shards(context: dg.OpExecutionContext, store: StoreResource) -> int:
+def planned_shards(
+    context: dg.OpExecutionContext, shape: EvaluationShape, store: StoreResource
+) -> int:
     """How many shard steps the run has: ``run.shards`` of its launch form, resolved as the
     dataset step resolves it for the manifest. Without the form in this run (steps
     launched after the dataset step's own run), the stored manifest's. One when the
     dataset step will refuse the form (a bad config, more shards than the dataset has
     units): that step fails the run, its error the one shown, and the shard is skipped."""
-    launched = context.run.run_config.get("ops", {}).get(EVAL_OP, {}).get("config")
+    launched = shape.launched_form(context.run)
     if launched is None:
         return _shard_count(store.store(), context.partition_key)
     form = EvalRunConfig(**launched)
@@ -134,12 +139,9 @@ def planned_shards(context: dg.OpExecutionContext, store: StoreResource) -> int:
     return shards
 
 
-@dg.op(
-    out=dg.DynamicOut(dg.Nothing),
-    description="One dynamic output per shard of the run (run.shards of its launch form).",
-)
-def plan_shards(context: dg.OpExecutionContext, store: StoreResource):
-    for index in range(planned_shards(context, store)):
+def plan_shards(context: dg.OpExecutionContext, shape: EvaluationShape, store: StoreResource):
+    """The plan step: one dynamic output per shard."""
+    for index in range(planned_shards(context, shape, store)):
         yield dg.DynamicOutput(None, mapping_key=report_name(index))
 
 
@@ -159,7 +161,9 @@ def _shard_report(run_store: RunStore, run_id: str, index: int, shards: int) -> 
         raise _changed_shards(shards) from None
 
 
-def launched_adapter(context: dg.OpExecutionContext, manifest: RunManifest) -> AdapterSpec:
+def launched_adapter(
+    context: dg.OpExecutionContext, shape: EvaluationShape, manifest: RunManifest
+) -> AdapterSpec:
     """The run's adapter with its real options, from the run's launch form.
 
     The manifest's copy has its secrets masked (``ragproof_core/config/redaction.py``),
@@ -167,7 +171,7 @@ def launched_adapter(context: dg.OpExecutionContext, manifest: RunManifest) -> A
     again and must still match the manifest: a config file edited since the run
     started fails the step instead of evaluating with another adapter.
     """
-    launched = context.run.run_config.get("ops", {}).get(EVAL_OP, {}).get("config")
+    launched = shape.launched_form(context.run)
     if launched is None:
         # A step launched alone (no eval_dataset in this Dagster run) has only the
         # manifest: right for adapters without secrets, as before.
@@ -182,31 +186,34 @@ def launched_adapter(context: dg.OpExecutionContext, manifest: RunManifest) -> A
     return spec
 
 
-@dg.op(
-    ins={"planned": dg.In(dg.Nothing)},
-    out=dg.Out(dg.Nothing),
-    description="Evaluate one shard's cases; write its outputs, case results and report.",
-)
 def evaluate_shard(
     context: dg.OpExecutionContext,
+    shape: EvaluationShape,
     eval_dataset: StoredTable,
     judge_resource: JudgeResource,
 ):
+    """A shard step: its cases evaluated, its outputs, case results and report written."""
     run_store = RunStore.holding(eval_dataset)
     # The run is listed running while any of its steps works on it, and a signal to the
     # command reaches the step through the store (CONTRACT section 29).
     with run_store.heartbeat(context.partition_key) as heartbeat:
         yield from _evaluate_shard(
-            context, eval_dataset, judge_resource, run_store, heartbeat.stopping.is_set
+            context,
+            shape,
+            eval_dataset,
+            judge_resource,
+            run_store,
+            Interruption(heartbeat.stopping.is_set),
         )
 
 
 def _evaluate_shard(
     context: dg.OpExecutionContext,
+    shape: EvaluationShape,
     eval_dataset: StoredTable,
     judge_resource: JudgeResource,
     run_store: RunStore,
-    stop_requested,
+    interruption: Interruption,
 ):
     run_id = context.partition_key
     index = _shard_index(context)
@@ -225,7 +232,7 @@ def _evaluate_shard(
         # The ingest step validated the adapter's input (a recording) before this step,
         # and stored it when it could: then the adapter replays the stored rows.
         adapter = take_adapter(
-            launched_adapter(context, manifest),
+            launched_adapter(context, shape, manifest),
             prechecked=True,
             stored=run_store.has_recorded_outputs(run_id),
         )
@@ -243,6 +250,8 @@ def _evaluate_shard(
         shard=index,
         # Every shard of the run draws its rate-limit slots from one schedule from here.
         anchor=manifest.started_at.timestamp(),
+        # After a signal the judge sends no new request (CONTRACT section 29).
+        interruption=interruption,
     )
     # The run's own metrics ([[metric]] tables); a rubric metric's prompt joins the judge's.
     registry = run_registry(manifest.metrics)
@@ -262,8 +271,10 @@ def _evaluate_shard(
         if run_store.has_recorded_outputs(run_id)
         else None
     )
-    # A resumed run (CONTRACT section 29) runs only the cases without results from before.
+    # A resumed run (CONTRACT section 29) runs only the cases without results from before,
+    # and judges the outputs it has of cases it did not judge (a recording's are free).
     done = run_store.done_cases(run_id)
+    to_judge = {} if from_recording is not None else run_store.outputs_to_judge(run_id)
     if done:
         from_recording = None  # the cases left are replayed as cases, whatever they are
     outputs_as_recorded = from_recording is not None and from_recording.outputs_as_recorded
@@ -297,7 +308,7 @@ def _evaluate_shard(
                 run_id, None if shards == 1 else index, outputs=not outputs_as_recorded
             ) as writer,
         ):
-            for rows in run_store.iter_run_batches(
+            for batch in run_store.iter_run_batches(
                 run_id,
                 start,
                 end,
@@ -305,64 +316,45 @@ def _evaluate_shard(
                 columns=None if from_recording is None else from_recording.columns,
             ):
                 if done:
-                    rows = left_to_do(rows, done)
-                    if not rows.rows:
+                    batch = left_to_do(batch, done)
+                    if not batch.rows:
                         continue
-                # The batch's outputs and results die before the collector resumes: a
-                # collection over a live batch (a million chunks and results) walks
-                # every one of them, and again each time they move up a generation.
-                with collector_paused():
-                    # A stored recording and metrics scored from columns (every default
-                    # one when there is no judge): no object per case at all
-                    # (evaluate_recorded); otherwise the cases are replayed.
-                    evaluation = (
-                        None
-                        if rows.recorded is None
-                        else evaluate_recorded(
-                            rows.dataset,
-                            rows.recorded,
+                # A resumed run judges the outputs it stored but did not judge as they
+                # are: the pipeline is asked only for the cases without one.
+                for rows, answering in resume_parts(batch, to_judge, adapter):
+                    # The batch's outputs and results die before the collector resumes: a
+                    # collection over a live batch (a million chunks and results) walks
+                    # every one of them, and again each time they move up a generation.
+                    with collector_paused():
+                        evaluation = _evaluate_rows(
+                            rows,
+                            answering,
                             settings,
                             registry,
-                            has_judge=judge is not None,
-                            full_rows=rows.whole,
+                            judge,
+                            progress,
+                            runner,
+                            interruption,
                         )
-                    )
-                    if evaluation is not None:
-                        progress.update(evaluation.cases)
-                    else:
-                        recorded = rows.recorded_outputs()
-                        if recorded is not None:
-                            adapter.replay(recorded)
-                        evaluation = runner.run(
-                            evaluate(
-                                rows.cases(),
-                                adapter,
-                                settings,
-                                judge,
-                                on_case_done=progress.update,
-                                registry=registry,
-                                as_columns=True,
-                                dataset=rows.dataset,
-                                stop_requested=stop_requested,
+                        try:
+                            # Columns when the selection scores from them: no object per row.
+                            writer.write(evaluation.stored_outputs(), evaluation.stored_results())
+                        except Exception as exc:  # noqa: BLE001 - any failure of the store's writes
+                            raise health.record("case results write", exc) from exc
+                        evaluated += evaluation.cases
+                        failures += evaluation.case_failures
+                        statuses.update(evaluation.status_counts())
+                        adapter_calls.update(evaluation.adapter_calls)
+                        first_failures += [
+                            f"- `{case_id}`: {error}"
+                            for case_id, error in evaluation.failures(
+                                FIRST_FAILURES - len(first_failures)
                             )
-                        )
-                    try:
-                        # Columns when the selection scores from them: no object per row.
-                        writer.write(evaluation.stored_outputs(), evaluation.stored_results())
-                    except Exception as exc:  # noqa: BLE001 - any failure of the store's writes
-                        raise health.record("case results write", exc) from exc
-                    evaluated += evaluation.cases
-                    failures += evaluation.case_failures
-                    statuses.update(evaluation.status_counts())
-                    adapter_calls.update(evaluation.adapter_calls)
-                    first_failures += [
-                        f"- `{case_id}`: {error}"
-                        for case_id, error in evaluation.failures(
-                            FIRST_FAILURES - len(first_failures)
-                        )
-                    ]
-                    status = evaluation.status
-                    del evaluation
+                        ]
+                        status = evaluation.status
+                        del evaluation
+                    if status in (*STOPPED_STATUSES, INTERRUPTED):
+                        break
                 if status in (*STOPPED_STATUSES, INTERRUPTED):
                     break
     except StoreWriteError as exc:
@@ -415,11 +407,77 @@ def _evaluate_shard(
     )
 
 
+def _evaluate_rows(
+    rows: RunBatch,
+    answering: object,
+    settings,
+    registry,
+    judge,
+    progress,
+    runner: asyncio.Runner,
+    interruption: Interruption,
+):
+    """One batch's evaluation. A stored recording and metrics scored from columns (every
+    default one when there is no judge): no object per case at all (evaluate_recorded);
+    otherwise the cases are replayed or answered by ``answering``."""
+    if rows.recorded is not None:
+        evaluation = evaluate_recorded(
+            rows.dataset,
+            rows.recorded,
+            settings,
+            registry,
+            has_judge=judge is not None,
+            full_rows=rows.whole,
+        )
+        if evaluation is not None:
+            progress.update(evaluation.cases)
+            return evaluation
+    recorded = rows.recorded_outputs()
+    if recorded is not None:
+        answering.replay(recorded)
+    return runner.run(
+        evaluate(
+            rows.cases(),
+            answering,
+            settings,
+            judge,
+            on_case_done=progress.update,
+            registry=registry,
+            as_columns=True,
+            dataset=rows.dataset,
+            interruption=interruption,
+        )
+    )
+
+
+def resume_parts(
+    rows: RunBatch, to_judge: dict[str, CaseOutput], adapter: object
+) -> Iterator[tuple[RunBatch, object]]:
+    """The batch's cases with a stored output to judge, replayed from it, then the rest,
+    answered by ``adapter`` (the whole batch, when the run stored none)."""
+    if not to_judge:
+        yield rows, adapter
+        return
+    stored = pc.is_in(rows.dataset.column("id"), pa.array(sorted(to_judge), pa.string()))
+    replayed = _part(rows, stored)
+    if replayed.rows:
+        replayer = RecordedAdapter.stored("the run's stored outputs")
+        replayer.replay(to_judge[case_id] for case_id in replayed.dataset.column("id").to_pylist())
+        yield replayed, replayer
+    left = _part(rows, pc.invert(stored))
+    if left.rows:
+        yield left, adapter
+
+
+def _part(rows: RunBatch, keep: pa.ChunkedArray) -> RunBatch:
+    recorded = None if rows.recorded is None else rows.recorded.filter(keep)
+    return RunBatch(rows.dataset.filter(keep), recorded, rows.start, None)
+
+
 def left_to_do(rows: RunBatch, done: set[str]) -> RunBatch:
     """The batch's rows without the cases a resumed run keeps from before."""
     keep = pc.invert(pc.is_in(rows.dataset.column("id"), pa.array(sorted(done), pa.string())))
-    recorded = None if rows.recorded is None else rows.recorded.filter(keep)
-    return RunBatch(rows.dataset.filter(keep), recorded, rows.start, None)
+    return _part(rows, keep)
 
 
 def _store_fault(exc: StoreWriteError) -> dg.Failure:
@@ -526,30 +584,27 @@ def shard_outputs(
     )
 
 
-@dg.op(
-    ins={"shards_done": dg.In(dg.Nothing)},
-    out={
-        "adapter_outputs": dg.Out(StoredTable, io_manager_key="table_io_manager"),
-        "judge_verdicts": dg.Out(io_manager_key="judge_ledger_io_manager"),
-        "case_scores": dg.Out(StoredTable, io_manager_key="table_io_manager"),
-        # Written to the store by the step itself: nothing for an IO manager.
-        "run_summary": dg.Out(dg.Nothing),
-        **{spec.get_python_identifier(): dg.Out(dg.Nothing) for spec in RUN_SUMMARY_CHECKS},
-    },
-    description="Add the shards' reports up (the run's outputs, judge ledger and case "
-    "scores), then summarize the run and evaluate run_summary's checks.",
-)
-def summarize_run(context: dg.OpExecutionContext, store: StoreResource, checks: CheckSettings):
+def summarize_run(
+    context: dg.OpExecutionContext,
+    shape: EvaluationShape,
+    store: StoreResource,
+    checks: CheckSettings,
+):
+    """The summary step: the shards gathered, the run summarized, its checks evaluated."""
     # One step after the shards, not three (gather, summary, checks): each step is a
     # process to hand off, launch and set up on the run's critical path.
     run_store = store.store()
     run_id = context.partition_key
     with run_store.heartbeat(run_id):
-        yield from _summarize_run(context, run_store, run_id, checks)
+        yield from _summarize_run(context, shape, run_store, run_id, checks)
 
 
 def _summarize_run(
-    context: dg.OpExecutionContext, run_store: RunStore, run_id: str, checks: CheckSettings
+    context: dg.OpExecutionContext,
+    shape: EvaluationShape,
+    run_store: RunStore,
+    run_id: str,
+    checks: CheckSettings,
 ):
     gathered = gather_shards(run_store, run_id)
     # The distributions' tally is the summary's and the report's too: one pass over the results.
@@ -560,24 +615,21 @@ def _summarize_run(
     with ThreadPoolExecutor(max_workers=3, thread_name_prefix="ragproof-summary") as pool:
         report = pool.submit(write_report, run_store, summary)
         yield from shard_outputs(run_store, run_id, gathered)
-        yield from run_summary(context, run_store, summary, checks, report, pool)
+        yield from run_summary(context, shape, run_store, summary, checks, report, pool)
 
 
 OUTS = {
     "adapter_outputs": dg.AssetOut(
-        io_manager_key="table_io_manager",
         kinds={"parquet"},
         description="What the pipeline under test returned for each case: answer, "
         "citations, retrieved chunks, or the case failure.",
         metadata={"dagster/column_schema": OUTPUTS_COLUMNS},
     ),
     "judge_verdicts": dg.AssetOut(
-        io_manager_key="judge_ledger_io_manager",
         description="The judge's work in this run: model, prompt hashes, requests, cache "
         "hits and cost. Verdicts themselves are cached by (model, prompt hash, input hash).",
     ),
     "case_scores": dg.AssetOut(
-        io_manager_key="table_io_manager",
         kinds={"parquet"},
         description="One row per case and metric: status, value, reason, raw judge reply.",
         metadata={"dagster/column_schema": CASE_RESULTS_COLUMNS},
@@ -592,36 +644,88 @@ OUTS = {
 }
 
 
-@dg.graph(
-    out={name: dg.GraphOut() for name in summarize_run.output_dict},
-)
-def evaluate_cases(eval_dataset):
-    """Evaluate the run's cases, split into run.shards steps the executor runs in parallel,
-    then gather and summarize them."""
-    planned = plan_shards()
-    done = planned.map(
-        lambda shard: evaluate_shard(planned=shard, eval_dataset=eval_dataset)
-    ).collect()
-    return dict(zip(summarize_run.output_dict, summarize_run(done), strict=True))
+def evaluation_assets(shape: EvaluationShape) -> dg.AssetsDefinition:
+    """adapter_outputs, judge_verdicts, case_scores and run_summary (with its checks) of
+    ``shape``: one graph-backed asset definition (the module's docstring draws it)."""
+    keys = shape.resource_keys
+    name = shape.node_name
+    check_specs = run_summary_check_specs(shape.key(RUN_SUMMARY), blocking=shape.blocking_checks)
 
+    @dg.op(
+        name=name("plan_shards"),
+        out=dg.DynamicOut(dg.Nothing),
+        required_resource_keys={keys.store},
+        description="One dynamic output per shard of the run (run.shards of its launch form).",
+    )
+    def plan_shards_op(context: dg.OpExecutionContext):
+        yield from plan_shards(context, shape, getattr(context.resources, keys.store))
 
-evaluation_assets = dg.AssetsDefinition.from_graph(
-    evaluate_cases,
-    keys_by_input_name={"eval_dataset": dg.AssetKey("eval_dataset")},
-    keys_by_output_name={name: dg.AssetKey(name) for name in OUTS},
-    # The summary reads the case scores and the ledger, as its lineage in the UI shows;
-    # without this every output would hang off eval_dataset alone.
-    internal_asset_deps={
-        "adapter_outputs": {dg.AssetKey("eval_dataset")},
-        "judge_verdicts": {dg.AssetKey("eval_dataset")},
-        "case_scores": {dg.AssetKey("eval_dataset")},
-        "run_summary": {dg.AssetKey("case_scores"), dg.AssetKey("judge_verdicts")},
-    },
-    partitions_def=evaluation_runs,
-    group_name=GROUP,
-    descriptions_by_output_name={name: out.description for name, out in OUTS.items()},
-    metadata_by_output_name={name: out.metadata for name, out in OUTS.items()},
-    tags_by_output_name={name: out.tags for name, out in OUTS.items()},
-    # Evaluated by summarize_run once the run record they read is written.
-    check_specs=RUN_SUMMARY_CHECKS,
-)
+    @dg.op(
+        name=name("evaluate_shard"),
+        ins={"planned": dg.In(dg.Nothing)},
+        out=dg.Out(dg.Nothing),
+        required_resource_keys={keys.judge},
+        description="Evaluate one shard's cases; write its outputs, case results and report.",
+    )
+    def evaluate_shard_op(context: dg.OpExecutionContext, eval_dataset: StoredTable):
+        yield from evaluate_shard(
+            context, shape, eval_dataset, getattr(context.resources, keys.judge)
+        )
+
+    @dg.op(
+        name=name("summarize_run"),
+        ins={"shards_done": dg.In(dg.Nothing)},
+        out={
+            "adapter_outputs": dg.Out(StoredTable, io_manager_key=keys.tables),
+            "judge_verdicts": dg.Out(io_manager_key=keys.ledger),
+            "case_scores": dg.Out(StoredTable, io_manager_key=keys.tables),
+            # Written to the store by the step itself: nothing for an IO manager.
+            "run_summary": dg.Out(dg.Nothing),
+            **{spec.get_python_identifier(): dg.Out(dg.Nothing) for spec in check_specs},
+        },
+        required_resource_keys={keys.store, keys.checks},
+        description="Add the shards' reports up (the run's outputs, judge ledger and case "
+        "scores), then summarize the run and evaluate run_summary's checks.",
+    )
+    def summarize_run_op(context: dg.OpExecutionContext):
+        yield from summarize_run(
+            context,
+            shape,
+            getattr(context.resources, keys.store),
+            getattr(context.resources, keys.checks),
+        )
+
+    @dg.graph(
+        name=name("evaluate_cases"),
+        out={output: dg.GraphOut() for output in summarize_run_op.output_dict},
+    )
+    def evaluate_cases(eval_dataset):
+        """Evaluate the run's cases, split into run.shards steps the executor runs in
+        parallel, then gather and summarize them."""
+        planned = plan_shards_op()
+        done = planned.map(
+            lambda shard: evaluate_shard_op(planned=shard, eval_dataset=eval_dataset)
+        ).collect()
+        return dict(zip(summarize_run_op.output_dict, summarize_run_op(done), strict=True))
+
+    dataset = shape.key("eval_dataset")
+    return dg.AssetsDefinition.from_graph(
+        evaluate_cases,
+        keys_by_input_name={"eval_dataset": dataset},
+        keys_by_output_name={output: shape.key(output) for output in OUTS},
+        # The summary reads the case scores and the ledger, as its lineage in the UI shows;
+        # without this every output would hang off eval_dataset alone.
+        internal_asset_deps={
+            "adapter_outputs": {dataset},
+            "judge_verdicts": {dataset},
+            "case_scores": {dataset},
+            "run_summary": {shape.key("case_scores"), shape.key("judge_verdicts")},
+        },
+        partitions_def=shape.partitions,
+        group_name=shape.group,
+        descriptions_by_output_name={output: out.description for output, out in OUTS.items()},
+        metadata_by_output_name={output: out.metadata for output, out in OUTS.items()},
+        tags_by_output_name={output: out.tags for output, out in OUTS.items()},
+        # Evaluated by summarize_run once the run record they read is written.
+        check_specs=check_specs,
+    )
