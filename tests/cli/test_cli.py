@@ -103,7 +103,14 @@ def test_table_output_then_runs_and_show():
     assert table[0].endswith("cases     cost  config    tags")
     assert table[2].startswith(run_id)
     # status, judge errors, cases, cost, config, tags
-    assert table[2].split()[-6:] == ["completed", "0", "6", "$0.0000", row["config_digest"][:8], "-"]
+    assert table[2].split()[-6:] == [
+        "completed",
+        "0",
+        "6",
+        "$0.0000",
+        row["config_digest"][:8],
+        "-",
+    ]
 
     shown = ragproof("show", run_id, "--json")
     assert shown.returncode == 0
