@@ -21,6 +21,7 @@ from ragproof_cli.common import (
     EXIT_OK,
     EXIT_STORE_FAULT,
     UsageError,
+    all_metrics_flag,
     judge_unavailable_line,
     open_store,
     print_json,
@@ -44,6 +45,7 @@ from ragproof_core.present import (
     calibration_table,
     case_text,
     gather_case,
+    hidden_note,
     identity_line,
     judge_failures_line,
     judge_usage_table,
@@ -205,7 +207,7 @@ def _execute_run(args: argparse.Namespace) -> tuple[int, Callable[[], None] | No
             print_json(_with_diagnosis(shown, diagnosis))
         else:
             print(f"run {run_id}: {record.status}, {record.cases} cases, {config.adapter.target}")
-            _print_summary(record, summaries, diagnosis)
+            _print_summary(record, summaries, args.all_metrics, diagnosis)
 
     if record.status == ABORTED_JUDGE:
         # The line first, on stderr: the summary of what was kept follows on stdout.
@@ -222,8 +224,15 @@ def _with_diagnosis(shown: dict, diagnosis) -> dict:
     return shown if diagnosis is None else {**shown, "diagnosis": diagnosis.to_dict()}
 
 
-def _print_summary(record, summaries, diagnosis=None) -> None:
-    print(summary_table(summaries))
+def _print_summary(record, summaries, all_metrics: bool, diagnosis=None) -> None:
+    print(summary_table(summaries, all_metrics))
+    hidden = (
+        None
+        if all_metrics
+        else hidden_note(summaries, f"ragproof show {record.run_id} --all-metrics")
+    )
+    if hidden:
+        print(hidden)
     if diagnosis is not None:
         print("\n".join(diagnosis.lines()))
     tradeoff = refusal_tradeoff(summaries)
@@ -325,7 +334,7 @@ def cmd_show(args: argparse.Namespace) -> int:
     print(f"run {record.run_id}: {record.status}, {record.cases} cases")
     print(f"dataset {record.dataset}; adapter {record.adapter}")
     print(identity_line(record))
-    _print_summary(record, summaries, diagnosis)
+    _print_summary(record, summaries, args.all_metrics, diagnosis)
     if calibrations:
         print(calibration_table(summaries, calibrations))
     return EXIT_OK
@@ -347,6 +356,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     run.add_argument("--no-cache", action="store_true", help="bypass the judge cache")
     run.add_argument("--dry-run", action="store_true", help="estimate judge calls and cost only")
     run.add_argument("--json", action="store_true", help="print the result as JSON")
+    all_metrics_flag(run)
     run.set_defaults(func=cmd_run)
 
     runs = sub.add_parser("runs", help="list stored runs")
@@ -373,4 +383,5 @@ def register(sub: argparse._SubParsersAction) -> None:
         "citations, steps) and each metric's status, value, reason and judge reply",
     )
     show.add_argument("--json", action="store_true", help="print the summary as JSON")
+    all_metrics_flag(show)
     show.set_defaults(func=cmd_show)
