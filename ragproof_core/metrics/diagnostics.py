@@ -539,7 +539,6 @@ def _nugget_spec(name: str, description: str, *, calibrates: bool = False) -> Me
         group=NUGGET_GROUP,
         prompt=NUGGET_PROMPT,
         calibrates=calibrates,
-        listed_when_unused=False,
         reads=frozenset({"answer"}),
     )
 
