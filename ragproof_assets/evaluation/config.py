@@ -64,6 +64,13 @@ class LaunchForm(dg.Config):
         default=False,
         description="Bypass the judge cache: neither read nor write it (default: false).",
     )
+    # Any, as the run keys are: the judge table's strict schema checks the value.
+    judge_repeats: Any = Field(
+        default=None,
+        description="judge.repeats: send every judge request this many times and score "
+        "the mean (CONTRACT section 27; an integer from 1 to 100; default the config "
+        "file's, else 1).",
+    )
 
     def run_overrides(self) -> dict[str, Any]:
         return {name: getattr(self, name) for name in RUN_KEYS}
@@ -80,7 +87,10 @@ class LaunchForm(dg.Config):
             if not isinstance(options, dict):
                 raise ConfigError("adapter_options_json: expected a JSON object")
         return load_config(self.config_file).with_overrides(
-            adapter=self.adapter, options=options, **self.run_overrides()
+            adapter=self.adapter,
+            options=options,
+            judge_repeats=self.judge_repeats,
+            **self.run_overrides(),
         )
 
 

@@ -266,10 +266,15 @@ def _evaluate_shard(
     done = run_store.done_cases(run_id)
     if done:
         from_recording = None  # the cases left are replayed as cases, whatever they are
-    outputs_as_recorded = from_recording is not None and from_recording.outputs_as_recorded
+    repeats = settings.repeats
+    # Each trial has outputs of its own (CONTRACT section 27): a recording is one trial's.
+    outputs_as_recorded = (
+        from_recording is not None and from_recording.outputs_as_recorded and repeats == 1
+    )
     # Several processes drawing one terminal bar would garble it: one shard only.
     progress = progress_bar(
-        end - start, enabled=context.run.tags.get(PROGRESS_TAG) == "true" and shards == 1
+        (end - start) * repeats,
+        enabled=context.run.tags.get(PROGRESS_TAG) == "true" and shards == 1,
     )
 
     status, evaluated, failures = "completed", 0, 0
@@ -301,7 +306,9 @@ def _evaluate_shard(
                 run_id,
                 start,
                 end,
-                EVAL_BATCH_CASES,
+                # A batch's trials run one after another: as many case evaluations a
+                # batch as a run without repeats, so the same memory.
+                max(1, EVAL_BATCH_CASES // repeats),
                 columns=None if from_recording is None else from_recording.columns,
             ):
                 if done:
@@ -314,8 +321,9 @@ def _evaluate_shard(
                 with collector_paused():
                     # A stored recording and metrics scored from columns (every default
                     # one when there is no judge): no object per case at all
-                    # (evaluate_recorded); otherwise the cases are replayed.
-                    evaluation = (
+                    # (evaluate_recorded), and every trial is the same; otherwise the
+                    # cases are replayed, each trial anew.
+                    recorded_evaluation = (
                         None
                         if rows.recorded is None
                         else evaluate_recorded(
@@ -327,42 +335,54 @@ def _evaluate_shard(
                             full_rows=rows.whole,
                         )
                     )
-                    if evaluation is not None:
-                        progress.update(evaluation.cases)
-                    else:
+                    if recorded_evaluation is None:
                         recorded = rows.recorded_outputs()
                         if recorded is not None:
                             adapter.replay(recorded)
-                        evaluation = runner.run(
-                            evaluate(
-                                rows.cases(),
-                                adapter,
-                                settings,
-                                judge,
-                                on_case_done=progress.update,
-                                registry=registry,
-                                as_columns=True,
-                                dataset=rows.dataset,
-                                stop_requested=stop_requested,
+                    # Each trial of the batch's cases (CONTRACT section 27), in order; a
+                    # conversation is repeated whole, as evaluate keeps its turns together.
+                    for trial in range(1, repeats + 1):
+                        evaluation = recorded_evaluation
+                        if evaluation is not None:
+                            progress.update(evaluation.cases)
+                        else:
+                            evaluation = runner.run(
+                                evaluate(
+                                    rows.cases(),
+                                    adapter,
+                                    settings,
+                                    judge,
+                                    on_case_done=progress.update,
+                                    registry=registry,
+                                    as_columns=True,
+                                    dataset=rows.dataset,
+                                    stop_requested=stop_requested,
+                                )
                             )
-                        )
-                    try:
-                        # Columns when the selection scores from them: no object per row.
-                        writer.write(evaluation.stored_outputs(), evaluation.stored_results())
-                    except Exception as exc:  # noqa: BLE001 - any failure of the store's writes
-                        raise health.record("case results write", exc) from exc
-                    evaluated += evaluation.cases
-                    failures += evaluation.case_failures
-                    statuses.update(evaluation.status_counts())
-                    adapter_calls.update(evaluation.adapter_calls)
-                    first_failures += [
-                        f"- `{case_id}`: {error}"
-                        for case_id, error in evaluation.failures(
-                            FIRST_FAILURES - len(first_failures)
-                        )
-                    ]
-                    status = evaluation.status
-                    del evaluation
+                        try:
+                            # Columns when the selection scores from them: no object per row.
+                            writer.write(
+                                evaluation.stored_outputs(), evaluation.stored_results(), trial
+                            )
+                        except Exception as exc:  # noqa: BLE001 - any failure of the store's writes
+                            raise health.record("case results write", exc) from exc
+                        if trial == 1:
+                            # Cases, not trials: each case's first trial runs first.
+                            evaluated += evaluation.cases
+                        failures += evaluation.case_failures
+                        statuses.update(evaluation.status_counts())
+                        adapter_calls.update(evaluation.adapter_calls)
+                        first_failures += [
+                            f"- `{case_id}`{_trial_note(trial, repeats)}: {error}"
+                            for case_id, error in evaluation.failures(
+                                FIRST_FAILURES - len(first_failures)
+                            )
+                        ]
+                        status = evaluation.status
+                        del evaluation
+                        if status in (*STOPPED_STATUSES, INTERRUPTED):
+                            break
+                    del recorded_evaluation
                 if status in (*STOPPED_STATUSES, INTERRUPTED):
                     break
     except StoreWriteError as exc:
@@ -413,6 +433,11 @@ def _evaluate_shard(
             "status": status,
         },
     )
+
+
+def _trial_note(trial: int, repeats: int) -> str:
+    """Which trial a failure listed in the summary was (nothing without repeats)."""
+    return "" if repeats == 1 else f" (trial {trial})"
 
 
 def left_to_do(rows: RunBatch, done: set[str]) -> RunBatch:

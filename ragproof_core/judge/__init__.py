@@ -24,6 +24,11 @@ from ragproof_core.judge.jury import (
     run_judged,
     score_metric,
 )
+from ragproof_core.judge.repeats import (
+    REPEATS_KEY,
+    RepeatedJudge,
+    single_judges,
+)
 from ragproof_core.judge.ledger import (
     JudgeLedger,
     judge_ledger,
@@ -71,6 +76,7 @@ from ragproof_core.judge.usage import (
 )
 
 __all__ = [
+    "single_judges",
     "ABORTED_BUDGET",
     "ABORTED_JUDGE",
     "BudgetExceeded",
@@ -90,6 +96,8 @@ __all__ = [
     "JudgeUnavailable",
     "JudgeVerdict",
     "JuryJudge",
+    "REPEATS_KEY",
+    "RepeatedJudge",
     "LiteLLMJudge",
     "PROMPT_NAMES",
     "Prompt",
