@@ -240,8 +240,12 @@ class Comparison:
             "regressions": [r.to_dict() for r in self.regressions],
             "metrics_only_in_a": list(self.only_in_a),
             "metrics_only_in_b": list(self.only_in_b),
-            "trials_a": self.trials_a,
-            "trials_b": self.trials_b,
+            # Only when a run has repeats (CONTRACT section 27).
+            **(
+                {}
+                if self.trials_note is None
+                else {"trials_a": self.trials_a, "trials_b": self.trials_b}
+            ),
         }
 
 

@@ -33,7 +33,8 @@ def stored_case_trials(store: RunStore, run_id: str) -> dict[str, CaseTrials]:
     """Each metric's scored trials of a stored run, grouped by case (metrics with none
     scored are absent)."""
     with file_reader(store.layout) as con:
-        grouped = con.execute(_BY_CASE, {"files": store.case_result_files(run_id)}).arrow()
+        files = {"files": store.case_result_files(run_id)}
+        grouped = con.sql(_BY_CASE, params=files).to_arrow_table()
     metrics = grouped.column("metric").to_numpy(zero_copy_only=False)
     if not len(metrics):
         return {}

@@ -24,11 +24,6 @@ from ragproof_core.judge.jury import (
     run_judged,
     score_metric,
 )
-from ragproof_core.judge.repeats import (
-    REPEATS_KEY,
-    RepeatedJudge,
-    single_judges,
-)
 from ragproof_core.judge.ledger import (
     JudgeLedger,
     judge_ledger,
@@ -43,6 +38,11 @@ from ragproof_core.judge.prompts import (
     Prompt,
     load_template,
     rubric_prompt,
+)
+from ragproof_core.judge.repeats import (
+    REPEATS_KEY,
+    RepeatedJudge,
+    single_judges,
 )
 from ragproof_core.judge.reply_cache import (
     input_hash,

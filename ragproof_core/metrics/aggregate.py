@@ -154,7 +154,30 @@ class MetricSummary:
     judge_self_agreement: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {field.name: getattr(self, field.name) for field in fields(self)}
+        """Every field; those of repeated trials only when set (a run without repeats'
+        summary has the keys it had before they existed)."""
+        out = {}
+        for field in fields(self):
+            value = getattr(self, field.name)
+            if value is not None or field.name in _ALWAYS:
+                out[field.name] = value
+        return out
+
+
+# The fields every summary's dict has (``MetricSummary.to_dict``), in order.
+_ALWAYS = frozenset(
+    (
+        "metric",
+        "mean",
+        "p50",
+        "p95",
+        "scored",
+        "skipped",
+        "errored",
+        "not_applicable",
+        "judge_errors",
+    )
+)
 
 
 class _Tally:

@@ -458,6 +458,7 @@ def _summary_getter(summary: Any) -> Callable[[str], Any]:
 # trials' statistics of CONTRACT section 27), which a summary may leave out.
 _SUMMARY_REQUIRED = tables.METRIC_SUMMARIES.names[1 : 1 + 4 + len(tables.SUMMARY_COUNTS)]
 _SUMMARY_OPTIONAL = SUMMARY_FIELDS[len(_SUMMARY_REQUIRED) :]
+_REQUIRED = frozenset(_SUMMARY_REQUIRED)
 
 
 def encode_summaries(run_id: str, summaries: Sequence[Any]) -> pa.Table:
@@ -493,8 +494,13 @@ def encode_summaries(run_id: str, summaries: Sequence[Any]) -> pa.Table:
 
 
 def decode_summaries(table: pa.Table) -> list[dict[str, Any]]:
+    """Each summary's fields; those only some runs have (section 27) only when set, so a
+    run without repeats reads as it did before they existed."""
     table = conform(table, METRIC_SUMMARIES_SCHEMA)
-    return table.select(list(SUMMARY_FIELDS)).to_pylist()
+    return [
+        {name: value for name, value in row.items() if value is not None or name in _REQUIRED}
+        for row in table.select(list(SUMMARY_FIELDS)).to_pylist()
+    ]
 
 
 # --- run record -----------------------------------------------------------------------------
