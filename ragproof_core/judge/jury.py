@@ -31,6 +31,7 @@ import json
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import replace
 
+from ragproof_core.interruption import Interruption
 from ragproof_core.judge.cache import JudgeCache
 from ragproof_core.judge.client import flush_litellm
 from ragproof_core.judge.cost import Budget
@@ -109,6 +110,7 @@ def make_jury(
     concurrency: int,
     limiter: RateLimiter | None,
     health: StoreHealth | None = None,
+    interruption: Interruption | None = None,
     *,
     budget: Budget | None = None,
     usage: UsageTally | None = None,
@@ -134,6 +136,7 @@ def make_jury(
                 usage=usage,
                 share_from=members[0] if members else share_from,
                 health=health,
+                interruption=interruption,
                 repeat=repeat,
             )
         )

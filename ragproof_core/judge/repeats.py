@@ -28,6 +28,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import replace
 from typing import Any
 
+from ragproof_core.interruption import Interruption
 from ragproof_core.judge.cache import JudgeCache
 from ragproof_core.judge.cost import Budget
 from ragproof_core.judge.jury import JuryJudge, make_jury, run_judged
@@ -130,6 +131,7 @@ def make_repeated(
     concurrency: int,
     limiter: RateLimiter | None,
     health: StoreHealth | None,
+    interruption: Interruption | None = None,
 ) -> RepeatedJudge:
     """``env.repeats`` judges of ``models`` (one model, or a jury), the m-th sending
     repeat m, sharing the cache, budget, usage tally, concurrency and rate limits."""
@@ -148,6 +150,7 @@ def make_repeated(
                 concurrency,
                 limiter,
                 health,
+                interruption,
                 budget=budget,
                 usage=usage,
                 share_from=share_from,
@@ -165,6 +168,7 @@ def make_repeated(
                 usage=usage,
                 share_from=share_from,
                 health=health,
+                interruption=interruption,
                 repeat=repeat,
             )
         members.append(member)
