@@ -222,6 +222,7 @@ class Comparison:
             "is paired by its mean over its scored trials."
         )
 
+    @property
     def unscored(self) -> tuple[str, ...]:
         """The metrics neither run scored a case of: the tables leave them out by default
         (CONTRACT section 25); ``to_dict`` keeps them."""
