@@ -33,6 +33,7 @@ from ragproof_core.config import (
 )
 from ragproof_core.gc_pause import imports_paused
 from ragproof_core.judge import format_usd
+from ragproof_core.masking import secrets_line
 from ragproof_core.present import (
     agreement_lines,
     calibration_json,
@@ -158,7 +159,15 @@ def _execute_run(args: argparse.Namespace) -> tuple[int, Callable[[], None] | No
 
     def show() -> None:
         if args.json:
-            print_json(run_json(run_id, record.status, summaries, record.judge_activity()))
+            print_json(
+                run_json(
+                    run_id,
+                    record.status,
+                    summaries,
+                    record.judge_activity(),
+                    record.secrets_masked,
+                )
+            )
         else:
             print(f"run {run_id}: {record.status}, {record.cases} cases, {config.adapter.target}")
             _print_summary(record, summaries)
@@ -168,6 +177,9 @@ def _execute_run(args: argparse.Namespace) -> tuple[int, Callable[[], None] | No
 
 def _print_summary(record, summaries) -> None:
     print(summary_table(summaries))
+    masked = secrets_line(record.secrets_masked)
+    if masked:
+        print(masked)
     tradeoff = refusal_tradeoff(summaries)
     if tradeoff:
         print(tradeoff)
@@ -233,7 +245,13 @@ def cmd_show(args: argparse.Namespace) -> int:
     calibrations = store.calibrations(args.run_id)
     if args.json:
         shown = {
-            **run_json(record.run_id, record.status, summaries, record.judge_activity()),
+            **run_json(
+                record.run_id,
+                record.status,
+                summaries,
+                record.judge_activity(),
+                record.secrets_masked,
+            ),
             "run": run_dict(record),
         }
         if calibrations:

@@ -36,7 +36,7 @@ import queue
 import threading
 import time
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
 from ragproof_core.adapters.coerce import AdapterOutputError, to_answer, to_chunks
@@ -49,6 +49,7 @@ from ragproof_core.adapters.history import (
     history_dicts,
 )
 from ragproof_core.adapters.isolation import is_async_method
+from ragproof_core.masking import NO_SECRETS, Masker
 from ragproof_core.model import Case, CaseOutput, Message, units
 
 OnOutput = Callable[[Case, CaseOutput], Awaitable[None] | None]
@@ -147,6 +148,8 @@ class _Plan:
     # The adapter's async calls return without ever suspending (``at_once``): no
     # deadline could fire during one, so none is set.
     at_once: bool = False
+    # The run's secret values, masked in every output and error as it comes back.
+    masker: Masker = NO_SECRETS
 
     @property
     def needs_threads(self) -> bool:
@@ -235,6 +238,7 @@ async def run_adapter(
     on_output: OnOutput | None = None,
     should_stop: Callable[[], bool] | None = None,
     on_conversation: OnConversation | None = None,
+    masker: Masker = NO_SECRETS,
 ) -> list[CaseOutput]:
     """Run every case with at most ``settings.concurrency`` cases or conversations in flight.
 
@@ -246,8 +250,11 @@ async def run_adapter(
     dataset order. ``on_conversation(turns, outputs)`` is called (and awaited) when
     a conversation's last turn is done, after that turn's ``on_output``. The
     adapter is not closed here: its owner calls ``close_adapter`` when done with it.
+    ``masker``: the run's secret values (CONTRACT section 28), written as ``***`` in
+    each output and case failure as the adapter gives it, before anything else (the
+    judge, the store, a later turn's history) sees it.
     """
-    plan = _plan(adapter)
+    plan = replace(_plan(adapter), masker=masker)
     outputs: list[CaseOutput | None] = [None] * len(cases)
     # A shared iterator is the work queue: workers run on one event loop, so
     # next() never races, and 100,000 cases cost no task or queue item each.
@@ -329,7 +336,24 @@ async def _run_case(
     history: tuple[Message, ...] | None = None,
 ) -> CaseOutput:
     """One case, or one turn of a conversation given its ``history`` (then every method
-    that takes ``history`` gets it)."""
+    that takes ``history`` gets it), its secret values masked."""
+    output = await _call_case(plan, case, timeout_s, pool, history)
+    if not plan.masker:
+        return output
+    return plan.masker.value(output, _OUTPUT_KEYS)
+
+
+# What lines an output up with its case: never masked.
+_OUTPUT_KEYS = frozenset({"case_id"})
+
+
+async def _call_case(
+    plan: _Plan,
+    case: Case,
+    timeout_s: float,
+    pool: Any,
+    history: tuple[Message, ...] | None = None,
+) -> CaseOutput:
     start = time.perf_counter()
 
     def extra(method: _Method) -> dict[str, Any]:
@@ -373,7 +397,7 @@ async def _invoke(
     method: _Method, arg: Any, timeout_s: float, pool: Any, keywords: dict[str, Any], plan: _Plan
 ) -> Any:
     if plan.at_once and method.is_async:
-        return await _invoke_at_once(method, arg, keywords)
+        return await _invoke_at_once(method, arg, keywords, plan.masker)
     scope = asyncio.timeout(timeout_s)
     try:
         async with scope:
@@ -392,14 +416,16 @@ async def _invoke(
         # the adapter (a socket timeout, say) is reported like any exception.
         if scope.expired():
             raise _CallFailed(f"timeout after {float(timeout_s)}s in {method.name}()") from None
-        raise _CallFailed(_describe(exc, method.name)) from None
+        raise _CallFailed(_describe(exc, method.name, plan.masker)) from None
     except BaseException as exc:  # noqa: BLE001 - an adapter's sys.exit() fails its case only
         if must_propagate(exc):
             raise
-        raise _CallFailed(_describe(exc, method.name)) from None
+        raise _CallFailed(_describe(exc, method.name, plan.masker)) from None
 
 
-async def _invoke_at_once(method: _Method, arg: Any, keywords: dict[str, Any]) -> Any:
+async def _invoke_at_once(
+    method: _Method, arg: Any, keywords: dict[str, Any], masker: Masker
+) -> Any:
     """``_invoke`` for an adapter whose calls never suspend (``at_once``): the same
     failures, without a deadline."""
     try:
@@ -407,7 +433,7 @@ async def _invoke_at_once(method: _Method, arg: Any, keywords: dict[str, Any]) -
     except BaseException as exc:  # noqa: BLE001 - as in _invoke
         if must_propagate(exc):
             raise
-        raise _CallFailed(_describe(exc, method.name)) from None
+        raise _CallFailed(_describe(exc, method.name, masker)) from None
 
 
 def _coerce(convert: Callable[[Any], Any], raw: Any, name: str) -> Any:
@@ -417,5 +443,5 @@ def _coerce(convert: Callable[[Any], Any], raw: Any, name: str) -> Any:
         raise _CallFailed(f"invalid output from {name}(): {exc}") from None
 
 
-def _describe(exc: BaseException, name: str) -> str:
-    return f"{exception_text(exc)} (in {name}())"
+def _describe(exc: BaseException, name: str, masker: Masker) -> str:
+    return f"{exception_text(exc, masker.text if masker else None)} (in {name}())"

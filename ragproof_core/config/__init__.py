@@ -5,6 +5,13 @@ What the other layers use is exported here; modules inside the package import
 each other directly.
 """
 
+from ragproof_core.config.expansion import (
+    Expanded,
+    check_environment,
+    expanded,
+    run_masker,
+    run_secrets,
+)
 from ragproof_core.config.gate import (
     Floor,
 )
@@ -40,12 +47,15 @@ __all__ = [
     "Config",
     "ConfigError",
     "DEMO_ADAPTER",
+    "Expanded",
     "SHORT_DIGEST",
     "Floor",
     "REDACTED",
     "RUN_KEYS",
     "RunManifest",
     "RunSettings",
+    "check_environment",
+    "expanded",
     "is_secret_key",
     "load_config",
     "parse_tag",
@@ -53,6 +63,8 @@ __all__ = [
     "run_key_choices",
     "run_key_help",
     "run_key_type",
+    "run_masker",
+    "run_secrets",
     "store_root",
     "tags_text",
 ]

@@ -33,9 +33,11 @@ import warnings
 import weakref
 from collections.abc import Awaitable, Callable
 from contextvars import ContextVar
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from types import ModuleType
 from typing import Any
+
+from ragproof_core.masking import Masker, environment_secrets
 
 # Status codes worth retrying: rate limits, request timeouts and server faults.
 RETRYABLE_STATUS = frozenset({408, 429})
@@ -218,6 +220,7 @@ class LiteLLMClient:
         backoff_base_s: float = 0.5,
         backoff_max_s: float = 8,
         at_send: Callable[[], Awaitable[object]] | None = None,
+        masker: Masker | None = None,
     ) -> None:
         if max_attempts < 1:
             raise ValueError(f"max_attempts must be at least 1, got {max_attempts}")
@@ -229,6 +232,9 @@ class LiteLLMClient:
         self.backoff_max_s = backoff_max_s
         # Awaited as every request leaves, retries included: the RPM limiter's hook.
         self.at_send = at_send
+        # The run's secret values, masked in every reply and error as they arrive
+        # (CONTRACT section 28); outside a run, the environment's secret-named variables'.
+        self.masker = Masker(environment_secrets()) if masker is None else masker
         # Per event loop (a session binds to one): the gated session, and whether
         # LiteLLM's path for this model sends through it.
         self._sessions: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Any] = (
@@ -267,13 +273,14 @@ class LiteLLMClient:
                     )
                 last = exc
                 if not is_retryable(exc, litellm):
-                    raise TransportError(_describe(exc, attempt, final=True)) from exc
+                    raise TransportError(_describe(exc, attempt, True, self.masker)) from exc
                 if attempt < self.max_attempts:
                     await asyncio.sleep(self.backoff_s(attempt, _retry_after_s(exc)))
                 continue
-            return _to_raw_reply(response)
+            reply = _to_raw_reply(response)
+            return replace(reply, text=redact_secrets(reply.text, self.masker))
         assert last is not None
-        raise TransportError(_describe(last, self.max_attempts, final=False)) from last
+        raise TransportError(_describe(last, self.max_attempts, False, self.masker)) from last
 
     async def _attempt(self, litellm: Any, messages: list[dict[str, str]]) -> Any:
         """One request. LiteLLM's timeout bounds each socket read, so a reply trickling
@@ -339,10 +346,11 @@ class LiteLLMClient:
             await asyncio.wait([closer])
 
 
-def _describe(exc: BaseException, attempts: int, final: bool) -> str:
+def _describe(exc: BaseException, attempts: int, final: bool, masker: Masker | None) -> str:
     status = _status_code(exc)
     what = f"{type(exc).__name__}" + (f" (HTTP {status})" if status is not None else "")
-    text = redact_secrets(str(exc).strip())  # before truncating: no partial secret survives
+    # Before truncating: no partial secret survives.
+    text = redact_secrets(str(exc).strip(), masker)
     message = text.splitlines()[0] if text else ""
     if len(message) > 300:
         message = message[:297] + "..."
@@ -350,15 +358,13 @@ def _describe(exc: BaseException, attempts: int, final: bool) -> str:
     return f"{what}: {message} [{tail}]" if message else f"{what} [{tail}]"
 
 
-_SECRET_NAME_PARTS = ("KEY", "TOKEN", "SECRET", "PASSWORD")
-
-
-def redact_secrets(text: str) -> str:
-    """Mask any secret-looking environment value a provider may echo in an error message."""
-    for name, value in os.environ.items():
-        if len(value) >= 8 and any(part in name.upper() for part in _SECRET_NAME_PARTS):
-            text = text.replace(value, "***")
-    return text
+def redact_secrets(text: str, masker: Masker | None = None) -> str:
+    """``text`` (a provider's reply or error) with the run's secret values masked; without
+    a run's ``masker``, the values of the environment's secret-named variables (the one
+    rule of ``ragproof_core.masking``)."""
+    if masker is None:
+        masker = Masker(environment_secrets())
+    return masker.text(text)
 
 
 def _to_raw_reply(response: Any) -> RawReply:

@@ -14,6 +14,7 @@ from ragproof_core.judge.jury import make_jury
 from ragproof_core.judge.rate_limit import SLOT_FILE_NAME, make_limiter
 from ragproof_core.judge.session import LiteLLMJudge
 from ragproof_core.judge.settings import JudgeEnv
+from ragproof_core.masking import Masker
 from ragproof_core.store_health import StoreHealth
 
 
@@ -26,6 +27,7 @@ def make_judge(
     health: StoreHealth | None = None,
     shard: int = 0,
     anchor: float | None = None,
+    masker: Masker | None = None,
 ):
     """The configured judge (a ``JuryJudge`` when several models are named), or None
     when RAGPROOF_JUDGE_MODEL is unset. ``cache_path``: the store's
@@ -34,7 +36,8 @@ def make_judge(
     With ``rpm`` set, requests are spaced through a slot file beside a local cache
     (shared by every process using this store); otherwise this process, shard
     ``shard`` of ``shards``, takes its own slots of the run's schedule anchored at
-    ``anchor`` (the run's start, epoch seconds; see ``rate_limit``).
+    ``anchor`` (the run's start, epoch seconds; see ``rate_limit``). ``masker``: the
+    run's secret values, masked in every reply and error (CONTRACT section 28).
     """
     models = tuple(dict.fromkeys(env.models))  # a model named twice is one juror
     if not models:
@@ -44,7 +47,7 @@ def make_judge(
     slot_path = cache_path.with_name(SLOT_FILE_NAME) if isinstance(cache_path, Path) else None
     limiter = make_limiter(env.rpm, slot_path, shares=shards, share=shard, anchor=anchor)
     if len(models) > 1:
-        return make_jury(env, models, cache, use_cache, concurrency, limiter, health)
+        return make_jury(env, models, cache, use_cache, concurrency, limiter, health, masker)
     return LiteLLMJudge(
         replace(env, model=models[0]),
         cache,
@@ -53,4 +56,5 @@ def make_judge(
         owns_cache=cache is not None,
         limiter=limiter,
         health=health,
+        masker=masker,
     )

@@ -39,7 +39,11 @@ def summary_dict(summary: Any) -> dict[str, Any]:
 
 
 def run_json(
-    run_id: str, status: str, summaries: Sequence[Any], judge: Mapping[str, Any] | None = None
+    run_id: str,
+    status: str,
+    summaries: Sequence[Any],
+    judge: Mapping[str, Any] | None = None,
+    secrets_masked: int = 0,
 ) -> dict[str, Any]:
     out: dict[str, Any] = {
         "run_id": run_id,
@@ -48,6 +52,8 @@ def run_json(
     }
     if judge is not None:
         out["judge"] = dict(judge)
+    if secrets_masked:  # CONTRACT section 28: said only when the run masked anything
+        out["secrets_masked"] = secrets_masked
     return out
 
 

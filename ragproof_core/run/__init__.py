@@ -34,6 +34,7 @@ from ragproof_core.run.shard_attempt import (
 )
 from ragproof_core.run.shards import (
     EVALUATION_DOCUMENT,
+    STAGED_SECRETS_DOCUMENT,
     EvaluationTotals,
     ShardReport,
     merge_reports,
@@ -49,6 +50,7 @@ __all__ = [
     "AttemptRecorder",
     "Checked",
     "EVALUATION_DOCUMENT",
+    "STAGED_SECRETS_DOCUMENT",
     "EvaluationTotals",
     "RecordingScoring",
     "ShardReport",

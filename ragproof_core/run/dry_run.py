@@ -23,6 +23,7 @@ from typing import Any
 
 from ragproof_core.adapters.loading import load_adapter
 from ragproof_core.adapters.runner import close_adapter, takes_history
+from ragproof_core.config.expansion import expanded
 from ragproof_core.config.settings import Config
 from ragproof_core.judge.estimating import EstimatingJudge, cost_lines
 from ragproof_core.judge.factory import make_judge
@@ -122,7 +123,8 @@ async def estimate_run(
     give_rubrics(judge, config.metrics)
     registry = run_registry(config.metrics)
     estimator = _EstimatingJudge(judge)
-    adapter = load_adapter(config.adapter.target, config.adapter.options)
+    used = expanded(config).config.adapter  # ${NAME} read as the run would read it
+    adapter = load_adapter(used.target, used.options)
     try:
         if getattr(adapter, "free_to_call", False):
             basis = "answers from the local adapter, cache hits exact"

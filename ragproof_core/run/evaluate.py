@@ -28,6 +28,7 @@ from ragproof_core.gc_pause import collector_paused
 from ragproof_core.judge.jury import run_judged, score_metric
 from ragproof_core.judge.types import BudgetExceeded, Judge
 from ragproof_core.judge.usage import attributed_to
+from ragproof_core.masking import NO_SECRETS, Masker
 from ragproof_core.metrics.combined_run import combined_results
 from ragproof_core.metrics.conversation_columns import (
     CONVERSATION_READS,
@@ -487,9 +488,12 @@ async def evaluate(
     registry: Registry = REGISTRY,
     as_columns: bool = False,
     dataset: pa.Table | None = None,
+    masker: Masker = NO_SECRETS,
 ) -> Evaluation:
     """Evaluate ``cases`` against ``adapter``; never raises for a case's problem.
     ``registry``: the metrics to choose from, the run's own (``metrics.custom``) included.
+    ``masker``: the run's secret values, masked in each output as the adapter gives it
+    (``run_adapter``).
 
     ``as_columns``: when every selected metric scores from columns
     (``Selection.column_scorers``), give the results as ``Evaluation.columns``
@@ -502,7 +506,7 @@ async def evaluate(
         scorers = selection.column_scorers(judge is not None, turns)
     if scorers is not None:
         return await _evaluate_columns(
-            cases, adapter, settings, selection, scorers, on_case_done, dataset
+            cases, adapter, settings, selection, scorers, on_case_done, dataset, masker
         )
     results_by_case: dict[str, list[MetricResult]] = {}
     pending: set[asyncio.Task] = set()
@@ -630,6 +634,7 @@ async def evaluate(
             on_output=on_output,
             should_stop=lambda: aborted or store_fault is not None,
             on_conversation=on_conversation,
+            masker=masker,
         )
         if pending:
             await asyncio.gather(*pending)
@@ -741,6 +746,7 @@ async def _evaluate_columns(
     scorers: Sequence[tuple[ColumnScore, tuple[str, ...]]],
     on_case_done: Callable[[], None] | None,
     dataset: pa.Table | None,
+    masker: Masker,
 ) -> Evaluation:
     """``evaluate`` of a selection scored from columns, without a judge: the adapter's
     outputs first, then every case's rows from the dataset's and the outputs' columns at
@@ -752,7 +758,7 @@ async def _evaluate_columns(
             on_case_done()
 
     with collector_paused():
-        outputs = await run_adapter(cases, adapter, settings, on_output=on_output)
+        outputs = await run_adapter(cases, adapter, settings, on_output=on_output, masker=masker)
         outputs_table = encode_outputs("", outputs)
         rows = encode_dataset("", cases) if dataset is None else dataset
         columns = _scored_columns(

@@ -425,7 +425,9 @@ class JudgeServer:
         if delay > 0:
             await asyncio.sleep(delay)
         if item.status != 200:
-            error = {"error": {"message": f"scripted HTTP {item.status}", "type": "scripted"}}
+            # An error's content is its message (a provider echoing what it was sent).
+            message = item.content or f"scripted HTTP {item.status}"
+            error = {"error": {"message": message, "type": "scripted"}}
             return web.json_response(error, status=item.status, headers=item.headers)
         content = self.responder(received) if item.content is None else item.content
         usage = self.usage if item.usage is _DEFAULT else item.usage

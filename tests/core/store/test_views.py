@@ -86,6 +86,7 @@ def assert_contract_columns(con: duckdb.DuckDBPyConnection) -> None:
         "name",
         "tags",
         "config_digest",
+        "secrets_masked",
     ]
     assert dict(runs)["started_at"] == "TIMESTAMP WITH TIME ZONE"
     assert dict(runs)["prompt_hashes"] == "VARCHAR"
@@ -137,6 +138,7 @@ def test_views_show_finished_runs_with_contract_columns(store: RunStore) -> None
                 None,
                 "{}",
                 None,
+                0,
             )
         ]
         assert con.execute("SELECT prompt_hashes::JSON->>'refusal' FROM runs").fetchone() == (
@@ -232,7 +234,15 @@ def test_views_read_runs_written_before_columns_were_added(store: RunStore) -> N
                 k: v
                 for k, v in sample.record("old").__dict__.items()
                 # columns added later
-                if k not in ("judge_usage", "judge_agreement", "name", "tags", "config_digest")
+                if k
+                not in (
+                    "judge_usage",
+                    "judge_agreement",
+                    "name",
+                    "tags",
+                    "config_digest",
+                    "secrets_masked",
+                )
             }
             | {
                 "prompt_hashes": "{}",
