@@ -75,7 +75,9 @@ async def _fixture_scores(judge: LiteLLMJudge) -> dict[tuple[str, str], tuple[st
     async def one(fixture) -> None:
         names = tuple(PROMPT_METRICS[p] for p in fixture.human_scores)
         selection = Selection(names)
-        results = await judged_results(fixture.case, fixture.output, judge, lambda: None, selection)
+        results = await judged_results(
+            fixture.case, fixture.output, judge, lambda stop: "stopped", selection
+        )
         for result in results:
             out[(fixture.id, result.metric)] = (result.status.value, result.value)
 

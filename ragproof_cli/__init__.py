@@ -4,11 +4,11 @@ One module per command family; each has ``register(sub)`` adding its parsers
 with ``func`` set to the handler. ``main`` turns every error into one line on
 stderr and an exit code (``errors.py``).
 
-Exit codes: 0 success; 1 bad input (including a usage error), failed
-calibration or a refused comparison; 2 a run aborted on its budget; 3 an
-internal error; 4 a regression found by ``compare --fail-on-regression`` or a broken
-floor (``check``, CONTRACT section 25); 5 the
-store could not be written during a run, which stopped its judge requests.
+Exit codes (CONTRACT section 29, ``errors.EXIT_CODES``): 0 success; 1 bad input
+(including a usage error), failed calibration or a refused comparison; 2 a budget
+abort; 3 an internal error; 4 a regression (``compare --fail-on-regression``) or a broken floor
+(``check``, CONTRACT section 25); 5 a store or
+DAGSTER_HOME fault; 6 the judge unavailable; 130 SIGINT; 143 SIGTERM.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
 from ragproof_cli import step_server
-from ragproof_cli.errors import OneLineParser, debug_requested, report_error
+from ragproof_cli.errors import OneLineParser, debug_requested, exit_codes_help, report_error
 from ragproof_core.gc_pause import collector_paused
 
 
@@ -57,6 +57,7 @@ COMMANDS: dict[str, Command] = {
         "ragproof_cli.importing",
         "import a test set (and recorded outputs) from another tool's files",
     ),
+    "judge": Command("ragproof_cli.judge", "check the configured judge"),
     "plan": Command("ragproof_cli.plan", "cases needed to detect a change of --delta, per metric"),
     "probe": Command(
         "ragproof_cli.probe",
@@ -73,6 +74,13 @@ COMMANDS: dict[str, Command] = {
         "ragproof_cli.sql",
         "read-only SQL over the runs, case_results, metric_summaries, outputs and metrics views",
     ),
+    "gc": Command(
+        "ragproof_cli.retention", "remove old runs from the store and from Dagster together"
+    ),
+    "verify": Command(
+        "ragproof_cli.verify",
+        "check every run's files, the judge cache and the views; --repair fixes",
+    ),
 }
 
 
@@ -87,7 +95,12 @@ def build_parser(families: Collection[str] | None = None) -> argparse.ArgumentPa
     """The command line's parser: every family's parsers in full, or only those of
     ``families`` (modules in ``COMMANDS``), every other command a bare entry with its
     help line (all that ``ragproof --help`` and a usage error show of it)."""
-    parser = OneLineParser(prog="ragproof", description="Evaluate RAG pipelines.")
+    parser = OneLineParser(
+        prog="ragproof",
+        description="Evaluate RAG pipelines.",
+        epilog=exit_codes_help(),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     parser.add_argument(
         "--debug",
         action="store_true",

@@ -17,8 +17,10 @@ from typing import Any
 from ragproof_cli.common import (
     EXIT_BAD_INPUT,
     EXIT_BUDGET,
+    EXIT_JUDGE_UNAVAILABLE,
     EXIT_OK,
     UsageError,
+    judge_unavailable_line,
     open_store,
     print_json,
 )
@@ -34,7 +36,14 @@ from ragproof_core.calibration import (
     sample_for_labelling,
 )
 from ragproof_core.config import load_config
-from ragproof_core.judge import JUDGE_MODES, BudgetExceeded, judge_environment, make_judge
+from ragproof_core.judge import (
+    JUDGE_MODES,
+    BudgetExceeded,
+    JudgeUnavailable,
+    check_credentials,
+    judge_environment,
+    make_judge,
+)
 from ragproof_core.metrics import custom_metric, give_rubrics, stored_registry
 from ragproof_core.store import StoreLocked, write_json_lines
 
@@ -52,6 +61,7 @@ def _fixtures(args: argparse.Namespace) -> int:
     if args.mode is not None:
         env = replace(env, mode=args.mode, mode_from_env=args.mode)
     extra = _rubric_fixtures(args.config)
+    check_credentials(env)  # before the store's cache is opened
     judge = make_judge(env, open_store().layout.judge_cache_path, use_cache=not args.no_cache)
     if judge is None:
         raise UsageError("calibrate needs a judge: set RAGPROOF_JUDGE_MODEL")
@@ -81,6 +91,9 @@ def _fixtures(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return EXIT_BUDGET
+    except JudgeUnavailable as exc:
+        print(judge_unavailable_line(str(exc)), file=sys.stderr)
+        return EXIT_JUDGE_UNAVAILABLE
     finally:
         judge.close()
     if args.json:

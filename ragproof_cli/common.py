@@ -15,10 +15,12 @@ from ragproof_cli.errors import (
     EXIT_BAD_INPUT,
     EXIT_BUDGET,
     EXIT_INTERNAL,
+    EXIT_JUDGE_UNAVAILABLE,
     EXIT_OK,
     EXIT_REGRESSION,
     EXIT_STORE_FAULT,
     UsageError,
+    judge_unavailable_line,
 )
 from ragproof_core.config import store_root
 from ragproof_core.store import RunStore
@@ -27,18 +29,34 @@ __all__ = [
     "EXIT_BAD_INPUT",
     "EXIT_BUDGET",
     "EXIT_INTERNAL",
+    "EXIT_JUDGE_UNAVAILABLE",
     "EXIT_OK",
     "EXIT_REGRESSION",
     "EXIT_STORE_FAULT",
     "UsageError",
+    "judge_unavailable_line",
     "open_store",
     "print_json",
     "stdout_to_stderr",
+    "warn_damaged",
 ]
 
 
 def open_store() -> RunStore:
     return RunStore(store_root())
+
+
+def warn_damaged(store: RunStore, named: tuple[str, ...] = ()) -> None:
+    """One warning line on stderr per damaged run the command did not name (CONTRACT
+    section 29): the command worked without it."""
+    for record in store.damaged_runs():
+        if record.run_id in named:
+            continue
+        print(
+            f"ragproof: warning: run {record.run_id} is damaged ({record.damaged_file}) and "
+            "left out; `ragproof verify --repair` moves it to quarantine/",
+            file=sys.stderr,
+        )
 
 
 def print_json(obj) -> None:

@@ -12,6 +12,7 @@ from ragproof_cli.common import (
     UsageError,
     open_store,
     print_json,
+    warn_damaged,
 )
 from ragproof_cli.errors import mixed_judges_refusal, mixed_settings_refusal
 from ragproof_core.compare import (
@@ -35,6 +36,9 @@ def cmd_compare(args: argparse.Namespace) -> int:
         raise UsageError(f"--margin must be at least 0, got {args.margin:g}")
     fmt = "json" if args.json else args.format
     store = open_store()
+    for run_id in (args.run_a, args.run_b):
+        store.require_intact(run_id)
+    warn_damaged(store, (args.run_a, args.run_b))
     records = [store.get_run(r) for r in (args.run_a, args.run_b)]
     try:
         comparison = compare_stored_runs(

@@ -1,24 +1,57 @@
-"""How the command line reports errors (CONTRACT section 14).
+"""How the command line reports errors (CONTRACT sections 14 and 29).
 
 Bad input of any kind, a usage error included, is one line ``ragproof: ...``
-and exit 1; anything else is a bug: one line saying so and exit 3.
-``--debug`` (or ``RAGPROOF_DEBUG=1``) adds the traceback.
+and exit 1; a fault of the store or of ``DAGSTER_HOME`` (a full disk, a read-only
+mount, a damaged file) is one line ``ragproof: the store ...`` naming the file and
+exit 5; a signal ends a command with 130 (SIGINT) or 143 (SIGTERM); anything else is
+a bug: one line saying so and exit 3. ``--debug`` (or ``RAGPROOF_DEBUG=1``) adds the
+traceback.
 """
 
 from __future__ import annotations
 
 import argparse
+import errno
 import os
 import sys
 import traceback
 from collections.abc import Sequence
+from pathlib import Path
 
-from ragproof_core.errors import UserError
+from ragproof_core.errors import StoreFault, UserError
 
 EXIT_OK, EXIT_BAD_INPUT, EXIT_BUDGET = 0, 1, 2
 EXIT_INTERNAL = 3
 EXIT_REGRESSION = 4
 EXIT_STORE_FAULT = 5
+EXIT_JUDGE_UNAVAILABLE = 6
+EXIT_SIGINT = 130  # CONTRACT section 29
+EXIT_SIGTERM = 143
+
+# What each exit code means, as ``ragproof --help`` lists them.
+EXIT_CODES: dict[int, str] = {
+    EXIT_OK: "success",
+    EXIT_BAD_INPUT: "bad input (a usage error included), failed calibration or a refused "
+    "comparison",
+    EXIT_BUDGET: "a run or calibration stopped at its judge budget (aborted:budget)",
+    EXIT_INTERNAL: "an internal error (a bug)",
+    EXIT_REGRESSION: "a regression found by compare --fail-on-regression",
+    EXIT_STORE_FAULT: "a store fault",
+    EXIT_JUDGE_UNAVAILABLE: "the judge could not answer, and the run stopped calling it "
+    "(aborted:judge)",
+    EXIT_SIGINT: "interrupted by SIGINT (Ctrl-C): the run is kept, `run --resume` continues it",
+    EXIT_SIGTERM: "interrupted by SIGTERM: the run is kept, `run --resume` continues it",
+}
+
+
+def exit_codes_help() -> str:
+    """The exit codes, one a line, for ``ragproof --help``."""
+    return "exit codes:\n" + "\n".join(f"  {code}  {text}" for code, text in EXIT_CODES.items())
+
+
+def judge_unavailable_line(reason: str) -> str:
+    """The one line of a command the judge's breaker stopped (CONTRACT section 24)."""
+    return f"ragproof: judge unavailable: {one_line(reason)}"
 
 
 class UsageError(Exception):
@@ -74,6 +107,43 @@ def internal_message(exc: BaseException) -> str:
     return f"ragproof: internal error (a bug in ragproof): {what}; {DEBUG_HINT}"
 
 
+# Errors of a disk or a mount, not of ragproof: wherever they happen, a store fault.
+_FAULT_ERRNOS = frozenset({errno.ENOSPC, errno.EROFS, errno.EDQUOT, errno.EIO, errno.EACCES})
+
+
+def _homes() -> list[tuple[str, Path]]:
+    """What a fault is named after, and where it lives: the store, then DAGSTER_HOME."""
+    store = os.environ.get("RAGPROOF_STORE") or "data/store"
+    found = []
+    if "://" not in store:
+        found.append(("the store", Path(store).expanduser().resolve()))
+    home = os.environ.get("DAGSTER_HOME")
+    if home:
+        found.append(("DAGSTER_HOME", Path(home).expanduser().resolve()))
+    return found
+
+
+def store_fault_line(exc: BaseException) -> str | None:
+    """The one line of a store or DAGSTER_HOME fault (``the store: FILE: ERROR``, the file
+    relative to where it lives), or None when ``exc`` is no such fault."""
+    if isinstance(exc, StoreFault):
+        return str(exc)
+    if not isinstance(exc, OSError):
+        return None
+    filename = exc.filename
+    error = exc.strerror or type(exc).__name__
+    if filename is not None:
+        path = Path(os.fsdecode(filename)).expanduser().absolute()
+        for name, root in _homes():
+            if path == root or root in path.parents:
+                shown = path.relative_to(root).as_posix() if path != root else "."
+                return f"{name}: {shown}: {error}"
+    if exc.errno in _FAULT_ERRNOS:
+        where = "" if filename is None else f"{os.fsdecode(filename)}: "
+        return f"the store could not be written: {where}{error}"
+    return None
+
+
 def report_error(exc: BaseException, *, debug: bool) -> int:
     """Print ``exc`` as one line (plus the traceback with ``debug``); return the exit code."""
     if isinstance(exc, SystemExit):
@@ -85,9 +155,13 @@ def report_error(exc: BaseException, *, debug: bool) -> int:
         return EXIT_OK
     if isinstance(exc, KeyboardInterrupt):
         print("ragproof: interrupted", file=sys.stderr)
-        return 130
+        return EXIT_SIGINT
     if debug:
         traceback.print_exception(exc, file=sys.stderr)
+    fault = store_fault_line(exc)
+    if fault is not None:
+        print(f"ragproof: {one_line(fault)}", file=sys.stderr)
+        return EXIT_STORE_FAULT
     if isinstance(exc, USER_ERRORS):
         print(user_message(exc), file=sys.stderr)
         return EXIT_BAD_INPUT

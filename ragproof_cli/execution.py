@@ -40,20 +40,23 @@ from dagster._core.types.loadable_target_origin import LoadableTargetOrigin
 
 from ragproof_assets.definitions import defs
 from ragproof_assets.evaluation.config import (
+    EVAL_OP,
     PRECHECKED_TAG,
     PROGRESS_TAG,
+    RESUME_TAG,
     EvalRunConfig,
     evaluate_run_config,
 )
 from ragproof_assets.evaluation.partitions import evaluation_runs
 from ragproof_assets.evaluation.run_tags import RUN_ID_TAG, SOURCE_TAG
 from ragproof_cli import step_server
-from ragproof_cli.errors import one_line
+from ragproof_cli.errors import UsageError, one_line
 from ragproof_cli.instance import instance_modules, open_instance_with_partition, use_dagster_home
+from ragproof_cli.interrupts import Interrupts
 from ragproof_cli.step_server import STEP_PRELOAD_MODULE
-from ragproof_core.config import RUN_KEYS
+from ragproof_core.config import RUN_KEYS, store_root
 from ragproof_core.gc_pause import collector_paused, imports_paused
-from ragproof_core.store import new_run_id
+from ragproof_core.store import RunStore, new_run_id
 
 JOB_NAME = "evaluate"
 # workspace.yaml's one code location: its module and its location_name.
@@ -203,14 +206,51 @@ def open_run_instance(run_id: str) -> dg.DagsterInstance:
         return open_instance_with_partition(evaluation_runs.name, run_id)
 
 
+# The statuses `run --resume` continues (CONTRACT section 29).
+RESUMABLE = ("interrupted", "aborted:budget", "aborted:judge")
+
+
+def resume_form(run_id: str, config_file: str | None) -> EvalRunConfig:
+    """The launch form run ``run_id`` was started with (its Dagster run's config), with
+    ``config_file`` given anew if any; refused (``UsageError``, exit 1) unless the run is
+    interrupted or aborted."""
+    store = RunStore(store_root())
+    found = store.catalog_files(run_id)
+    if found is None or not store.run_exists(run_id):
+        raise UsageError(f"run --resume {run_id}: no such run in the store")
+    status = found[0]
+    if status not in RESUMABLE:
+        raise UsageError(
+            f"run --resume {run_id}: the run is {status}; only an interrupted or aborted "
+            "run can be resumed"
+        )
+    manifest = store.read_manifest(run_id)
+    run = dg.DagsterInstance.get().get_run_by_id(manifest.get("dagster_run_id") or "")
+    fields = (
+        dict(run.run_config["ops"][EVAL_OP]["config"])
+        if run is not None
+        else {"dataset": manifest["dataset_path"]}
+    )
+    if config_file is not None:
+        fields["config_file"] = config_file
+    return EvalRunConfig(**fields)
+
+
 def run_evaluation(
-    form: EvalRunConfig, shards: int, *, debug: bool, progress: bool
+    form: EvalRunConfig,
+    shards: int,
+    *,
+    debug: bool,
+    progress: bool,
+    resume: str | None = None,
 ) -> tuple[str, Any]:
     """A new partition for the run and the evaluate job run on it: the run id and
-    Dagster's result. ``progress``: draw the progress bar (a person is watching)."""
+    Dagster's result. ``progress``: draw the progress bar (a person is watching). A
+    signal stops the run and keeps it (``interrupts.py``; ``RunStore.stop_signal``
+    then says which)."""
     # Its imports run while this process opens the instance and creates the run.
     start_step_server(shards, debug=debug)
-    run_id = new_run_id()
+    run_id = resume or new_run_id()
     tags = {
         SOURCE_TAG: "cli",
         RUN_ID_TAG: run_id,
@@ -219,20 +259,41 @@ def run_evaluation(
     }
     if progress:
         tags[PROGRESS_TAG] = "true"
+    if resume is not None:
+        tags[RESUME_TAG] = "true"
     instance = open_run_instance(run_id)
     # One shard runs in this process; more run as parallel step processes.
-    result = execute_evaluation(
-        instance,
-        run_id,
-        run_config=evaluate_run_config(
-            form,
-            # Dagster's own step-failure dump is for the UI's logs; the command
-            # prints one line per failure (--debug shows Dagster's log too).
-            loggers={"console": {"config": {"log_level": "ERROR" if debug else "CRITICAL"}}},
-        ),
-        shards=shards,
-        tags=tags,
+    store = RunStore(store_root())
+    interrupts = Interrupts(lambda signum: store.request_stop(run_id, signum))
+
+    def execute():
+        # The command beats for the run between its steps too (CONTRACT section 29):
+        # killed, it stops, and the run is listed interrupted 15 s later.
+        with store.heartbeat(run_id, once_started=True):
+            return execute_evaluation(
+                instance,
+                run_id,
+                run_config=evaluate_run_config(
+                    form,
+                    # Dagster's own step-failure dump is for the UI's logs; the command
+                    # prints one line per failure (--debug shows Dagster's log too).
+                    loggers={
+                        "console": {"config": {"log_level": "ERROR" if debug else "CRITICAL"}}
+                    },
+                ),
+                shards=shards,
+                tags=tags,
+            )
+
+    result = interrupts.run(execute)
+    stopped = interrupts.signum is not None and (
+        not store.is_finished(run_id) or store.get_run(run_id).status == "interrupted"
     )
+    if stopped:
+        # The run ended on a signal: Dagster records it CANCELED, never left STARTED.
+        run = instance.get_run_by_id(result.run_id)
+        if run is not None and run.status != dg.DagsterRunStatus.CANCELED:
+            instance.report_run_canceled(run, message="ragproof run interrupted by a signal")
     return run_id, result
 
 
@@ -244,6 +305,17 @@ def forget_run(run_id: str, result) -> None:
     instance.delete_run(result.run_id)
     instance.compute_log_manager.delete_logs(prefix=[result.run_id])
     instance.delete_dynamic_partition(evaluation_runs.name, run_id)
+
+
+def forget_partition(run_id: str) -> None:
+    """Remove a run's partition and every Dagster run of it (``ragproof gc``): the store's
+    run and Dagster's go together. Through Dagster's public API only."""
+    instance = dg.DagsterInstance.get()
+    for run in instance.get_runs(filters=dg.RunsFilter(tags={"dagster/partition": run_id})):
+        instance.delete_run(run.run_id)
+        instance.compute_log_manager.delete_logs(prefix=[run.run_id])
+    if instance.has_dynamic_partition(evaluation_runs.name, run_id):
+        instance.delete_dynamic_partition(evaluation_runs.name, run_id)
 
 
 def step_failures(result) -> tuple[list[str], bool]:

@@ -10,7 +10,15 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
-from ragproof_cli.common import EXIT_BUDGET, EXIT_OK, UsageError, open_store, print_json
+from ragproof_cli.common import (
+    EXIT_BUDGET,
+    EXIT_JUDGE_UNAVAILABLE,
+    EXIT_OK,
+    UsageError,
+    judge_unavailable_line,
+    open_store,
+    print_json,
+)
 from ragproof_core.config import load_config
 from ragproof_core.generate.corpus import load_corpus
 from ragproof_core.generate.estimate import estimate_generation
@@ -23,7 +31,14 @@ from ragproof_core.generate.qa import (
     plan_slots,
 )
 from ragproof_core.generate.summary import render_summary, summary_dict
-from ragproof_core.judge import GENERATION_PROMPT_NAMES, JudgeEnv, judge_environment, make_judge
+from ragproof_core.judge import (
+    ABORTED_JUDGE,
+    GENERATION_PROMPT_NAMES,
+    JudgeEnv,
+    check_credentials,
+    judge_environment,
+    make_judge,
+)
 
 
 def _judge_env(config_path: str | None) -> JudgeEnv:
@@ -52,6 +67,7 @@ def cmd_generate_qa(args: argparse.Namespace) -> int:
     cache_path = open_store().layout.judge_cache_path
     if args.dry_run:
         return _dry_run(args, chunks, plan, env, cache_path)
+    check_credentials(env)
     judge = make_judge(env, cache_path, use_cache=not args.no_cache)
     assert judge is not None
     try:
@@ -84,6 +100,9 @@ def _finish(args: argparse.Namespace, outcome, judge) -> int:
             if rows
             else f"no case was kept, {args.out} not written"
         )
+        if outcome.status == ABORTED_JUDGE:
+            print(f"{judge_unavailable_line(outcome.aborted)}; {kept}", file=sys.stderr)
+            return EXIT_JUDGE_UNAVAILABLE
         print(f"ragproof: generation stopped at the judge budget; {kept}", file=sys.stderr)
         return EXIT_BUDGET
     return EXIT_OK
@@ -91,7 +110,9 @@ def _finish(args: argparse.Namespace, outcome, judge) -> int:
 
 def _dry_run(args, chunks, plan, env, cache_path) -> int:
     # An estimate must not create the store's cache file: open it only if it exists.
-    judge = make_judge(env, cache_path if cache_path.exists() else None, not args.no_cache)
+    judge = make_judge(
+        env, cache_path if cache_path.exists() else None, not args.no_cache, read_only=True
+    )
     assert judge is not None
     try:
         estimate = asyncio.run(estimate_generation(chunks, plan, judge))

@@ -9,11 +9,25 @@ import asyncio
 import contextlib
 import sys
 
-from ragproof_cli.common import EXIT_BUDGET, EXIT_OK, UsageError, open_store, print_json
+from ragproof_cli.common import (
+    EXIT_BUDGET,
+    EXIT_JUDGE_UNAVAILABLE,
+    EXIT_OK,
+    UsageError,
+    judge_unavailable_line,
+    open_store,
+    print_json,
+)
 from ragproof_core.adapters.history import with_stored_histories
 from ragproof_core.calibration import DEFAULT_SAMPLE, judge_scores, probe, probe_sample
 from ragproof_core.config import RunSettings
-from ragproof_core.judge import BudgetExceeded, judge_environment, make_judge
+from ragproof_core.judge import (
+    BudgetExceeded,
+    JudgeUnavailable,
+    check_credentials,
+    judge_environment,
+    make_judge,
+)
 from ragproof_core.metrics import (
     MetricSelectionError,
     Registry,
@@ -60,6 +74,7 @@ def cmd_probe(args: argparse.Namespace) -> int:
     registry = run_registry(tables, load=False)
     metrics = _metrics(args.metrics, set(judged), args.run_id, registry)
     env = judge_environment()
+    check_credentials(env)
     judge = make_judge(env, store.layout.judge_cache_path, use_cache=not args.no_cache)
     if judge is None:
         raise UsageError("probe needs the run's judge: set RAGPROOF_JUDGE_MODEL")
@@ -106,6 +121,9 @@ def cmd_probe(args: argparse.Namespace) -> int:
             "ragproof: probe stopped at the judge budget (RAGPROOF_MAX_COST_USD)", file=sys.stderr
         )
         return EXIT_BUDGET
+    except JudgeUnavailable as exc:
+        print(judge_unavailable_line(str(exc)), file=sys.stderr)
+        return EXIT_JUDGE_UNAVAILABLE
     finally:
         judge.close()
     store.write_probe(result)

@@ -6,13 +6,17 @@ import argparse
 import sys
 from pathlib import Path
 
-from ragproof_cli.common import EXIT_BAD_INPUT, EXIT_OK, open_store
+from ragproof_cli.common import EXIT_BAD_INPUT, EXIT_OK, open_store, warn_damaged
 from ragproof_cli.errors import mixed_judges_refusal
 from ragproof_core.present import MixedJudgesError, gather_report, render_html, write_html
 
 
 def cmd_report(args: argparse.Namespace) -> int:
     store = open_store()
+    named = tuple(r for r in (args.run_id, args.against) if r)
+    for run_id in named:
+        store.require_intact(run_id)
+    warn_damaged(store, named)
     try:
         data = gather_report(
             store, args.run_id, against=args.against, allow_mixed_judges=args.allow_mixed_judges

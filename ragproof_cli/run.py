@@ -17,13 +17,18 @@ from ragproof_cli.common import (
     EXIT_BAD_INPUT,
     EXIT_BUDGET,
     EXIT_INTERNAL,
+    EXIT_JUDGE_UNAVAILABLE,
     EXIT_OK,
     EXIT_STORE_FAULT,
+    UsageError,
+    judge_unavailable_line,
     open_store,
     print_json,
     stdout_to_stderr,
+    warn_damaged,
 )
 from ragproof_cli.errors import DEBUG_HINT, one_line
+from ragproof_core.adapters.runner import adapter_calls_line
 from ragproof_core.config import (
     RUN_KEYS,
     parse_tag,
@@ -32,7 +37,7 @@ from ragproof_core.config import (
     run_key_type,
 )
 from ragproof_core.gc_pause import imports_paused
-from ragproof_core.judge import format_usd
+from ragproof_core.judge import ABORTED_BUDGET, ABORTED_JUDGE, format_usd
 from ragproof_core.masking import secrets_line
 from ragproof_core.present import (
     agreement_lines,
@@ -41,6 +46,7 @@ from ragproof_core.present import (
     case_text,
     gather_case,
     identity_line,
+    judge_failures_line,
     judge_usage_table,
     latency_note,
     refusal_tradeoff,
@@ -52,6 +58,19 @@ from ragproof_core.present import (
 from ragproof_core.run import check_launch, estimate_run, preflight
 from ragproof_core.store import stored_run_settings
 from ragproof_core.store_health import STORE_FAULT
+
+# CONTRACT section 31: `ragproof runs` lists the latest 50 by default.
+DEFAULT_RUNS_LISTED = 50
+
+
+def _count(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"invalid count: {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be at least 0, got {value}")
+    return value
 
 
 def _names(text: str) -> tuple[str, ...]:
@@ -113,7 +132,12 @@ def _execute_run(args: argparse.Namespace) -> tuple[int, Callable[[], None] | No
     with imports_paused():
         from ragproof_cli import execution
 
-    form = execution.launch_form(args)
+    if args.resume is not None:
+        form = execution.resume_form(args.resume, args.config)
+    elif args.dataset is None:
+        raise UsageError("run: the following arguments are required: --dataset")
+    else:
+        form = execution.launch_form(args)
     config = form.resolve()
     if args.dry_run:
         checked = preflight(config, args.dataset)
@@ -131,9 +155,15 @@ def _execute_run(args: argparse.Namespace) -> tuple[int, Callable[[], None] | No
         return EXIT_OK, lambda: print(estimate.render())
     # The cheap checks only: the dataset and a recording are read once, by the run's
     # dataset step, which stores nothing until both are valid.
-    check_launch(config, args.dataset)
+    check_launch(config, form.dataset)
+    # A store that cannot take the run fails it now, before any adapter or judge call.
+    open_store().check_writable()
     run_id, result = execution.run_evaluation(
-        form, config.run.shards, debug=args.debug, progress=sys.stderr.isatty()
+        form,
+        config.run.shards,
+        debug=args.debug,
+        progress=sys.stderr.isatty(),
+        resume=args.resume,
     )
     if not result.success:
         messages, internal = execution.step_failures(result)
@@ -156,6 +186,15 @@ def _execute_run(args: argparse.Namespace) -> tuple[int, Callable[[], None] | No
     store = open_store()
     record = store.get_run(run_id)
     summaries = store.summaries(run_id)
+    signum = store.stop_signal(run_id)
+    if signum is not None and record.status == "interrupted":
+        total = store.read_manifest(run_id).get("cases", record.cases)
+        print(
+            f"ragproof: interrupted: run {run_id} kept {record.cases} of {total} cases; "
+            f"ragproof run --resume {run_id} continues it",
+            file=sys.stderr,
+        )
+        return 128 + signum, None
 
     def show() -> None:
         if args.json:
@@ -165,14 +204,22 @@ def _execute_run(args: argparse.Namespace) -> tuple[int, Callable[[], None] | No
                     record.status,
                     summaries,
                     record.judge_activity(),
-                    record.secrets_masked,
+                    record.adapter_calls,
+                    secrets_masked=record.secrets_masked,
                 )
             )
         else:
             print(f"run {run_id}: {record.status}, {record.cases} cases, {config.adapter.target}")
             _print_summary(record, summaries)
 
-    return (EXIT_BUDGET if record.status == "aborted:budget" else EXIT_OK), show
+    if record.status == ABORTED_JUDGE:
+        # The line first, on stderr: the summary of what was kept follows on stdout.
+        print(judge_unavailable_line(record.judge_first_error or ""), file=sys.stderr)
+    return RUN_EXITS.get(record.status, EXIT_OK), show
+
+
+# The exit code of a run that ended with each status other than completed.
+RUN_EXITS = {ABORTED_BUDGET: EXIT_BUDGET, ABORTED_JUDGE: EXIT_JUDGE_UNAVAILABLE}
 
 
 def _print_summary(record, summaries) -> None:
@@ -186,6 +233,9 @@ def _print_summary(record, summaries) -> None:
     latency = latency_note(summaries, stored_run_settings(record).get("concurrency"))
     if latency:
         print(latency)
+    calls = adapter_calls_line(record.adapter_calls)
+    if calls is not None:
+        print(calls)
     if record.judge_model is None:
         print(
             "judge: none (judge metrics skipped: set RAGPROOF_JUDGE_MODEL); "
@@ -200,6 +250,9 @@ def _print_summary(record, summaries) -> None:
         f"{_cost(record.cost_usd)}; case failures {record.case_failures}"
     )
     _print_judge_detail(record)
+    failures = judge_failures_line(record)
+    if failures is not None:
+        print(failures)
 
 
 def _cost(cost_usd: float | None) -> str:
@@ -222,8 +275,23 @@ def _print_judge_detail(record) -> None:
 
 
 def cmd_runs(args: argparse.Namespace) -> int:
+    store = open_store()
     wanted = dict(args.tags or ())
-    records = [r for r in open_store().list_runs() if r.matches(args.name, wanted)]
+    # The page, newest first in the catalog, shown oldest first as ever; each listed run's
+    # files are checked (one stat a file), never the whole store's.
+    if args.name is None and not wanted:
+        page = store.catalog_records(
+            "true", newest_first=True, limit=args.limit, offset=args.offset
+        )
+    else:
+        matching = [
+            r
+            for r in store.catalog_records("true", newest_first=True)
+            if r.matches(args.name, wanted)
+        ]
+        page = matching[args.offset : args.offset + args.limit]
+    records = store.check_listed(page)[::-1]
+    warn_damaged(store)
     if args.json:
         print_json([run_dict(r) for r in records])
     else:
@@ -233,6 +301,7 @@ def cmd_runs(args: argparse.Namespace) -> int:
 
 def cmd_show(args: argparse.Namespace) -> int:
     store = open_store()
+    store.require_intact(args.run_id)
     if args.case is not None:
         case = gather_case(store, args.run_id, args.case)
         if args.json:
@@ -241,6 +310,7 @@ def cmd_show(args: argparse.Namespace) -> int:
             print(case_text(case))
         return EXIT_OK
     record = store.get_run(args.run_id)
+    warn_damaged(store, (args.run_id,))
     summaries = store.summaries(args.run_id)
     calibrations = store.calibrations(args.run_id)
     if args.json:
@@ -250,7 +320,7 @@ def cmd_show(args: argparse.Namespace) -> int:
                 record.status,
                 summaries,
                 record.judge_activity(),
-                record.secrets_masked,
+                secrets_masked=record.secrets_masked,
             ),
             "run": run_dict(record),
         }
@@ -269,7 +339,12 @@ def cmd_show(args: argparse.Namespace) -> int:
 
 def register(sub: argparse._SubParsersAction) -> None:
     run = sub.add_parser("run", help="evaluate a dataset (one Dagster run, one partition)")
-    run.add_argument("--dataset", required=True, help="dataset file, JSON Lines or Parquet")
+    run.add_argument("--dataset", help="dataset file, JSON Lines or Parquet (required)")
+    run.add_argument(
+        "--resume",
+        metavar="RUN_ID",
+        help="continue an interrupted or aborted run in place (its dataset and config)",
+    )
     run.add_argument("--config", help="the config file, ragproof.toml (every key has a default)")
     run.add_argument(
         "--adapter", help="adapter as package.module:Name (default: the demo pipeline)"
@@ -284,6 +359,15 @@ def register(sub: argparse._SubParsersAction) -> None:
     runs.add_argument("--name", help="only the runs of this name")
     tag_flag(runs, "only the runs with this tag; repeatable (every one must match)")
     runs.add_argument("--json", action="store_true", help="print the runs as a JSON array")
+    runs.add_argument(
+        "--limit",
+        type=_count,
+        default=DEFAULT_RUNS_LISTED,
+        help=f"list the latest N runs (default {DEFAULT_RUNS_LISTED})",
+    )
+    runs.add_argument(
+        "--offset", type=_count, default=0, help="skip the latest N runs first (default 0)"
+    )
     runs.set_defaults(func=cmd_runs)
 
     show = sub.add_parser("show", help="one run's summary")

@@ -13,7 +13,7 @@ import datetime
 import decimal
 import math
 
-from ragproof_cli.common import EXIT_OK, UsageError, open_store, print_json
+from ragproof_cli.common import EXIT_OK, UsageError, open_store, print_json, warn_damaged
 from ragproof_core.store import QueryRefused, QueryResult, run_read_only
 
 
@@ -51,6 +51,7 @@ def run_query(query: str) -> QueryResult:
 
 def cmd_sql(args: argparse.Namespace) -> int:
     result = run_query(args.query)
+    warn_damaged(open_store())
     columns, rows = result.columns, result.rows
     if args.json:
         print_json([{c: _json_value(v) for c, v in zip(columns, row, strict=True)} for row in rows])

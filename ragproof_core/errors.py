@@ -26,6 +26,13 @@ class UserError(Exception):
     pandas: most of a second at every start)."""
 
 
+class StoreFault(Exception):
+    """The store (or ``DAGSTER_HOME``) cannot be read or written where a command needs it
+    (CONTRACT section 29): the message is the one line ``the store ...`` (or
+    ``DAGSTER_HOME ...``) naming the file, relative to the store, and the error; the
+    command line exits 5. Never a bug, never bad input."""
+
+
 class ConfigError(UserError, ValueError):
     """Bad configuration: the message names the file and the key."""
 

@@ -35,6 +35,7 @@ from ragproof_core.calibration import DEFAULT_PER_METRIC, LabelQueue, judge_scor
 from ragproof_core.json_limits import JsonLimitError, loads_bounded
 from ragproof_core.metrics import stored_registry
 from ragproof_core.present import (
+    RUNS_PAGE,
     STATUSES,
     CaseQuery,
     LabelSession,
@@ -220,7 +221,9 @@ def build_app(browser: Browser, port: int) -> Starlette:
         return run
 
     def runs_page(request: Request) -> Response:
-        return page("runs", "ragproof runs", runs_data(browser.records()), store)
+        offset = _int(request.query_params.get("offset"), "offset", 0)
+        data = runs_data(browser.records(), offset=offset, limit=RUNS_PAGE)
+        return page("runs", "ragproof runs", data, store)
 
     def home(request: Request) -> Response:
         if browser.label is not None:

@@ -24,7 +24,7 @@ from pathlib import Path
 
 import dagster as dg
 
-from ragproof_assets.evaluation.config import PRECHECKED_TAG, EvalRunConfig
+from ragproof_assets.evaluation.config import PRECHECKED_TAG, RESUME_TAG, EvalRunConfig
 from ragproof_assets.evaluation.dataset_scores import dataset_scores, mean_metadata
 from ragproof_assets.evaluation.partitions import evaluation_runs
 from ragproof_assets.evaluation.resources import CheckSettings, StoreResource
@@ -35,11 +35,12 @@ from ragproof_core.adapters.loading import AdapterLoadError
 from ragproof_core.calibration import jury_agreement
 from ragproof_core.config import ConfigError, RunManifest
 from ragproof_core.data.dataset import DatasetError, dataset_sha256
-from ragproof_core.judge import JudgeLedger
+from ragproof_core.judge import JudgeLedger, judge_environment
 from ragproof_core.metrics.aggregate import MetricSummary
 from ragproof_core.present import (
     SERVE_URL_ENV,
     gather_report,
+    judge_failures_line,
     judge_usage_markdown,
     latency_note,
     refusal_tradeoff,
@@ -67,6 +68,8 @@ from ragproof_core.store.dataset_table import StagedDataset
 from ragproof_core.store.recording import StagedRecording
 
 GROUP = "evaluation"
+# What a resumed run kept from before (``RunStore.set_aside_prior``), added to its totals.
+PRIOR_DOCUMENT = "prior"
 
 
 def _now() -> datetime:
@@ -97,6 +100,11 @@ def eval_dataset(
     run_id = context.partition_key
     # Before validating: an evaluation that fails on its input is linked from its launch too.
     tag_launcher(context)
+    if context.run.tags.get(RESUME_TAG) == "true":
+        resumed = _resume_dataset(context, config, store)
+        if resumed is not None:
+            return resumed
+        # Killed before its dataset was stored: nothing to keep, the run starts afresh.
     with ExitStack() as inputs:
         try:
             # Config, dataset, judge environment, adapter and recording, all before the
@@ -115,6 +123,65 @@ def eval_dataset(
         except (DatasetError, ConfigError, AdapterLoadError) as exc:
             raise dg.Failure(description=str(exc), allow_retries=False) from exc
         return _store_dataset(context, config, store, checked, recording)
+
+
+# A result the resume redoes: not judged because the run stopped (its budget, its judge).
+REDO_MARKER = "not judged"
+
+
+def _refuse(run_id: str, why: str) -> dg.Failure:
+    return dg.Failure(
+        description=f"run --resume {run_id}: {why}; resume refused", allow_retries=False
+    )
+
+
+def _resume_dataset(
+    context: dg.AssetExecutionContext, config: EvalRunConfig, store: StoreResource
+) -> dg.Output[StoredTable] | None:
+    """``ragproof run --resume R``: R's stored dataset and settings, checked against the
+    dataset file and the config as they are now (CONTRACT section 29); its results so far
+    set aside to be kept, and only the cases without results run by the shards. None when
+    R never stored its dataset (killed that early): the run is then stored afresh."""
+    run_id = context.partition_key
+    run_store = store.store()
+    stored = run_store.run_manifest(run_id)
+    try:
+        resolved = config.resolve()
+    except ConfigError as exc:
+        raise dg.Failure(description=str(exc), allow_retries=False) from exc
+    if not Path(config.dataset).is_file():
+        raise _refuse(run_id, f"the dataset {config.dataset} is gone")
+    if dataset_sha256(config.dataset) != stored.dataset_sha256:
+        raise _refuse(run_id, f"the dataset {config.dataset} changed since the run")
+    env = judge_environment(resolved.judge)
+    resumed = replace(
+        stored,
+        run=resolved.run,
+        adapter=resolved.adapter,
+        judge=resolved.judge,
+        metrics=resolved.metrics,
+        use_cache=not config.no_cache,
+        judge_api_base=env.api_base,
+        dagster_run_id=context.run.run_id,
+    )
+    if resumed.settings_sha256() != stored.config_sha256:
+        raise _refuse(run_id, "its config (run, adapter, judge or metrics settings) changed")
+    if run_store.is_finished(run_id):
+        record = run_store.get_run(run_id)
+        if record.judge_requests and set(record.judge_models) != set(env.models):
+            raise _refuse(
+                run_id, f"the judge model is not the run's ({record.judge_model or 'none'})"
+            )
+    if not run_store.files.is_file(run_store.layout.table_path(run_id, "dataset")):
+        return None
+    run_store.write_manifest(run_id, resumed.to_dict())
+    kept = run_store.set_aside_prior(run_id, REDO_MARKER)
+    run_store.write_document(run_id, PRIOR_DOCUMENT, kept)
+    rows = stored.cases
+    return dg.Output(
+        run_store.table_handle(run_id, "dataset", rows),
+        metadata={"dagster/row_count": rows, "resumed": True, "kept_cases": kept["cases"]},
+    )
 
 
 def _store_dataset(
@@ -256,6 +323,9 @@ def prepare_summary(
             if "," in (judge_verdicts.model or "")
             else {}
         ),
+        judge_first_error=judge_verdicts.unavailable or judge_verdicts.first_error,
+        judge_response_format=judge_verdicts.response_format,
+        adapter_calls=totals.adapter_calls,
         name=manifest.run.name,
         tags=dict(manifest.run.tags),
         config_digest=manifest.config_digest,
@@ -315,11 +385,17 @@ def run_summary(
         "judge_requests": record.judge_requests,
         "judge_repairs": record.judge_repairs,
         "judge_cache_hits": record.cache_hits,
+        "judge_errors": record.judge_errors,
         "judge_input_tokens": record.judge_input_tokens,
         "judge_output_tokens": record.judge_output_tokens,
         "metrics_selected": dg.MetadataValue.json(list(manifest.run.metrics)),
         "store": run_store.layout.location,
     }
+    failures = judge_failures_line(record)
+    if failures is not None:
+        metadata["judge_failures"] = failures
+    if record.judge_response_format is not None:
+        metadata["judge_response_format"] = record.judge_response_format
     if record.cost_usd is not None:
         # Left out when unknown: a plot of cost across runs must not show it as $0.
         metadata["cost_usd"] = dg.MetadataValue.float(record.cost_usd)

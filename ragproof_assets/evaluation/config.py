@@ -37,6 +37,8 @@ EVAL_OP = "eval_dataset"
 # Set by the command line only (see the module's docstring); "true" when set.
 PROGRESS_TAG = "ragproof/progress"
 PRECHECKED_TAG = "ragproof/prechecked"
+# `ragproof run --resume R`: the run continues partition R in place (CONTRACT section 29).
+RESUME_TAG = "ragproof/resume"
 
 
 class LaunchForm(dg.Config):

@@ -41,8 +41,16 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 
 import dagster as dg
+import pyarrow as pa
+import pyarrow.compute as pc
 
-from ragproof_assets.evaluation.assets import GROUP, prepare_summary, run_summary, write_report
+from ragproof_assets.evaluation.assets import (
+    GROUP,
+    PRIOR_DOCUMENT,
+    prepare_summary,
+    run_summary,
+    write_report,
+)
 from ragproof_assets.evaluation.config import EVAL_OP, PROGRESS_TAG, EvalRunConfig
 from ragproof_assets.evaluation.partitions import evaluation_runs
 from ragproof_assets.evaluation.progress import progress_bar
@@ -70,10 +78,11 @@ from ragproof_core.masking import NO_SECRETS
 from ragproof_core.metrics import give_rubrics, run_registry
 from ragproof_core.present import distributions_table
 from ragproof_core.run import (
-    ABORTED_BUDGET,
     ATTEMPT_PREFIX,
     EVALUATION_DOCUMENT,
     STAGED_SECRETS_DOCUMENT,
+    INTERRUPTED,
+    STOPPED_STATUSES,
     AttemptRecorder,
     ShardReport,
     attempt_document,
@@ -92,6 +101,7 @@ from ragproof_core.run import (
 from ragproof_core.run.shards import RunTotals
 from ragproof_core.store import ResultTally, RunNotFound, RunStore, StoredTable
 from ragproof_core.store.result_tally import tally_shard_groups
+from ragproof_core.store.run_store import RunBatch
 from ragproof_core.store_health import STORE_FAULT, StoreHealth, StoreWriteError
 
 # Cases evaluated (and written) at a time within a shard: a shard's memory holds
@@ -192,9 +202,24 @@ def evaluate_shard(
     eval_dataset: StoredTable,
     judge_resource: JudgeResource,
 ):
+    run_store = RunStore.holding(eval_dataset)
+    # The run is listed running while any of its steps works on it, and a signal to the
+    # command reaches the step through the store (CONTRACT section 29).
+    with run_store.heartbeat(context.partition_key) as heartbeat:
+        yield from _evaluate_shard(
+            context, eval_dataset, judge_resource, run_store, heartbeat.stopping.is_set
+        )
+
+
+def _evaluate_shard(
+    context: dg.OpExecutionContext,
+    eval_dataset: StoredTable,
+    judge_resource: JudgeResource,
+    run_store: RunStore,
+    stop_requested,
+):
     run_id = context.partition_key
     index = _shard_index(context)
-    run_store = RunStore.holding(eval_dataset)
     manifest = run_store.run_manifest(run_id)
     settings = manifest.run
     shards = settings.shards
@@ -252,6 +277,10 @@ def evaluate_shard(
         if run_store.has_recorded_outputs(run_id)
         else None
     )
+    # A resumed run (CONTRACT section 29) runs only the cases without results from before.
+    done = run_store.done_cases(run_id)
+    if done:
+        from_recording = None  # the cases left are replayed as cases, whatever they are
     outputs_as_recorded = from_recording is not None and from_recording.outputs_as_recorded
     # Several processes drawing one terminal bar would garble it: one shard only.
     progress = progress_bar(
@@ -260,6 +289,7 @@ def evaluate_shard(
 
     status, evaluated, failures = "completed", 0, 0
     statuses: Counter[str] = Counter()
+    adapter_calls: Counter[str] = Counter()
     first_failures: list[str] = []
     # This attempt's judge spend is on record while it runs, should it die unreported.
     token = new_attempt_token()
@@ -289,6 +319,10 @@ def evaluate_shard(
                 EVAL_BATCH_CASES,
                 columns=None if from_recording is None else from_recording.columns,
             ):
+                if done:
+                    rows = left_to_do(rows, done)
+                    if not rows.rows:
+                        continue
                 # The batch's outputs and results die before the collector resumes: a
                 # collection over a live batch (a million chunks and results) walks
                 # every one of them, and again each time they move up a generation.
@@ -326,6 +360,7 @@ def evaluate_shard(
                                 dataset=rows.dataset,
                                 # Stored rows were masked as the recording was staged.
                                 masker=NO_SECRETS if recorded is not None else masker,
+                                stop_requested=stop_requested,
                             )
                         )
                     try:
@@ -336,6 +371,7 @@ def evaluate_shard(
                     evaluated += evaluation.cases
                     failures += evaluation.case_failures
                     statuses.update(evaluation.status_counts())
+                    adapter_calls.update(evaluation.adapter_calls)
                     first_failures += [
                         f"- `{case_id}`: {error}"
                         for case_id, error in evaluation.failures(
@@ -344,7 +380,7 @@ def evaluate_shard(
                     ]
                     status = evaluation.status
                     del evaluation
-                if status == ABORTED_BUDGET:
+                if status in (*STOPPED_STATUSES, INTERRUPTED):
                     break
     except StoreWriteError as exc:
         raise _store_fault(exc) from exc
@@ -380,6 +416,7 @@ def evaluate_shard(
         outputs_from_recording=outputs_as_recorded,
         result_groups=writer.result_groups(),
         masked_strings=masker.masked,
+        adapter_calls=dict(adapter_calls),
     )
     run_store.write_document(run_id, report_name(index), report.to_dict())
     yield dg.Output(
@@ -394,6 +431,13 @@ def evaluate_shard(
             "status": status,
         },
     )
+
+
+def left_to_do(rows: RunBatch, done: set[str]) -> RunBatch:
+    """The batch's rows without the cases a resumed run keeps from before."""
+    keep = pc.invert(pc.is_in(rows.dataset.column("id"), pa.array(sorted(done), pa.string())))
+    recorded = None if rows.recorded is None else rows.recorded.filter(keep)
+    return RunBatch(rows.dataset.filter(keep), recorded, rows.start, None)
 
 
 def _store_fault(exc: StoreWriteError) -> dg.Failure:
@@ -428,6 +472,14 @@ def gather_shards(run_store: RunStore, run_id: str) -> GatheredShards:
     unfinished = unfinished_attempts(run_store.read_documents(run_id, ATTEMPT_PREFIX), reported)
     staged = run_store.read_documents(run_id, STAGED_SECRETS_DOCUMENT)
     totals = merge_reports(reports, unfinished, sum(d["masked_strings"] for d in staged))
+    prior = run_store.read_documents(run_id, PRIOR_DOCUMENT)
+    if prior:
+        # A resumed run: what it kept from before counts in its totals too.
+        totals = replace(
+            totals,
+            cases=totals.cases + prior[0]["cases"],
+            case_failures=totals.case_failures + prior[0]["case_failures"],
+        )
     if all(report.outputs_from_recording for report in reports):
         run_store.outputs_from_recording(run_id)
     run_store.write_document(run_id, EVALUATION_DOCUMENT, totals.evaluation.to_dict())
@@ -443,7 +495,7 @@ def gather_shards(run_store: RunStore, run_id: str) -> GatheredShards:
         unfinished=len(unfinished),
         # What the shards grouped of their results, added up; the stored files grouped
         # again only when a shard kept no groups.
-        tally=tally_shard_groups([report.result_groups for report in reports])
+        tally=(None if prior else tally_shard_groups([r.result_groups for r in reports]))
         or run_store.tally_case_results(run_id),
     )
 
@@ -511,6 +563,13 @@ def summarize_run(context: dg.OpExecutionContext, store: StoreResource, checks: 
     # process to hand off, launch and set up on the run's critical path.
     run_store = store.store()
     run_id = context.partition_key
+    with run_store.heartbeat(run_id):
+        yield from _summarize_run(context, run_store, run_id, checks)
+
+
+def _summarize_run(
+    context: dg.OpExecutionContext, run_store: RunStore, run_id: str, checks: CheckSettings
+):
     gathered = gather_shards(run_store, run_id)
     # The distributions' tally is the summary's and the report's too: one pass over the results.
     summary = prepare_summary(run_store, run_id, gathered.ledger, gathered.totals, gathered.tally)

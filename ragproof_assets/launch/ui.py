@@ -33,6 +33,7 @@ from ragproof_assets.evaluation.run_tags import LAUNCHED_BY_TAG, RUN_ID_TAG, SOU
 from ragproof_core.config import ConfigError
 from ragproof_core.data.dataset import DatasetError, load_dataset
 from ragproof_core.judge import judge_environment
+from ragproof_core.run import check_judge_credentials
 from ragproof_core.store import new_run_id
 
 LAUNCH_JOB = "launch_evaluation"
@@ -61,7 +62,9 @@ def launch_evaluation_op(context: dg.OpExecutionContext, config: LaunchConfig) -
     try:
         # The judge's environment too: a budget nothing can price is refused here,
         # before a partition exists, as `ragproof run` refuses it.
-        judge_environment(config.resolve().judge)
+        resolved = config.resolve()
+        # Its credentials too (CONTRACT section 24): a key not set is refused here.
+        check_judge_credentials(resolved, judge_environment(resolved.judge))
         cases = load_dataset(config.dataset)
     except (DatasetError, ConfigError, ValueError) as exc:
         raise dg.Failure(description=str(exc), allow_retries=False) from exc

@@ -10,7 +10,11 @@ run finished.
 Per case, the runner uses the adapter's optional case-aware hook
 ``run_case(case) -> CaseOutput`` when present (the recorded adapter needs the
 case id, not the question). Otherwise it calls ``retrieve(question)`` when the
-adapter exposes it, then ``answer(question)``. Each call is bounded by
+adapter exposes it, then ``answer(question)``: of these, only the ``methods``
+the run's metrics read (``metrics.spec.READS``), so a retrieval-only run never
+pays the pipeline's generator, and an answer-only run never calls ``retrieve``.
+A conversation's turns always call ``answer()``: each turn's history holds the
+earlier answers. Every call made is counted by method (``calls``). Each call is bounded by
 ``timeout_s``. An exception, a timeout or malformed output becomes a case
 failure (``CaseOutput.error``), e.g. ``timeout after 2.0s in answer()`` or
 ``ValueError: boom (in retrieve())``; metrics count it as an error and never
@@ -35,7 +39,8 @@ import inspect
 import queue
 import threading
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections import Counter
+from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
@@ -53,6 +58,9 @@ from ragproof_core.masking import NO_SECRETS, Masker
 from ragproof_core.model import Case, CaseOutput, Message, units
 
 OnOutput = Callable[[Case, CaseOutput], Awaitable[None] | None]
+# The two methods of an adapter's interface (CONTRACT section 2), by name.
+RETRIEVE, ANSWER = "retrieve", "answer"
+BOTH_METHODS = frozenset({RETRIEVE, ANSWER})
 # Called with a conversation's turns and their outputs once its last turn is done.
 OnConversation = Callable[[Sequence[Case], Sequence[CaseOutput]], Awaitable[None] | None]
 
@@ -150,10 +158,14 @@ class _Plan:
     at_once: bool = False
     # The run's secret values, masked in every output and error as it comes back.
     masker: Masker = NO_SECRETS
+    # Whether ``answer()`` is called (the run's metrics read the answer; ``retrieve`` is
+    # None when they do not read its chunks).
+    answers: bool = True
 
     @property
     def needs_threads(self) -> bool:
-        methods = (self.run_case,) if self.run_case else (self.retrieve, self.answer)
+        called = (self.answer,) if self.answers else ()
+        methods = (self.run_case,) if self.run_case else (self.retrieve, *called)
         return any(m is not None and not m.is_async for m in methods)
 
     @property
@@ -164,7 +176,10 @@ class _Plan:
         return method is not None and method.history
 
 
-def _plan(adapter: object) -> _Plan:
+def _plan(adapter: object, methods: Collection[str] = BOTH_METHODS) -> _Plan:
+    """How to call ``adapter`` when a case needs ``methods`` of ``retrieve`` and ``answer``
+    (a ``run_case`` hook, a replay, gives its whole output whatever they are)."""
+
     def method(name: str) -> _Method | None:
         fn = getattr(adapter, name, None)
         if not callable(fn):
@@ -173,10 +188,11 @@ def _plan(adapter: object) -> _Plan:
 
     return _Plan(
         method("run_case"),
-        method("retrieve"),
-        method("answer"),
+        method(RETRIEVE) if RETRIEVE in methods else None,
+        method(ANSWER),
         bool(getattr(adapter, "reports_latency", False)),
         at_once(adapter),
+        answers=ANSWER in methods,
     )
 
 
@@ -215,7 +231,7 @@ async def call_adapter(
     own_pool = executor is None and plan.needs_threads
     pool = DaemonThreadPool(1) if own_pool else executor
     try:
-        return await _run_case(plan, case, timeout_s, pool)
+        return await _run_case(plan, case, timeout_s, pool, Counter())
     finally:
         if own_pool:
             pool.shutdown()
@@ -239,6 +255,8 @@ async def run_adapter(
     should_stop: Callable[[], bool] | None = None,
     on_conversation: OnConversation | None = None,
     masker: Masker = NO_SECRETS,
+    methods: Collection[str] = BOTH_METHODS,
+    calls: Counter[str] | None = None,
 ) -> list[CaseOutput]:
     """Run every case with at most ``settings.concurrency`` cases or conversations in flight.
 
@@ -250,11 +268,15 @@ async def run_adapter(
     dataset order. ``on_conversation(turns, outputs)`` is called (and awaited) when
     a conversation's last turn is done, after that turn's ``on_output``. The
     adapter is not closed here: its owner calls ``close_adapter`` when done with it.
+    ``methods``: which of ``retrieve`` and ``answer`` a single case calls (a turn always
+    calls ``answer``); ``calls`` counts the calls made, by method.
     ``masker``: the run's secret values (CONTRACT section 28), written as ``***`` in
     each output and case failure as the adapter gives it, before anything else (the
     judge, the store, a later turn's history) sees it.
     """
-    plan = replace(_plan(adapter), masker=masker)
+    plan = replace(_plan(adapter, methods), masker=masker)
+    turn_plan = replace(_plan(adapter, {*methods, ANSWER}), masker=masker)
+    counted = Counter() if calls is None else calls
     outputs: list[CaseOutput | None] = [None] * len(cases)
     # A shared iterator is the work queue: workers run on one event loop, so
     # next() never races, and 100,000 cases cost no task or queue item each.
@@ -279,7 +301,7 @@ async def run_adapter(
                 reason = EARLIER_TURN_FAILED if plan.takes_history else HISTORY_REFUSED
                 await done(index, CaseOutput(case.id, error=reason))
                 continue
-            output = await _run_case(plan, case, timeout_s, pool, history)
+            output = await _run_case(turn_plan, case, timeout_s, pool, counted, history)
             output.history = history
             failed = output.failed
             if not failed:
@@ -297,7 +319,7 @@ async def run_adapter(
                 return
             start, end = unit
             if cases[start].turn is None:
-                await done(start, await _run_case(plan, cases[start], timeout_s, pool))
+                await done(start, await _run_case(plan, cases[start], timeout_s, pool, counted))
             else:
                 await conversation(start, end)
 
@@ -317,6 +339,39 @@ async def run_adapter(
     return [output for output in outputs if output is not None]
 
 
+def planned_calls(
+    adapter: object, cases: Sequence[Case], methods: Collection[str] = BOTH_METHODS
+) -> Counter[str]:
+    """The calls ``run_adapter`` would make of ``adapter`` for ``cases`` (every turn of a
+    conversation counted, as if none failed), by method, without calling anything."""
+    plan, turn_plan = _plan(adapter, methods), _plan(adapter, {*methods, ANSWER})
+    calls: Counter[str] = Counter()
+    for case in cases:
+        chosen = plan if case.turn is None else turn_plan
+        if chosen.run_case is not None:
+            calls[chosen.run_case.name] += 1
+            continue
+        if chosen.retrieve is not None:
+            calls[RETRIEVE] += 1
+        if chosen.answers:
+            calls[ANSWER] += 1
+    return calls
+
+
+def adapter_calls_dict(calls: Mapping[str, int]) -> dict[str, int]:
+    """``run --json``'s ``adapter_calls``: each method's calls, 0 for one not called."""
+    return {method: int(calls.get(method, 0)) for method in (RETRIEVE, ANSWER)}
+
+
+def adapter_calls_line(calls: Mapping[str, int]) -> str | None:
+    """``adapter: 10 retrieve, 0 answer calls``; None for a run that called neither (a
+    recording replayed)."""
+    if not any(calls.get(method) for method in (RETRIEVE, ANSWER)):
+        return None
+    counted = adapter_calls_dict(calls)
+    return "adapter: " + ", ".join(f"{n} {m}" for m, n in counted.items()) + " calls"
+
+
 async def close_adapter(adapter: object) -> None:
     """Release the adapter's resources: ``aclose()`` if it has one, else ``close()``."""
     for name in ("aclose", "close"):
@@ -333,11 +388,13 @@ async def _run_case(
     case: Case,
     timeout_s: float,
     pool: Any,
+    calls: Counter[str],
     history: tuple[Message, ...] | None = None,
 ) -> CaseOutput:
     """One case, or one turn of a conversation given its ``history`` (then every method
-    that takes ``history`` gets it), its secret values masked."""
-    output = await _call_case(plan, case, timeout_s, pool, history)
+    that takes ``history`` gets it), its secret values masked; each call made is counted
+    in ``calls``."""
+    output = await _call_case(plan, case, timeout_s, pool, calls, history)
     if not plan.masker:
         return output
     return plan.masker.value(output, _OUTPUT_KEYS)
@@ -352,6 +409,7 @@ async def _call_case(
     case: Case,
     timeout_s: float,
     pool: Any,
+    calls: Counter[str],
     history: tuple[Message, ...] | None = None,
 ) -> CaseOutput:
     start = time.perf_counter()
@@ -363,6 +421,7 @@ async def _call_case(
 
     try:
         if plan.run_case is not None:
+            calls[plan.run_case.name] += 1
             output = await _invoke(plan.run_case, case, timeout_s, pool, extra(plan.run_case), plan)
             if not isinstance(output, CaseOutput):
                 raise _CallFailed(
@@ -378,14 +437,19 @@ async def _call_case(
             return CaseOutput(case.id, output.answer, output.retrieved, output.error, latency)
         retrieved = None
         if plan.retrieve is not None:
+            calls[RETRIEVE] += 1
             raw = await _invoke(
                 plan.retrieve, case.question, timeout_s, pool, extra(plan.retrieve), plan
             )
             if raw is None:
                 raise _CallFailed("retrieve() returned None")
             retrieved = _coerce(to_chunks, raw, "retrieve")
+        if not plan.answers:
+            # The run's metrics read retrieve()'s chunks alone: the generator is not paid.
+            return CaseOutput(case.id, None, retrieved, None, time.perf_counter() - start)
         if plan.answer is None:
             raise _CallFailed("adapter has no answer() method")
+        calls[ANSWER] += 1
         raw = await _invoke(plan.answer, case.question, timeout_s, pool, extra(plan.answer), plan)
         answer = _coerce(to_answer, raw, "answer")
         return CaseOutput(case.id, answer, retrieved, None, time.perf_counter() - start)

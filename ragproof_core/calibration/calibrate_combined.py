@@ -60,7 +60,7 @@ from ragproof_core.calibration.report import (
 )
 from ragproof_core.judge.jury import run_judged
 from ragproof_core.judge.prompts import PROMPT_NAMES
-from ragproof_core.judge.types import BudgetExceeded
+from ragproof_core.judge.types import JudgeStopped
 from ragproof_core.metrics.combined_run import combined_results
 from ragproof_core.metrics.registry import REGISTRY, MetricSpec
 from ragproof_core.model import Case, CaseOutput, MetricResult
@@ -178,7 +178,11 @@ async def calibrate_combined(
     if fixtures is None or isinstance(fixtures, Path | str):
         fixtures = load_combined_fixtures(fixtures)
     registry = REGISTRY.with_metrics(declared for declared, _ in extra)
-    stopped: list[bool] = []
+    stopped: list[JudgeStopped] = []
+
+    def on_stop(stop: JudgeStopped) -> str:
+        stopped.append(stop)
+        return stop.skip_reason
 
     async def ask(case: Case, output: CaseOutput, chosen: list) -> list[MetricResult]:
         # context_relevance joins the combined request as in a run, over every
@@ -190,8 +194,7 @@ async def calibrate_combined(
                 output,
                 chosen_judge,
                 chosen,
-                lambda: stopped.append(True),
-                "",
+                on_stop,
                 fixture_params(output),
                 registry,
             )
@@ -211,7 +214,7 @@ async def calibrate_combined(
         *(shipped(f) for f in fixtures), *(rubric(declared, f) for declared, f in own)
     )
     if stopped:
-        raise BudgetExceeded("calibration stopped at the judge budget")
+        raise stopped[0]
     singles = [*(s for f in fixtures for s in f.parts()), *(f for _, f in own)]
     flat = (r for rs in results for r in rs)
     outcomes = [fixture_outcome(s, r) for s, r in zip(singles, flat, strict=True)]

@@ -19,6 +19,7 @@ from typing import Any
 
 from ragproof_core.generate.corpus import CorpusChunk
 from ragproof_core.generate.qa import GenerationPlan, generate_questions
+from ragproof_core.judge.cost import CACHED_REQUEST
 from ragproof_core.judge.estimating import EstimatingJudge, cost_lines
 from ragproof_core.judge.reply_cache import input_hash
 from ragproof_core.judge.session import LiteLLMJudge
@@ -57,16 +58,11 @@ class _EstimatingJudge(EstimatingJudge):
     _judge: LiteLLMJudge
 
     async def ask(self, prompt: str, inputs: dict[str, Any]) -> JudgeVerdict:
-        self.questions += 1
-        hit = None
-        if self._judge.use_cache and self._judge.cache is not None:
-            chosen = self._judge.prompts[prompt]
-            hit = self._judge.cache.get(self.model, chosen.sha256, input_hash(inputs))
+        hit = self._judge.cached_reply(self._judge.prompts[prompt], input_hash(inputs))
         if hit is not None:
-            self.cached += 1
+            self.count(CACHED_REQUEST)
             return JudgeVerdict(ok=True, data=hit.data, raw=hit.raw, cached=True)
-        _, cost = self._judge.estimate(prompt, inputs)
-        self.cost_usd += cost
+        self.count(self._judge.estimate(prompt, inputs))
         return JudgeVerdict(ok=True, data=_stand_in(prompt, inputs), raw=None)
 
 

@@ -21,8 +21,9 @@ second failure (or a transport failure) is counted as a judge error and uses
 up that attempt; the run goes on. Duplicates are decided in slot order after
 each concurrent phase, so the output never depends on which reply came first.
 
-``BudgetExceeded`` stops the loop: questions already kept stay kept (critiques
-that finished in the last round still count), nothing new starts.
+``JudgeStopped`` (the budget, or a judge that cannot answer) stops the loop:
+questions already kept stay kept (critiques that finished in the last round
+still count), nothing new starts.
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ from typing import Any
 from ragproof_core.generate.corpus import CorpusChunk
 from ragproof_core.generate.dedupe import QuestionIndex
 from ragproof_core.generate.sampling import ChunkSampler, SamplingError, spread
-from ragproof_core.judge.types import BudgetExceeded, Judge, JudgeVerdict
+from ragproof_core.judge.types import Judge, JudgeStopped, JudgeVerdict
 
 QA = "qa"
 UNANSWERABLE = "unanswerable"
@@ -153,7 +154,8 @@ class KindTally:
 class GenerationOutcome:
     kept: list[KeptQuestion]
     tallies: dict[str, KindTally]
-    aborted: str | None = None  # the budget message when the budget stopped the loop
+    aborted: str | None = None  # why the judge stopped the loop (its budget, or unavailable)
+    status: str = "completed"  # or the judge's stop's status (aborted:budget, aborted:judge)
 
     def of_kind(self, kind: str) -> list[KeptQuestion]:
         return [q for q in self.kept if q.kind == kind]
@@ -213,57 +215,59 @@ async def generate_questions(
     kept: dict[tuple[str, int], KeptQuestion] = {}
     index = QuestionIndex()
     open_slots = slots
-    aborted: str | None = None
+    stop: JudgeStopped | None = None
     for attempt in range(plan.max_attempts):
         if not open_slots:
             break
         replies = await _gather(
             judge.ask(GENERATE_PROMPT[s.kind], s.generate_inputs(attempt)) for s in open_slots
         )
-        aborted = _budget_message(replies)
-        if aborted:
+        stop = _stop(replies)
+        if stop:
             break  # written but not critiqued: nothing from this round is kept
         candidates = _screen(open_slots, attempt, replies, index, tallies)
         verdicts = await _gather(
             judge.ask(CRITIQUE_PROMPT, c.critique_inputs()) for c in candidates
         )
-        aborted = _budget_message(verdicts)
+        stop = _stop(verdicts)
         for candidate, verdict in zip(candidates, verdicts, strict=True):
-            if isinstance(verdict, BudgetExceeded):
+            if isinstance(verdict, JudgeStopped):
                 continue
             question = _judge(candidate, verdict, tallies[candidate.slot.kind])
             if question is not None:
                 kept[(question.kind, question.slot)] = question
                 index.add(question.question)
         open_slots = [s for s in open_slots if (s.kind, s.number) not in kept]
-        if aborted:
+        if stop:
             break
-    if not aborted:
+    if not stop:
         for slot in open_slots:
             tallies[slot.kind].unfilled += 1
     for question in kept.values():
         tallies[question.kind].kept += 1
     ordered = sorted(kept.values(), key=lambda q: (KINDS.index(q.kind), q.slot))
-    return GenerationOutcome(ordered, tallies, aborted)
+    if stop is None:
+        return GenerationOutcome(ordered, tallies)
+    return GenerationOutcome(ordered, tallies, str(stop), stop.status)
 
 
-async def _gather(calls: Iterable[Awaitable[JudgeVerdict]]) -> list[JudgeVerdict | BudgetExceeded]:
-    """Every call's verdict, or its BudgetExceeded; any other exception is a bug and raises."""
+async def _gather(calls: Iterable[Awaitable[JudgeVerdict]]) -> list[JudgeVerdict | JudgeStopped]:
+    """Every call's verdict, or the judge's stop; any other exception is a bug and raises."""
     results = await asyncio.gather(*calls, return_exceptions=True)
     for result in results:
-        if isinstance(result, BaseException) and not isinstance(result, BudgetExceeded):
+        if isinstance(result, BaseException) and not isinstance(result, JudgeStopped):
             raise result
     return results
 
 
-def _budget_message(results: Sequence[JudgeVerdict | BudgetExceeded]) -> str | None:
-    return next((str(r) for r in results if isinstance(r, BudgetExceeded)), None)
+def _stop(results: Sequence[JudgeVerdict | JudgeStopped]) -> JudgeStopped | None:
+    return next((r for r in results if isinstance(r, JudgeStopped)), None)
 
 
 def _screen(
     slots: Sequence[Slot],
     attempt: int,
-    replies: Sequence[JudgeVerdict | BudgetExceeded],
+    replies: Sequence[JudgeVerdict | JudgeStopped],
     index: QuestionIndex,
     tallies: dict[str, KindTally],
 ) -> list[_Candidate]:

@@ -8,6 +8,7 @@ from typing import Any
 from ragproof_core.generate.qa import KINDS, GenerationOutcome, KindTally
 from ragproof_core.judge.pricing import UNKNOWN_COST
 from ragproof_core.judge.session import JudgeStats
+from ragproof_core.judge.types import ABORTED_JUDGE
 
 
 def summary_dict(
@@ -23,7 +24,7 @@ def summary_dict(
         judge["cost_usd"] = None  # unknown, never a made-up $0
     return {
         "out": out,
-        "status": "aborted:budget" if outcome.aborted else "completed",
+        "status": outcome.status,
         "seed": seed,
         "model": model,
         "written": {kind: outcome.tallies[kind].kept for kind in KINDS},
@@ -62,5 +63,10 @@ def render_summary(
         f"/ {stats.output_tokens} out, {cost}"
     )
     if outcome.aborted:
-        lines.append(f"  stopped at the judge budget: {outcome.aborted}")
+        why = (
+            "judge unavailable"
+            if outcome.status == ABORTED_JUDGE
+            else "stopped at the judge budget"
+        )
+        lines.append(f"  {why}: {outcome.aborted}")
     return "\n".join(lines)

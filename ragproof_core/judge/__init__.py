@@ -6,6 +6,8 @@ from ragproof_core.judge.cost import (
     format_usd,
 )
 from ragproof_core.judge.environment import (
+    check_credentials,
+    credential_problem,
     judge_environment,
 )
 from ragproof_core.judge.estimating import (
@@ -56,8 +58,12 @@ from ragproof_core.judge.settings import (
     judge_settings_from_dict,
 )
 from ragproof_core.judge.types import (
+    ABORTED_BUDGET,
+    ABORTED_JUDGE,
     BudgetExceeded,
     Judge,
+    JudgeStopped,
+    JudgeUnavailable,
     JudgeVerdict,
 )
 from ragproof_core.judge.usage import (
@@ -65,6 +71,8 @@ from ragproof_core.judge.usage import (
 )
 
 __all__ = [
+    "ABORTED_BUDGET",
+    "ABORTED_JUDGE",
     "BudgetExceeded",
     "EstimatingJudge",
     "GENERATION_PROMPT_NAMES",
@@ -78,6 +86,8 @@ __all__ = [
     "JudgeLedger",
     "JudgeSettings",
     "JudgeStats",
+    "JudgeStopped",
+    "JudgeUnavailable",
     "JudgeVerdict",
     "JuryJudge",
     "LiteLLMJudge",
@@ -86,8 +96,10 @@ __all__ = [
     "RUBRIC",
     "UNKNOWN_COST",
     "attributed_to",
+    "check_credentials",
     "combine",
     "cost_lines",
+    "credential_problem",
     "format_usd",
     "gather_all",
     "input_hash",

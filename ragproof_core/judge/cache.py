@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -21,6 +22,7 @@ from typing import Any, TypeVar
 
 from ragproof_core.judge.reply_cache import CachedReply, Key, ReplyCache
 from ragproof_core.judge.segment_cache import SegmentJudgeCache
+from ragproof_core.quarantine import QUARANTINE_DIR, quarantine_file
 from ragproof_core.store_health import StoreHealth
 
 BUSY_TIMEOUT_MS = 10_000
@@ -47,21 +49,69 @@ CREATE TABLE IF NOT EXISTS judge_replies (
 T = TypeVar("T")
 
 
+# A SQLite file's companions, moved with it.
+WAL_FILES = ("-wal", "-shm")
+
+
+def quarantine_cache(path: Path, reason: str) -> Path | None:
+    """Move an unreadable cache file (and its WAL files) into ``quarantine/`` beside it,
+    saying so in one warning line; returns where it went (None: another process moved it)."""
+    target = quarantine_file(path, WAL_FILES)
+    if target is None:
+        return None
+    print(
+        f"ragproof: warning: the judge cache {path.name} could not be opened ({reason}); "
+        f"moved to {QUARANTINE_DIR}/{target.name}, the run goes on with a fresh cache",
+        file=sys.stderr,
+        flush=True,
+    )
+    return target
+
+
+def is_unreadable(exc: sqlite3.Error) -> bool:
+    """A cache file that is not a SQLite database, or a damaged one."""
+    text = str(exc).lower()
+    return isinstance(exc, sqlite3.DatabaseError) and (
+        "not a database" in text or "malformed" in text or "corrupt" in text
+    )
+
+
 class JudgeCache(ReplyCache):
-    def __init__(self, path: Path, health: StoreHealth | None = None) -> None:
+    """``read_only``: opened to be read (a dry run), never created or written."""
+
+    def __init__(
+        self, path: Path, health: StoreHealth | None = None, read_only: bool = False
+    ) -> None:
         self.path = Path(path)
         self.health = StoreHealth() if health is None else health
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.read_only = read_only
+        if not read_only:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        # One connection, possibly shared by an IO manager's threads.
+        self._lock = threading.Lock()
+        try:
+            self._open()
+        except sqlite3.DatabaseError as exc:
+            if read_only or not is_unreadable(exc):
+                raise
+            self._conn.close()
+            quarantine_cache(self.path, " ".join(str(exc).split()))
+            self._open()
+
+    def _open(self) -> None:
+        read_only = self.read_only
         # Autocommit (isolation_level=None): every put is its own committed write.
         self._conn = sqlite3.connect(
-            self.path,
+            _read_only_uri(self.path) if read_only else self.path,
             timeout=BUSY_TIMEOUT_MS / 1000,
             isolation_level=None,
             check_same_thread=False,
+            uri=read_only,
         )
-        # One connection, possibly shared by an IO manager's threads.
-        self._lock = threading.Lock()
-        self._retry_locked(self._init_schema)
+        self._retry_locked(self._init_read_only if read_only else self._init_schema)
+
+    def _init_read_only(self) -> None:
+        self._conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
 
     def _init_schema(self) -> None:
         self._conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
@@ -91,12 +141,24 @@ class JudgeCache(ReplyCache):
                 (model, prompt_hash, input_hash),
             ).fetchone()
 
-        row = self._retry_locked(read)
+        try:
+            row = self._retry_locked(read)
+        except sqlite3.DatabaseError as exc:
+            if not is_unreadable(exc):
+                raise
+            # Damaged under a running run: set aside, and the run goes on with a fresh one.
+            with self._lock:
+                self._conn.close()
+                quarantine_cache(self.path, " ".join(str(exc).split()))
+            self._open()
+            return None
         if row is None:
             return None
         return CachedReply(json.loads(row[0]), row[1], row[2], row[3], row[4], row[5])
 
     def _store(self, key: Key, reply: CachedReply) -> None:
+        if self.read_only:
+            raise ValueError(f"the judge cache {self.path} was opened to be read only")
         row = (
             *key,
             json.dumps(reply.data, ensure_ascii=False),
@@ -127,10 +189,21 @@ class JudgeCache(ReplyCache):
             self._conn.close()
 
 
-def open_judge_cache(where: Any, health: StoreHealth | None = None):
+def _read_only_uri(path: Path) -> str:
+    """A URI opening ``path`` to be read only. With no write-ahead log beside it (nobody
+    writing, every commit in the file) it is opened immutable: SQLite then reads the file
+    alone and creates no ``-shm`` or ``-wal`` beside it, so reading leaves the store as
+    it was; with one, as any reader opens it, to see what the log holds."""
+    wal = path.with_name(path.name + "-wal")
+    immutable = "&immutable=1" if not wal.exists() else ""
+    return f"{path.resolve().as_uri()}?mode=ro{immutable}"
+
+
+def open_judge_cache(where: Any, health: StoreHealth | None = None, read_only: bool = False):
     """The cache at ``where``: a SQLite file path (local store) or a remote store's
     segment folder (``layout.SegmentCacheLocation``; ``segment_cache.py``). A write
-    that fails is recorded in ``health``."""
+    that fails is recorded in ``health``. ``read_only``: a local file is opened to be
+    read only (a remote cache writes nothing it was not given)."""
     if isinstance(where, str | Path):
-        return JudgeCache(Path(where), health)
+        return JudgeCache(Path(where), health, read_only=read_only)
     return SegmentJudgeCache(where, health=health)

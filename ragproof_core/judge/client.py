@@ -26,21 +26,32 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import email.utils
 import functools
 import os
+import re
 import sys
 import warnings
 import weakref
 from collections.abc import Awaitable, Callable
 from contextvars import ContextVar
 from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
 from types import ModuleType
 from typing import Any
 
+from ragproof_core.judge.breaker import Outcome
 from ragproof_core.masking import Masker, environment_secrets
 
 # Status codes worth retrying: rate limits, request timeouts and server faults.
 RETRYABLE_STATUS = frozenset({408, 429})
+# Refusals no request of this judge gets past (CONTRACT section 24): the breaker counts them.
+UNAVAILABLE_STATUS = frozenset({400, 401, 403, 404})
+# Statuses whose Retry-After is honoured, and the longest wait it may ask.
+RETRY_AFTER_STATUS = frozenset({429, 503})
+RETRY_AFTER_MAX_S = 60.0
+# The reply format of a prompt that has no schema, or of a model LiteLLM says takes none.
+JSON_OBJECT: dict[str, Any] = {"type": "json_object"}
 
 
 @dataclass
@@ -53,7 +64,12 @@ class RawReply:
 
 
 class TransportError(Exception):
-    """The judge could not be reached or refused the request, after all retries."""
+    """The judge could not be reached or refused the request, after all retries;
+    ``outcome``: what the breaker counts it as."""
+
+    def __init__(self, message: str, outcome: Outcome = Outcome.UNAVAILABLE) -> None:
+        super().__init__(message)
+        self.outcome = outcome
 
 
 @functools.cache
@@ -186,20 +202,67 @@ def _status_code(exc: BaseException) -> int | None:
 
 
 def _retry_after_s(exc: BaseException) -> float | None:
-    """The server's Retry-After in seconds, when it sent one as a number."""
+    """The server's Retry-After on a 429 or 503, in seconds (sent as seconds or as an
+    HTTP date), at most ``RETRY_AFTER_MAX_S``; None when absent or unreadable."""
+    if _status_code(exc) not in RETRY_AFTER_STATUS:
+        return None
     headers = getattr(getattr(exc, "response", None), "headers", None)
     if headers is None:
         headers = getattr(exc, "litellm_response_headers", None)
     if headers is None:
         return None
+    return retry_after_seconds(headers.get("retry-after"))
+
+
+def retry_after_seconds(value: Any, now: datetime | None = None) -> float | None:
+    """A Retry-After header's wait in seconds, capped at ``RETRY_AFTER_MAX_S``: a
+    number of seconds, or an HTTP date (a date past is no wait); None when unreadable."""
+    if not isinstance(value, str) or not value.strip():
+        return None
     try:
-        value = float(headers.get("retry-after"))
-    except (TypeError, ValueError):
-        return None  # absent, or an HTTP date: fall back to our own backoff
-    return value if value >= 0 else None
+        seconds = float(value)
+    except ValueError:
+        try:
+            when = email.utils.parsedate_to_datetime(value)
+        except (TypeError, ValueError):
+            return None
+        if when.tzinfo is None:  # an HTTP date is GMT; a zone-less one is read as such
+            when = when.replace(tzinfo=UTC)
+        seconds = (when - (now or datetime.now(UTC))).total_seconds()
+    if seconds != seconds:  # NaN
+        return None
+    return min(max(seconds, 0.0), RETRY_AFTER_MAX_S)
+
+
+# A credential LiteLLM or the provider's SDK found missing before sending anything:
+# LiteLLM reports the OpenAI SDK's "Missing credentials ..." as an HTTP 500.
+_MISSING_CREDENTIAL = re.compile(r"missing credentials|api_key must be set|no api key", re.I)
+
+
+def missing_credential(exc: BaseException) -> bool:
+    """Whether the request failed before it was sent, for want of a credential."""
+    return bool(_MISSING_CREDENTIAL.search(str(exc)))
+
+
+def got_no_answer(exc: BaseException, litellm: Any) -> bool:
+    """Whether the request failed without an answer from the server (a refused or lost
+    connection, a timeout), which LiteLLM may report as an HTTP 500: found by the
+    socket error or timeout under it."""
+    if isinstance(exc, litellm.Timeout | litellm.APIConnectionError):
+        return True
+    seen: BaseException | None = exc
+    for _ in range(16):  # the chain is short; a loop in it must not hang us
+        if seen is None:
+            return False
+        if isinstance(seen, OSError):  # ConnectionError, TimeoutError, aiohttp's connector's
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
 
 
 def is_retryable(exc: BaseException, litellm: Any) -> bool:
+    if missing_credential(exc):
+        return False  # no retry sets the variable
     if isinstance(exc, litellm.Timeout | litellm.APIConnectionError | litellm.RateLimitError):
         return True
     if isinstance(exc, litellm.InternalServerError | litellm.ServiceUnavailableError):
@@ -208,8 +271,25 @@ def is_retryable(exc: BaseException, litellm: Any) -> bool:
     return status is not None and (status in RETRYABLE_STATUS or status >= 500)
 
 
+def refusal_outcome(exc: BaseException, litellm: Any) -> Outcome:
+    """What a request refused without retry counts as for the breaker: a refusal of its
+    content alone (a content filter, a context window exceeded) says the judge works;
+    400, 401, 403, 404 and a missing credential (an error with no status: LiteLLM
+    refused to build the request) say no request of this judge can."""
+    if missing_credential(exc):
+        return Outcome.UNAVAILABLE
+    if isinstance(exc, litellm.ContentPolicyViolationError | litellm.ContextWindowExceededError):
+        return Outcome.ANSWERED
+    status = _status_code(exc)
+    return (
+        Outcome.UNAVAILABLE
+        if status is None or status in UNAVAILABLE_STATUS
+        else (Outcome.ANSWERED)
+    )
+
+
 class LiteLLMClient:
-    """``complete(messages)``: one judge call at temperature 0, JSON mode, bounded retries."""
+    """``complete(messages)``: one judge call at temperature 0, JSON only, bounded retries."""
 
     def __init__(
         self,
@@ -221,6 +301,7 @@ class LiteLLMClient:
         backoff_max_s: float = 8,
         at_send: Callable[[], Awaitable[object]] | None = None,
         masker: Masker | None = None,
+        retry_after_max_s: float = RETRY_AFTER_MAX_S,
     ) -> None:
         if max_attempts < 1:
             raise ValueError(f"max_attempts must be at least 1, got {max_attempts}")
@@ -230,6 +311,7 @@ class LiteLLMClient:
         self.max_attempts = max_attempts
         self.backoff_base_s = backoff_base_s
         self.backoff_max_s = backoff_max_s
+        self.retry_after_max_s = retry_after_max_s
         # Awaited as every request leaves, retries included: the RPM limiter's hook.
         self.at_send = at_send
         # The run's secret values, masked in every reply and error as they arrive
@@ -248,22 +330,27 @@ class LiteLLMClient:
         )
 
     def backoff_s(self, attempt: int, retry_after_s: float | None = None) -> float:
-        """Delay after failed attempt number ``attempt`` (1-based).
+        """Delay after failed attempt number ``attempt`` (1-based): the server's
+        Retry-After when it sent one (a 429 or 503, at most ``retry_after_max_s``),
+        else our own backoff.
 
         Deterministic (no jitter) so runs and tests are reproducible; the judge's
         concurrency limit already bounds how many calls retry at once.
         """
-        delay = self.backoff_base_s * 2 ** (attempt - 1)
         if retry_after_s is not None:
-            delay = max(delay, retry_after_s)
-        return min(delay, self.backoff_max_s)
+            return min(retry_after_s, self.retry_after_max_s)
+        return min(self.backoff_base_s * 2 ** (attempt - 1), self.backoff_max_s)
 
-    async def complete(self, messages: list[dict[str, str]]) -> RawReply:
+    async def complete(
+        self, messages: list[dict[str, str]], response_format: dict[str, Any] | None = None
+    ) -> RawReply:
+        """One judge call: ``response_format`` is sent as given (a prompt's JSON schema),
+        JSON mode when None. ``TransportError`` after the retries, with its outcome."""
         litellm = import_litellm()
         last: BaseException | None = None
         for attempt in range(1, self.max_attempts + 1):
             try:
-                response = await self._attempt(litellm, messages)
+                response = await self._attempt(litellm, messages, response_format or JSON_OBJECT)
             except Exception as exc:  # classified below; anything unknown is not retried
                 if isinstance(exc, TimeoutError):  # our deadline, reported like LiteLLM's own
                     exc = litellm.Timeout(
@@ -273,16 +360,24 @@ class LiteLLMClient:
                     )
                 last = exc
                 if not is_retryable(exc, litellm):
-                    raise TransportError(_describe(exc, attempt, True, self.masker)) from exc
+                    raise TransportError(
+                        _describe(exc, attempt, True, self.masker),
+                        refusal_outcome(exc, litellm),
+                    ) from exc
                 if attempt < self.max_attempts:
                     await asyncio.sleep(self.backoff_s(attempt, _retry_after_s(exc)))
                 continue
             reply = _to_raw_reply(response)
             return replace(reply, text=redact_secrets(reply.text, self.masker))
         assert last is not None
-        raise TransportError(_describe(last, self.max_attempts, False, self.masker)) from last
+        outcome = Outcome.NO_ANSWER if got_no_answer(last, litellm) else Outcome.GAVE_UP
+        raise TransportError(
+            _describe(last, self.max_attempts, False, self.masker), outcome
+        ) from last
 
-    async def _attempt(self, litellm: Any, messages: list[dict[str, str]]) -> Any:
+    async def _attempt(
+        self, litellm: Any, messages: list[dict[str, str]], response_format: dict[str, Any]
+    ) -> Any:
         """One request. LiteLLM's timeout bounds each socket read, so a reply trickling
         a few bytes at a time never hits it: the whole call gets the deadline."""
         call = functools.partial(
@@ -291,7 +386,7 @@ class LiteLLMClient:
             api_base=self.api_base,
             messages=messages,
             temperature=0,
-            response_format={"type": "json_object"},
+            response_format=response_format,
             max_retries=0,
             timeout=self.timeout_s,
         )
@@ -346,12 +441,17 @@ class LiteLLMClient:
             await asyncio.wait([closer])
 
 
+# What LiteLLM puts before the provider's own message ("litellm.AuthenticationError:
+# AuthenticationError: OpenAIException - "): the exception's name is said once already.
+_LITELLM_PREFIX = re.compile(r"^(?:litellm\.\w+: )?(?:\w+Error: )?(?:\w+Exception - )?")
+
+
 def _describe(exc: BaseException, attempts: int, final: bool, masker: Masker | None) -> str:
     status = _status_code(exc)
     what = f"{type(exc).__name__}" + (f" (HTTP {status})" if status is not None else "")
     # Before truncating: no partial secret survives.
     text = redact_secrets(str(exc).strip(), masker)
-    message = text.splitlines()[0] if text else ""
+    message = _LITELLM_PREFIX.sub("", text.splitlines()[0]) if text else ""
     if len(message) > 300:
         message = message[:297] + "..."
     tail = "not retryable" if final else f"gave up after {attempts} attempt(s)"

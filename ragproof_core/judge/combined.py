@@ -28,6 +28,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ragproof_core.judge.client import TransportError
+from ragproof_core.judge.cost import CACHED_REQUEST, RequestEstimate
 from ragproof_core.judge.prompts import (
     HISTORY,
     MARKER_PREFIX,
@@ -44,6 +45,7 @@ from ragproof_core.judge.prompts import (
 from ragproof_core.judge.reply_cache import input_hash
 from ragproof_core.judge.schemas import (
     ReplyValidationError,
+    combined_schema,
     parse_object,
     validate_reply,
 )
@@ -224,13 +226,14 @@ def repair_instruction(errors: Mapping[str, str]) -> str:
 
 def estimate_combined(
     judge: LiteLLMJudge, parts: Mapping[str, Mapping[str, Any]]
-) -> tuple[bool, float]:
-    """(served from cache?, estimated USD if not) for ``run --dry-run``."""
+) -> RequestEstimate:
+    """The combined question served from the cache, or its request estimated, for
+    ``run --dry-run``."""
     prompt = judge.prompt(COMBINED)
     inputs = combined_inputs(parts, judge.prompts)
     if judge.cached_reply(prompt, input_hash(inputs)) is not None:
-        return True, 0.0
-    return False, judge.estimate_usd(render_combined(prompt, inputs, judge.prompts))
+        return CACHED_REQUEST
+    return judge.estimate_request(render_combined(prompt, inputs, judge.prompts))
 
 
 async def ask_combined(
@@ -262,8 +265,11 @@ async def _ask(
 ) -> dict[str, JudgeVerdict]:
     cost_before = judge.stats.cost_usd
     tokens_before = (judge.stats.input_tokens, judge.stats.output_tokens)
+    bands = {name: judge.prompts[name].verdicts for name in names}
     try:
-        reply = await judge.send(messages, repair=False)
+        reply = await judge.send(
+            messages, judge.response_format(prompt, combined_schema(bands)), repair=False
+        )
     except TransportError as exc:
         return _failed(judge, names, None, f"judge transport failed: {exc}")
     verdicts = {n: judge.prompts[n].verdicts for n in names if judge.prompts[n].verdicts}
@@ -278,7 +284,8 @@ async def _ask(
         ]
         requests = 2
         try:
-            second = await judge.send(repair, repair=True)
+            asked = combined_schema({name: bands[name] for name in errors})
+            second = await judge.send(repair, judge.response_format(prompt, asked), repair=True)
         except TransportError as exc:
             errors = {name: f"judge transport failed: {exc}" for name in errors}
         else:
@@ -294,7 +301,7 @@ async def _ask(
             raw = reply.text if requests == 1 else json.dumps(merged, ensure_ascii=False)
             judge.cache.put(
                 judge.model,
-                prompt.sha256,
+                judge.prompt_key(prompt),
                 key,
                 merged,
                 raw,
@@ -302,7 +309,8 @@ async def _ask(
                 judge.stats.output_tokens - tokens_before[1],
                 cost,
             )
-    judge.count(judge_errors=len(errors))
+    if errors:
+        judge.note_failure(next(iter(errors.values())), len(errors))
     verdicts: dict[str, JudgeVerdict] = {}
     for i, name in enumerate(names):
         # The call's cost and requests are carried once, on the first part.
@@ -319,5 +327,5 @@ async def _ask(
 def _failed(
     judge: LiteLLMJudge, names: list[str], raw: str | None, error: str
 ) -> dict[str, JudgeVerdict]:
-    judge.count(judge_errors=len(names))
+    judge.note_failure(error, len(names))
     return {name: JudgeVerdict(ok=False, data=None, raw=raw, error=error) for name in names}

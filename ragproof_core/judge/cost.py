@@ -25,6 +25,20 @@ ASSUMED_OUTPUT_TOKENS = 200
 USD_DECIMALS = 6
 
 
+@dataclass(frozen=True, slots=True)
+class RequestEstimate:
+    """One question as a dry run counts it: its reply in the judge cache (free), or a
+    request to send, with its estimated tokens and cost."""
+
+    cached: bool
+    cost_usd: float = 0.0
+    input_tokens: int = 0
+    output_tokens: int = 0
+
+
+CACHED_REQUEST = RequestEstimate(cached=True)
+
+
 def estimate_tokens(text: str) -> int:
     return math.ceil(len(text) / CHARS_PER_TOKEN)
 

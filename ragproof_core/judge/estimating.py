@@ -11,14 +11,23 @@ from __future__ import annotations
 
 from typing import Any
 
+from ragproof_core.judge.cost import RequestEstimate
 from ragproof_core.judge.pricing import UNKNOWN_COST
+from ragproof_core.model import Chunk
+
+# What an estimate assumes where it cannot know the answers (an adapter a dry run must
+# not call; ``judge check``'s one groundedness request of typical size): a few sentences
+# of answer citing two of five retrieved passages of a paragraph each.
+ASSUMED_ANSWER = "x" * 600
+ASSUMED_CONTEXT = tuple(Chunk(id=f"assumed-{i}", text="x" * 800) for i in range(5))
+ASSUMED_CITATIONS = ("assumed-0", "assumed-1")
 
 
 class EstimatingJudge:
     """Base of the estimating judges: the wrapped judge and the running tally.
 
     Subclasses implement ``ask`` (and ``ask_combined`` where the loop uses it),
-    adding to ``questions``, ``cached`` and ``cost_usd``.
+    adding each question's estimate (``count``).
     """
 
     def __init__(self, judge: Any) -> None:
@@ -27,6 +36,17 @@ class EstimatingJudge:
         self.questions = 0
         self.cached = 0
         self.cost_usd = 0.0
+        # Estimated tokens of the requests to send (none for a cached question).
+        self.input_tokens = 0
+        self.output_tokens = 0
+
+    def count(self, estimate: RequestEstimate) -> None:
+        """Add one question: served from the cache, or a request to send."""
+        self.questions += 1
+        self.cached += estimate.cached
+        self.cost_usd += estimate.cost_usd
+        self.input_tokens += estimate.input_tokens
+        self.output_tokens += estimate.output_tokens
 
     @property
     def prompt_hashes(self) -> dict[str, str]:

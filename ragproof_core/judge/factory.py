@@ -28,6 +28,7 @@ def make_judge(
     shard: int = 0,
     anchor: float | None = None,
     masker: Masker | None = None,
+    read_only: bool = False,
 ):
     """The configured judge (a ``JuryJudge`` when several models are named), or None
     when RAGPROOF_JUDGE_MODEL is unset. ``cache_path``: the store's
@@ -43,7 +44,11 @@ def make_judge(
     if not models:
         return None
     health = StoreHealth() if health is None else health
-    cache = open_judge_cache(cache_path, health) if cache_path is not None and use_cache else None
+    cache = (
+        open_judge_cache(cache_path, health, read_only)
+        if cache_path is not None and use_cache
+        else None
+    )
     slot_path = cache_path.with_name(SLOT_FILE_NAME) if isinstance(cache_path, Path) else None
     limiter = make_limiter(env.rpm, slot_path, shares=shards, share=shard, anchor=anchor)
     if len(models) > 1:

@@ -36,7 +36,7 @@ from typing import Any
 
 from ragproof_core.judge.cache import JudgeCache
 from ragproof_core.judge.client import flush_litellm
-from ragproof_core.judge.cost import Budget
+from ragproof_core.judge.cost import Budget, RequestEstimate
 from ragproof_core.judge.rate_limit import RateLimiter
 from ragproof_core.judge.session import JudgeStats, LiteLLMJudge
 from ragproof_core.judge.settings import JudgeEnv
@@ -69,6 +69,7 @@ class JuryJudge:
         self.usage: UsageTally = self.members[0].usage
         self._owns_cache = owns_cache
         self._judge_errors = 0  # questions every model failed
+        self._first_error: str | None = None
 
     @property
     def mode(self) -> str:
@@ -90,16 +91,34 @@ class JuryJudge:
         for member in self.members:
             stats = member.stats
             for field in fields(JudgeStats):
-                setattr(total, field.name, getattr(total, field.name) + getattr(stats, field.name))
+                if field.name != "first_error":
+                    added = getattr(total, field.name) + getattr(stats, field.name)
+                    setattr(total, field.name, added)
         total.judge_errors = self._judge_errors
+        total.first_error = self._first_error
         return total
+
+    @property
+    def unavailable(self) -> str | None:
+        """Why a member's breaker stopped its requests (the first such member's)."""
+        return next((m.unavailable for m in self.members if m.unavailable), None)
+
+    @property
+    def reply_format(self) -> str:
+        """The members' reply format, or each model's when they differ."""
+        formats = {member.model: member.reply_format for member in self.members}
+        if len(set(formats.values())) == 1:
+            return next(iter(formats.values()))
+        return ", ".join(f"{model}: {fmt}" for model, fmt in sorted(formats.items()))
 
     def add_prompts(self, prompts: dict[str, Any]) -> None:
         for member in self.members:
             member.add_prompts(prompts)
 
-    def count_judge_error(self) -> None:
+    def count_judge_error(self, reason: str | None) -> None:
         self._judge_errors += 1
+        if self._first_error is None:
+            self._first_error = reason
 
     def close(self) -> None:
         if self._owns_cache and self.members[0].cache is not None:
@@ -110,10 +129,15 @@ class JuryJudge:
         for member in self.members:
             await member.client.aclose()
 
-    def estimate(self, prompt: str, inputs: dict[str, Any]) -> tuple[bool, float]:
-        """For --dry-run: cached only when every model has it; the models' costs added."""
+    def estimate(self, prompt: str, inputs: dict[str, Any]) -> RequestEstimate:
+        """For --dry-run: cached only when every model has it; the models' figures added."""
         estimates = [member.estimate(prompt, inputs) for member in self.members]
-        return all(cached for cached, _ in estimates), math.fsum(cost for _, cost in estimates)
+        return RequestEstimate(
+            cached=all(e.cached for e in estimates),
+            cost_usd=math.fsum(e.cost_usd for e in estimates),
+            input_tokens=sum(e.input_tokens for e in estimates),
+            output_tokens=sum(e.output_tokens for e in estimates),
+        )
 
     async def ask(self, prompt: str, inputs: dict[str, Any]) -> JudgeVerdict:
         """For callers that need one reply (not metrics, which use ``run_judged``):
@@ -123,7 +147,7 @@ class JuryJudge:
         for verdict in verdicts:
             if verdict.ok:
                 return verdict
-        self.count_judge_error()
+        self.count_judge_error(verdicts[0].error)
         return verdicts[0]
 
 
@@ -205,7 +229,8 @@ async def run_judged(
     """``score(judge)`` for one judge; for a jury, once per model, then combined per metric.
 
     ``score`` returns one or more results (a judge call may feed several
-    metrics); ``BudgetExceeded`` propagates after every model's call has ended.
+    metrics); ``JudgeStopped`` (a budget, a judge unavailable) propagates after every model's
+    call has ended.
     """
     if not isinstance(judge, JuryJudge):
         return tuple(await score(judge))
@@ -214,8 +239,9 @@ async def run_judged(
         combine([results[i] for results in per_model], judge.models)
         for i in range(len(per_model[0]))
     )
-    if any(r.status is Status.JUDGE_ERROR for r in combined):
-        judge.count_judge_error()
+    failed = next((r for r in combined if r.status is Status.JUDGE_ERROR), None)
+    if failed is not None:
+        judge.count_judge_error(failed.reason)
     return combined
 
 

@@ -26,6 +26,13 @@ class JudgeLedger:
     usage: list[dict[str, Any]] = field(default_factory=list)
     # False when a judge model had no price (judge/pricing.py): the cost is unknown, not 0.
     priced: bool = True
+    # Why the first question that gave no verdict failed; None when none failed.
+    first_error: str | None = None
+    # The reply format asked for ("json_schema" or "json_object"; a jury's may name each
+    # model's); None when the run asked the judge nothing.
+    response_format: str | None = None
+    # Why the breaker stopped the run's requests (``breaker.py``); None when it did not.
+    unavailable: str | None = None
 
     @property
     def known_cost_usd(self) -> float | None:
@@ -81,6 +88,7 @@ def judge_ledger(judge, *, use_cache: bool) -> JudgeLedger:
     if judge is None:
         return JudgeLedger(model=None, use_cache=use_cache)
     stats = judge.stats
+    asked = stats.requests > 0 or stats.cache_hits > 0
     return JudgeLedger(
         model=judge.model,
         mode=getattr(judge, "mode", "per_metric"),
@@ -95,4 +103,8 @@ def judge_ledger(judge, *, use_cache: bool) -> JudgeLedger:
         cost_usd=stats.cost_usd,
         usage=judge.usage.rows(),
         priced=judge.priced,
+        first_error=stats.first_error,
+        # Asked only when the judge was: whether a schema is sent is LiteLLM's to say.
+        response_format=judge.reply_format if asked else None,
+        unavailable=judge.unavailable,
     )

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ragproof_core.json_limits import JsonLimitError, scan_depth
@@ -231,3 +231,73 @@ _VALIDATORS = {
     "knowledge_retention": _knowledge_retention,
     "task_completion": lambda d: _enum(d, "verdict", VERDICT_ENUMS["task_completion"]),
 }
+
+
+# --- the shapes as JSON schemas, for providers that enforce one (CONTRACT section 24) --------
+
+
+def _object(**properties: dict[str, Any]) -> dict[str, Any]:
+    """A strict JSON schema object: every property required, no other key."""
+    return {
+        "type": "object",
+        "properties": properties,
+        "required": list(properties),
+        "additionalProperties": False,
+    }
+
+
+def _array_of(item: dict[str, Any]) -> dict[str, Any]:
+    return {"type": "array", "items": item}
+
+
+def _one_of(values: Sequence[str]) -> dict[str, Any]:
+    return {"type": "string", "enum": list(values)}
+
+
+_STRING: dict[str, Any] = {"type": "string"}
+_BOOLEAN: dict[str, Any] = {"type": "boolean"}
+_INTEGER: dict[str, Any] = {"type": "integer"}
+
+# Each shape of ``REPLY_SHAPES`` as the JSON schema a provider's strict mode enforces.
+REPLY_SCHEMAS: dict[str, dict[str, Any]] = {
+    "groundedness": _object(claims=_array_of(_object(claim=_STRING, supported=_BOOLEAN))),
+    "citation_support": _object(verdicts=_array_of(_object(chunk_id=_STRING, supported=_BOOLEAN))),
+    "answer_relevance": _object(verdict=_one_of(VERDICT_ENUMS["answer_relevance"])),
+    "completeness": _object(verdict=_one_of(VERDICT_ENUMS["completeness"])),
+    "refusal": _object(refused=_BOOLEAN),
+    "generate_qa": _object(question=_STRING, answer=_STRING),
+    "critique_qa": _object(standalone=_BOOLEAN, answerable=_BOOLEAN, specific=_BOOLEAN),
+    "generate_unanswerable": _object(question=_STRING),
+    "context_relevance": _object(
+        verdicts=_array_of(
+            _object(chunk_id=_STRING, relevance=_one_of(VERDICT_ENUMS["context_relevance"]))
+        )
+    ),
+    "knowledge_retention": _object(turns=_array_of(_object(turn=_INTEGER, retained=_BOOLEAN))),
+    "task_completion": _object(verdict=_one_of(VERDICT_ENUMS["task_completion"])),
+}
+
+
+def reply_schema(prompt_name: str, verdicts: Sequence[str] | None = None) -> dict[str, Any]:
+    """The JSON schema of a prompt's reply; ``verdicts``: a filled-in prompt's (a rubric
+    metric's) bands, its reply ``{"verdict": BAND}``."""
+    if verdicts is not None:
+        return _object(verdict=_one_of(verdicts))
+    return REPLY_SCHEMAS[prompt_name]
+
+
+def combined_schema(parts: Mapping[str, Sequence[str] | None]) -> dict[str, Any]:
+    """A combined reply's schema: one key per part (name -> its bands, None for a shipped
+    prompt), each with that part's own schema."""
+    return _object(**{name: reply_schema(name, bands) for name, bands in parts.items()})
+
+
+def response_format(name: str, schema: dict[str, Any]) -> dict[str, Any]:
+    """The ``response_format`` of a strict JSON-schema reply (OpenAI's shape; LiteLLM
+    translates it for the other providers that take one)."""
+    # Providers take a schema's name in [A-Za-z0-9_-] only: a rubric's is its metric's.
+    label = re.sub(r"[^A-Za-z0-9_-]", "_", name)
+    return {
+        "type": "json_schema",
+        "json_schema": {"name": label, "schema": schema, "strict": True},
+    }

@@ -2,9 +2,15 @@
 
 One ``ask(prompt, inputs)`` is one logical judge question:
 
-1. cache lookup on (model, prompt sha256, input hash) unless ``use_cache`` is off;
-2. under the concurrency semaphore: reserve budget (``BudgetExceeded`` is raised
-   *before* the call and propagates), call the judge, validate the reply;
+1. cache lookup on (model, prompt key, input hash) unless ``use_cache`` is off; the
+   prompt key is the prompt's sha256, and the reply format sent beside it when that
+   is a JSON schema (``prompt_key``), so a reply asked for by prompt alone is never
+   served to a schema run, nor the other way round;
+2. under the concurrency semaphore and the breaker (``breaker.py``: a judge that
+   cannot answer raises ``JudgeUnavailable`` before the call), reserve budget
+   (``BudgetExceeded`` is raised *before* the call and propagates), call the judge
+   (with the prompt's reply schema as ``response_format`` when LiteLLM says the
+   model takes one), validate the reply;
 3. an invalid reply gets exactly one repair retry, with the bad reply and the
    validation error appended to the conversation (budget-checked too);
 4. a validated reply is cached; a second invalid reply or a transport failure
@@ -17,8 +23,16 @@ import asyncio
 from dataclasses import dataclass, replace
 from typing import Any
 
+from ragproof_core.judge.breaker import Breaker, Outcome
 from ragproof_core.judge.cache import JudgeCache
-from ragproof_core.judge.client import LiteLLMClient, RawReply, TransportError, flush_litellm
+from ragproof_core.judge.client import (
+    JSON_OBJECT,
+    LiteLLMClient,
+    RawReply,
+    TransportError,
+    flush_litellm,
+    import_litellm,
+)
 from ragproof_core.judge.combined import (
     ask_combined,
     combined_unused_prompts,
@@ -26,7 +40,9 @@ from ragproof_core.judge.combined import (
 )
 from ragproof_core.judge.cost import (
     ASSUMED_OUTPUT_TOKENS,
+    CACHED_REQUEST,
     Budget,
+    RequestEstimate,
     call_cost,
     estimate_input_tokens,
     estimate_tokens,
@@ -41,12 +57,21 @@ from ragproof_core.judge.prompts import (
 )
 from ragproof_core.judge.rate_limit import RateLimiter
 from ragproof_core.judge.reply_cache import CachedReply, input_hash
-from ragproof_core.judge.schemas import ReplyValidationError, parse_reply
+from ragproof_core.judge.schemas import (
+    ReplyValidationError,
+    parse_reply,
+    reply_schema,
+    response_format,
+)
 from ragproof_core.judge.settings import JudgeEnv
 from ragproof_core.judge.types import JudgeVerdict
 from ragproof_core.judge.usage import UsageTally
 from ragproof_core.masking import Masker
 from ragproof_core.store_health import StoreHealth
+
+# The reply formats a run records (``LiteLLMJudge.reply_format``).
+JSON_SCHEMA_FORMAT = "json_schema"
+JSON_OBJECT_FORMAT = "json_object"
 
 REPAIR_INSTRUCTION = (
     "Your reply above failed validation: {error}. "
@@ -69,6 +94,17 @@ class JudgeStats:
     input_tokens: int = 0
     output_tokens: int = 0
     cost_usd: float = 0.0
+    # Why the first question that gave no verdict failed (None: none failed).
+    first_error: str | None = None
+
+
+def supports_response_schema(model: str) -> bool:
+    """Whether LiteLLM says ``model`` takes a JSON schema as ``response_format``."""
+    litellm = import_litellm()
+    try:
+        return bool(litellm.supports_response_schema(model=model))
+    except Exception:  # noqa: BLE001 - a model LiteLLM cannot place takes the prompt alone
+        return False
 
 
 class LiteLLMJudge:
@@ -123,6 +159,11 @@ class LiteLLMJudge:
         if limiter is not None:
             # The slot is taken as the request leaves: a provider counts arrivals.
             self.client.at_send = limiter.acquire
+        # Stops the run's requests when this model cannot answer (CONTRACT section 24).
+        self.breaker = Breaker(env.model)
+        # Whether replies are asked for with a JSON schema: LiteLLM is asked once, when a
+        # cache key or a request first needs it (its import costs seconds).
+        self._structured: bool | None = None
         # A jury's models share the first model's concurrency limit (run.concurrency in total).
         self._share_from = share_from
         # asyncio primitives bind to the loop that first waits on them; a judge
@@ -154,25 +195,85 @@ class LiteLLMJudge:
         """Combined mode: every part of one case in one request (``judge.combined``)."""
         return await ask_combined(self, parts)
 
-    def estimate_combined(self, parts: dict[str, dict[str, Any]]) -> tuple[bool, float]:
+    def estimate_combined(self, parts: dict[str, dict[str, Any]]) -> RequestEstimate:
         return estimate_combined(self, parts)
 
-    async def send(self, messages: list[dict[str, str]], *, repair: bool) -> RawReply:
+    async def send(
+        self, messages: list[dict[str, str]], fmt: dict[str, Any], *, repair: bool
+    ) -> RawReply:
         """One budgeted, counted request (combined mode); ``TransportError`` propagates."""
+        reply, _ = await self.request("combined", messages, fmt, repair=repair)
+        return reply
+
+    @property
+    def structured(self) -> bool:
+        """Whether each prompt's reply schema is sent as ``response_format`` (LiteLLM
+        says the model takes one), else JSON mode and the prompt alone."""
+        if self._structured is None:
+            self._structured = supports_response_schema(self.model)
+        return self._structured
+
+    @property
+    def reply_format(self) -> str:
+        """The reply format this judge asks for, as its run records it."""
+        return JSON_SCHEMA_FORMAT if self.structured else JSON_OBJECT_FORMAT
+
+    @property
+    def unavailable(self) -> str | None:
+        """Why the breaker stopped this judge's requests; None while it has not."""
+        return self.breaker.reason
+
+    def prompt_key(self, prompt: Prompt) -> str:
+        """The cache's prompt key: the prompt's sha256, with the reply format beside it
+        when that is a schema (a prompt-only reply's key is the sha256 alone, as before)."""
+        return f"{prompt.sha256}+{JSON_SCHEMA_FORMAT}" if self.structured else prompt.sha256
+
+    def response_format(self, prompt: Prompt, schema: dict[str, Any] | None = None) -> dict:
+        """What a request of ``prompt`` sends as ``response_format``: ``schema`` (else the
+        prompt's reply schema) when the model takes one, else JSON mode."""
+        if not self.structured:
+            return JSON_OBJECT
+        if schema is None:
+            schema = reply_schema(prompt.name, prompt.verdicts)
+        return response_format(prompt.name, schema)
+
+    async def request(
+        self,
+        prompt_name: str,
+        messages: list[dict[str, str]],
+        fmt: dict[str, Any],
+        *,
+        repair: bool,
+    ) -> tuple[RawReply, float]:
+        """One request, through the breaker, budgeted and counted (under ``prompt_name``):
+        the reply and its cost. ``TransportError`` (counted by the breaker),
+        ``BudgetExceeded`` and ``JudgeUnavailable`` (neither sent) propagate."""
         self.health.check()
-        reservation = self.budget.reserve(self.estimate_usd(messages))
-        self._stats.requests += 1
-        self._stats.repairs += int(repair)
-        self.usage.add("combined", self.model, requests=1)
-        try:
-            reply = await self.client.complete(messages)
-        except BaseException:  # failed or cancelled: nothing billed, release the reservation
-            self.budget.settle(reservation, 0.0)
-            raise
-        actual = self._actual_usd("combined", messages, reply)
+        async with self.breaker.request():
+            reservation = self.budget.reserve(self.estimate_usd(messages))
+            self._stats.requests += 1
+            self._stats.repairs += int(repair)
+            self.usage.add(prompt_name, self.model, requests=1)
+            try:
+                reply = await self.client.complete(messages, fmt)
+            except TransportError as exc:
+                self.budget.settle(reservation, 0.0)  # nothing was billed for a failed call
+                self.breaker.record(exc.outcome, str(exc))
+                raise
+            except BaseException:  # cancelled: release the reservation, then propagate
+                self.budget.settle(reservation, 0.0)
+                raise
+            self.breaker.record(Outcome.ANSWERED)
+        actual = self._actual_usd(prompt_name, messages, reply)
         self.budget.settle(reservation, actual)
         self._stats.cost_usd += actual
-        return reply
+        return reply, actual
+
+    def note_failure(self, error: str, questions: int = 1) -> None:
+        """Count ``questions`` that gave no verdict; the first reason is kept."""
+        self._stats.judge_errors += questions
+        if self._stats.first_error is None:
+            self._stats.first_error = error
 
     @property
     def stats(self) -> JudgeStats:
@@ -203,7 +304,7 @@ class LiteLLMJudge:
     def cached_reply(self, prompt: Prompt, key: str) -> CachedReply | None:
         if not self.use_cache or self.cache is None:
             return None
-        return self.cache.get(self.model, prompt.sha256, key)
+        return self.cache.get(self.model, self.prompt_key(prompt), key)
 
     @property
     def priced(self) -> bool:
@@ -218,6 +319,13 @@ class LiteLLMJudge:
 
     def estimate_usd(self, messages: list[dict[str, str]]) -> float:
         return self._call_cost(estimate_input_tokens(messages), ASSUMED_OUTPUT_TOKENS)
+
+    def estimate_request(self, messages: list[dict[str, str]]) -> RequestEstimate:
+        """A request to send, as a dry run prices it (4 characters a token in, the
+        assumed reply out)."""
+        tokens = estimate_input_tokens(messages)
+        cost = self._call_cost(tokens, ASSUMED_OUTPUT_TOKENS)
+        return RequestEstimate(False, cost, tokens, ASSUMED_OUTPUT_TOKENS)
 
     def _actual_usd(self, prompt: str, messages: list[dict[str, str]], reply: RawReply) -> float:
         # Provider usage when reported, else 4 characters per token (metrics.md).
@@ -239,12 +347,13 @@ class LiteLLMJudge:
         )
         return cost
 
-    def estimate(self, prompt: str, inputs: dict[str, Any]) -> tuple[bool, float]:
-        """(served from cache?, estimated USD if not) without calling anything: for --dry-run."""
+    def estimate(self, prompt: str, inputs: dict[str, Any]) -> RequestEstimate:
+        """The question served from the cache, or its request estimated, without calling
+        anything: for --dry-run. Reads the cache, never writes it."""
         chosen = self.prompt(prompt)
         if self.cached_reply(chosen, input_hash(inputs)) is not None:
-            return True, 0.0
-        return False, self.estimate_usd(render(chosen, inputs))
+            return CACHED_REQUEST
+        return self.estimate_request(render(chosen, inputs))
 
     def semaphore(self) -> asyncio.Semaphore:
         if self._share_from is not None:
@@ -274,28 +383,17 @@ class LiteLLMJudge:
         requests = 0
         raw: str | None = None
         error = ""
+        fmt = self.response_format(prompt)
         for attempt in (1, 2):
-            self.health.check()
-            reservation = self.budget.reserve(self.estimate_usd(messages))
-            requests += 1
-            self._stats.requests += 1
-            self.usage.add(prompt.name, self.model, requests=1)
-            if attempt == 2:
-                self._stats.repairs += 1
             try:
-                reply = await self.client.complete(messages)
+                reply, actual = await self.request(prompt.name, messages, fmt, repair=attempt == 2)
             except TransportError as exc:
-                self.budget.settle(reservation, 0.0)  # nothing was billed for a failed call
+                requests += 1
                 return self._failed(
                     prompt.name, raw, f"judge transport failed: {exc}", cost, requests
                 )
-            except BaseException:  # cancelled: release the reservation, then propagate
-                self.budget.settle(reservation, 0.0)
-                raise
-            actual = self._actual_usd(prompt.name, messages, reply)
-            self.budget.settle(reservation, actual)
+            requests += 1
             cost += actual
-            self._stats.cost_usd += actual
             raw = reply.text
             try:
                 data = parse_reply(prompt.name, reply.text, prompt.verdicts)
@@ -311,7 +409,7 @@ class LiteLLMJudge:
             if self.use_cache and self.cache is not None:
                 self.cache.put(
                     self.model,
-                    prompt.sha256,
+                    self.prompt_key(prompt),
                     key,
                     data,
                     reply.text,
@@ -328,7 +426,7 @@ class LiteLLMJudge:
     def _failed(
         self, prompt: str, raw: str | None, error: str, cost: float, requests: int
     ) -> JudgeVerdict:
-        self._stats.judge_errors += 1
+        self.note_failure(error)
         self.usage.add(prompt, self.model, judge_errors=1)
         return JudgeVerdict(
             ok=False, data=None, raw=raw, error=error, cost_usd=cost, requests=requests

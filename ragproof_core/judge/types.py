@@ -11,13 +11,33 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+ABORTED_BUDGET = "aborted:budget"
+ABORTED_JUDGE = "aborted:judge"
 
-class BudgetExceeded(Exception):
-    """Raised by ``Judge.ask`` *before* a call that the budget no longer allows.
 
-    The pipeline catches it, stops starting new work and finishes the run with
-    status ``aborted:budget``.
-    """
+class JudgeStopped(Exception):
+    """The judge answers no more questions in this run, raised by ``Judge.ask``
+    *before* a request it will not send. The pipeline catches it, stops starting
+    new work and finishes the run with ``status``, every question it did not ask
+    skipped with ``skip_reason``."""
+
+    status: str = ""
+    skip_reason: str = ""
+
+
+class BudgetExceeded(JudgeStopped):
+    """The next call would pass the budget (RAGPROOF_MAX_COST_USD): ``aborted:budget``."""
+
+    status = ABORTED_BUDGET
+    skip_reason = "not judged: the run stopped at its judge budget (RAGPROOF_MAX_COST_USD)"
+
+
+class JudgeUnavailable(JudgeStopped):
+    """The judge cannot work (``breaker.py``): ``aborted:judge``; the message is the
+    provider's reason."""
+
+    status = ABORTED_JUDGE
+    skip_reason = "not judged: the run stopped calling a judge that could not answer"
 
 
 @dataclass(frozen=True, slots=True)

@@ -352,6 +352,7 @@ METRICS: tuple[MetricSpec, ...] = (
         "made tool calls matching an expected call (one to one) / made calls",
         group=TOOL_GROUP,
         listed_when_unused=False,
+        reads=frozenset({"tool_calls"}),
     ),
     MetricSpec(
         TOOL_RECALL,
@@ -361,6 +362,7 @@ METRICS: tuple[MetricSpec, ...] = (
         "expected tool calls matched by a made call (one to one) / expected calls",
         group=TOOL_GROUP,
         listed_when_unused=False,
+        reads=frozenset({"tool_calls"}),
     ),
     MetricSpec(
         TRAJECTORY_MATCH,
@@ -370,6 +372,7 @@ METRICS: tuple[MetricSpec, ...] = (
         "1 when the made calls satisfy the case's tool_match (exact, in_order, any_order)",
         group=TOOL_GROUP,
         listed_when_unused=False,
+        reads=frozenset({"tool_calls"}),
     ),
     MetricSpec(
         STEPS,
@@ -380,6 +383,7 @@ METRICS: tuple[MetricSpec, ...] = (
         score=case_only(step_count),
         score_columns=step_columns,
         listed_when_unused=False,
+        reads=frozenset({"tool_calls"}),
         bounded=False,
     ),
     MetricSpec(
@@ -392,5 +396,6 @@ METRICS: tuple[MetricSpec, ...] = (
         score_columns=unjudged_task_columns,
         prompt=TASK_COMPLETION_PROMPT,
         listed_when_unused=False,
+        reads=frozenset({"answer", "tool_calls"}),
     ),
 )

@@ -107,5 +107,6 @@ METRICS: tuple[MetricSpec, ...] = (
         "share of cited ids found in the retrieved set",
         score=case_only(citation_validity),
         score_columns=citation_columns,
+        reads=frozenset({"citations", "context"}),
     ),
 )

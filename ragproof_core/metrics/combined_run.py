@@ -17,7 +17,7 @@ import asyncio
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
-from ragproof_core.judge.types import BudgetExceeded
+from ragproof_core.judge.types import JudgeStopped
 from ragproof_core.metrics.judge_plan import JudgePlan, Planned, result_from_verdict, with_history
 from ragproof_core.metrics.registry import REGISTRY, Registry
 from ragproof_core.metrics.spec import DEFAULT_PARAMS
@@ -40,8 +40,7 @@ async def combined_results(
     output: CaseOutput,
     judge: Any,
     chosen: Sequence[tuple[str, Callable[..., Awaitable[MetricResult]]]],
-    on_budget: Callable[[], None],
-    budget_reason: str,
+    on_stop: Callable[[JudgeStopped], str],
     params: Any = DEFAULT_PARAMS,
     registry: Registry = REGISTRY,
 ) -> list[MetricResult]:
@@ -49,7 +48,8 @@ async def combined_results(
 
     A metric whose registry spec has a ``plan`` is one part of the combined
     request, planned with ``params`` (the run settings: judged retrieval reads
-    run.k); any other is asked alone through its function."""
+    run.k); any other is asked alone through its function. A question the judge
+    stops (``JudgeStopped``) is skipped with the reason ``on_stop`` gives it."""
     plans: dict[str, Planned] = {}
     for name, _ in chosen:
         declared = registry.spec(name)
@@ -57,21 +57,22 @@ async def combined_results(
             plans[name] = with_history(declared.plan(case, output, True, params), output)
     parts = combined_parts(list(plans.values()))
 
+    stopped: list[str] = []
+
     async def combined() -> dict[str, Any] | None:
         if not parts:
             return {}
         try:
             return await judge.ask_combined(parts)
-        except BudgetExceeded:
-            on_budget()
+        except JudgeStopped as stop:
+            stopped.append(on_stop(stop))
             return None
 
     async def alone(name: str, fn) -> MetricResult:
         try:
             return await fn(case, output, judge)
-        except BudgetExceeded:
-            on_budget()
-            return skipped(case.id, name, budget_reason)
+        except JudgeStopped as stop:
+            return skipped(case.id, name, on_stop(stop))
 
     others = [(name, fn) for name, fn in chosen if name not in plans]
     verdicts, *other_results = await asyncio.gather(
@@ -87,7 +88,7 @@ async def combined_results(
         if isinstance(plan, MetricResult):
             results.append(plan)
         elif verdicts is None:
-            results.append(skipped(case.id, name, budget_reason))
+            results.append(skipped(case.id, name, stopped[0]))
         else:
             results.append(result_from_verdict(plan, verdicts[plan.prompt]))
     return results

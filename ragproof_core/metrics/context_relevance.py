@@ -242,6 +242,7 @@ METRICS: tuple[MetricSpec, ...] = (
         group=CONTEXT_GROUP,
         prompt=PROMPT,
         cutoff="k",
+        reads=frozenset({"retrieved"}),
     ),
     MetricSpec(
         JUDGED_NDCG_AT_K,
@@ -253,5 +254,6 @@ METRICS: tuple[MetricSpec, ...] = (
         group=CONTEXT_GROUP,
         prompt=PROMPT,
         cutoff="k",
+        reads=frozenset({"retrieved"}),
     ),
 )

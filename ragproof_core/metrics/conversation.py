@@ -156,5 +156,6 @@ METRICS: tuple[MetricSpec, ...] = (
         prompt=PROMPT,
         conversation=plan_knowledge_retention,
         conversation_columns=knowledge_retention_columns,
+        reads=frozenset({"answer"}),
     ),
 )

@@ -34,7 +34,7 @@ from ragproof_core.metrics.custom_tables import MetricTable, tables_from_dicts
 from ragproof_core.metrics.function_calls import BoundedFunction, Failed
 from ragproof_core.metrics.judge_plan import JudgePlan, Planned, messages_input
 from ragproof_core.metrics.registry import REGISTRY, Registry
-from ragproof_core.metrics.spec import MetricSpec
+from ragproof_core.metrics.spec import ALL_READS, MetricSpec
 from ragproof_core.model import Case, CaseOutput, MetricResult, case_error, scored, skipped
 
 FAMILY = "custom"
@@ -86,6 +86,7 @@ def custom_metric(table: MetricTable, *, load: bool = True) -> MetricSpec:
                 score_function, table.name, BoundedFunction(function, table.timeout_s, table.name)
             ),
             family_name=FAMILY,
+            reads=frozenset(table.reads) or ALL_READS,
             # A function's score is any finite number (CONTRACT section 21): a count, a size.
             bounded=False,
         )
@@ -98,6 +99,7 @@ def custom_metric(table: MetricTable, *, load: bool = True) -> MetricSpec:
         plan=partial(plan_rubric, table),
         prompt=table.name,
         family_name=FAMILY,
+        reads=frozenset(table.reads) or ALL_READS,
     )
 
 

@@ -16,6 +16,11 @@ or a Python function called once per case::
     function = "my_metrics:short_answer"
     higher_is_better = true
     timeout_s = 10          # optional: each call's time limit (default 10 s)
+    reads = ["answer"]      # optional, either kind: what it reads
+
+``reads`` names what the metric reads of a case's output (``metrics.spec.READS``:
+retrieved, answer, citations, tool_calls, usage, context, latency), so a live run
+calls only the adapter methods its metrics need; without it, everything.
 
 Tables are checked as strictly as the rest of the file: unknown keys (with
 the closest known one), a name outside ``custom.``, two to five distinct
@@ -38,6 +43,7 @@ from typing import Any
 from ragproof_core.adapters.loading import AdapterLoadError, resolve_target
 from ragproof_core.errors import show_key, show_value, unknown_key_reason
 from ragproof_core.metrics.function_calls import DEFAULT_TIMEOUT_S
+from ragproof_core.metrics.spec import READS
 
 PREFIX = "custom."
 MATERIALS: tuple[str, ...] = ("question", "answer", "context", "expected_answer", "history")
@@ -50,6 +56,7 @@ KEYS: tuple[str, ...] = (
     "fixtures",
     "function",
     "higher_is_better",
+    "reads",
     "timeout_s",
 )
 RUBRIC_ONLY: tuple[str, ...] = ("rubric", "bands", "material", "fixtures")
@@ -74,6 +81,7 @@ class MetricTable:
     material: tuple[str, ...] = ()
     fixtures: str | None = None  # absolute path
     function: str | None = None  # module:function
+    reads: tuple[str, ...] = ()  # what it reads of a case's output; empty: everything
     timeout_s: float = DEFAULT_TIMEOUT_S  # a function metric's time limit a call
 
     @property
@@ -91,6 +99,8 @@ class MetricTable:
             out["function"] = self.function
             if self.timeout_s != DEFAULT_TIMEOUT_S:
                 out["timeout_s"] = self.timeout_s
+        if self.reads:
+            out["reads"] = list(self.reads)
         return out
 
     @classmethod
@@ -103,6 +113,7 @@ class MetricTable:
             material=tuple(data.get("material", ())),
             fixtures=data.get("fixtures"),
             function=data.get("function"),
+            reads=tuple(data.get("reads", ())),
             timeout_s=data.get("timeout_s", DEFAULT_TIMEOUT_S),
         )
 
@@ -139,6 +150,7 @@ def _parse_table(table: Mapping[str, Any], where: str, folder: Path) -> MetricTa
         raise MetricTableError(
             f"{where}.higher_is_better: expected true or false, got {show_value(higher)}"
         )
+    reads = _reads(table, where)
     has_rubric, has_function = "rubric" in table, "function" in table
     if has_rubric == has_function:
         raise MetricTableError(
@@ -156,7 +168,9 @@ def _parse_table(table: Mapping[str, Any], where: str, folder: Path) -> MetricTa
                 f"{where}.function: expected an import path 'module:function', "
                 f"got {show_value(function)}"
             )
-        return MetricTable(name, higher, function=function, timeout_s=_timeout(table, where))
+        return MetricTable(
+            name, higher, function=function, timeout_s=_timeout(table, where), reads=reads
+        )
     for key in FUNCTION_ONLY:
         if key in table:
             raise MetricTableError(f"{where}.{key}: only a function metric has {key}")
@@ -180,7 +194,21 @@ def _parse_table(table: Mapping[str, Any], where: str, folder: Path) -> MetricTa
         if not resolved.is_file():
             raise MetricTableError(f"{where}.fixtures: no such file {str(resolved)!r}")
         fixtures = str(resolved)
-    return MetricTable(name, higher, rubric, bands, material, fixtures)
+    return MetricTable(name, higher, rubric, bands, material, fixtures, reads=reads)
+
+
+def _reads(table: Mapping[str, Any], where: str) -> tuple[str, ...]:
+    """The optional ``reads`` key: names of ``READS``; absent, everything (empty)."""
+    if "reads" not in table:
+        return ()
+    reads = _words(table, "reads", where)
+    unknown = [r for r in reads if r not in READS]
+    if unknown or not reads:
+        raise MetricTableError(
+            f"{where}.reads: {show_value(unknown[0] if unknown else reads)} is not something "
+            f"a metric reads; choose from {', '.join(READS)}"
+        )
+    return reads
 
 
 def _timeout(table: Mapping[str, Any], where: str) -> float:

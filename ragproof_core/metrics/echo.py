@@ -73,5 +73,6 @@ METRICS: tuple[MetricSpec, ...] = (
         "answer equals the expected answer after stripping (debugging)",
         score=case_only(exact_match),
         score_columns=exact_match_columns,
+        reads=frozenset({"answer"}),
     ),
 )

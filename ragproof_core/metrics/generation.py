@@ -232,6 +232,7 @@ METRICS: tuple[MetricSpec, ...] = (
         plan=plan_without_params(plan_groundedness),
         score_columns=UNJUDGED_COLUMNS,
         prompt="groundedness",
+        reads=frozenset({"answer", "context"}),
     ),
     MetricSpec(
         CITATION_SUPPORT,
@@ -242,6 +243,7 @@ METRICS: tuple[MetricSpec, ...] = (
         plan=plan_without_params(plan_citation_support),
         score_columns=UNJUDGED_COLUMNS,
         prompt="citation_support",
+        reads=frozenset({"answer", "citations", "context"}),
     ),
     MetricSpec(
         ANSWER_RELEVANCE,
@@ -252,6 +254,7 @@ METRICS: tuple[MetricSpec, ...] = (
         plan=plan_without_params(plan_answer_relevance),
         score_columns=UNJUDGED_COLUMNS,
         prompt="answer_relevance",
+        reads=frozenset({"answer"}),
     ),
     MetricSpec(
         COMPLETENESS,
@@ -262,6 +265,7 @@ METRICS: tuple[MetricSpec, ...] = (
         plan=plan_without_params(plan_completeness),
         score_columns=UNJUDGED_COLUMNS,
         prompt="completeness",
+        reads=frozenset({"answer"}),
     ),
 )
 

@@ -124,6 +124,7 @@ METRICS: tuple[MetricSpec, ...] = (
         group=HOP_GROUP,
         cutoff="k",
         listed_when_unused=False,
+        reads=frozenset({"tool_calls"}),
     ),
     MetricSpec(
         HOP_PRECISION_AT_K,
@@ -134,5 +135,6 @@ METRICS: tuple[MetricSpec, ...] = (
         group=HOP_GROUP,
         cutoff="k",
         listed_when_unused=False,
+        reads=frozenset({"tool_calls"}),
     ),
 )

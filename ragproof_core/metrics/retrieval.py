@@ -445,6 +445,7 @@ def _declare(
         cutoff="k" if cutoff else None,
         default=default,
         kernel=kernel,
+        reads=frozenset({"retrieved"}),
     )
 
 

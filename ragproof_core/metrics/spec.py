@@ -8,6 +8,8 @@ their own function); ``metrics.registry`` lists them. A spec says:
 - ``judge``: asks a judge always (``required``), when one is configured and
   otherwise uses a heuristic (``optional``), or never (``never``);
 - ``needs``: what a case must bring (anything missing makes it skip);
+- ``reads``: what it reads of a case's output (``READS``), from which a run works out
+  which adapter methods to call (``adapter_methods``): default, everything;
 - ``prompt``: the judge prompt it asks, if any; ``cutoff``: the run setting that
   cuts its ranking (``k``), if any;
 - how it is scored, exactly one of:
@@ -38,10 +40,11 @@ scores a batch without a result object per row (``run.evaluate``).
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from ragproof_core.adapters.runner import ANSWER, RETRIEVE
 from ragproof_core.judge.types import Judge
 from ragproof_core.metrics.conversation_columns import ConversationColumns
 from ragproof_core.metrics.judge_plan import Planned
@@ -50,6 +53,27 @@ from ragproof_core.model import Case, CaseOutput, MetricResult
 
 JUDGE_MODES: tuple[str, ...] = ("never", "optional", "required")
 CUTOFFS: tuple[str, ...] = ("k",)
+
+# What a metric reads of a case's output (``MetricSpec.reads``), each beside the adapter
+# methods that give it (CONTRACT section 2): ``retrieve()``'s chunks; the answer's text,
+# its citations, its steps and tool calls, the pipeline's usage and time; the context
+# (the answer's own chunks, else ``retrieve()``'s, so both methods). A run calls only
+# the methods its selected metrics read (``adapter_methods``).
+READS: dict[str, tuple[str, ...]] = {
+    "retrieved": (RETRIEVE,),
+    "answer": (ANSWER,),
+    "citations": (ANSWER,),
+    "tool_calls": (ANSWER,),
+    "usage": (ANSWER,),
+    "context": (ANSWER, RETRIEVE),
+    "latency": (ANSWER, RETRIEVE),
+}
+ALL_READS: frozenset[str] = frozenset(READS)
+
+
+def adapter_methods(reads: Iterable[str]) -> frozenset[str]:
+    """The adapter methods that give what ``reads`` names."""
+    return frozenset(method for read in reads for method in READS[read])
 
 
 class Params(Protocol):
@@ -165,6 +189,9 @@ class MetricSpec:
     # ``score_batch``/``score_columns`` call (retrieval: ``(RetrievalBatch, k)`` to one
     # value per case, ``retrieval_batch_kernels``).
     kernel: Callable[..., Any] | None = None
+    # What it reads of a case's output (``READS``): a run calls only the adapter methods
+    # its selected metrics read. Everything unless declared.
+    reads: frozenset[str] = ALL_READS
     # Whether every score lies in [0, 1], so intervals of its mean are reported within
     # [0, 1] (CONTRACT section 25); False for counts and the system's own units.
     bounded: bool = True
@@ -188,6 +215,12 @@ class MetricSpec:
             raise ValueError(f"metric {self.name!r}: a conversation's metric has a plan, no group")
         if self.conversation_columns is not None and self.conversation is None:
             raise ValueError(f"metric {self.name!r}: conversation_columns needs conversation")
+        unknown = set(self.reads) - ALL_READS
+        if unknown or not self.reads:
+            raise ValueError(
+                f"metric {self.name!r}: reads must name some of {sorted(ALL_READS)}, "
+                f"got {sorted(self.reads)}"
+            )
 
     @property
     def per_conversation(self) -> bool:

@@ -63,6 +63,7 @@ METRICS: tuple[MetricSpec, ...] = (
         "seconds the pipeline took for the case (live wall time or the recorded latency_s)",
         score=case_only(latency_s),
         default=False,
+        reads=frozenset({"latency"}),
         bounded=False,
     ),
     MetricSpec(
@@ -73,6 +74,7 @@ METRICS: tuple[MetricSpec, ...] = (
         "input plus output tokens the pipeline reported (answer usage)",
         score=case_only(tokens),
         default=False,
+        reads=frozenset({"usage"}),
         bounded=False,
     ),
     MetricSpec(
@@ -83,6 +85,7 @@ METRICS: tuple[MetricSpec, ...] = (
         "dollars the pipeline reported for the case (answer usage)",
         score=case_only(cost_usd),
         default=False,
+        reads=frozenset({"usage"}),
         bounded=False,
     ),
 )

@@ -12,6 +12,7 @@ each other directly.
 """
 
 from ragproof_core.present.app_data import (
+    RUNS_PAGE,
     compare_data,
     datasets,
     run_data,
@@ -38,6 +39,7 @@ from ragproof_core.present.html import (
 )
 from ragproof_core.present.judge_activity import (
     agreement_lines,
+    judge_failures_line,
     judge_usage_markdown,
     judge_usage_table,
 )
@@ -83,6 +85,7 @@ from ragproof_core.present.trends import (
 )
 
 __all__ = [
+    "RUNS_PAGE",
     "CaseNotFound",
     "CaseQuery",
     "LabelSession",
@@ -102,6 +105,7 @@ __all__ = [
     "distributions_table",
     "gather_case",
     "gather_report",
+    "judge_failures_line",
     "identity_line",
     "judge_usage_markdown",
     "judge_usage_table",

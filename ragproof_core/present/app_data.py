@@ -18,6 +18,7 @@ from ragproof_core.compare.comparison import (
     compare_stored_runs,
 )
 from ragproof_core.metrics.custom import stored_registry
+from ragproof_core.present.judge_activity import judge_failures_line
 from ragproof_core.present.run_list import run_dict
 from ragproof_core.store.run_store import RunRecord, RunStore
 
@@ -26,9 +27,25 @@ def datasets(records: Sequence[RunRecord]) -> list[str]:
     return sorted({r.dataset for r in records})
 
 
-def runs_data(records: Sequence[RunRecord]) -> dict[str, Any]:
-    """Every finished run (oldest first) with what tells runs apart, as ``runs --json``."""
-    return {"runs": [run_dict(r) for r in records], "datasets": datasets(records)}
+# CONTRACT section 31: the results browser's runs page shows this many runs at a time.
+RUNS_PAGE = 50
+
+
+def runs_data(
+    records: Sequence[RunRecord], *, offset: int = 0, limit: int | None = None
+) -> dict[str, Any]:
+    """Finished runs (oldest first) with what tells runs apart, as ``runs --json``: a page
+    of ``limit`` runs, ``offset`` runs back from the newest (every run without a limit)."""
+    if limit is None:
+        return {"runs": [run_dict(r) for r in records], "datasets": datasets(records)}
+    total = len(records)
+    end = max(total - offset, 0)
+    page = records[max(end - limit, 0) : end]
+    return {
+        "runs": [run_dict(r) for r in page],
+        "datasets": datasets(records),
+        "page": {"offset": offset, "limit": limit, "total": total},
+    }
 
 
 def run_data(store: RunStore, record: RunRecord, records: Sequence[RunRecord]) -> dict[str, Any]:
@@ -39,7 +56,8 @@ def run_data(store: RunStore, record: RunRecord, records: Sequence[RunRecord]) -
         r.run_id for r in reversed(records) if r.dataset == record.dataset and r is not record
     ]
     return {
-        "run": run_dict(record),
+        # Its judge failures shown beside its status (CONTRACT section 24).
+        "run": {**run_dict(record), "judge_failures": judge_failures_line(record)},
         "dataset": record.dataset,
         "datasets": datasets(records),
         "metrics": [

@@ -7,6 +7,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ragproof_core.judge.cost import format_usd
+from ragproof_core.judge.types import ABORTED_JUDGE
 
 _HEADERS = ("metric", "model", "requests", "cache hits", "judge errors", "tokens in", "tokens out")
 
@@ -53,3 +54,16 @@ def agreement_lines(agreement: Mapping[str, Mapping[str, Any]]) -> list[str]:
     if lines:
         lines.insert(0, "jury agreement (Krippendorff's alpha, interval, bands 0/0.5/1):")
     return lines
+
+
+def judge_failures_line(record: Any) -> str | None:
+    """The summary's last line for a run with judge errors (CONTRACT section 24):
+    ``judge: E of R requests failed (first: REASON)``; for a run aborted:judge,
+    ``judge unavailable: REASON``; None when the judge never failed."""
+    reason = getattr(record, "judge_first_error", None)
+    if record.status == ABORTED_JUDGE:
+        return f"judge unavailable: {reason or 'no reason recorded'}"
+    if not record.judge_errors:
+        return None
+    first = f" (first: {reason})" if reason else ""
+    return f"judge: {record.judge_errors} of {record.judge_requests} requests failed{first}"

@@ -44,6 +44,7 @@ from ragproof_core.metrics.registry import Registry, metric_order
 from ragproof_core.metrics.robustness import ABSTENTION, OVERREFUSAL
 from ragproof_core.model import Case, CaseKind, CaseOutput, Chunk, Status
 from ragproof_core.present import report_queries as queries
+from ragproof_core.present.judge_activity import judge_failures_line
 from ragproof_core.present.report_queries import RunFiles
 from ragproof_core.present.run_files import reader
 from ragproof_core.present.summary import LATENCY_METRIC, calibration_json, latency_note
@@ -439,6 +440,8 @@ def record_dict(record: Any) -> dict[str, Any]:
         "config": config,
         # A jury's inter-judge agreement (Krippendorff's alpha) per metric; {} otherwise.
         "judge_agreement": dict(getattr(record, "judge_agreement", None) or {}),
+        # Shown beside the status (CONTRACT section 24); None when the judge never failed.
+        "judge_failures": judge_failures_line(record),
     }
 
 

@@ -28,13 +28,14 @@ HEADERS = (
     "judge",
     "judge mode",
     "status",
+    "judge errors",
     "cases",
     "cost",
     "config",
     "tags",
 )
-# Figures read right-aligned: k, metrics, cases, cost.
-_RIGHT = {HEADERS.index(name) for name in ("k", "metrics", "cases", "cost")}
+# Figures read right-aligned: k, metrics, judge errors, cases, cost.
+_RIGHT = {HEADERS.index(name) for name in ("k", "metrics", "judge errors", "cases", "cost")}
 
 
 # The run table's columns the listing leaves out (``show --json`` and the report carry
@@ -64,10 +65,12 @@ def run_dict(record: RunRecord) -> dict[str, Any]:
     return {
         **values,
         "started_at": record.started_at.isoformat(),
-        "finished_at": record.finished_at.isoformat(),
+        "finished_at": None if record.finished_at is None else record.finished_at.isoformat(),
         "k": settings.get("k"),
         "source_match": settings.get("source_match"),
         "metric_count": len(metrics) if isinstance(metrics, list) else None,
+        # CONTRACT section 29: the file a damaged run was found with (None otherwise).
+        "damaged_file": record.damaged_file,
     }
 
 
@@ -89,6 +92,7 @@ def _row(run: dict[str, Any]) -> list[str]:
         run["judge_model"] or "none",
         _cell(run["judge_mode"]),
         run["status"],
+        _cell(run["judge_errors"]),
         str(run["cases"]),
         format_usd(run["cost_usd"]),
         "-" if digest is None else digest[:SHORT_DIGEST],

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ragproof_core.adapters.runner import adapter_calls_dict
 from ragproof_core.metrics.registry import REGISTRY, Registry
 from ragproof_core.text_table import text_table
 
@@ -43,6 +44,7 @@ def run_json(
     status: str,
     summaries: Sequence[Any],
     judge: Mapping[str, Any] | None = None,
+    adapter_calls: Mapping[str, int] | None = None,
     secrets_masked: int = 0,
 ) -> dict[str, Any]:
     out: dict[str, Any] = {
@@ -52,6 +54,8 @@ def run_json(
     }
     if judge is not None:
         out["judge"] = dict(judge)
+    if adapter_calls is not None:
+        out["adapter_calls"] = adapter_calls_dict(adapter_calls)
     if secrets_masked:  # CONTRACT section 28: said only when the run masked anything
         out["secrets_masked"] = secrets_masked
     return out

@@ -9,6 +9,8 @@ from ragproof_core.run.dry_run import (
 )
 from ragproof_core.run.evaluate import (
     ABORTED_BUDGET,
+    INTERRUPTED,
+    STOPPED_STATUSES,
     RecordingScoring,
     evaluate,
     evaluate_recorded,
@@ -17,6 +19,7 @@ from ragproof_core.run.evaluate import (
 from ragproof_core.run.preflight import (
     Checked,
     Staged,
+    check_judge_credentials,
     check_launch,
     preflight,
     recording_path,
@@ -46,6 +49,7 @@ from ragproof_core.run.turn_replay import replays_as_recorded
 
 __all__ = [
     "ABORTED_BUDGET",
+    "INTERRUPTED",
     "ATTEMPT_PREFIX",
     "AttemptRecorder",
     "Checked",
@@ -53,10 +57,12 @@ __all__ = [
     "STAGED_SECRETS_DOCUMENT",
     "EvaluationTotals",
     "RecordingScoring",
+    "STOPPED_STATUSES",
     "ShardReport",
     "Staged",
     "attempt_document",
     "attempt_document_name",
+    "check_judge_credentials",
     "check_launch",
     "estimate_run",
     "evaluate",

@@ -17,53 +17,75 @@ needed to know the questions, two cases:
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ragproof_core.adapters.loading import load_adapter
-from ragproof_core.adapters.runner import close_adapter, takes_history
+from ragproof_core.adapters.runner import (
+    adapter_calls_dict,
+    adapter_calls_line,
+    close_adapter,
+    planned_calls,
+    takes_history,
+)
 from ragproof_core.config.expansion import expanded
 from ragproof_core.config.settings import Config
-from ragproof_core.judge.estimating import EstimatingJudge, cost_lines
+from ragproof_core.judge.estimating import (
+    ASSUMED_ANSWER,
+    ASSUMED_CITATIONS,
+    ASSUMED_CONTEXT,
+    EstimatingJudge,
+    cost_lines,
+)
 from ragproof_core.judge.factory import make_judge
 from ragproof_core.judge.settings import JudgeEnv
 from ragproof_core.judge.types import JudgeVerdict
 from ragproof_core.metrics.custom import give_rubrics, run_registry
-from ragproof_core.model import Answer, Case, CaseOutput, Chunk
-from ragproof_core.run.evaluate import evaluate
-
-# Sizes assumed for an adapter that is not called: a few sentences of answer
-# citing two of five retrieved passages of a paragraph each.
-_ASSUMED_ANSWER = "x" * 600
-_ASSUMED_CONTEXT = tuple(Chunk(id=f"assumed-{i}", text="x" * 800) for i in range(5))
-_ASSUMED_CITATIONS = ("assumed-0", "assumed-1")
+from ragproof_core.model import Answer, Case, CaseOutput
+from ragproof_core.run.evaluate import Selection, evaluate
 
 
 @dataclass(frozen=True)
 class DryRunEstimate:
+    """What a run would ask the judge: ``requests`` questions, ``cached_requests`` of
+    them served free from the judge cache, ``requests_to_send`` sent; the tokens and
+    cost are those of the requests to send (CONTRACT section 24)."""
+
     cases: int
     judge_model: str | None
     basis: str
-    questions: int
-    cached: int
-    calls: int
+    requests: int
+    cached_requests: int
+    requests_to_send: int
+    estimated_input_tokens: int
+    estimated_output_tokens: int
     estimated_cost_usd: float | None  # None: nothing prices the judge
     max_cost_usd: float | None
+    # The calls the run would make of its adapter, by method (CONTRACT section 2).
+    adapter_calls: dict[str, int] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
     def render(self) -> str:
+        calls = adapter_calls_line(self.adapter_calls)
+        would = [] if calls is None else [f"  {calls} would be made"]
         if self.judge_model is None:
-            return (
-                f"dry run: {self.cases} cases; no judge configured (RAGPROOF_JUDGE_MODEL), "
-                "so 0 judge calls and $0; judge metrics would be skipped"
+            return "\n".join(
+                [
+                    f"dry run: {self.cases} cases; no judge configured (RAGPROOF_JUDGE_MODEL), "
+                    "so 0 judge calls and $0; judge metrics would be skipped",
+                    *would,
+                ]
             )
         lines = [
             f"dry run: {self.cases} cases, judge {self.judge_model} ({self.basis})",
-            f"  judge questions {self.questions}, served from cache {self.cached}, "
-            f"calls {self.calls} (plus up to one repair retry each)",
+            *would,
+            f"  judge requests {self.requests}: cached {self.cached_requests}, "
+            f"to send {self.requests_to_send} (plus up to one repair retry each)",
+            f"  estimated tokens to send {self.estimated_input_tokens} in / "
+            f"{self.estimated_output_tokens} out",
             *cost_lines(self.estimated_cost_usd, self.max_cost_usd),
         ]
         return "\n".join(lines)
@@ -79,18 +101,12 @@ class _EstimatingJudge(EstimatingJudge):
     async def ask(self, prompt: str, inputs: dict[str, Any]) -> JudgeVerdict:
         # A jury asks every model: each model's question is counted (and cached) apart.
         for judge in getattr(self._judge, "members", None) or (self._judge,):
-            self.questions += 1
-            cached, cost = judge.estimate(prompt, inputs)
-            self.cached += cached
-            self.cost_usd += cost
+            self.count(judge.estimate(prompt, inputs))
         return JudgeVerdict(ok=False, data=None, raw=None, error="dry run: not asked")
 
     async def ask_combined(self, parts: dict[str, dict[str, Any]]) -> dict[str, JudgeVerdict]:
         """Combined mode: one question per case, whatever its number of parts."""
-        self.questions += 1
-        cached, cost = self._judge.estimate_combined(parts)
-        self.cached += cached
-        self.cost_usd += cost
+        self.count(self._judge.estimate_combined(parts))
         return {
             name: JudgeVerdict(ok=False, data=None, raw=None, error="dry run: not asked")
             for name in parts
@@ -101,8 +117,8 @@ class _AssumedAnswers:
     """Stands in for an adapter that must not be called."""
 
     async def run_case(self, case: Case) -> CaseOutput:
-        answer = Answer(_ASSUMED_ANSWER, _ASSUMED_CONTEXT, _ASSUMED_CITATIONS)
-        return CaseOutput(case.id, answer=answer, retrieved=_ASSUMED_CONTEXT)
+        answer = Answer(ASSUMED_ANSWER, ASSUMED_CONTEXT, ASSUMED_CITATIONS)
+        return CaseOutput(case.id, answer=answer, retrieved=ASSUMED_CONTEXT)
 
 
 class _AssumedConversationalAnswers(_AssumedAnswers):
@@ -116,15 +132,19 @@ class _AssumedConversationalAnswers(_AssumedAnswers):
 async def estimate_run(
     cases: Sequence[Case], config: Config, env: JudgeEnv, cache_path: Path
 ) -> DryRunEstimate:
-    judge = make_judge(env, cache_path if cache_path.exists() else None)
+    registry = run_registry(config.metrics)
+    # The cache is read, never written (nor created, when the store has none yet).
+    judge = make_judge(env, cache_path if cache_path.exists() else None, read_only=True)
     if judge is None:
-        return DryRunEstimate(len(cases), None, "no judge", 0, 0, 0, 0.0, env.max_cost_usd)
+        calls = await _planned_calls(cases, config, registry)
+        return DryRunEstimate(
+            len(cases), None, "no judge", 0, 0, 0, 0, 0, 0.0, env.max_cost_usd, calls
+        )
     # The config's own metrics: a rubric's questions are counted like any judge metric's.
     give_rubrics(judge, config.metrics)
-    registry = run_registry(config.metrics)
     estimator = _EstimatingJudge(judge)
-    used = expanded(config).config.adapter  # ${NAME} read as the run would read it
-    adapter = load_adapter(used.target, used.options)
+    adapter = _load_adapter(config)
+    calls = adapter_calls_dict(planned_calls(adapter, cases, _methods(config, registry)))
     try:
         if getattr(adapter, "free_to_call", False):
             basis = "answers from the local adapter, cache hits exact"
@@ -143,9 +163,31 @@ async def estimate_run(
         cases=len(cases),
         judge_model=judge.model,
         basis=basis,
-        questions=estimator.questions,
-        cached=estimator.cached,
-        calls=estimator.calls,
+        requests=estimator.questions,
+        cached_requests=estimator.cached,
+        requests_to_send=estimator.calls,
+        estimated_input_tokens=estimator.input_tokens,
+        estimated_output_tokens=estimator.output_tokens,
         estimated_cost_usd=estimator.cost_usd if judge.priced else None,
         max_cost_usd=env.max_cost_usd,
+        adapter_calls=calls,
     )
+
+
+def _methods(config: Config, registry) -> frozenset[str]:
+    return Selection.from_settings(config.run, registry).adapter_methods
+
+
+def _load_adapter(config: Config) -> Any:
+    """The run's adapter, built as the run would build it (``${NAME}`` read)."""
+    used = expanded(config).config.adapter
+    return load_adapter(used.target, used.options)
+
+
+async def _planned_calls(cases: Sequence[Case], config: Config, registry) -> dict[str, int]:
+    """The calls the run would make of its adapter (built, never called), by method."""
+    adapter = _load_adapter(config)
+    try:
+        return adapter_calls_dict(planned_calls(adapter, cases, _methods(config, registry)))
+    finally:
+        await close_adapter(adapter)

@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import Any
 
@@ -26,7 +26,13 @@ from ragproof_core.adapters.runner import run_adapter
 from ragproof_core.config.settings import RunSettings
 from ragproof_core.gc_pause import collector_paused
 from ragproof_core.judge.jury import run_judged, score_metric
-from ragproof_core.judge.types import BudgetExceeded, Judge
+from ragproof_core.judge.types import (
+    ABORTED_BUDGET,
+    ABORTED_JUDGE,
+    BudgetExceeded,
+    Judge,
+    JudgeStopped,
+)
 from ragproof_core.judge.usage import attributed_to
 from ragproof_core.masking import NO_SECRETS, Masker
 from ragproof_core.metrics.combined_run import combined_results
@@ -38,7 +44,7 @@ from ragproof_core.metrics.conversation_columns import (
 from ragproof_core.metrics.judge_plan import JudgePlan, result_from_verdict, run_plan, with_history
 from ragproof_core.metrics.registry import REGISTRY, MetricGroup, MetricSpec, Registry
 from ragproof_core.metrics.result_columns import ResultColumns, concat
-from ragproof_core.metrics.spec import ColumnScore
+from ragproof_core.metrics.spec import ColumnScore, adapter_methods
 from ragproof_core.model import (
     Case,
     CaseOutput,
@@ -57,8 +63,13 @@ from ragproof_core.store.schema import (
 from ragproof_core.store_health import StoreWriteError
 
 COMPLETED = "completed"
-ABORTED_BUDGET = "aborted:budget"
-BUDGET_REASON = "not judged: the run stopped at its judge budget (RAGPROOF_MAX_COST_USD)"
+# A signal stopped the run (CONTRACT section 29): no new adapter or judge request.
+INTERRUPTED = "interrupted"
+# The statuses of a run the judge stopped, and why its unasked questions are skipped.
+STOPPED_STATUSES = (ABORTED_BUDGET, ABORTED_JUDGE)
+BUDGET_REASON = BudgetExceeded.skip_reason
+# (exception) -> the skip reason of the question it stopped: records the run's stop.
+OnStop = Callable[[JudgeStopped], str]
 
 # How many cases may wait for judge verdicts at once, per unit of concurrency.
 # Bounds memory on a slow judge: past it, the adapter waits instead of racing ahead.
@@ -84,6 +95,8 @@ class Evaluation:
     # be written; ``evaluate_recorded`` leaves ``outputs`` empty too.
     columns: ResultColumns | None = None
     outputs_table: pa.Table | None = None
+    # The adapter's calls, by method (``retrieve``, ``answer``; a replay's ``run_case``).
+    adapter_calls: Counter[str] = field(default_factory=Counter)
 
     def __repr__(self) -> str:
         # Short on purpose: asyncio.run() in a main thread formats the repr of its task,
@@ -229,6 +242,13 @@ class Selection:
         return tuple(m for m in self.specs if m.per_conversation)
 
     @cached_property
+    def adapter_methods(self) -> frozenset[str]:
+        """The adapter methods a single case calls: those that give what the selected
+        metrics read (``MetricSpec.reads``). A conversation's turns call ``answer``
+        whatever they are (``run_adapter``)."""
+        return frozenset().union(*(adapter_methods(m.reads) for m in self.specs))
+
+    @cached_property
     def case_names(self) -> tuple[str, ...]:
         """The names a case or a turn has rows for: all but a conversation's own."""
         own = {m.name for m in self.conversational}
@@ -371,7 +391,7 @@ async def conversation_results(
     turns: Sequence[Case],
     outputs: Sequence[CaseOutput],
     judge: Judge | None,
-    on_budget: Callable[[], None],
+    on_stop: OnStop,
     selection: Selection = ALL_METRICS,
     settings: RunSettings = DEFAULT_SETTINGS,
 ) -> list[MetricResult]:
@@ -387,9 +407,8 @@ async def conversation_results(
         with attributed_to(declared.name):
             try:
                 (result,) = await run_judged(lambda j, p=planned: _ask_alone(p, j), judge)
-            except BudgetExceeded:
-                on_budget()
-                result = skipped(planned.case_id, declared.name, BUDGET_REASON)
+            except JudgeStopped as stop:
+                result = skipped(planned.case_id, declared.name, on_stop(stop))
         results.append(result)
     return results
 
@@ -405,7 +424,7 @@ async def judged_results(
     case: Case,
     output: CaseOutput,
     judge: Judge | None,
-    on_budget: Callable[[], None],
+    on_stop: OnStop,
     selection: Selection = ALL_METRICS,
     k: int = 5,
     settings: RunSettings | None = None,
@@ -421,9 +440,8 @@ async def judged_results(
                 return [
                     await score_metric(per_metric_function(declared, params), case, output, judge)
                 ]
-            except BudgetExceeded:
-                on_budget()
-                return [skipped(case.id, declared.name, BUDGET_REASON)]
+            except JudgeStopped as stop:
+                return [skipped(case.id, declared.name, on_stop(stop))]
 
     if getattr(judge, "mode", "per_metric") == "combined":
         # CONTRACT section 12: one request per case carrying every judge prompt,
@@ -437,8 +455,7 @@ async def judged_results(
                         output,
                         j,
                         chosen,
-                        on_budget,
-                        BUDGET_REASON,
+                        on_stop,
                         params,
                         selection.registry,
                     ),
@@ -451,9 +468,9 @@ async def judged_results(
         with attributed_to(group.name):
             try:
                 results = await run_judged(lambda j: group.ask(case, output, j, params), judge)
-            except BudgetExceeded:
-                on_budget()
-                results = tuple(skipped(case.id, name, BUDGET_REASON) for name in group.members)
+            except JudgeStopped as stop:
+                reason = on_stop(stop)
+                results = tuple(skipped(case.id, name, reason) for name in group.members)
         return [r for r in results if r.metric in selection.names]
 
     jobs = [one(m) for m in selection.judged]
@@ -489,8 +506,11 @@ async def evaluate(
     as_columns: bool = False,
     dataset: pa.Table | None = None,
     masker: Masker = NO_SECRETS,
+    stop_requested: Callable[[], bool] | None = None,
 ) -> Evaluation:
     """Evaluate ``cases`` against ``adapter``; never raises for a case's problem.
+    ``stop_requested``: once true (a signal), no new case is started and no case not yet
+    judged is sent to the judge; the cases scored whole are kept, status interrupted.
     ``registry``: the metrics to choose from, the run's own (``metrics.custom``) included.
     ``masker``: the run's secret values, masked in each output as the adapter gives it
     (``run_adapter``).
@@ -506,12 +526,21 @@ async def evaluate(
         scorers = selection.column_scorers(judge is not None, turns)
     if scorers is not None:
         return await _evaluate_columns(
-            cases, adapter, settings, selection, scorers, on_case_done, dataset, masker
+            cases,
+            adapter,
+            settings,
+            selection,
+            scorers,
+            on_case_done,
+            dataset,
+            masker,
+            stop_requested,
         )
     results_by_case: dict[str, list[MetricResult]] = {}
     pending: set[asyncio.Task] = set()
     backlog = asyncio.Semaphore(settings.concurrency * _JUDGE_BACKLOG_PER_SLOT)
-    aborted = False
+    # The status of a run the judge stopped (its budget, or a judge that cannot answer).
+    stopped: str | None = None
     store_fault: StoreWriteError | None = None
     scored_case_by_case = bool(selection.case_groups or selection.deterministic)
     unjudged_plans = bool(selection.judged or selection.judged_groups)
@@ -546,13 +575,20 @@ async def evaluate(
             if rows is not None:
                 batched[case.id] = rows
 
-    def stop_for_budget() -> None:
-        nonlocal aborted
-        aborted = True
+    def on_stop(stop: JudgeStopped) -> str:
+        nonlocal stopped
+        stopped = stopped or stop.status
+        return stop.skip_reason
+
+    def stopping() -> bool:
+        return stop_requested is not None and stop_requested()
 
     async def score(case: Case, output: CaseOutput) -> None:
         nonlocal store_fault
         try:
+            if stopping() and (judge is not None or unjudged_plans):
+                # Not judged after the signal: left for the resume, not half-kept.
+                return
             if output.failed:
                 results_by_case[case.id] = failure_results(case, output, selection)
                 return
@@ -567,7 +603,7 @@ async def evaluate(
                 results_by_case[case.id] = fixed
             else:
                 judged = await judged_results(
-                    case, output, judge, stop_for_budget, selection, settings.k, settings
+                    case, output, judge, on_stop, selection, settings.k, settings
                 )
                 results_by_case[case.id] = fixed + judged
             if selection.batch_groups:
@@ -606,7 +642,7 @@ async def evaluate(
         after_turn[turns[-1].id] = conversation_id
         try:
             results_by_case[conversation_id] = await conversation_results(
-                turns, outputs, judge, stop_for_budget, selection, settings
+                turns, outputs, judge, on_stop, selection, settings
             )
         except StoreWriteError as exc:
             store_fault = store_fault or exc
@@ -626,15 +662,18 @@ async def evaluate(
         pending.add(task)
         task.add_done_callback(pending.discard)
 
+    calls: Counter[str] = Counter()
     with collector_paused():
         outputs = await run_adapter(
             cases,
             adapter,
             settings,
             on_output=on_output,
-            should_stop=lambda: aborted or store_fault is not None,
+            should_stop=lambda: stopped is not None or store_fault is not None or stopping(),
             on_conversation=on_conversation,
             masker=masker,
+            methods=selection.adapter_methods,
+            calls=calls,
         )
         if pending:
             await asyncio.gather(*pending)
@@ -642,6 +681,19 @@ async def evaluate(
     if store_fault is not None:
         raise store_fault
 
+    interrupted = stopping()
+    if interrupted:
+        # Only the cases scored whole are kept; a conversation with any turn unscored is
+        # redone whole by the resume.
+        conversation_of = {c.id: c.turn.conversation_id for c in cases if c.turn is not None}
+        unscored = {o.case_id for o in outputs if o.case_id not in results_by_case}
+        cut = {conversation_of[c] for c in unscored if c in conversation_of}
+        outputs = [
+            o
+            for o in outputs
+            if o.case_id not in unscored and conversation_of.get(o.case_id) not in cut
+        ]
+        after_turn = {k: v for k, v in after_turn.items() if v not in cut}
     results: list[MetricResult] = []
     order = selection.order
     for output in outputs:
@@ -660,7 +712,8 @@ async def evaluate(
     return Evaluation(
         outputs=list(outputs),
         results=results,
-        status=ABORTED_BUDGET if aborted else COMPLETED,
+        status=INTERRUPTED if interrupted else stopped or COMPLETED,
+        adapter_calls=calls,
     )
 
 
@@ -747,18 +800,34 @@ async def _evaluate_columns(
     on_case_done: Callable[[], None] | None,
     dataset: pa.Table | None,
     masker: Masker,
+    stop_requested: Callable[[], bool] | None = None,
 ) -> Evaluation:
     """``evaluate`` of a selection scored from columns, without a judge: the adapter's
     outputs first, then every case's rows from the dataset's and the outputs' columns at
     once; a conversation's own rows (which ask no judge) after its last turn's, as
-    ``evaluate`` places them."""
+    ``evaluate`` places them. Stopped (``stop_requested``), the cases answered whole
+    are scored and kept, status interrupted."""
 
     def on_output(case: Case, output: CaseOutput) -> None:
         if on_case_done is not None:
             on_case_done()
 
+    calls: Counter[str] = Counter()
     with collector_paused():
-        outputs = await run_adapter(cases, adapter, settings, on_output=on_output, masker=masker)
+        outputs = await run_adapter(
+            cases,
+            adapter,
+            settings,
+            on_output=on_output,
+            should_stop=stop_requested,
+            methods=selection.adapter_methods,
+            calls=calls,
+            masker=masker,
+        )
+        interrupted = stop_requested is not None and stop_requested()
+        if interrupted and len(outputs) < len(cases):
+            cases, outputs = _whole_units(cases, outputs)
+            dataset = None
         outputs_table = encode_outputs("", outputs)
         rows = encode_dataset("", cases) if dataset is None else dataset
         columns = _scored_columns(
@@ -771,8 +840,28 @@ async def _evaluate_columns(
             conversations_of(rows, outputs_table),
         )
     return Evaluation(
-        outputs=list(outputs), results=[], columns=columns, outputs_table=outputs_table
+        outputs=list(outputs),
+        results=[],
+        columns=columns,
+        outputs_table=outputs_table,
+        status=INTERRUPTED if interrupted else COMPLETED,
+        adapter_calls=calls,
     )
+
+
+def _whole_units(
+    cases: Sequence[Case], outputs: Sequence[CaseOutput]
+) -> tuple[list[Case], list[CaseOutput]]:
+    """The cases (and their outputs) answered before a stop, a conversation only whole."""
+    answered = {o.case_id for o in outputs}
+    cut = {c.turn.conversation_id for c in cases if c.turn is not None and c.id not in answered}
+
+    def kept(case: Case) -> bool:
+        return case.id in answered and (case.turn is None or case.turn.conversation_id not in cut)
+
+    chosen = [c for c in cases if kept(c)]
+    ids = {c.id for c in chosen}
+    return chosen, [o for o in outputs if o.case_id in ids]
 
 
 def _scored_columns(

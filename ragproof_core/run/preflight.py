@@ -6,8 +6,8 @@ exists, so bad input leaves the store byte for byte unchanged. The large inputs
 calls ``preflight`` and ``staged_recording`` before writing the manifest, for runs
 launched from the command line, the UI or the schedule alike. ``ragproof run``
 checks only what is cheap before it creates the Dagster run (``check_launch``:
-the judge's environment and a live adapter's construction), and turns a failed
-dataset step into the same one-line error.
+the judge's environment, its credentials and a live adapter's construction), and
+turns a failed dataset step into the same one-line error.
 
 Each check uses the config as the run will (``${NAME}`` expanded from the
 environment: an unset variable is bad input naming the key), and an error it raises
@@ -31,10 +31,12 @@ from ragproof_core.adapters.runner import close_adapter
 from ragproof_core.config.expansion import expanded, run_masker
 from ragproof_core.config.settings import AdapterSpec, Config, ConfigError
 from ragproof_core.data.dataset import DatasetError, fewer_units_than, load_dataset
-from ragproof_core.judge.environment import judge_environment
+from ragproof_core.judge.environment import check_credentials, judge_environment
 from ragproof_core.judge.settings import JudgeEnv
 from ragproof_core.masking import NO_SECRETS, Masker
+from ragproof_core.metrics.custom import run_registry
 from ragproof_core.model import Case, units
+from ragproof_core.run.evaluate import Selection
 from ragproof_core.store.dataset_table import StagedDataset, staged_dataset_file
 from ragproof_core.store.recording import StagedRecording, staged_recording
 
@@ -125,6 +127,7 @@ def staged_inputs(
                 refused = exc
             staged = dataset_read.result()
             judge_env = _check_the_rest(used, dataset, staged.rows, staged.units, adapter_checked)
+            check_judge_credentials(used, judge_env)
             if refused is not None:
                 raise refused
         yield Staged(config, staged, judge_env, masker.masked), recording
@@ -153,13 +156,27 @@ def check_launch(config: Config, dataset: str | Path) -> JudgeEnv:
     shard count against the dataset's lines. The dataset and a recording are read by
     the run's dataset step, once; only a dataset with fewer lines than shards (a run
     ``preflight`` refuses) is read here, to word the error before the run exists."""
-    if config.run.shards > 1 and fewer_units_than(dataset, config.run.shards):
-        return preflight(config, dataset).judge_env
     with secrets_masked_in_errors(config) as (used, _):
-        judge_env = judge_environment(used.judge)
-        if recording_path(used.adapter) is None:
-            check_adapter(used.adapter)
+        if used.run.shards > 1 and fewer_units_than(dataset, used.run.shards):
+            judge_env = preflight(config, dataset).judge_env
+        else:
+            judge_env = judge_environment(used.judge)
+            if recording_path(used.adapter) is None:
+                check_adapter(used.adapter)
+        check_judge_credentials(used, judge_env)
     return judge_env
+
+
+def check_judge_credentials(config: Config, judge_env: JudgeEnv) -> None:
+    """A run that will call the judge (a judge model, and a selected metric that asks
+    one: ``MetricSpec.judged``) refuses a model LiteLLM cannot build a request for
+    (``judge.environment.check_credentials``), before anything is stored. A run whose
+    metrics ask no judge needs no key, and is not made to import LiteLLM."""
+    if not judge_env.models:
+        return
+    selection = Selection.from_settings(config.run, run_registry(config.metrics))
+    if any(spec.judged for spec in selection.specs):
+        check_credentials(judge_env)
 
 
 def recording_path(spec: AdapterSpec) -> str | None:

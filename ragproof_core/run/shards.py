@@ -14,14 +14,16 @@ reports into the run's totals and one judge ledger.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections import Counter
+from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from ragproof_core.judge.ledger import JudgeLedger
+from ragproof_core.judge.types import ABORTED_BUDGET, ABORTED_JUDGE
 
 COMPLETED = "completed"
-ABORTED_BUDGET = "aborted:budget"
+INTERRUPTED = "interrupted"
 
 
 def shard_ranges(total: int, shards: int) -> list[tuple[int, int]]:
@@ -84,6 +86,8 @@ class ShardReport:
     # Strings in which the shard masked a secret value (CONTRACT section 28). Not named
     # "secrets...": a stored document's secret-named keys are redacted.
     masked_strings: int = 0
+    # The adapter's calls, by method (``retrieve``, ``answer``).
+    adapter_calls: dict[str, int] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -110,8 +114,15 @@ def merge_ledgers(ledgers: Sequence[JudgeLedger]) -> JudgeLedger:
         cost_usd=sum(ledger.cost_usd for ledger in ledgers),
         priced=all(ledger.priced for ledger in ledgers),
         usage=merge_usage([row for ledger in ledgers for row in ledger.usage]),
+        first_error=_first(ledger.first_error for ledger in ledgers),
+        response_format=_first(ledger.response_format for ledger in ledgers),
+        unavailable=_first(ledger.unavailable for ledger in ledgers),
         **totals,
     )
+
+
+def _first(values: Iterable[str | None]) -> str | None:
+    return next((value for value in values if value is not None), None)
 
 
 def merge_usage(rows: Sequence[dict]) -> list[dict]:
@@ -140,13 +151,16 @@ class EvaluationTotals:
     status: str
     cases: int
     case_failures: int
+    adapter_calls: dict[str, int] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> EvaluationTotals:
-        return cls(data["status"], data["cases"], data["case_failures"])
+        return cls(
+            data["status"], data["cases"], data["case_failures"], data.get("adapter_calls", {})
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -156,27 +170,34 @@ class RunTotals:
     case_failures: int
     ledger: JudgeLedger
     secrets_masked: int = 0
+    adapter_calls: dict[str, int] = field(default_factory=dict)
 
     @property
     def evaluation(self) -> EvaluationTotals:
-        return EvaluationTotals(self.status, self.cases, self.case_failures)
+        return EvaluationTotals(self.status, self.cases, self.case_failures, self.adapter_calls)
 
 
 def merge_reports(
     reports: Sequence[ShardReport], unfinished: Sequence[JudgeLedger] = (), masked: int = 0
 ) -> RunTotals:
-    """The run's totals; any shard stopped at its budget makes the run ``aborted:budget``.
+    """The run's totals; any shard that stopped calling an unavailable judge makes the
+    run ``aborted:judge``, else any shard stopped at its budget ``aborted:budget``.
 
     ``unfinished``: the judge ledgers of shard attempts that died before reporting;
     what they paid is the run's spend too, though their cases count in no total.
     ``masked``: strings masked before any shard ran (the run's recording, staged).
     """
     ordered = sorted(reports, key=lambda r: r.shard)
-    aborted = any(r.status == ABORTED_BUDGET for r in ordered)
+    stopped = {r.status for r in ordered} & {ABORTED_JUDGE, ABORTED_BUDGET}
+    # A signal stopped the run (CONTRACT section 29): interrupted, whatever else happened.
+    interrupted = any(r.status == INTERRUPTED for r in ordered)
     return RunTotals(
-        status=ABORTED_BUDGET if aborted else COMPLETED,
+        status=INTERRUPTED
+        if interrupted
+        else min(stopped, key=(ABORTED_JUDGE, ABORTED_BUDGET).index, default=COMPLETED),
         cases=sum(r.cases for r in ordered),
         case_failures=sum(r.case_failures for r in ordered),
         ledger=merge_ledgers([JudgeLedger.from_dict(r.ledger) for r in ordered] + [*unfinished]),
         secrets_masked=masked + sum(r.masked_strings for r in ordered),
+        adapter_calls=dict(sum((Counter(r.adapter_calls) for r in ordered), Counter())),
     )

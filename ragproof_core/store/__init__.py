@@ -29,7 +29,13 @@ from ragproof_core.store.result_tally import (
     ResultTally,
     summarize_run,
 )
+from ragproof_core.store.retention import (
+    GcReport,
+    Retention,
+    collect_garbage,
+)
 from ragproof_core.store.run_store import (
+    RunDamaged,
     RunNotFound,
     RunRecord,
     RunStore,
@@ -51,6 +57,9 @@ from ragproof_core.store.views import (
 
 __all__ = [
     "CASE_RESULTS",
+    "GcReport",
+    "Retention",
+    "collect_garbage",
     "DATASET",
     "InvalidRunId",
     "LabelError",
@@ -60,6 +69,7 @@ __all__ = [
     "QueryRefused",
     "QueryResult",
     "ResultTally",
+    "RunDamaged",
     "RunNotFound",
     "RunRecord",
     "RunStore",

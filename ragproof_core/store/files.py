@@ -17,7 +17,7 @@ import shutil
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -168,3 +168,45 @@ class LocalFiles:
     def glob(self, pattern: str) -> list[Path]:
         """Files matching an absolute glob, sorted; temp files never match ``*.parquet``."""
         return sorted(Path(p) for p in globbing.glob(pattern))
+
+    def open_read(self, path: Path) -> BinaryIO:
+        return open(path, "rb")  # noqa: SIM115 - the caller closes it
+
+    def size(self, path: Path) -> int | None:
+        """The file's size in bytes; None when it does not exist."""
+        try:
+            return os.stat(path).st_size
+        except FileNotFoundError:
+            return None
+
+    def create_exclusive(self, path: Path, data: bytes) -> None:
+        """Write ``path`` whole, or raise FileExistsError if it exists (never replaced):
+        a temp file hard-linked into place, which fails if the name is taken."""
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = temp_path_for(path)
+        try:
+            tmp.write_bytes(data)
+            _fsync_path(tmp)
+            os.link(tmp, path)
+        finally:
+            with suppress(FileNotFoundError):
+                tmp.unlink()
+        _fsync_path(path.parent, directory=True)
+
+    def walk(self, folder: Path) -> list[tuple[str, int]]:
+        """Every file under ``folder`` (relative name, size), in name order; none if absent."""
+        found = []
+        for directory, _, names in os.walk(folder):
+            for name in names:
+                path = Path(directory) / name
+                with suppress(FileNotFoundError):
+                    found.append((path.relative_to(folder).as_posix(), path.stat().st_size))
+        return sorted(found)
+
+    def move(self, source: Path, target: Path) -> None:
+        """Move a file or folder within the store (a rename)."""
+        target.parent.mkdir(parents=True, exist_ok=True)
+        os.replace(source, target)
+
+    def remove_tree(self, folder: Path) -> None:
+        shutil.rmtree(folder, ignore_errors=True)

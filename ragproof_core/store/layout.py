@@ -29,6 +29,9 @@ The store is a folder (``RAGPROOF_STORE``, default ``data/store``)::
     judge_cache.sqlite                    the judge cache of a local store
     judge_cache/segments/*.jsonl          the judge cache of a remote store
     ragproof.duckdb                       views over the Parquet files only (local)
+    catalog/                              every run's entry, its files' sizes and sha256
+                                          and where the views read its rows (catalog.py)
+    quarantine/<run_id>/                  a damaged run, moved aside whole (verify --repair)
 
 One folder per run is one Dagster partition: runs never share a file, so any
 number of them can be written at once. Nothing else in ragproof builds store
@@ -65,6 +68,7 @@ TABLES: tuple[str, ...] = (
 
 SCHEMA_DIR_NAME = "_schema"  # cannot clash with a run id: ids start alphanumeric
 MANIFEST_NAME = "manifest.json"
+STOP_NAME = "stop.json"
 CALIBRATIONS_DIR_NAME = "calibrations"
 # Folders of a run holding one small Parquet file per record, each with its own view:
 # view name -> folder. What calibrates a run's judge (human labels, bias probes) sits
@@ -75,6 +79,10 @@ RECORD_FOLDERS: dict[str, str] = {
     "probes": f"{CALIBRATIONS_DIR_NAME}/probes",
 }
 REPORT_NAME = "report.html"
+CATALOG_DIR_NAME = "catalog"
+QUARANTINE_DIR_NAME = "quarantine"
+# A log file's name: ``<run_id>~<entry>[~<n>]`` (``~`` is never part of a run id).
+ENTRY_SEPARATOR = "~"
 DUCKDB_NAME = "ragproof.duckdb"
 JUDGE_CACHE_NAME = "judge_cache.sqlite"
 JUDGE_SEGMENTS_DIR = "judge_cache/segments"
@@ -183,8 +191,59 @@ class StoreLayout:
             return SegmentCacheLocation(self.fs, str(self.root / JUDGE_SEGMENTS_DIR))
         return self.root / JUDGE_CACHE_NAME
 
+    # --- the catalog (catalog.py) -----------------------------------------------------------
+
+    @property
+    def catalog_dir(self) -> Path:
+        return self.root / CATALOG_DIR_NAME
+
+    def catalog_log_dir(self, table: str) -> Path:
+        """Entries written since the last compaction: one file per run entry (and part)."""
+        return self.catalog_dir / "log" / table
+
+    def catalog_log_path(
+        self, table: str, run_id: str, entry: str, part: int | None = None
+    ) -> Path:
+        name = f"{validate_run_id(run_id)}{ENTRY_SEPARATOR}{entry}"
+        if part is not None:
+            name += f"{ENTRY_SEPARATOR}{part}"
+        return self.catalog_log_dir(table) / f"{name}.parquet"
+
+    def catalog_log_schema_path(self, table: str) -> Path:
+        """A zero-row file of the table's schema, so the log's glob always matches a file."""
+        return self.catalog_log_dir(table) / f"{SCHEMA_DIR_NAME}.parquet"
+
+    def catalog_part_path(self, table: str, part: str) -> Path:
+        return self.catalog_dir / "parts" / table / f"{part}.parquet"
+
+    @property
+    def snapshots_dir(self) -> Path:
+        return self.catalog_dir / "snapshots"
+
+    def snapshot_path(self, seq: int) -> Path:
+        return self.snapshots_dir / f"{seq:010d}.json"
+
+    @property
+    def heartbeats_dir(self) -> Path:
+        return self.catalog_dir / "heartbeats"
+
+    def heartbeat_path(self, run_id: str) -> Path:
+        return self.heartbeats_dir / f"{validate_run_id(run_id)}.json"
+
+    @property
+    def heartbeat_schema_path(self) -> Path:
+        return self.heartbeats_dir / f"{SCHEMA_DIR_NAME}.json"
+
+    @property
+    def quarantine_dir(self) -> Path:
+        return self.root / QUARANTINE_DIR_NAME
+
     def run_dir(self, run_id: str) -> Path:
         return self.runs_dir / validate_run_id(run_id)
+
+    def stop_path(self, run_id: str) -> Path:
+        """A run's stop request: the command running it took a signal (CONTRACT 29)."""
+        return self.run_dir(run_id) / STOP_NAME
 
     def manifest_path(self, run_id: str) -> Path:
         return self.run_dir(run_id) / MANIFEST_NAME

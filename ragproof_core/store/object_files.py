@@ -129,6 +129,47 @@ class ObjectFiles:
         itself (no byte passes through this process)."""
         self.fs.copy(str(source), str(path))
 
+    def open_read(self, path: PurePath) -> Any:
+        return self.fs.open(str(path), "rb", block_size=BLOCK_SIZE)
+
+    def size(self, path: PurePath) -> int | None:
+        try:
+            return int(self.fs.info(str(path))["size"])
+        except FileNotFoundError:
+            return None
+
+    def create_exclusive(self, path: PurePath, data: bytes) -> None:
+        """Write ``path`` whole, or raise FileExistsError if it exists (``If-None-Match``)."""
+        self.fs.pipe_file(str(path), data, mode="create")
+
+    def walk(self, folder: PurePath) -> list[tuple[str, int]]:
+        """Every object under ``folder`` (relative name, size), in name order."""
+        try:
+            found = self.fs.find(str(folder), detail=True)
+        except FileNotFoundError:
+            return []
+        prefix = str(folder).rstrip("/") + "/"
+        return sorted(
+            (name[len(prefix) :], int(info["size"]))
+            for name, info in found.items()
+            if name.startswith(prefix) and info.get("type") != "directory"
+        )
+
+    def move(self, source: PurePath, target: PurePath) -> None:
+        """Move an object, or every object under a folder (copied by the store, then
+        deleted: object stores have no rename)."""
+        if self.fs.isdir(str(source)):
+            for name, _ in self.walk(source):
+                self.fs.copy(str(source / name), str(target / name))
+            self.fs.rm(str(source), recursive=True)
+            return
+        self.fs.copy(str(source), str(target))
+        self.fs.rm_file(str(source))
+
+    def remove_tree(self, folder: PurePath) -> None:
+        with suppress(FileNotFoundError):
+            self.fs.rm(str(folder), recursive=True)
+
     def ls(self, folder: str) -> list[str]:
         try:
             return sorted(self.fs.ls(folder, detail=False))

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 import duckdb
 
-from ragproof_core.store import views
+from ragproof_core.store import damage, views
 from ragproof_core.store.layout import StoreLayout
 
 ALLOWED_STATEMENTS = frozenset({duckdb.StatementType.SELECT})
@@ -54,14 +54,25 @@ def check_read_only(query: str) -> None:
 
 
 def run_read_only(layout: StoreLayout, query: str) -> QueryResult:
-    """Rows of ``query`` over the views of ``layout``'s store, read-only and confined."""
+    """Rows of ``query`` over the views of ``layout``'s store, read-only and confined.
+
+    A run whose file cannot be read is found on read (CONTRACT section 29): marked
+    damaged (or, on a store that cannot be written, left out by this query alone) and
+    the query run again without it (``damage.retrying``), so one damaged run never fails
+    a query of the rest.
+    """
     check_read_only(query)
-    con = views.connect_confined(layout)
+
+    def attempt(found: dict[str, str]) -> QueryResult:
+        con = views.connect_confined(layout, found)
+        try:
+            cursor = con.execute(query)
+            columns = [d[0] for d in cursor.description or []]
+            return QueryResult(columns, cursor.fetchall())
+        finally:
+            con.close()
+
     try:
-        cursor = con.execute(query)
-        columns = [d[0] for d in cursor.description or []]
-        return QueryResult(columns, cursor.fetchall())
+        return damage.retrying(layout, attempt)
     except duckdb.Error as exc:
         raise QueryRefused(_first_line(exc)) from None
-    finally:
-        con.close()

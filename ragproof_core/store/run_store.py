@@ -17,23 +17,26 @@ Redaction rather than rejection, so a config carrying a header such as
 from __future__ import annotations
 
 import json
+import os
+import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
-from pathlib import Path
+from pathlib import Path, PurePath
 from typing import TYPE_CHECKING, Any
 
 import duckdb
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from ragproof_core.config import settings
 from ragproof_core.config.manifest import RunManifest
 from ragproof_core.config.redaction import REDACTED, is_secret_key
 from ragproof_core.config.redaction import redact as redact_secrets
-from ragproof_core.errors import UserError
+from ragproof_core.errors import StoreFault, UserError
 from ragproof_core.gc_pause import collector_paused
 from ragproof_core.metrics.registry import metric_order
 from ragproof_core.metrics.result_columns import ResultColumns
@@ -48,14 +51,16 @@ from ragproof_core.store import (
     views,
 )
 from ragproof_core.store import labels as label_files
+from ragproof_core.store.catalog import Catalog
+from ragproof_core.store.catalog_views import RUN_STATES_VIEW, catalog_ddl, reader_sources
 from ragproof_core.store.dataset_table import StagedDataset
+from ragproof_core.store.file_sql import file_reader
 from ragproof_core.store.handles import StoredTable
+from ragproof_core.store.heartbeat import Heartbeat
 from ragproof_core.store.layout import (
-    SCHEMA_DIR_NAME,
     SHARDED_TABLES,
     StoreLayout,
     new_run_id,
-    table_file_name,
     validate_run_id,
 )
 from ragproof_core.store.object_files import files_for
@@ -67,6 +72,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "REDACTED",
+    "RunDamaged",
     "RunNotFound",
     "RunRecord",
     "RunStore",
@@ -79,6 +85,18 @@ __all__ = [
 # good Parquet row groups, small enough that a 100,000-case run's Arrow copy
 # never has to exist whole.
 WRITE_BATCH_ROWS = 50_000
+
+
+class RunDamaged(StoreFault):
+    """A run named by a command whose files are damaged (CONTRACT section 29): exit 5."""
+
+    def __init__(self, run_id: str, damaged_file: str, reason: str = "cannot be read") -> None:
+        super().__init__(
+            f"the store: run {run_id!r} is damaged: {damaged_file}: {reason}; "
+            "`ragproof verify --repair` moves it to quarantine/"
+        )
+        self.run_id = run_id
+        self.damaged_file = damaged_file
 
 
 class RunNotFound(UserError, KeyError):
@@ -344,6 +362,7 @@ class RunStore:
     def __init__(self, root: Path | str | None = None) -> None:
         self.layout = StoreLayout.at(root if root is not None else settings.store_root())
         self.files = files_for(self.layout)
+        self.catalog = Catalog(self.layout, self.files)
 
     @classmethod
     def holding(cls, table: StoredTable) -> RunStore:
@@ -363,6 +382,150 @@ class RunStore:
         self, read_only: bool = True, *, timeout_s: float = views.DEFAULT_LOCK_TIMEOUT_S
     ) -> duckdb.DuckDBPyConnection:
         return views.connect(self.layout, read_only=read_only, timeout_s=timeout_s)
+
+    def heartbeat(self, run_id: str, *, once_started: bool = False) -> Heartbeat:
+        """Renew the run's heartbeat every 5 s while entered, and watch for its stop
+        request (``heartbeat.py``). ``once_started``: beat only once this attempt has
+        (re)written the run's manifest (the command, around a run that may be refused)."""
+        since = time.time() - 1
+        return Heartbeat(
+            self.catalog,
+            validate_run_id(run_id),
+            done=lambda: self.is_finished(run_id) or not self.run_exists(run_id),
+            stop_requested=lambda: self.stop_signal(run_id) is not None,
+            alive=(lambda: self._manifest_written_since(run_id, since)) if once_started else None,
+        )
+
+    def _manifest_written_since(self, run_id: str, moment: float) -> bool:
+        if self.layout.is_remote:
+            return self.run_exists(run_id)
+        try:
+            return os.stat(self.layout.manifest_path(run_id)).st_mtime >= moment
+        except FileNotFoundError:
+            return False
+
+    def request_stop(self, run_id: str, signum: int) -> None:
+        """Ask the run's steps to stop (a signal reached the command that runs it)."""
+        self.files.write_json(self.layout.stop_path(run_id), {"signal": int(signum)})
+
+    def stop_signal(self, run_id: str) -> int | None:
+        """The signal a stop was requested with, if one was."""
+        try:
+            return int(json.loads(self.files.read_text(self.layout.stop_path(run_id)))["signal"])
+        except FileNotFoundError:
+            return None
+
+    def clear_stop(self, run_id: str) -> None:
+        self.files.remove(self.layout.stop_path(run_id))
+
+    def remove_run(self, run_id: str, *, quarantine: bool = False) -> int:
+        """Take a run out of the store: its folder deleted, or moved whole into
+        ``quarantine/`` (never deleted); the catalog marks it removed at once, so no
+        view reads it again. Returns the bytes its folder held."""
+        validate_run_id(run_id)
+        folder = self.layout.run_dir(run_id)
+        held = sum(size for _, size in self.files.walk(folder))
+        self.catalog.mark(run_id, "removed")
+        # Its open entry would outlive the mark's compaction: it goes with the run.
+        for path in self.files.glob(str(self.layout.catalog_log_dir("runs") / f"{run_id}~*")):
+            if not str(path).endswith("-removed.parquet"):
+                self.files.remove(path)
+        self.catalog.end_beats(run_id)
+        if quarantine:
+            self.files.move(folder, self.layout.quarantine_dir / "runs" / run_id)
+        else:
+            self.files.remove_tree(folder)
+        return held
+
+    # --- resume (CONTRACT section 29) -----------------------------------------------------
+
+    def set_aside_prior(self, run_id: str, redo_marker: str) -> dict[str, int]:
+        """Before a run resumes in place: its results so far become ``<table>-prior-N``
+        files (which every reader of the run's tables reads with the new ones), without
+        the cases to redo (any result whose reason starts with ``redo_marker``, e.g. not
+        judged at a budget stop; a conversation with any such turn, whole); its shard
+        reports go (their attempts' judge spend stays on record). Returns what is kept:
+        ``{"cases", "case_failures"}``, which the resumed run's totals add."""
+        redo = self._cases_to_redo(run_id, redo_marker)
+        kept = {"cases": 0, "case_failures": 0}
+        for table in SHARDED_TABLES:
+            for part in self.table_parts(run_id, table):
+                if "-prior-" in PurePath(part).name:
+                    data = self.files.parquet_file(part).read()
+                    if table == "outputs":
+                        self._count_kept(data, kept)
+                    continue
+                data = self.files.parquet_file(part).read()
+                ids = data.column("case_id")
+                if redo:
+                    data = data.filter(pc.invert(pc.is_in(ids, pa.array(sorted(redo)))))
+                if table == "outputs":
+                    self._count_kept(data, kept)
+                target = self._prior_path(run_id, table)
+                self.files.write_parquet(target, data)
+                self.files.remove(part)
+        for document in self.files.glob(str(self.layout.run_dir(run_id) / "shard_*.json")):
+            self.files.remove(document)
+        return kept
+
+    @staticmethod
+    def _count_kept(outputs: pa.Table, kept: dict[str, int]) -> None:
+        kept["cases"] += outputs.num_rows
+        kept["case_failures"] += outputs.num_rows - outputs.column("error").null_count
+
+    def _prior_path(self, run_id: str, table: str) -> Any:
+        index = 0
+        while True:
+            path = self.layout.run_dir(run_id) / f"{table}-prior-{index:04d}.parquet"
+            if not self.files.is_file(path):
+                return path
+            index += 1
+
+    def _cases_to_redo(self, run_id: str, redo_marker: str) -> set[str]:
+        """Cases (and conversation ids) with a result to redo, a conversation whole."""
+        redo: set[str] = set()
+        for part in self.table_parts(run_id, "case_results"):
+            data = self.files.parquet_file(part).read(columns=["case_id", "reason"])
+            reasons = data.column("reason").fill_null("")
+            hit = pc.starts_with(reasons, redo_marker)
+            redo |= set(data.column("case_id").filter(hit).to_pylist())
+        if not redo:
+            return redo
+        path = self.layout.table_path(run_id, "dataset")
+        dataset = self.files.parquet_file(path)
+        if "conversation_id" in dataset.schema_arrow.names:
+            turns = dataset.read(columns=["id", "conversation_id"]).to_pylist()
+            cut = {t["conversation_id"] for t in turns if t["id"] in redo and t["conversation_id"]}
+            cut |= redo  # a conversation's own results are stored under its id
+            redo |= {t["id"] for t in turns if t["conversation_id"] in cut} | (
+                cut & {t["conversation_id"] for t in turns}
+            )
+        return redo
+
+    def done_cases(self, run_id: str) -> set[str]:
+        """The cases a resumed run keeps from before (its ``outputs-prior-N`` files)."""
+        done: set[str] = set()
+        for part in self.table_parts(run_id, "outputs"):
+            if "-prior-" in PurePath(part).name:
+                done |= set(self.files.parquet_file(part).read(columns=["case_id"])[0].to_pylist())
+        return done
+
+    def check_writable(self) -> None:
+        """Raise ``StoreFault`` when a run could not be stored here (a read-only mount, a
+        full disk, a folder that is not one): checked before any adapter or judge call."""
+        if self.layout.is_remote:
+            return
+        root = Path(self.layout.root)
+        try:
+            root.mkdir(parents=True, exist_ok=True)
+            probe = files.temp_path_for(root / ".write-probe")
+            probe.write_bytes(b"ragproof")
+            probe.unlink()
+        except OSError as exc:
+            raise StoreFault(
+                f"the store could not be written: {self.layout.location}: "
+                f"{exc.strerror or type(exc).__name__}"
+            ) from exc
 
     # --- run identity ---------------------------------------------------------------------
 
@@ -384,7 +547,12 @@ class RunStore:
         new attempt finishes instead of mixing old and new files.
         """
         self.files.remove(self.layout.table_path(run_id, "run"))
-        self.files.write_json(self.layout.manifest_path(run_id), redact_secrets(dict(manifest)))
+        self.files.remove(self.layout.stop_path(run_id))
+        redacted = redact_secrets(dict(manifest))
+        # Listed from now on, before its manifest: running while it beats, interrupted
+        # once it stops, even when killed right here.
+        self.catalog.open_run(run_id, redacted)
+        self.files.write_json(self.layout.manifest_path(run_id), redacted)
 
     def read_manifest(self, run_id: str) -> dict[str, Any]:
         try:
@@ -885,9 +1053,13 @@ class RunStore:
     # --- run records ----------------------------------------------------------------------
 
     def write_run(self, record: RunRecord) -> None:
-        """Finish a run: its record makes it visible in ``list_runs`` and the views."""
+        """Finish a run: its record, then its finished entry in the catalog, which makes it
+        visible in ``list_runs`` and the views."""
         validate_run_id(record.run_id)
+        if record.status not in schema.RECORDED_STATUSES:
+            raise ValueError(f"run {record.run_id}: status {record.status!r} is never recorded")
         self._write(record.run_id, "run", schema.encode_run(_redacted_record(record)))
+        self.catalog.register_finished(record.run_id)
 
     @staticmethod
     def stored_run(record: RunRecord) -> RunRecord:
@@ -903,30 +1075,121 @@ class RunStore:
         return records[0]
 
     def finished_run_ids(self) -> list[str]:
-        """Ids of the finished runs (those with a run record), from one listing."""
-        pattern = str(self.layout.runs_dir / "*" / table_file_name("run"))
+        """Ids of the finished runs in force (damaged ones aside), from the catalog."""
+        return [r.run_id for r in self.list_runs()]
+
+    def catalog_records(
+        self,
+        where: str = "kind = 'finished' AND status <> 'damaged'",
+        *,
+        newest_first: bool = False,
+        limit: int | None = None,
+        offset: int = 0,
+    ) -> list[RunRecord]:
+        """Runs as the catalog has them (``catalog_views.RUN_STATES_VIEW``), ``where`` they
+        match, oldest first (by ``started_at``, then ``run_id``) or newest first."""
+        order = "DESC" if newest_first else "ASC"
+        query = (
+            f"SELECT * FROM {RUN_STATES_VIEW} WHERE {where} "
+            f"ORDER BY started_at {order}, run_id {order}"
+        )
+        if limit is not None:
+            query += f" LIMIT {int(limit)} OFFSET {int(offset)}"
+        with self.catalog_reader() as con:
+            table = con.sql(query).to_arrow_table()
+        records = schema.decode_runs(table)
+        damaged = table.column("damaged_file").to_pylist()
         return [
-            path.parent.name
-            for path in self.files.glob(pattern)
-            if path.parent.name != SCHEMA_DIR_NAME
+            replace(record, damaged_file=file) if file else record
+            for record, file in zip(records, damaged, strict=True)
         ]
 
-    def list_runs(self, known: Mapping[str, RunRecord] | None = None) -> list[RunRecord]:
-        """Finished runs, oldest first (by ``started_at``, then ``run_id``).
+    @contextmanager
+    def catalog_reader(self) -> Iterator[duckdb.DuckDBPyConnection]:
+        """An in-memory connection with the catalog's views over the catalog as it is."""
+        views.prepare_store(self.layout)
+        sources = reader_sources(self.layout, self.catalog.state())
+        with file_reader(self.layout) as con:
+            for statement in catalog_ddl(sources):
+                con.execute(statement)
+            yield con
 
-        ``known``: records already read (a run record never changes once written),
-        taken as they are instead of read again; the results browser keeps them.
-        """
-        records = []
-        for run_id in self.finished_run_ids():
-            if known is not None and run_id in known:
-                records.append(known[run_id])
+    def count_runs(self) -> int:
+        with self.catalog_reader() as con:
+            return con.execute(f"SELECT count(*) FROM {RUN_STATES_VIEW}").fetchone()[0]
+
+    def list_runs(self, known: Mapping[str, RunRecord] | None = None) -> list[RunRecord]:
+        """Finished runs in force, oldest first (by ``started_at``, then ``run_id``), from
+        the catalog (one query: no run record is read). ``known`` is accepted for callers
+        that keep records; the catalog already hands every one over at once."""
+        del known
+        return self.catalog_records()
+
+    def catalog_files(self, run_id: str) -> tuple[str, list[dict[str, Any]], str | None] | None:
+        """(status, catalogued files, damaged file) of one run as the catalog has it."""
+        with self.catalog_reader() as con:
+            row = con.execute(
+                f"SELECT status, files, damaged_file FROM {RUN_STATES_VIEW} WHERE run_id = ?",
+                [run_id],
+            ).fetchone()
+        if row is None:
+            return None
+        return row[0], list(row[1] or []), row[2]
+
+    def require_intact(self, run_id: str) -> None:
+        """Raise ``RunDamaged`` (exit 5) when the run's files are not what the catalog
+        says (missing, or another size); the damage is marked in the catalog when the
+        store can take it, so every other reader leaves the run out."""
+        found = self.catalog_files(run_id)
+        if found is None:
+            return
+        status, files, damaged = found
+        if damaged is not None:
+            raise RunDamaged(run_id, damaged)
+        if status == "running":
+            return
+        found_damage = self.catalog.damage(run_id, files)
+        if found_damage is not None:
+            self.mark_damaged(run_id, found_damage[0])
+            raise RunDamaged(run_id, *found_damage)
+
+    def mark_damaged(self, run_id: str, damaged_file: str) -> bool:
+        """Mark the run damaged in the catalog; False when the store cannot be written
+        (a read-only store: the run is then left out by this process alone)."""
+        try:
+            self.catalog.mark(run_id, "damaged", damaged_file)
+        except OSError:
+            return False
+        return True
+
+    def check_listed(self, records: Sequence[RunRecord]) -> list[RunRecord]:
+        """``records`` with those whose files are damaged shown ``damaged`` (and marked so):
+        one stat a file of each finished run listed (their catalogued files read in one
+        query), never of the whole store."""
+        ids = [r.run_id for r in records if r.status not in ("running", "damaged")]
+        listed: dict[str, list[dict[str, Any]]] = {}
+        if ids:
+            with self.catalog_reader() as con:
+                rows = con.execute(
+                    f"SELECT run_id, files FROM {RUN_STATES_VIEW} "
+                    "WHERE run_id IN (SELECT unnest(?))",
+                    [ids],
+                ).fetchall()
+            listed = {run_id: list(files or []) for run_id, files in rows}
+        checked = []
+        for record in records:
+            files = listed.get(record.run_id)
+            damaged = None if not files else self.catalog.damage(record.run_id, files)
+            if damaged is None:
+                checked.append(record)
                 continue
-            try:
-                records.append(self.get_run(run_id))
-            except RunNotFound:  # un-finished by a restart since the listing
-                continue
-        return sorted(records, key=lambda r: (r.started_at, r.run_id))
+            self.mark_damaged(record.run_id, damaged[0])
+            checked.append(replace(record, status="damaged", damaged_file=damaged[0]))
+        return checked
+
+    def damaged_runs(self) -> list[RunRecord]:
+        """Runs the catalog has found damaged (``damaged_file`` says which file)."""
+        return self.catalog_records("status = 'damaged'")
 
     def last_completed_run(
         self,

@@ -470,7 +470,20 @@ def decode_summaries(table: pa.Table) -> list[dict[str, Any]]:
 
 # --- run record -----------------------------------------------------------------------------
 
-RUN_STATUSES: tuple[str, ...] = ("completed", "aborted:budget")
+# CONTRACT section 29: every status a run is shown with, in one list (this order). A run
+# records one of ``RECORDED_STATUSES``; ``running`` (its heartbeat is fresh) and
+# ``damaged`` (its files cannot be read) are found when it is read, never written.
+RUN_STATUSES: tuple[str, ...] = (
+    "running",
+    "completed",
+    "aborted:budget",
+    "aborted:judge",
+    "interrupted",
+    "failed",
+    "damaged",
+)
+FOUND_STATUSES: tuple[str, ...] = ("running", "damaged")
+RECORDED_STATUSES: tuple[str, ...] = tuple(s for s in RUN_STATUSES if s not in FOUND_STATUSES)
 
 
 @dataclass(frozen=True)
@@ -488,7 +501,7 @@ class RunRecord:
     adapter: str
     status: str
     started_at: datetime
-    finished_at: datetime
+    finished_at: datetime | None  # None: the run has no record yet (running, or killed)
     judge_model: str | None
     prompt_hashes: dict[str, str]
     config_json: str
@@ -506,12 +519,20 @@ class RunRecord:
     judge_usage: list[dict[str, Any]] = dc_field(default_factory=list)
     # Per metric, for a jury: {"alpha", "level", "cases", "models"} (calibration.jury_agreement).
     judge_agreement: dict[str, Any] = dc_field(default_factory=dict)
+    # CONTRACT section 24: the first judge error's reason (for a run aborted:judge, why
+    # the judge was unavailable), and the reply format asked for.
+    judge_first_error: str | None = None
+    judge_response_format: str | None = None
+    # The adapter's calls, by method (``retrieve``, ``answer``): what the run paid its pipeline.
+    adapter_calls: dict[str, int] = dc_field(default_factory=dict)
     # The run's identity (CONTRACT section 25, config/identity.py).
     name: str | None = None
     tags: dict[str, str] = dc_field(default_factory=dict)
     config_digest: str | None = None
     # CONTRACT section 28: strings in which the run masked a secret value.
     secrets_masked: int = 0
+    # The catalog's word, never stored in the record: the file found damaged.
+    damaged_file: str | None = None
 
     @property
     def judge_models(self) -> list[str]:
@@ -546,6 +567,8 @@ class RunRecord:
             "cost_usd": self.cost_usd,
             "usage": [dict(row) for row in self.judge_usage],
             "agreement": dict(self.judge_agreement),
+            "first_error": self.judge_first_error,
+            "response_format": self.judge_response_format,
         }
 
     def __post_init__(self) -> None:
@@ -556,6 +579,8 @@ class RunRecord:
             )
         for name in ("started_at", "finished_at"):
             moment = getattr(self, name)
+            if moment is None and name == "finished_at":
+                continue
             if not isinstance(moment, datetime) or moment.utcoffset() is None:
                 raise ValueError(f"run {self.run_id}: {name} must be a timezone-aware datetime")
 

@@ -15,7 +15,7 @@ or retyped.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import pyarrow as pa
 
@@ -212,7 +212,13 @@ RUN = Table(
         _run_id("Evaluation run"),
         Column("dataset", pa.string(), "The dataset file, as given.", nullable=False),
         Column("adapter", pa.string(), "Adapter as package.module:Name.", nullable=False),
-        Column("status", pa.string(), "completed | aborted:budget", nullable=False),
+        Column(
+            "status",
+            pa.string(),
+            "completed | aborted:budget | aborted:judge | interrupted | failed as the run "
+            "recorded it; in the runs view also running and damaged (CONTRACT section 29).",
+            nullable=False,
+        ),
         Column("started_at", _UTC, "When the run started (UTC).", nullable=False),
         Column("finished_at", _UTC, "When the run record was written (UTC).", nullable=False),
         Column("judge_model", pa.string(), "LiteLLM model(s), comma-separated; NULL if none."),
@@ -252,6 +258,25 @@ RUN = Table(
             pa.string(),
             "JSON object: a jury's agreement per metric.",
             field="judge_agreement",
+            json="{}",
+        ),
+        # CONTRACT section 24: judge failures named, and the reply format asked for.
+        Column(
+            "judge_first_error",
+            pa.string(),
+            "Why the first judged question without a verdict failed; for a run "
+            "aborted:judge, why the judge was unavailable. NULL if none.",
+        ),
+        Column(
+            "judge_response_format",
+            pa.string(),
+            "json_schema | json_object: how judge replies were asked for; NULL if none.",
+        ),
+        Column(
+            "adapter_calls_json",
+            pa.string(),
+            "JSON object: the adapter's calls by method (retrieve, answer).",
+            field="adapter_calls",
             json="{}",
         ),
         # CONTRACT section 25: the run's identity.
@@ -362,6 +387,66 @@ PROBES = Table(
         ),
         Column("sample", pa.int64(), "Cases sampled per metric (--sample).", nullable=False),
         Column("seed", pa.int64(), "The sample's seed (--seed).", nullable=False),
+    ),
+)
+
+# The catalog (store/catalog.py): one row per run entry. A run's start writes an ``open``
+# entry, its end replaces it with the ``finished`` one (the run record's columns, then
+# the catalog's); a reader that finds its files damaged, and gc or quarantine, add a
+# ``damaged`` or ``removed`` entry. The latest open or finished entry of a run is the one
+# in force, and only its rows of the other catalog tables are read.
+CATALOG_FILE_TYPE = pa.struct(
+    [
+        pa.field("name", pa.string(), nullable=False),
+        pa.field("size", pa.int64(), nullable=False),
+        pa.field("sha256", pa.string(), nullable=False),
+    ]
+)
+CATALOG_RUNS = Table(
+    "catalog_runs",
+    "One row per catalog entry of a run: its record as the runs view shows it, and its files.",
+    (
+        *(
+            # An open entry has no end yet, a record written before a column has no value.
+            replace(c, nullable=c.name != "run_id")
+            for c in RUN.columns
+        ),
+        Column(
+            "entry",
+            pa.string(),
+            "The entry's id (UTC time, then random): the latest open or finished one is in force.",
+            nullable=False,
+        ),
+        Column("kind", pa.string(), "open | finished | damaged | removed", nullable=False),
+        Column(
+            "files",
+            pa.list_(pa.field("item", CATALOG_FILE_TYPE, nullable=False)),
+            "A finished run's files, relative to its folder, with their size and sha256.",
+        ),
+        Column("damaged_file", pa.string(), "The file found missing, truncated or changed."),
+        Column("host", pa.string(), "The machine whose process opened the run."),
+        Column("pid", pa.int64(), "That process's id."),
+    ),
+)
+
+# Each conversation turn of a run's dataset (CONTRACT section 16): what the conversations
+# view joins case results with, kept in the catalog so it never reads a whole dataset.
+TURNS = Table(
+    "turns",
+    "One row per conversation turn of a run's dataset.",
+    (
+        _run_id("Evaluation run"),
+        Column("id", pa.string(), "The turn's case id.", nullable=False),
+        Column("conversation_id", pa.string(), "Its conversation.", nullable=False),
+    ),
+)
+
+HEARTBEATS = Table(
+    "heartbeats",
+    "A running run's last sign of life, renewed every 5 s (CONTRACT section 29).",
+    (
+        _run_id("Running run"),
+        Column("beat_at", _UTC, "When the run's process last wrote it (UTC).", nullable=False),
     ),
 )
 

@@ -54,14 +54,26 @@ import duckdb
 import pyarrow as pa
 
 from ragproof_core.metrics.registry import METRICS
-from ragproof_core.store import tables
+from ragproof_core.store import damage, tables
+from ragproof_core.store.catalog import Catalog
+from ragproof_core.store.catalog_views import (
+    CATALOG_VIEWS,
+    IN_FORCE_VIEW,
+    RUN_STATES_VIEW,
+    Sources,
+    catalog_ddl,
+    glob_sources,
+    reader_sources,
+    rows_sql,
+    sql_string,
+)
 from ragproof_core.store.layout import StoreLayout
 from ragproof_core.store.object_files import files_for
 from ragproof_core.store.schema import SCHEMAS
 
 # Bump when the meaning of the views changes in a way the DDL text does not
 # show; any change to the DDL or the table schemas already triggers a rebuild.
-VIEW_VERSION = 1
+VIEW_VERSION = 2
 
 # The views' columns are the declared tables' columns, in order (CONTRACT's
 # columns first; later additions only ever go after them).
@@ -103,7 +115,13 @@ CONVERSATIONS_COLUMNS: tuple[str, ...] = (
 RECORD_TABLES: dict[str, tables.Table] = {
     t.name: t for t in (tables.CALIBRATIONS, tables.LABELS, tables.PROBES)
 }
-VIEW_NAMES: tuple[str, ...] = (*RUN_VIEWS, "conversations", *RECORD_TABLES, "metrics")
+VIEW_NAMES: tuple[str, ...] = (
+    *CATALOG_VIEWS,
+    *RUN_VIEWS,
+    "conversations",
+    *RECORD_TABLES,
+    "metrics",
+)
 
 DEFAULT_LOCK_TIMEOUT_S = 30.0
 # A database file that is not (yet) valid is retried only briefly: the only
@@ -121,30 +139,30 @@ class StoreCorrupt(RuntimeError):
     """``ragproof.duckdb`` is not a DuckDB file; it only holds views and can be deleted."""
 
 
-def _sql_string(text: str) -> str:
-    return "'" + text.replace("'", "''") + "'"
+_sql_string = sql_string
 
 
-def _scan(layout: StoreLayout, table: str) -> str:
-    return (
-        f"read_parquet({_sql_string(layout.table_glob(table))}, "
-        "union_by_name = true, hive_partitioning = false)"
-    )
-
-
-def view_ddl(layout: StoreLayout) -> list[str]:
-    """The statements creating the views of ``layout``'s store, with its absolute paths."""
+def view_ddl(layout: StoreLayout, sources: Sources | None = None) -> list[str]:
+    """The statements creating the views of ``layout``'s store, with its absolute paths:
+    over the catalog as ``sources`` names it (default: the views file's, ``glob_sources``
+    of the latest snapshot)."""
+    if sources is None:
+        sources = glob_sources(layout, Catalog(layout, files_for(layout)).snapshot())
     return [
-        f"CREATE OR REPLACE VIEW runs AS SELECT {', '.join(RUNS_COLUMNS)} "
-        f"FROM {_scan(layout, 'run')} ORDER BY started_at, run_id",
-        f"CREATE OR REPLACE VIEW case_results AS SELECT {', '.join(CASE_RESULTS_COLUMNS)} "
-        f"FROM {_scan(layout, 'case_results')} WHERE run_id IN (SELECT run_id FROM runs)",
-        f"CREATE OR REPLACE VIEW metric_summaries AS SELECT {', '.join(METRIC_SUMMARIES_COLUMNS)} "
-        f"FROM {_scan(layout, 'metric_summaries')} WHERE run_id IN (SELECT run_id FROM runs)",
-        "CREATE OR REPLACE VIEW outputs AS SELECT "
-        + ", ".join(f"{expression} AS {name}" for name, expression in OUTPUTS_VIEW)
-        + f" FROM {_scan(layout, 'outputs')} WHERE run_id IN (SELECT run_id FROM runs)",
-        _conversations_view(layout),
+        *catalog_ddl(sources),
+        f"CREATE OR REPLACE VIEW runs AS SELECT {', '.join(RUNS_COLUMNS)}, damaged_file "
+        f"FROM {RUN_STATES_VIEW} ORDER BY started_at, run_id",
+        "CREATE OR REPLACE VIEW case_results AS "
+        + rows_sql(sources, "case_results", CASE_RESULTS_COLUMNS),
+        "CREATE OR REPLACE VIEW metric_summaries AS "
+        + rows_sql(sources, "metric_summaries", METRIC_SUMMARIES_COLUMNS),
+        "CREATE OR REPLACE VIEW outputs AS "
+        + rows_sql(
+            sources,
+            "outputs",
+            [f"{expression} AS {name}" for name, expression in OUTPUTS_VIEW],
+        ),
+        _conversations_view(sources),
         _record_view("calibrations", layout, "ORDER BY run_id, created_at, calibration_id, metric"),
         # A changed mind is a newer label: the view shows the one in force.
         _record_view(
@@ -160,14 +178,11 @@ def view_ddl(layout: StoreLayout) -> list[str]:
     ]
 
 
-def _conversations_view(layout: StoreLayout) -> str:
+def _conversations_view(sources: Sources) -> str:
     """Each conversation's per-turn metrics: scored turns and their mean (NULL when none
     was scored). A conversation's own metrics are stored under its id, not a turn's, and
     are read from ``case_results``."""
-    turns = (
-        f"SELECT run_id, id, conversation_id FROM {_scan(layout, 'dataset')} "
-        "WHERE conversation_id IS NOT NULL"
-    )
+    turns = rows_sql(sources, "turns", ("run_id", "id", "conversation_id"))
     return (
         "CREATE OR REPLACE VIEW conversations AS SELECT r.run_id, t.conversation_id, r.metric, "
         "count(*) FILTER (WHERE r.status = 'scored') AS turns_scored, avg(r.value) AS mean "
@@ -182,8 +197,8 @@ def _record_view(name: str, layout: StoreLayout, tail: str) -> str:
     return (
         f"CREATE OR REPLACE VIEW {name} AS SELECT {', '.join(RECORD_TABLES[name].names)} "
         f"FROM read_parquet({_sql_string(layout.record_glob(name))}, union_by_name = true, "
-        f"hive_partitioning = false, filename = true) WHERE run_id IN (SELECT run_id FROM runs) "
-        f"{tail}"
+        f"hive_partitioning = false, filename = true) "
+        f"WHERE run_id IN (SELECT run_id FROM {IN_FORCE_VIEW}) {tail}"
     )
 
 
@@ -242,6 +257,7 @@ def write_schema_files(layout: StoreLayout) -> None:
     every column even when all stored runs predate it.
     """
     files = files_for(layout)
+    Catalog(layout, files).ensure_schema_files()
     for table, schema in SCHEMAS.items():
         files.write_parquet(layout.schema_path(table), pa.Table.from_pylist([], schema=schema))
     for folder, table in RECORD_TABLES.items():
@@ -252,8 +268,10 @@ def write_schema_files(layout: StoreLayout) -> None:
 
 def _schema_files_present(layout: StoreLayout) -> bool:
     files = files_for(layout)
-    return all(files.is_file(layout.record_schema_path(f)) for f in RECORD_TABLES) and all(
-        files.is_file(layout.schema_path(table)) for table in SCHEMAS
+    return (
+        Catalog(layout, files).exists()
+        and all(files.is_file(layout.record_schema_path(f)) for f in RECORD_TABLES)
+        and all(files.is_file(layout.schema_path(table)) for table in SCHEMAS)
     )
 
 
@@ -360,6 +378,7 @@ def ensure_views(layout: StoreLayout, *, timeout_s: float = DEFAULT_LOCK_TIMEOUT
     runs as one short transaction; a concurrent creator makes this call wait
     (bounded by ``timeout_s``, then ``StoreLocked``) and then find the work done.
     """
+    ensure_catalog(layout)
     if layout.is_remote:
         # No views file on a remote store: the views live in each reader's connection.
         if not _schema_files_current(layout):
@@ -376,6 +395,12 @@ def ensure_views(layout: StoreLayout, *, timeout_s: float = DEFAULT_LOCK_TIMEOUT
     layout.root.mkdir(parents=True, exist_ok=True)
     if not schemas_written:
         write_schema_files(layout)  # the schemas may have changed with the views
+    return damage.retrying(layout, lambda found: _write_views(layout, expected, timeout_s))
+
+
+def _write_views(layout: StoreLayout, expected: str, timeout_s: float) -> bool:
+    """Write the views file's views (a run found damaged while they bind is marked, its
+    rows leave the log, and ``damage.retrying`` writes them again)."""
     con = open_db(layout, read_only=False, timeout_s=timeout_s)
     try:
         if _views_current(con, expected):
@@ -396,6 +421,35 @@ def ensure_views(layout: StoreLayout, *, timeout_s: float = DEFAULT_LOCK_TIMEOUT
     finally:
         con.close()
     return True
+
+
+def prepare_store(layout: StoreLayout) -> None:
+    """What a reader's own connection needs of the store: its catalog and schema files.
+    Nothing is written to a store that cannot be written (a read-only mount): a reader's
+    connection names its files, so it reads such a store as it is."""
+    try:
+        ensure_catalog(layout)
+        if not _schema_files_present(layout):
+            write_schema_files(layout)
+    except OSError:
+        return
+
+
+def ensure_catalog(layout: StoreLayout) -> bool:
+    """Give a store from before the catalog one, built from its run folders (once, by the
+    first process to open it); True when this call built it."""
+    catalog = Catalog(layout, files_for(layout))
+    if catalog.exists():
+        return False
+    catalog.rebuild()
+    return True
+
+
+def reader_ddl(layout: StoreLayout, found_damaged: dict[str, str] | None = None) -> list[str]:
+    """The views as a reader's own connection makes them: over the catalog as it is now,
+    every file named; runs in ``found_damaged`` (found by this reader, not marked) out."""
+    state = Catalog(layout, files_for(layout)).state(found_damaged)
+    return view_ddl(layout, reader_sources(layout, state, found_damaged))
 
 
 def connect(
@@ -421,7 +475,9 @@ def store_directory(layout: StoreLayout) -> str:
     return layout.location.rstrip("/") + "/"
 
 
-def connect_confined(layout: StoreLayout) -> duckdb.DuckDBPyConnection:
+def connect_confined(
+    layout: StoreLayout, found_damaged: dict[str, str] | None = None
+) -> duckdb.DuckDBPyConnection:
     """An in-memory connection with the views that can reach the store's files only.
 
     File access is limited to the store's folder or prefix (on S3 through the
@@ -430,13 +486,13 @@ def connect_confined(layout: StoreLayout) -> duckdb.DuckDBPyConnection:
     so no statement can lift the limits. Its database is a fresh in-memory one,
     so locking it touches no other connection of the process.
     """
-    ensure_views(layout)
+    prepare_store(layout)
     con = duckdb.connect(":memory:")
     try:
         quiet(con)
         if layout.is_remote:
             con.register_filesystem(layout.fs)
-        for statement in view_ddl(layout):
+        for statement in reader_ddl(layout, found_damaged):
             con.execute(statement)
         con.execute("SET allowed_directories = ?", [[store_directory(layout)]])
         con.execute("SET autoinstall_known_extensions = false")
@@ -453,6 +509,6 @@ def connect_remote(layout: StoreLayout) -> duckdb.DuckDBPyConnection:
     """An in-memory connection reading a remote store through its fsspec filesystem."""
     con = quiet(duckdb.connect(":memory:"))
     con.register_filesystem(layout.fs)
-    for statement in view_ddl(layout):
+    for statement in reader_ddl(layout):
         con.execute(statement)
     return con

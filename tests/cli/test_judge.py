@@ -131,28 +131,39 @@ def test_judged_scores_cache_and_no_cache(server, judge_env, store_path):
             assert API_KEY.encode() not in path.read_bytes(), path
 
 
-def test_dry_run_counts_questions_and_cache_hits_without_calling(server, judge_env):
+def test_dry_run_counts_questions_and_cache_hits_without_calling(server, judge_env, store_path):
     before = ragproof(*RUN_ARGS, "--dry-run", "--json", env=judge_env)
     assert before.returncode == 0, before.stderr
     estimate = json.loads(before.stdout)
-    assert (estimate["questions"], estimate["cached"], estimate["calls"]) == (
-        QUESTIONS,
-        0,
-        QUESTIONS,
-    )
+    assert (
+        estimate["requests"],
+        estimate["cached_requests"],
+        estimate["requests_to_send"],
+    ) == (QUESTIONS, 0, QUESTIONS)
     assert estimate["estimated_cost_usd"] > 0
+    assert estimate["estimated_input_tokens"] > 0
+    assert estimate["estimated_output_tokens"] == QUESTIONS * 200  # the assumed reply each
     assert server.request_count == 0
+    assert not (store_path / "judge_cache.sqlite").exists()  # not even created
 
     _run(judge_env)
     server.reset()
+    cache = {p.name: p.read_bytes() for p in store_path.glob("judge_cache.sqlite*")}
+    text = ragproof(*RUN_ARGS, "--dry-run", env=judge_env)
+    assert text.returncode == 0, text.stderr
+    assert f"judge requests {QUESTIONS}: cached {QUESTIONS}, to send 0" in text.stdout
+    assert "estimated tokens to send 0 in / 0 out" in text.stdout
     after = json.loads(ragproof(*RUN_ARGS, "--dry-run", "--json", env=judge_env).stdout)
-    assert (after["questions"], after["cached"], after["calls"], after["estimated_cost_usd"]) == (
-        QUESTIONS,
-        QUESTIONS,
-        0,
-        0.0,
-    )
+    assert (
+        after["requests"],
+        after["cached_requests"],
+        after["requests_to_send"],
+        after["estimated_input_tokens"],
+        after["estimated_cost_usd"],
+    ) == (QUESTIONS, QUESTIONS, 0, 0, 0.0)
     assert server.request_count == 0
+    # Read, never written.
+    assert {p.name: p.read_bytes() for p in store_path.glob("judge_cache.sqlite*")} == cache
 
 
 def test_without_a_judge_the_judge_metrics_skip_with_their_reason(store_path):

@@ -78,12 +78,10 @@ def test_a_sharded_run_records_its_run_events_partition_and_checks_in_postgres(p
         assert {e.dagster_event.partition for e in materialized} == {result["run_id"]}
         checks = events_of(instance, run.run_id, Event.ASSET_CHECK_EVALUATION)
         evaluations = [e.dagster_event.event_specific_data for e in checks]
-        # Both checks evaluated by the summary step and recorded (the fixture's one
-        # recorded failure in six cases is above the failure-rate threshold).
-        assert {c.check_name: c.passed for c in evaluations} == {
-            "no_regression": True,
-            "failure_rate": False,
-        }
+        # The summary step's checks evaluated and recorded (the fixture's one recorded
+        # failure in six cases is above the failure-rate threshold).
+        passed = {c.check_name: c.passed for c in evaluations}
+        assert (passed["no_regression"], passed["failure_rate"]) == (True, False)
         # The queued coordinator deploy/dagster.yaml names (runs the UI, a schedule or a
         # sensor submit wait their turn in Postgres).
         assert type(instance.run_coordinator).__name__ == "QueuedRunCoordinator"
@@ -162,14 +160,16 @@ def test_a_run_killed_mid_way_leaves_its_records_whole_and_is_re_executed_from_f
         assert proc.returncode == -signal.SIGKILL
 
         # What the killed run left: a started run, its events readable and whole up to
-        # the kill, a step begun and never ended; no run in the store's views.
+        # the kill, a step begun and never ended; in the store, a run not completed
+        # (running, or interrupted once its heartbeat is stale: CONTRACT section 29).
         killed = instance.get_run_by_id(run.run_id)
         assert killed.status == dg.DagsterRunStatus.STARTED
         logs = instance.all_logs(run.run_id)
         kinds = [e.dagster_event_type for e in logs if e.is_dagster_event]
         assert kinds.count(Event.RUN_START) == 1
         assert Event.RUN_SUCCESS not in kinds and Event.RUN_FAILURE not in kinds
-        assert _stored_runs(env) == {}
+        partition = killed.tags["dagster/partition"]
+        assert _stored_runs(env)[partition] in ("running", "interrupted")
 
         # As Dagster's run monitoring marks a run whose process is gone: failed. Then
         # re-executed from failure, as the UI does: the unfinished steps alone.

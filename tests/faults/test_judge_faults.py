@@ -315,7 +315,7 @@ def test_a_trickling_reply_is_cut_at_the_judge_timeout(
     for _case, _metric, status, _value, reason, _raw in groundedness:
         assert status == "judge_error"
         assert reason == (
-            "judge transport failed: Timeout (HTTP 408): litellm.Timeout: "
+            "judge transport failed: Timeout (HTTP 408): "
             "no complete reply within 1.5s [gave up after 1 attempt(s)]"
         )
     assert len(judge_server.trickles) == 2
@@ -326,3 +326,47 @@ def test_a_trickling_reply_is_cut_at_the_judge_timeout(
     _assert_summaries(got, DETERMINISTIC)
     assert got["generation.groundedness"]["judge_errors"] == 2
     assert got["generation.completeness"]["scored"] == 2
+
+
+def _summary_metadata(result) -> dict:
+    (event,) = [
+        e
+        for e in result.get_asset_materialization_events()
+        if e.asset_key.to_user_string() == "run_summary"
+    ]
+    return {key: value.value for key, value in event.materialization.metadata.items()}
+
+
+def test_judge_failures_are_in_the_run_summary_metadata(
+    instance, store_path, judge_server, use_judge, quick_retries
+):
+    # Every completeness reply is prose: both cases' completeness questions fail twice.
+    judge_server.fallback = lambda request: (
+        Reply(content=GARBAGE) if request.prompt == "completeness" else Reply()
+    )
+    use_judge(judge_server.url)
+    result = materialize(instance, "named", dataset=str(DATASET), config_file=str(CONFIG))
+    assert result.success
+    metadata = _summary_metadata(result)
+    assert (metadata["status"], metadata["judge_errors"]) == ("completed", 2)
+    assert metadata["judge_failures"].startswith(
+        f"judge: 2 of {QUESTIONS + 2} requests failed (first: reply failed validation twice"
+    )
+    assert metadata["judge_response_format"] == "json_object"
+
+
+def test_a_judge_refusing_every_key_ends_the_run_aborted_judge(
+    instance, store_path, judge_server, use_judge
+):
+    judge_server.fallback = Reply.error(401)
+    use_judge(judge_server.url)
+    result = materialize(instance, "refused", dataset=str(DATASET), config_file=str(CONFIG))
+    assert result.success  # the run ended as it should: its record says why
+    assert judge_server.request_count == 5
+    metadata = _summary_metadata(result)
+    assert (metadata["status"], metadata["judge_errors"]) == ("aborted:judge", 5)
+    assert metadata["judge_failures"].startswith(
+        "judge unavailable: openai/judge-test: AuthenticationError (HTTP 401)"
+    )
+    (status,) = query(store_path, "select status from runs where run_id = 'refused'", [])
+    assert status == ("aborted:judge",)

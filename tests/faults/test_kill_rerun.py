@@ -61,10 +61,15 @@ def test_a_killed_judged_run_rerun_pays_only_for_the_questions_not_cached(any_st
 
     run_id = result["run_id"]
     assert run_id != killed
-    assert store.query("select run_id, status, cases, judge_requests, cache_hits from runs") == [
-        (run_id, "completed", CASES, QUESTIONS - cached, cached)
-    ]
-    # The killed run left files behind, but no view shows any of them.
+    assert store.query(
+        "select run_id, status, cases, judge_requests, cache_hits from runs "
+        "where status = 'completed'"
+    ) == [(run_id, "completed", CASES, QUESTIONS - cached, cached)]
+    # CONTRACT section 29: the killed run is listed (running, then interrupted once its
+    # heartbeat is 15 s old), with none of its files in any other view.
+    assert store.query(
+        f"select status in ('running', 'interrupted') from runs where run_id = '{killed}'"
+    ) == [(True,)]
     assert store.has_file(killed, "manifest.json")
     assert not store.has_file(killed, "run.parquet")
     for view in ("case_results", "metric_summaries"):

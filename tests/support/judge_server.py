@@ -33,6 +33,23 @@ Tests script deviations with ``server.script(...)``: each queued item answers
 one request, in order (a ``Reply``, a content string, an HTTP status int, or a
 callable taking the ``ReceivedRequest``). Every request is counted and logged.
 
+It answers as the real providers do, so a test sees what LiteLLM makes of them:
+
+- ``/v1/chat/completions`` is OpenAI's API: its replies, and its error bodies
+  (``{"error": {"message", "type", "param", "code"}}``) with the messages OpenAI
+  sends for each status (``OPENAI_ERRORS``: a wrong key's 401 echoes the key
+  masked, a model it does not serve is a 404 ``model_not_found``...), a
+  content-filter 400 (``Reply.content_filter()``), ``Retry-After`` in seconds or
+  as an HTTP date (``Reply.error(429, retry_after=...)``);
+- ``/v1/messages`` is Anthropic's Messages API (LiteLLM's ``anthropic/`` models
+  with ``api_base`` pointing here): its replies (text, or the ``tool_use`` block
+  LiteLLM asks for to carry a JSON schema), usage, and its error bodies
+  (``{"type": "error", "error": {"type", "message"}}``, ``ANTHROPIC_ERRORS``);
+- a ``response_format`` of type ``json_schema`` is checked as OpenAI's strict
+  mode checks it (every object closed, every property required: else a 400
+  naming the fault) and the reply sent is validated against it: a reply the
+  schema would refuse is recorded in ``server.schema_violations``.
+
 Run as a process for CLI tests and benchmarks::
 
     python -m tests.support.judge_server --port 0 --latency 0.1
@@ -51,6 +68,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+import jsonschema
 from aiohttp import web
 
 from ragproof_core.metrics.heuristics.refusal import is_refusal
@@ -75,6 +93,71 @@ _PART_BANDS = r'^"{name}": .*worst to best: (.*)\.$'
 _DEFAULT = object()
 
 
+# What OpenAI answers for each status: (type, code, message); {model} and {key} are filled.
+OPENAI_ERRORS: dict[int, tuple[str | None, str | None, str]] = {
+    400: (
+        "invalid_request_error",
+        None,
+        "Invalid value for 'response_format': this model does not support it.",
+    ),
+    401: (
+        "invalid_request_error",
+        "invalid_api_key",
+        "Incorrect API key provided: {key}. You can find your API key at "
+        "https://platform.openai.com/account/api-keys.",
+    ),
+    403: (
+        "invalid_request_error",
+        "unsupported_country_region_territory",
+        "Country, region, or territory not supported",
+    ),
+    404: (
+        "invalid_request_error",
+        "model_not_found",
+        "The model `{model}` does not exist or you do not have access to it.",
+    ),
+    408: ("server_error", None, "Request timed out."),
+    429: (
+        "requests",
+        "rate_limit_exceeded",
+        "Rate limit reached for {model} on requests per min (RPM): Limit 3, Used 3, "
+        "Requested 1. Please try again in 20s.",
+    ),
+    500: (
+        "server_error",
+        None,
+        "The server had an error while processing your request. Sorry about that!",
+    ),
+    503: ("server_error", None, "The engine is currently overloaded, please try again later"),
+}
+# OpenAI's refusal of a prompt its moderation flags (LiteLLM: ContentPolicyViolationError).
+OPENAI_CONTENT_FILTER = (
+    "invalid_request_error",
+    "invalid_prompt",
+    "Invalid prompt: your prompt was flagged as potentially violating our usage policy. "
+    "Please try again with a different prompt.",
+)
+# What Anthropic answers for each status: (error type, message).
+ANTHROPIC_ERRORS: dict[int, tuple[str, str]] = {
+    400: ("invalid_request_error", "messages: text content blocks must be non-empty"),
+    401: ("authentication_error", "invalid x-api-key"),
+    403: (
+        "permission_error",
+        "Your API key does not have permission to use the specified resource.",
+    ),
+    404: ("not_found_error", "model: {model}"),
+    413: ("request_too_large", "Request exceeds the maximum allowed number of bytes."),
+    429: (
+        "rate_limit_error",
+        "This request would exceed your organization's rate limit of 50 requests per minute.",
+    ),
+    500: ("api_error", "Internal server error"),
+    503: ("overloaded_error", "Overloaded"),
+    529: ("overloaded_error", "Overloaded"),
+}
+CONTENT_FILTER = "content_filter"
+
+
 @dataclass
 class Reply:
     """One scripted response. ``content=None`` means "the default valid reply"."""
@@ -88,11 +171,21 @@ class Reply:
     headers: dict[str, str] = field(default_factory=dict)
     # Above 0: the response body is sent 8 bytes at a time, this many seconds apart.
     trickle_s: float = 0.0
+    # An error's kind beyond its status (``CONTENT_FILTER``), or None: the provider's
+    # usual error body for the status.
+    error_kind: str | None = None
 
     @classmethod
-    def error(cls, status: int, retry_after: float | None = None) -> Reply:
+    def error(cls, status: int, retry_after: float | str | None = None) -> Reply:
+        """The provider's error for ``status``; ``retry_after``: a Retry-After header,
+        seconds or an HTTP date (``email.utils.format_datetime(..., usegmt=True)``)."""
         headers = {} if retry_after is None else {"Retry-After": str(retry_after)}
         return cls(status=status, headers=headers)
+
+    @classmethod
+    def content_filter(cls) -> Reply:
+        """OpenAI's 400 for a prompt its moderation flags."""
+        return cls(status=400, error_kind=CONTENT_FILTER)
 
     @classmethod
     def hang(cls, seconds: float = 30.0) -> Reply:
@@ -101,10 +194,32 @@ class Reply:
 
 @dataclass(frozen=True)
 class ReceivedRequest:
+    """One request. ``body`` is in OpenAI's shape (an Anthropic request's system and
+    content blocks turned into chat messages); ``raw_body`` is what was sent."""
+
     path: str
     headers: dict[str, str]
     body: dict[str, Any]
     received_at: float = 0.0  # time.monotonic() when the request arrived
+    raw_body: dict[str, Any] | None = None
+
+    @property
+    def provider(self) -> str:
+        return ANTHROPIC if self.path.endswith("/messages") else OPENAI
+
+    @property
+    def response_format(self) -> dict[str, Any] | None:
+        """What the request asked its reply to be: OpenAI's ``response_format``, or for
+        Anthropic the schema of the tool LiteLLM forces (as a ``json_schema`` format)."""
+        if self.provider == OPENAI:
+            return self.body.get("response_format")
+        raw = self.raw_body or {}
+        tool = (raw.get("tool_choice") or {}).get("name")
+        for declared in raw.get("tools") or ():
+            if declared.get("name") == tool:
+                schema = declared.get("input_schema")
+                return {"type": "json_schema", "json_schema": {"name": tool, "schema": schema}}
+        return None
 
     @property
     def prompt(self) -> str | None:
@@ -168,6 +283,55 @@ class ReceivedRequest:
                 block["id"] = json.loads(match["id"])
             found.append(block)
         return found
+
+
+OPENAI = "openai"
+ANTHROPIC = "anthropic"
+
+
+def _text(content: Any) -> str:
+    """A message's content as text: Anthropic's (and OpenAI's) content blocks joined."""
+    if isinstance(content, list):
+        return "".join(b.get("text", "") for b in content if isinstance(b, dict))
+    return content or ""
+
+
+def openai_view(body: dict[str, Any]) -> dict[str, Any]:
+    """An Anthropic Messages request as OpenAI's chat request (system first)."""
+    messages = [
+        {"role": m.get("role"), "content": _text(m.get("content"))}
+        for m in body.get("messages", [])
+    ]
+    system = _text(body.get("system"))
+    if system:
+        messages.insert(0, {"role": "system", "content": system})
+    return {**body, "messages": messages}
+
+
+def strict_schema_fault(schema: Any, path: str = "schema") -> str | None:
+    """What OpenAI's strict mode refuses in a JSON schema: an object that is not closed
+    (``additionalProperties: false``) or does not require every property; None if none."""
+    if not isinstance(schema, dict):
+        return f"{path} must be an object"
+    if schema.get("type") == "object":
+        properties = schema.get("properties") or {}
+        if schema.get("additionalProperties") is not False:
+            return (
+                f"In context={path}, 'additionalProperties' is required to be supplied "
+                "and to be false"
+            )
+        if sorted(schema.get("required") or []) != sorted(properties):
+            return (
+                f"In context={path}, 'required' is required to be supplied and to be an "
+                "array including every key in properties"
+            )
+        for name, sub in properties.items():
+            fault = strict_schema_fault(sub, f"{path}.{name}")
+            if fault:
+                return fault
+    if schema.get("type") == "array":
+        return strict_schema_fault(schema.get("items"), f"{path}[]")
+    return None
 
 
 _WORD = re.compile(r"[a-z0-9]{4,}")
@@ -313,6 +477,10 @@ class JudgeServer:
         self.requests: list[ReceivedRequest] = []
         # One (bytes sent, bytes in the body, seconds) per trickled reply, once it ended.
         self.trickles: list[tuple[int, int, float]] = []
+        # What a request gets when nothing is scripted (the default valid reply).
+        self.fallback: Reply = Reply()
+        # (prompt, why) for every reply the request's JSON schema would refuse.
+        self.schema_violations: list[tuple[str | None, str]] = []
         self._script: deque[Any] = deque()
         self._lock = threading.Lock()
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -343,6 +511,8 @@ class JudgeServer:
         with self._lock:
             self._script.clear()
             self.requests.clear()
+            self.schema_violations.clear()
+            self.fallback = Reply()
 
     # -- lifecycle -------------------------------------------------------------------
 
@@ -396,6 +566,7 @@ class JudgeServer:
         app = web.Application()
         app.router.add_post("/v1/chat/completions", self._handle)
         app.router.add_post("/chat/completions", self._handle)
+        app.router.add_post("/v1/messages", self._handle)
         # Hanging handlers must not hold up shutdown.
         self._runner = web.AppRunner(app, shutdown_timeout=0.1, access_log=None)
         await self._runner.setup()
@@ -408,13 +579,15 @@ class JudgeServer:
     async def _handle(self, request: web.Request) -> web.Response:
         arrived = time.monotonic()  # before the body is read: when the request arrived
         try:
-            body = await request.json()
+            raw = await request.json()
         except json.JSONDecodeError:
-            body = {}
-        received = ReceivedRequest(request.path, dict(request.headers), body, arrived)
+            raw = {}
+        anthropic = request.path.endswith("/messages")
+        body = openai_view(raw) if anthropic else raw
+        received = ReceivedRequest(request.path, dict(request.headers), body, arrived, raw)
         with self._lock:
             self.requests.append(received)
-            item = self._script.popleft() if self._script else Reply()
+            item = self._script.popleft() if self._script else self.fallback
         if callable(item) and not isinstance(item, Reply):
             item = item(received)
         if isinstance(item, str):
@@ -426,11 +599,31 @@ class JudgeServer:
             await asyncio.sleep(delay)
         if item.status != 200:
             # An error's content is its message (a provider echoing what it was sent).
-            message = item.content or f"scripted HTTP {item.status}"
-            error = {"error": {"message": message, "type": "scripted"}}
-            return web.json_response(error, status=item.status, headers=item.headers)
+            return self._error(
+                received, item.status, item.error_kind, item.headers, item.content
+            )
+        schema = None
+        fmt = received.response_format
+        if fmt is not None and fmt.get("type") == "json_schema":
+            named = fmt.get("json_schema") or {}
+            schema = named.get("schema")
+            fault = None if anthropic else strict_schema_fault(schema)
+            if fault is not None:
+                message = f"Invalid schema for response_format '{named.get('name')}': {fault}."
+                return self._error(received, 400, None, {}, message)
         content = self.responder(received) if item.content is None else item.content
+        if schema is not None:
+            self._check_reply(received, schema, content)
         usage = self.usage if item.usage is _DEFAULT else item.usage
+        if anthropic:
+            payload = self._anthropic_payload(received, content, usage)
+        else:
+            payload = self._openai_payload(body, content, usage)
+        if item.trickle_s > 0:
+            return await self._trickle(request, json.dumps(payload).encode(), item)
+        return web.json_response(payload, headers=item.headers)
+
+    def _openai_payload(self, body: dict[str, Any], content: str, usage: Any) -> dict[str, Any]:
         payload: dict[str, Any] = {
             "id": f"chatcmpl-{len(self.requests)}",
             "object": "chat.completion",
@@ -453,9 +646,75 @@ class JudgeServer:
                 "completion_tokens": completion_tokens,
                 "total_tokens": prompt_tokens + completion_tokens,
             }
-        if item.trickle_s > 0:
-            return await self._trickle(request, json.dumps(payload).encode(), item)
-        return web.json_response(payload, headers=item.headers)
+        return payload
+
+    def _anthropic_payload(
+        self, received: ReceivedRequest, content: str, usage: Any
+    ) -> dict[str, Any]:
+        """Anthropic's reply: the content as a text block, or as the input of the tool
+        the request forces (how LiteLLM asks Anthropic for a JSON schema's reply)."""
+        fmt = received.response_format
+        block: dict[str, Any] = {"type": "text", "text": content}
+        stop = "end_turn"
+        if fmt is not None:
+            try:
+                block = {
+                    "type": "tool_use",
+                    "id": f"toolu_{len(self.requests)}",
+                    "name": fmt["json_schema"]["name"],
+                    "input": json.loads(content),
+                }
+                stop = "tool_use"
+            except ValueError:
+                pass  # not JSON: sent as text, as a model that ignored the tool would
+        payload: dict[str, Any] = {
+            "id": f"msg_{len(self.requests)}",
+            "type": "message",
+            "role": "assistant",
+            "model": received.body.get("model", "judge-test"),
+            "content": [block],
+            "stop_reason": stop,
+            "stop_sequence": None,
+        }
+        if isinstance(usage, tuple):
+            payload["usage"] = {"input_tokens": usage[0], "output_tokens": usage[1]}
+        elif usage is not None:
+            payload["usage"] = usage
+        return payload
+
+    def _check_reply(self, received: ReceivedRequest, schema: Any, content: str) -> None:
+        """Record a reply the request's schema would refuse (the provider would never
+        send it): a test of the schemas ragproof sends."""
+        try:
+            jsonschema.validate(json.loads(content), schema)
+        except (ValueError, jsonschema.ValidationError, jsonschema.SchemaError) as exc:
+            with self._lock:
+                self.schema_violations.append((received.prompt, str(exc).splitlines()[0]))
+
+    def _error(
+        self,
+        received: ReceivedRequest,
+        status: int,
+        kind: str | None,
+        headers: dict[str, str],
+        message: str | None = None,
+    ) -> web.Response:
+        """The provider's error body for ``status`` (and ``kind``), as it sends it."""
+        model = received.body.get("model", "judge-test")
+        token = received.headers.get("Authorization", "").removeprefix("Bearer ")
+        masked = f"{token[:3]}{'*' * max(len(token) - 7, 0)}{token[-4:]}" if token else ""
+        if received.provider == ANTHROPIC:
+            kind_, text = ANTHROPIC_ERRORS.get(status, ("api_error", f"HTTP {status}"))
+            body: dict[str, Any] = {
+                "type": "error",
+                "error": {"type": kind_, "message": message or text.format(model=model)},
+            }
+        else:
+            found = OPENAI_CONTENT_FILTER if kind == CONTENT_FILTER else OPENAI_ERRORS.get(status)
+            kind_, code, text = found or ("server_error", None, f"HTTP {status}")
+            text = message or text.format(model=model, key=masked)
+            body = {"error": {"message": text, "type": kind_, "param": None, "code": code}}
+        return web.json_response(body, status=status, headers=headers)
 
     async def _trickle(self, request: web.Request, body: bytes, item: Reply) -> web.StreamResponse:
         """Send ``body`` 8 bytes every ``item.trickle_s`` until done or the client hangs up."""
@@ -484,8 +743,13 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--latency", type=float, default=0.0, help="seconds per reply")
     parser.add_argument("--no-usage", action="store_true", help="omit usage blocks")
+    parser.add_argument(
+        "--status", type=int, default=200, help="answer every request with this HTTP error"
+    )
     args = parser.parse_args(argv)
     server = JudgeServer(args.port, args.latency, None if args.no_usage else (100, 20))
+    if args.status != 200:
+        server.fallback = Reply.error(args.status)
     server.start()
     print(server.url, flush=True)
     try:

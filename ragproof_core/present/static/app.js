@@ -142,6 +142,14 @@
       window.location.href = href(["compare"], { a: a.value, b: b.value });
     });
     apply();
+    // CONTRACT section 31: a page of runs at a time, the newest first.
+    if (data.page) {
+      var p = data.page, pager = el("p", { class: "pager" });
+      if (p.offset > 0) pager.appendChild(link(["runs"], { offset: Math.max(0, p.offset - p.limit) }, "← newer runs", { id: "runs-newer" }));
+      if (p.offset + p.limit < p.total) pager.appendChild(link(["runs"], { offset: p.offset + p.limit }, " older runs →", { id: "runs-older" }));
+      pager.appendChild(el("span", { class: "sub" }, " runs " + (p.total ? p.offset + 1 : 0) + "–" + Math.min(p.total, p.offset + p.limit) + " of " + p.total));
+      list.appendChild(pager);
+    }
     if (runs.length <= FIRST_ROWS) return null;
     return function () {
       var body = document.querySelector("#runs-table tbody");
@@ -161,7 +169,7 @@
     var head = section("run-head", null);
     head.appendChild(el("h1", null, "Run ", el("span", { id: "run-id", class: "mono" }, r.run_id)));
     head.appendChild(facts([
-      ["dataset", r.dataset], ["adapter", r.adapter], ["status", r.status], ["started (UTC)", r.started_at.slice(0, 19).replace("T", " ")],
+      ["dataset", r.dataset], ["adapter", r.adapter], ["status", r.status + (r.judge_failures ? " · " + r.judge_failures : "")], ["started (UTC)", r.started_at.slice(0, 19).replace("T", " ")],
       ["k", r.k], ["source match", r.source_match], ["judge", r.judge_model || "none"], ["judge mode", r.judge_mode],
       ["cases", r.cases], ["case failures", r.case_failures], ["cost", r.cost_usd === null ? "unknown" : "$" + Number(r.cost_usd).toFixed(4)]
     ]));

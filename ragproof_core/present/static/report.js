@@ -66,7 +66,7 @@
     add(s, el("div", { class: "sub mono", id: "run-id" }, r.run_id));
     var judge = r.judge_model ? r.judge_model + (r.judge_mode ? " (" + r.judge_mode + ")" : "") : "none (judge metrics skipped)";
     var facts = [
-      ["Status", r.status, r.status !== "completed"], ["Dataset", r.dataset], ["Adapter", r.adapter],
+      ["Status", r.status + (r.judge_failures ? " · " + r.judge_failures : ""), r.status !== "completed" || !!r.judge_failures], ["Dataset", r.dataset], ["Adapter", r.adapter],
       ["Cases", r.cases], ["Case failures", r.case_failures, r.case_failures > 0],
       ["Judge model", judge], ["Judge requests", r.judge_requests + " (" + r.judge_repairs + " repairs)"],
       ["Cache hits", r.cache_hits], ["Judge errors", r.judge_errors, r.judge_errors > 0],

@@ -87,3 +87,22 @@ def test_concurrent_writer_processes_lose_nothing(tmp_path: Path) -> None:
     with JudgeCache(path) as cache:
         assert cache.count() == 400
         assert cache.get("m", "p", "b-199").data == {"refused": False}
+
+
+def test_a_garbage_cache_is_quarantined_with_one_warning_and_a_fresh_one_opened(
+    tmp_path: Path, capsys
+) -> None:
+    """CONTRACT section 29: moved into quarantine/ (never deleted), one line naming it."""
+    path = tmp_path / "judge_cache.sqlite"
+    path.write_bytes(b"this is not a database" * 100)
+    with JudgeCache(path) as cache:
+        assert cache.get("m", "p", "i") is None
+        cache.put("m", "p", "i", {"refused": True}, "r", None, None, 0.0)
+        assert cache.count() == 1
+    moved = list((tmp_path / "quarantine").iterdir())
+    assert [p.read_bytes() for p in moved] == [b"this is not a database" * 100]
+    lines = capsys.readouterr().err.splitlines()
+    assert lines == [
+        "ragproof: warning: the judge cache judge_cache.sqlite could not be opened (file is not "
+        f"a database); moved to quarantine/{moved[0].name}, the run goes on with a fresh cache"
+    ]

@@ -4,15 +4,20 @@ import os
 import subprocess
 import sys
 import textwrap
+from datetime import UTC, datetime, timedelta
+from email.utils import format_datetime
 from typing import Any
 
 import pytest
 
+from ragproof_core.judge.breaker import Outcome
 from ragproof_core.judge.client import (
+    RETRY_AFTER_MAX_S,
     LiteLLMClient,
     RawReply,
     TransportError,
     redact_secrets,
+    retry_after_seconds,
     token_count,
 )
 from tests.core.judge.conftest import API_KEY, MODEL, closed_port, run
@@ -65,7 +70,7 @@ def test_missing_usage_is_reported_as_none(server: JudgeServer) -> None:
 
 def test_a_429_burst_is_retried_until_success(server: JudgeServer) -> None:
     server.script(Reply.error(429, retry_after=30), 429, 429)  # Retry-After capped at 0.01 s
-    reply = run(client(server.url).complete(MESSAGES))
+    reply = run(client(server.url, retry_after_max_s=0.01).complete(MESSAGES))
     assert reply.text == '{"refused": true}'
     assert server.request_count == 4
 
@@ -93,10 +98,12 @@ def test_other_4xx_are_not_retried(server: JudgeServer, status: int) -> None:
     assert server.request_count == 1
 
 
-def test_a_refused_connection_is_retried_then_reported() -> None:
+def test_a_refused_connection_is_retried_then_reported(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", API_KEY)
     url = f"http://127.0.0.1:{closed_port()}/v1"
-    with pytest.raises(TransportError, match=r"gave up after 2 attempt\(s\)"):
+    with pytest.raises(TransportError, match=r"gave up after 2 attempt\(s\)") as raised:
         run(client(url, max_attempts=2).complete(MESSAGES))
+    assert raised.value.outcome is Outcome.NO_ANSWER  # no answer: the breaker's first rule waits
 
 
 def test_a_hang_past_the_timeout_is_retried(server: JudgeServer) -> None:
@@ -110,9 +117,87 @@ def test_a_hang_past_the_timeout_is_retried(server: JudgeServer) -> None:
 def test_backoff_is_deterministic_exponential_capped_and_honours_retry_after() -> None:
     c = LiteLLMClient(MODEL, backoff_base_s=0.5, backoff_max_s=8)
     assert [c.backoff_s(n) for n in (1, 2, 3, 4, 5, 6)] == [0.5, 1.0, 2.0, 4.0, 8.0, 8.0]
+    # The server's Retry-After is what is waited, past our own cap, up to 60 s.
     assert c.backoff_s(1, retry_after_s=3.0) == 3.0
-    assert c.backoff_s(1, retry_after_s=60.0) == 8.0
-    assert c.backoff_s(3, retry_after_s=0.1) == 2.0
+    assert c.backoff_s(1, retry_after_s=45.0) == 45.0
+    assert c.backoff_s(1, retry_after_s=600.0) == RETRY_AFTER_MAX_S == 60.0
+    assert c.backoff_s(3, retry_after_s=0.1) == 0.1
+
+
+def test_retry_after_is_read_as_seconds_or_an_http_date_capped_at_60_s() -> None:
+    now = datetime(2026, 12, 7, 12, 0, 0, tzinfo=UTC)
+    assert retry_after_seconds("7", now) == 7.0
+    assert retry_after_seconds("0.5", now) == 0.5
+    assert retry_after_seconds("3600", now) == 60.0
+    assert retry_after_seconds("Mon, 07 Dec 2026 12:00:30 GMT", now) == 30.0
+    assert retry_after_seconds("Mon, 07 Dec 2026 13:00:00 GMT", now) == 60.0
+    assert retry_after_seconds("Mon, 07 Dec 2026 11:59:00 GMT", now) == 0.0  # past: no wait
+    assert retry_after_seconds("soon", now) is None
+    assert retry_after_seconds("", now) is None
+    assert retry_after_seconds(None, now) is None
+
+
+@pytest.mark.parametrize("status", [429, 503])
+def test_retry_after_on_429_and_503_is_waited_before_the_retry(
+    server: JudgeServer, status: int
+) -> None:
+    when = format_datetime(datetime.now(UTC) + timedelta(seconds=2), usegmt=True)
+    server.script(Reply.error(status, retry_after=1.5), Reply.error(status, retry_after=when))
+    waits: list[float] = []
+    c = client(server.url, backoff_max_s=0.001)
+    original = c.backoff_s
+    c.backoff_s = lambda attempt, after=None: waits.append(original(attempt, after)) or 0.0
+    run(c.complete(MESSAGES))
+    assert server.request_count == 3
+    assert waits[0] == 1.5
+    assert 0.0 < waits[1] <= 2.0  # the date, less the time it took to get here
+
+
+def test_retry_after_of_other_statuses_is_not_read(server: JudgeServer) -> None:
+    server.script(Reply.error(500, retry_after=30))
+    waits: list[float | None] = []
+    c = client(server.url)
+    original = c.backoff_s
+    c.backoff_s = lambda attempt, after=None: waits.append(after) or original(attempt, after)
+    run(c.complete(MESSAGES))
+    assert waits == [None]
+
+
+@pytest.mark.parametrize(
+    ("reply", "outcome"),
+    [
+        (Reply.error(400), Outcome.UNAVAILABLE),
+        (Reply.error(401), Outcome.UNAVAILABLE),
+        (Reply.error(403), Outcome.UNAVAILABLE),
+        (Reply.error(404), Outcome.UNAVAILABLE),
+        (Reply.content_filter(), Outcome.ANSWERED),  # this prompt refused, not the judge
+    ],
+)
+def test_refusals_are_not_retried_and_say_what_the_breaker_counts(
+    server: JudgeServer, reply: Reply, outcome: Outcome
+) -> None:
+    server.script(reply)
+    with pytest.raises(TransportError, match="not retryable") as raised:
+        run(client(server.url).complete(MESSAGES))
+    assert server.request_count == 1
+    assert raised.value.outcome is outcome
+
+
+def test_a_5xx_given_up_counts_as_answered_and_failed(server: JudgeServer) -> None:
+    server.script(503, 503)
+    with pytest.raises(TransportError, match="gave up after 2") as raised:
+        run(client(server.url, max_attempts=2).complete(MESSAGES))
+    assert raised.value.outcome is Outcome.GAVE_UP
+
+
+def test_a_missing_key_is_refused_at_once_without_a_request(
+    server: JudgeServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY")
+    with pytest.raises(TransportError, match="Missing credentials.*not retryable") as raised:
+        run(client(server.url).complete(MESSAGES))
+    assert raised.value.outcome is Outcome.UNAVAILABLE
+    assert server.request_count == 0
 
 
 def test_secret_environment_values_are_redacted(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -292,7 +292,7 @@ def test_a_metric_without_a_planner_is_asked_on_its_own(server: JudgeServer) -> 
     output = CaseOutput("c3", Answer("I don't know: the documents do not say."))
     chosen = [("robustness.abstention", None), ("retrieval.later", later_metric)]
     judge = make_judge(server.url, mode="combined")
-    results = run(combined_results(case, output, judge, chosen, lambda: None, "budget"))
+    results = run(combined_results(case, output, judge, chosen, lambda stop: "stopped"))
     assert [(r.metric, r.status.value, r.value) for r in results] == [
         ("robustness.abstention", "scored", 1.0),
         ("retrieval.later", "scored", 0.25),

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from ragproof_core.judge.cost import estimate_tokens
+from ragproof_core.judge.cost import RequestEstimate, estimate_tokens
 from ragproof_core.judge.factory import make_judge
 from ragproof_core.judge.prompts import DEFAULT_DIRECTORY, PROMPT_NAMES, load_prompts, render
 from ragproof_core.judge.reply_cache import input_hash
@@ -227,9 +227,9 @@ def test_estimate_reports_cached_or_the_pre_call_estimate(
 ) -> None:
     judge = judge_on(server.url, tmp_path / "c.sqlite", input_cost=2.0, output_cost=10.0)
     # (429 * 2 + 200 * 10) / 1e6
-    assert judge.estimate("answer_relevance", INPUTS) == (False, 0.002858)
+    assert judge.estimate("answer_relevance", INPUTS) == RequestEstimate(False, 0.002858, 429, 200)
     run(judge.ask("answer_relevance", INPUTS))
-    assert judge.estimate("answer_relevance", INPUTS) == (True, 0.0)
+    assert judge.estimate("answer_relevance", INPUTS) == RequestEstimate(True, 0.0, 0, 0)
     assert server.request_count == 1
 
 
@@ -240,12 +240,12 @@ def test_concurrency_bounds_the_calls_in_flight(server: JudgeServer) -> None:
     peak = 0
     original = judge.client.complete
 
-    async def counting(messages):
+    async def counting(messages, fmt=None):
         nonlocal in_flight, peak
         in_flight += 1
         peak = max(peak, in_flight)
         try:
-            return await original(messages)
+            return await original(messages, fmt)
         finally:
             in_flight -= 1
 

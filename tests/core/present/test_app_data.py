@@ -42,6 +42,12 @@ def test_a_run_shows_its_latest_probe_only(store):
     assert probe["created_at"] == "2026-12-02T10:00:00+00:00"
     assert run_data(store, store.get_run("b"), records)["probes"] == []
     assert [r["run_id"] for r in runs_data(records)["runs"]] == [r.run_id for r in records]
+    # CONTRACT section 31: the browser's runs page is paged, the newest first.
+    newest = runs_data(records, offset=0, limit=2)
+    assert [r["run_id"] for r in newest["runs"]] == [r.run_id for r in records[-2:]]
+    assert newest["page"] == {"offset": 0, "limit": 2, "total": len(records)}
+    older = runs_data(records, offset=2, limit=2)
+    assert [r["run_id"] for r in older["runs"]] == [r.run_id for r in records[-4:-2]]
 
 
 def test_two_runs_are_compared_as_compare_compares_them(store):

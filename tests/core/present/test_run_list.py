@@ -53,10 +53,10 @@ JUDGED = _record(
 
 def test_two_runs_with_different_settings_are_told_apart():
     assert runs_table([PLAIN, JUDGED]).splitlines() == [
-        "run id                   name     started (UTC)        dataset                              adapter                                           k  source match  metrics  judge               judge mode  status          cases     cost  config    tags",  # noqa: E501
-        "-----------------------  -------  -------------------  -----------------------------------  -----------------------------------------------  --  ------------  -------  ------------------  ----------  --------------  -----  -------  --------  -----------------------",  # noqa: E501
-        "20261201T093005Z-aaaaaa  -        2026-12-01 09:30:05  data/demo/cases.jsonl                ragproof_core.adapters.demo:DemoRAG               5  chunk               2  none                -           completed          77  $0.0000  -         -",  # noqa: E501
-        "20261201T101500Z-bbbbbb  nightly  2026-12-01 09:30:05  tests/fixtures/recorded/cases.jsonl  ragproof_core.adapters.recorded:RecordedAdapter  10  document            1  openai/gpt-4o-mini  combined    aborted:budget      4  $0.0123  01234567  branch=main,team=search",  # noqa: E501
+        "run id                   name     started (UTC)        dataset                              adapter                                           k  source match  metrics  judge               judge mode  status          judge errors  cases     cost  config    tags",  # noqa: E501
+        "-----------------------  -------  -------------------  -----------------------------------  -----------------------------------------------  --  ------------  -------  ------------------  ----------  --------------  ------------  -----  -------  --------  -----------------------",  # noqa: E501
+        "20261201T093005Z-aaaaaa  -        2026-12-01 09:30:05  data/demo/cases.jsonl                ragproof_core.adapters.demo:DemoRAG               5  chunk               2  none                -           completed                  0     77  $0.0000  -         -",  # noqa: E501
+        "20261201T101500Z-bbbbbb  nightly  2026-12-01 09:30:05  tests/fixtures/recorded/cases.jsonl  ragproof_core.adapters.recorded:RecordedAdapter  10  document            1  openai/gpt-4o-mini  combined    aborted:budget             2      4  $0.0123  01234567  branch=main,team=search",  # noqa: E501
     ]
 
 
@@ -81,6 +81,10 @@ def test_json_carries_the_same_facts():
         "name": "nightly",
         "tags": {"team": "search", "branch": "main"},
         "config_digest": "0123456789abcdef" * 4,
+        "judge_first_error": None,
+        "judge_response_format": None,
+        "adapter_calls": {},
+        "damaged_file": None,
     }
 
 
@@ -100,8 +104,8 @@ def test_the_listing_and_the_report_start_from_every_column_of_the_run_table():
     assert list(JUDGED.values()) == attributes
     # Each view holds every column but the ones it leaves out by name: a column declared
     # in store/tables.py reaches both without another list to edit.
-    listed = set(run_dict(JUDGED)) - {"k", "source_match", "metric_count"}
+    listed = set(run_dict(JUDGED)) - {"k", "source_match", "metric_count", "damaged_file"}
     assert listed == set(attributes) - LEFT_OUT
-    reported = set(record_dict(JUDGED)) - {"config"}
+    reported = set(record_dict(JUDGED)) - {"config", "judge_failures"}
     assert reported == set(attributes) - REPORT_LEAVES_OUT - {"config_json"}
     assert set(attributes) >= LEFT_OUT and set(attributes) >= REPORT_LEAVES_OUT

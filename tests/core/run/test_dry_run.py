@@ -48,7 +48,11 @@ def test_the_estimate_counts_every_turn_and_one_retention_request_per_conversati
     config, questions, judge_env, tmp_path
 ):
     estimate = _estimate(config, tmp_path / "cache.duckdb")
-    assert (estimate.questions, estimate.cached, estimate.calls) == (questions, 0, questions)
+    assert (estimate.requests, estimate.cached_requests, estimate.requests_to_send) == (
+        questions,
+        0,
+        questions,
+    )
 
 
 @pytest.mark.parametrize("config", ["recorded.toml", "live.toml"])
@@ -57,7 +61,7 @@ def test_the_retention_requests_are_priced_into_the_estimate(config, judge_env, 
     both = _estimate(config, cache)
     turns = _estimate(config, cache, ["generation.answer_relevance"])
     retention = _estimate(config, cache, ["conversation.knowledge_retention"])
-    assert (turns.questions, retention.questions) == (7, 2)
+    assert (turns.requests, retention.requests) == (7, 2)
     assert retention.estimated_cost_usd > 0
     assert both.estimated_cost_usd == pytest.approx(
         turns.estimated_cost_usd + retention.estimated_cost_usd, rel=1e-12

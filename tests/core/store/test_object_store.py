@@ -56,13 +56,15 @@ def test_a_failed_write_publishes_nothing_on_s3(s3_store: str) -> None:
 def test_a_finished_run_reads_back_and_shows_in_the_views() -> None:
     store = RunStore(_url())
     write_run(store, "r1")
-    write_run(store, "r2", finish=False)  # killed before its run record: invisible
+    write_run(store, "r2", finish=False)  # killed before its run record: listed, no rows
     assert [r.run_id for r in store.list_runs()] == ["r1"]
     assert store.read_dataset("r1") == CASES
     assert store.read_case_results("r1") == RESULTS
     assert list(store.iter_case_results("r1", batch_rows=2)) == RESULTS
     with store.connect() as con:
-        assert con.execute("select run_id from runs").fetchall() == [("r1",)]
+        listed = con.execute("select run_id, status from runs").fetchall()
+        assert listed[0] == ("r1", "completed")
+        assert listed[1] in (("r2", "running"), ("r2", "interrupted"))
         assert con.execute("select count(*) from case_results").fetchone() == (len(RESULTS),)
         assert con.execute("select count(*) from metrics").fetchone()[0] >= 13
 

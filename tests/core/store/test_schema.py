@@ -52,6 +52,9 @@ def foreign_store(tmp_path, monkeypatch):
             writer.write([], rows)
     second = sorted(store.case_result_files("r1"))[1]
     pq.write_table(waived(pq.read_table(second), 2), second)
+    # Written so by that version: its catalog entry holds these files as they are (files
+    # changed after the run ended would be a damaged run instead, CONTRACT section 29).
+    store.write_run(sample.record("r1"))
     monkeypatch.setenv("RAGPROOF_STORE", str(tmp_path / "store"))
     bad = sample.RESULTS[half + 2]
     return store, (

@@ -87,6 +87,8 @@ def assert_contract_columns(con: duckdb.DuckDBPyConnection) -> None:
         "tags",
         "config_digest",
         "secrets_masked",
+        # CONTRACT section 29: the file a damaged run was found with.
+        "damaged_file",
     ]
     assert dict(runs)["started_at"] == "TIMESTAMP WITH TIME ZONE"
     assert dict(runs)["prompt_hashes"] == "VARCHAR"
@@ -139,6 +141,7 @@ def test_views_show_finished_runs_with_contract_columns(store: RunStore) -> None
                 "{}",
                 None,
                 0,
+                None,
             )
         ]
         assert con.execute("SELECT prompt_hashes::JSON->>'refusal' FROM runs").fetchone() == (
@@ -162,11 +165,19 @@ def test_views_show_finished_runs_with_contract_columns(store: RunStore) -> None
         ]
 
 
-def test_a_run_without_its_run_record_is_invisible_everywhere(store: RunStore) -> None:
+def test_a_run_without_its_run_record_is_listed_running_and_its_rows_invisible(
+    store: RunStore,
+) -> None:
+    """CONTRACT section 29: a started run is listed (running while its heartbeat is fresh,
+    interrupted after); its rows show only once it has finished."""
     sample.write_run(store, "done")
     sample.write_run(store, "killed", finish=False)
     with store.connect() as con:
-        for view in views.RUN_VIEWS:
+        listed = con.execute("SELECT run_id, status FROM runs ORDER BY run_id").fetchall()
+        # Running: its heartbeat is fresh (interrupted once 15 s old, on a slow machine).
+        assert listed[0] == ("done", "completed")
+        assert listed[1] in (("killed", "running"), ("killed", "interrupted"))
+        for view in ("case_results", "metric_summaries"):
             assert con.execute(f"SELECT DISTINCT run_id FROM {view}").fetchall() == [("done",)]
     assert [r.run_id for r in store.list_runs()] == ["done"]
     # its files stay readable for the pipeline that may resume it
@@ -264,6 +275,8 @@ def test_views_read_runs_written_before_columns_were_added(store: RunStore) -> N
         ),
         store.layout.table_path("old", "case_results"),
     )
+    # A store from before the catalog is catalogued from its run folders (views.ensure_catalog).
+    store.catalog.register_finished("old")
     with store.connect() as con:
         assert con.execute(
             "SELECT run_id, cases, cache_hits FROM runs ORDER BY started_at"
@@ -291,7 +304,9 @@ def test_reading_views_never_waits_for_a_run_being_written(store: RunStore, spaw
     writer.expect("mid ")
     # The writer is inside its case_results file right now; the reader completes anyway.
     with store.connect(timeout_s=0.5) as con:
-        assert con.execute("SELECT run_id FROM runs").fetchall() == [("done",)]
+        assert con.execute("SELECT run_id FROM runs WHERE status = 'completed'").fetchall() == [
+            ("done",)
+        ]
         assert con.execute("SELECT count(*) FROM case_results").fetchone() == (len(sample.RESULTS),)
     writer.proceed()
     writer.expect("done")
@@ -356,7 +371,7 @@ def test_the_conversations_view_has_a_row_per_conversation_and_turn_metric(
     """CONTRACT section 16: turns_scored and the mean of a conversation's scored turns;
     single cases and a conversation's own metric (under its id) are not turns."""
     cases = load_dataset(CONVERSATIONS / "mixed.jsonl")
-    sample.write_run(store, "r1")
+    sample.write_run(store, "r1", finish=False)
     store.write_dataset("r1", cases)
     recall = "retrieval.recall_at_k"
     store.write_case_results(
@@ -370,6 +385,7 @@ def test_the_conversations_view_has_a_row_per_conversation_and_turn_metric(
             scored("c1", "conversation.knowledge_retention", 0.5),
         ],
     )
+    store.write_run(sample.record("r1"))
     with store.connect() as con:
         assert con.execute("SELECT * FROM conversations").fetchall() == [
             ("r1", "c1", recall, 2, 0.5),

@@ -1,0 +1,99 @@
+"""Runs found damaged on read (CONTRACT section 29): which run a DuckDB error names.
+
+A view's query fails on the first file it cannot read, and DuckDB's message names it.
+A run's file (or its rows in the catalog's log, a hard link of it) makes that run
+damaged: it is marked so in the catalog where the store can take it, and the query runs
+again without it. Any other file of the catalog (a part, a snapshot) is a fault of the
+catalog itself, which ``ragproof verify --repair`` rebuilds from the run folders.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from contextlib import suppress
+from pathlib import PurePath
+from typing import TypeVar
+
+import duckdb
+
+from ragproof_core.errors import StoreFault
+from ragproof_core.store.catalog import RUNS, Catalog
+from ragproof_core.store.layout import ENTRY_SEPARATOR, StoreLayout, validate_run_id
+from ragproof_core.store.object_files import files_for
+
+# Damaged runs one reader may find before it gives up (each costs one more attempt).
+MAX_FOUND = 16
+T = TypeVar("T")
+
+
+def retrying(layout: StoreLayout, action: Callable[[dict[str, str]], T]) -> T:
+    """``action(found)`` again after each DuckDB error naming a run's file: the run is
+    marked damaged (or, on a store that cannot take the mark, added to ``found``, which
+    ``action`` leaves out), so one damaged run never fails a reader of the rest."""
+    found: dict[str, str] = {}
+    while True:
+        try:
+            return action(found)
+        except duckdb.Error as exc:
+            damaged = found_on_read(layout, exc) if len(found) < MAX_FOUND else None
+            if damaged is None or damaged[0] in found:
+                raise
+            found[damaged[0]] = damaged[1]
+
+
+def failed_path(layout: StoreLayout, message: str) -> PurePath | None:
+    """The store file a DuckDB error message names, if any (its path inside the store)."""
+    root = str(layout.location).rstrip("/")
+    match = re.search(re.escape(root) + r"/([^'\"\s]+)", message)
+    if match is None or "Permission Error" in message:
+        return None  # a path the reader may not read is refused, not damaged
+    relative = PurePath(match.group(1).rstrip(".,:;)"))
+    return None if ".." in relative.parts else relative
+
+
+def run_of(relative: PurePath) -> str | None:
+    """The run a store file belongs to: ``runs/<id>/...`` or the catalog's log of it."""
+    parts = relative.parts
+    if len(parts) >= 3 and parts[0] == "runs":
+        return parts[1]
+    if len(parts) >= 4 and parts[:2] == ("catalog", "log"):
+        return parts[3].split(ENTRY_SEPARATOR)[0]
+    return None
+
+
+def found_on_read(layout: StoreLayout, exc: Exception) -> tuple[str, str] | None:
+    """(run id, damaged file) of the run whose file ``exc`` failed on, marked damaged in
+    the catalog when the store can take it; None when the error names no store file.
+    Raises ``StoreFault`` for a damaged file of the catalog itself."""
+    message = str(exc)
+    relative = failed_path(layout, message)
+    if relative is None:
+        return None
+    run_id = run_of(relative)
+    detail = message.strip().splitlines()[0]
+    if run_id is None:
+        raise StoreFault(
+            f"the store: {relative.as_posix()}: {detail}; `ragproof verify --repair` "
+            "rebuilds the catalog from the run folders"
+        )
+    validate_run_id(run_id)
+    catalog = Catalog(layout, files_for(layout))
+    shown = _run_file(relative, run_id)
+    # A store that cannot be written: left out by this reader alone.
+    with suppress(OSError):
+        catalog.mark(run_id, "damaged", shown)
+    return run_id, shown
+
+
+def _run_file(relative: PurePath, run_id: str) -> str:
+    """The damaged file as the run folder holds it: a log file is a link of the run's own."""
+    parts = relative.parts
+    if parts[0] == "runs":
+        return relative.as_posix()
+    table = parts[2]
+    if table == RUNS:
+        return f"runs/{run_id}/run.parquet"
+    if table == "turns":
+        return f"runs/{run_id}/dataset.parquet"
+    return f"runs/{run_id}/{table}.parquet"

@@ -1,0 +1,164 @@
+"""The store's catalog (CONTRACT sections 29 and 31): every view reads it, compaction
+keeps it small, a damaged run is found on read and left out by name."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from ragproof_core.store import RunDamaged, RunStore
+from ragproof_core.store.catalog import COMPACT_EVERY, Catalog
+from ragproof_core.store.query import run_read_only
+from tests.core.store import sample
+
+RESULT_ROWS = len(sample.RESULTS)
+
+
+def sql(store: RunStore, query: str) -> list[tuple]:
+    return run_read_only(store.layout, query).rows
+
+
+@pytest.fixture(scope="module")
+def compacted(tmp_path_factory) -> RunStore:
+    """More runs than one compaction folds: some in parts, the rest in the log."""
+    store = RunStore(tmp_path_factory.mktemp("catalog") / "store")
+    for index in range(COMPACT_EVERY + 3):
+        sample.write_run(store, f"r{index:02d}")
+    return store
+
+
+def copy_of(store: RunStore, tmp_path: Path) -> RunStore:
+    """A copy keeping the hard links between run files and the catalog's log."""
+    target = tmp_path / "store"
+    subprocess.run(["cp", "-a", str(store.layout.root), str(target)], check=True)
+    return RunStore(target)
+
+
+def test_compaction_folds_the_log_into_parts_and_the_views_read_both(compacted) -> None:
+    catalog = compacted.catalog
+    snapshot = catalog.snapshot()
+    assert snapshot.seq == 1
+    assert [p.rows for p in snapshot.table_parts("runs")] == [COMPACT_EVERY]
+    assert catalog.pending() == 3
+    runs = COMPACT_EVERY + 3
+    assert sql(compacted, "SELECT count(*), count(DISTINCT run_id) FROM runs") == [(runs, runs)]
+    assert sql(compacted, "SELECT count(*) FROM case_results") == [(runs * RESULT_ROWS,)]
+    assert sql(compacted, "SELECT count(DISTINCT run_id) FROM metric_summaries") == [(runs,)]
+    with compacted.connect() as con:  # the views file: parts named, log globbed
+        assert con.execute("SELECT count(*) FROM case_results").fetchone() == (runs * RESULT_ROWS,)
+    assert [r.run_id for r in compacted.list_runs()] == [f"r{i:02d}" for i in range(runs)]
+
+
+def test_a_second_compaction_retires_what_the_first_folded(compacted, tmp_path) -> None:
+    store = copy_of(compacted, tmp_path)
+    first = store.catalog.snapshot()
+    for index in range(COMPACT_EVERY):
+        sample.write_run(store, f"s{index:02d}")
+    second = store.catalog.snapshot()
+    assert second.seq == 2
+    logged = {p.name.split("~")[0] for p in store.catalog.log_files("runs")}
+    # The first compaction's log files are gone; none of the second's needs reading.
+    assert not logged & {key.split("~")[0] for key in first.folded_now}
+    total = 2 * COMPACT_EVERY + 3
+    assert sql(store, "SELECT count(*) FROM runs") == [(total,)]
+    assert sql(store, "SELECT count(*) FROM case_results") == [(total * RESULT_ROWS,)]
+
+
+def test_a_restarted_run_shows_only_its_latest_attempts_rows(tmp_path) -> None:
+    store = RunStore(tmp_path / "store")
+    sample.write_run(store, "again")
+    store.write_manifest("again", {"run_id": "again"})  # restarted: listed running, no rows
+    assert sql(store, "SELECT status FROM runs") in ([("running",)], [("interrupted",)])
+    assert sql(store, "SELECT count(*) FROM case_results") == [(0,)]
+    store.write_case_results("again", sample.RESULTS[:3])
+    store.write_summaries("again", sample.SUMMARIES)
+    store.write_run(sample.record("again"))
+    assert sql(store, "SELECT status FROM runs") == [("completed",)]
+    assert sql(store, "SELECT count(*) FROM case_results") == [(3,)]
+    store.catalog.compact(min_entries=0, merge_all=True)
+    assert sql(store, "SELECT count(*) FROM case_results") == [(3,)]
+
+
+def test_a_truncated_file_is_found_on_read_and_its_run_left_out(compacted, tmp_path) -> None:
+    store = copy_of(compacted, tmp_path)
+    victim = "r18"  # still in the log: its case_results link is the file truncated
+    path = store.layout.table_path(victim, "case_results")
+    os.truncate(path, 10)
+    runs = COMPACT_EVERY + 3
+    assert sql(store, "SELECT count(*) FROM case_results") == [((runs - 1) * RESULT_ROWS,)]
+    assert sql(
+        store, "SELECT run_id, status, damaged_file FROM runs WHERE status <> 'completed'"
+    ) == [(victim, "damaged", f"runs/{victim}/case_results.parquet")]
+    assert [r.run_id for r in store.damaged_runs()] == [victim]
+    assert victim not in [r.run_id for r in store.list_runs()]
+    with pytest.raises(RunDamaged, match=f"run '{victim}' is damaged"):
+        store.require_intact(victim)
+    # Compaction skips nothing else and keeps the run out.
+    store.catalog.compact(min_entries=0, merge_all=True)
+    assert sql(store, "SELECT count(*) FROM case_results") == [((runs - 1) * RESULT_ROWS,)]
+    assert sql(store, "SELECT status FROM runs WHERE run_id = ?".replace("?", f"'{victim}'")) == [
+        ("damaged",)
+    ]
+
+
+def test_a_compacted_runs_deleted_file_is_found_when_the_run_is_named_or_listed(
+    compacted, tmp_path
+) -> None:
+    store = copy_of(compacted, tmp_path)
+    victim = "r03"  # compacted: the views read its rows from the parts
+    os.remove(store.layout.table_path(victim, "outputs"))
+    with pytest.raises(RunDamaged, match="outputs.parquet: missing"):
+        store.require_intact(victim)
+    listed = store.check_listed(store.catalog_records("true"))
+    assert [(r.run_id, r.damaged_file) for r in listed if r.status == "damaged"] == [
+        (victim, f"runs/{victim}/outputs.parquet")
+    ]
+    assert sql(store, "SELECT count(DISTINCT run_id) FROM metric_summaries") == [
+        (COMPACT_EVERY + 2,)
+    ]
+
+
+def test_a_damaged_run_on_a_read_only_store_is_left_out_by_the_reader(
+    compacted, tmp_path, monkeypatch
+) -> None:
+    store = copy_of(compacted, tmp_path)
+    os.truncate(store.layout.table_path("r17", "case_results"), 10)
+
+    def refuse(*args, **kwargs):
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(Catalog, "mark", refuse)
+    runs = COMPACT_EVERY + 3
+    assert sql(store, "SELECT count(*) FROM case_results") == [((runs - 1) * RESULT_ROWS,)]
+    assert sql(store, "SELECT status FROM runs WHERE run_id = 'r17'") == [("damaged",)]
+    assert store.damaged_runs() == []  # nothing was written
+
+
+def test_a_store_without_a_catalog_gets_one_from_its_run_folders(compacted, tmp_path) -> None:
+    store = copy_of(compacted, tmp_path)
+    sample.write_run(store, "killed", finish=False)
+    shutil.rmtree(store.layout.catalog_dir)
+    runs = COMPACT_EVERY + 3
+    assert sql(store, "SELECT count(*) FROM case_results") == [(runs * RESULT_ROWS,)]
+    # No heartbeat: a run that never finished is interrupted at once.
+    assert sql(store, "SELECT status FROM runs WHERE run_id = 'killed'") == [("interrupted",)]
+    assert store.catalog.snapshot().seq == 1
+
+
+def test_of_two_compactions_at_once_one_wins_and_nothing_is_lost(tmp_path) -> None:
+    store = RunStore("memory://catalog-race/" + tmp_path.name)
+    for index in range(4):
+        sample.write_run(store, f"m{index}")
+    first, second = Catalog(store.layout, store.files), Catalog(store.layout, store.files)
+    assert first.compact(min_entries=0) is True
+    # The second read the same snapshot: its successor's name is taken, it gives way.
+    original = second.snapshot
+    second.snapshot = lambda: type(original())()  # as if it had listed before the first wrote
+    assert second.compact(min_entries=0) is False
+    with store.connect() as con:
+        assert con.execute("SELECT count(*) FROM runs").fetchone() == (4,)
+        assert con.execute("SELECT count(*) FROM case_results").fetchone() == (4 * RESULT_ROWS,)
