@@ -80,8 +80,8 @@ from ragproof_core.present import distributions_table
 from ragproof_core.run import (
     ATTEMPT_PREFIX,
     EVALUATION_DOCUMENT,
-    STAGED_SECRETS_DOCUMENT,
     INTERRUPTED,
+    STAGED_SECRETS_DOCUMENT,
     STOPPED_STATUSES,
     AttemptRecorder,
     ShardReport,

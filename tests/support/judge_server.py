@@ -599,9 +599,7 @@ class JudgeServer:
             await asyncio.sleep(delay)
         if item.status != 200:
             # An error's content is its message (a provider echoing what it was sent).
-            return self._error(
-                received, item.status, item.error_kind, item.headers, item.content
-            )
+            return self._error(received, item.status, item.error_kind, item.headers, item.content)
         schema = None
         fmt = received.response_format
         if fmt is not None and fmt.get("type") == "json_schema":
