@@ -7,8 +7,8 @@ name and query string, a URL's password, options named ``openai_key``,
 ``RAGPROOF_JUDGE_API_BASE=http://TOKEN@host`` and the judge key. A real
 ``ragproof run`` calls the local RAG service (which gets the real values) and
 tries the local judge (every call fails, and the run ends aborted:judge: LiteLLM will
-not send credentials in the URL beside the key); then every file in the store (report included), every file
-of the Dagster home (the event log's SQLite included) and the output of
+not send credentials in the URL beside the key); then every file in the store (report
+included), every file of the Dagster home (the event log's SQLite included) and the output of
 ``run``, ``show --json``, ``runs --json``, ``report`` and ``sql`` are searched for
 each token: none is found.
 """
