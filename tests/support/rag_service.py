@@ -5,7 +5,8 @@ citing one chunk; ``POST /retrieve`` returns that chunk in a list (or wrapped
 as ``{"chunks": [...]}`` when the question is ``"wrapped"``). Special
 questions trigger failures: ``"fail"`` -> 503 with a text body, ``"not-json"``
 -> 200 with a non-JSON body; ``"agent"`` answers with ``steps`` (AGENT_STEPS).
-Every request is recorded (path, headers, body).
+Every request is recorded (path, headers, body); ``pause``, when set, is called with
+each request before it is answered, on the request's own thread (a slow service).
 
 Questions starting ``echo-`` echo what the request carried, as gateways and debug
 proxies do (the secrets tests, CONTRACT section 28): ``echo-401`` answers 401 with
@@ -18,6 +19,7 @@ from __future__ import annotations
 
 import json
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -43,6 +45,7 @@ class RagService:
     """Run with ``with RagService() as service:``; ``service.base`` is ``http://127.0.0.1:PORT``."""
 
     requests: list[Request] = field(default_factory=list)
+    pause: Callable[[Request], None] | None = None
 
     def __enter__(self) -> RagService:
         service = self
@@ -51,7 +54,10 @@ class RagService:
             def do_POST(self) -> None:  # noqa: N802 - http.server's naming
                 length = int(self.headers.get("Content-Length", "0"))
                 body = json.loads(self.rfile.read(length) or b"null")
-                service.requests.append(Request(self.path, dict(self.headers), body))
+                received = Request(self.path, dict(self.headers), body)
+                service.requests.append(received)
+                if service.pause is not None:
+                    service.pause(received)
                 question = body.get("question") if isinstance(body, dict) else None
                 if isinstance(question, str) and question.startswith("echo-"):
                     self._echo(question)
