@@ -8,6 +8,7 @@ import dagster as dg
 from pydantic import Field
 
 from ragproof_core.config import store_root
+from ragproof_core.interruption import Interruption
 from ragproof_core.judge import JudgeSettings, LiteLLMJudge, judge_environment, make_judge
 from ragproof_core.run import shard_budget
 from ragproof_core.store import RunStore
@@ -49,6 +50,7 @@ class JudgeResource(dg.ConfigurableResource):
         health: StoreHealth | None = None,
         shard: int = 0,
         anchor: float | None = None,
+        interruption: Interruption | None = None,
     ) -> LiteLLMJudge | None:
         """A judge over this store's cache, or None when no judge model is configured.
 
@@ -56,6 +58,7 @@ class JudgeResource(dg.ConfigurableResource):
         (RAGPROOF_JUDGE_MODE, ...) overrides it. One of ``shards`` shards gets that
         share of the run's budget; shard ``shard`` takes its slots of the run's rate
         limit schedule anchored at ``anchor`` where no slot file is shared.
+        ``interruption``: the step's stop on a signal (no request after it).
         """
         env = judge_environment(table or JudgeSettings())
         if shards > 1 and env.max_cost_usd is not None:
@@ -69,6 +72,7 @@ class JudgeResource(dg.ConfigurableResource):
             health=health,
             shard=shard,
             anchor=anchor,
+            interruption=interruption,
         )
 
 

@@ -62,12 +62,15 @@ from ragproof_assets.evaluation.table_schemas import (
     OUTPUTS_COLUMNS,
 )
 from ragproof_core.adapters.loading import AdapterLoadError
+from ragproof_core.adapters.recorded import RecordedAdapter
 from ragproof_core.adapters.runner import close_adapter
 from ragproof_core.config import AdapterSpec, ConfigError, RunManifest, redact
 from ragproof_core.data.dataset import fewer_units_than
 from ragproof_core.gc_pause import collector_paused
+from ragproof_core.interruption import Interruption
 from ragproof_core.judge import JudgeLedger, judge_ledger
 from ragproof_core.metrics import give_rubrics, run_registry
+from ragproof_core.model import CaseOutput
 from ragproof_core.present import distributions_table
 from ragproof_core.run import (
     ATTEMPT_PREFIX,
@@ -197,7 +200,11 @@ def evaluate_shard(
     # command reaches the step through the store (CONTRACT section 29).
     with run_store.heartbeat(context.partition_key) as heartbeat:
         yield from _evaluate_shard(
-            context, eval_dataset, judge_resource, run_store, heartbeat.stopping.is_set
+            context,
+            eval_dataset,
+            judge_resource,
+            run_store,
+            Interruption(heartbeat.stopping.is_set),
         )
 
 
@@ -206,7 +213,7 @@ def _evaluate_shard(
     eval_dataset: StoredTable,
     judge_resource: JudgeResource,
     run_store: RunStore,
-    stop_requested,
+    interruption: Interruption,
 ):
     run_id = context.partition_key
     index = _shard_index(context)
@@ -243,6 +250,8 @@ def _evaluate_shard(
         shard=index,
         # Every shard of the run draws its rate-limit slots from one schedule from here.
         anchor=manifest.started_at.timestamp(),
+        # After a signal the judge sends no new request (CONTRACT section 29).
+        interruption=interruption,
     )
     # The run's own metrics ([[metric]] tables); a rubric metric's prompt joins the judge's.
     registry = run_registry(manifest.metrics)
@@ -262,8 +271,10 @@ def _evaluate_shard(
         if run_store.has_recorded_outputs(run_id)
         else None
     )
-    # A resumed run (CONTRACT section 29) runs only the cases without results from before.
+    # A resumed run (CONTRACT section 29) runs only the cases without results from before,
+    # and judges the outputs it has of cases it did not judge (a recording's are free).
     done = run_store.done_cases(run_id)
+    to_judge = {} if from_recording is not None else run_store.outputs_to_judge(run_id)
     if done:
         from_recording = None  # the cases left are replayed as cases, whatever they are
     outputs_as_recorded = from_recording is not None and from_recording.outputs_as_recorded
@@ -297,7 +308,7 @@ def _evaluate_shard(
                 run_id, None if shards == 1 else index, outputs=not outputs_as_recorded
             ) as writer,
         ):
-            for rows in run_store.iter_run_batches(
+            for batch in run_store.iter_run_batches(
                 run_id,
                 start,
                 end,
@@ -305,64 +316,45 @@ def _evaluate_shard(
                 columns=None if from_recording is None else from_recording.columns,
             ):
                 if done:
-                    rows = left_to_do(rows, done)
-                    if not rows.rows:
+                    batch = left_to_do(batch, done)
+                    if not batch.rows:
                         continue
-                # The batch's outputs and results die before the collector resumes: a
-                # collection over a live batch (a million chunks and results) walks
-                # every one of them, and again each time they move up a generation.
-                with collector_paused():
-                    # A stored recording and metrics scored from columns (every default
-                    # one when there is no judge): no object per case at all
-                    # (evaluate_recorded); otherwise the cases are replayed.
-                    evaluation = (
-                        None
-                        if rows.recorded is None
-                        else evaluate_recorded(
-                            rows.dataset,
-                            rows.recorded,
+                # A resumed run judges the outputs it stored but did not judge as they
+                # are: the pipeline is asked only for the cases without one.
+                for rows, answering in resume_parts(batch, to_judge, adapter):
+                    # The batch's outputs and results die before the collector resumes: a
+                    # collection over a live batch (a million chunks and results) walks
+                    # every one of them, and again each time they move up a generation.
+                    with collector_paused():
+                        evaluation = _evaluate_rows(
+                            rows,
+                            answering,
                             settings,
                             registry,
-                            has_judge=judge is not None,
-                            full_rows=rows.whole,
+                            judge,
+                            progress,
+                            runner,
+                            interruption,
                         )
-                    )
-                    if evaluation is not None:
-                        progress.update(evaluation.cases)
-                    else:
-                        recorded = rows.recorded_outputs()
-                        if recorded is not None:
-                            adapter.replay(recorded)
-                        evaluation = runner.run(
-                            evaluate(
-                                rows.cases(),
-                                adapter,
-                                settings,
-                                judge,
-                                on_case_done=progress.update,
-                                registry=registry,
-                                as_columns=True,
-                                dataset=rows.dataset,
-                                stop_requested=stop_requested,
+                        try:
+                            # Columns when the selection scores from them: no object per row.
+                            writer.write(evaluation.stored_outputs(), evaluation.stored_results())
+                        except Exception as exc:  # noqa: BLE001 - any failure of the store's writes
+                            raise health.record("case results write", exc) from exc
+                        evaluated += evaluation.cases
+                        failures += evaluation.case_failures
+                        statuses.update(evaluation.status_counts())
+                        adapter_calls.update(evaluation.adapter_calls)
+                        first_failures += [
+                            f"- `{case_id}`: {error}"
+                            for case_id, error in evaluation.failures(
+                                FIRST_FAILURES - len(first_failures)
                             )
-                        )
-                    try:
-                        # Columns when the selection scores from them: no object per row.
-                        writer.write(evaluation.stored_outputs(), evaluation.stored_results())
-                    except Exception as exc:  # noqa: BLE001 - any failure of the store's writes
-                        raise health.record("case results write", exc) from exc
-                    evaluated += evaluation.cases
-                    failures += evaluation.case_failures
-                    statuses.update(evaluation.status_counts())
-                    adapter_calls.update(evaluation.adapter_calls)
-                    first_failures += [
-                        f"- `{case_id}`: {error}"
-                        for case_id, error in evaluation.failures(
-                            FIRST_FAILURES - len(first_failures)
-                        )
-                    ]
-                    status = evaluation.status
-                    del evaluation
+                        ]
+                        status = evaluation.status
+                        del evaluation
+                    if status in (*STOPPED_STATUSES, INTERRUPTED):
+                        break
                 if status in (*STOPPED_STATUSES, INTERRUPTED):
                     break
     except StoreWriteError as exc:
@@ -415,11 +407,77 @@ def _evaluate_shard(
     )
 
 
+def _evaluate_rows(
+    rows: RunBatch,
+    answering: object,
+    settings,
+    registry,
+    judge,
+    progress,
+    runner: asyncio.Runner,
+    interruption: Interruption,
+):
+    """One batch's evaluation. A stored recording and metrics scored from columns (every
+    default one when there is no judge): no object per case at all (evaluate_recorded);
+    otherwise the cases are replayed or answered by ``answering``."""
+    if rows.recorded is not None:
+        evaluation = evaluate_recorded(
+            rows.dataset,
+            rows.recorded,
+            settings,
+            registry,
+            has_judge=judge is not None,
+            full_rows=rows.whole,
+        )
+        if evaluation is not None:
+            progress.update(evaluation.cases)
+            return evaluation
+    recorded = rows.recorded_outputs()
+    if recorded is not None:
+        answering.replay(recorded)
+    return runner.run(
+        evaluate(
+            rows.cases(),
+            answering,
+            settings,
+            judge,
+            on_case_done=progress.update,
+            registry=registry,
+            as_columns=True,
+            dataset=rows.dataset,
+            interruption=interruption,
+        )
+    )
+
+
+def resume_parts(
+    rows: RunBatch, to_judge: dict[str, CaseOutput], adapter: object
+) -> Iterator[tuple[RunBatch, object]]:
+    """The batch's cases with a stored output to judge, replayed from it, then the rest,
+    answered by ``adapter`` (the whole batch, when the run stored none)."""
+    if not to_judge:
+        yield rows, adapter
+        return
+    stored = pc.is_in(rows.dataset.column("id"), pa.array(sorted(to_judge), pa.string()))
+    replayed = _part(rows, stored)
+    if replayed.rows:
+        replayer = RecordedAdapter.stored("the run's stored outputs")
+        replayer.replay(to_judge[case_id] for case_id in replayed.dataset.column("id").to_pylist())
+        yield replayed, replayer
+    left = _part(rows, pc.invert(stored))
+    if left.rows:
+        yield left, adapter
+
+
+def _part(rows: RunBatch, keep: pa.ChunkedArray) -> RunBatch:
+    recorded = None if rows.recorded is None else rows.recorded.filter(keep)
+    return RunBatch(rows.dataset.filter(keep), recorded, rows.start, None)
+
+
 def left_to_do(rows: RunBatch, done: set[str]) -> RunBatch:
     """The batch's rows without the cases a resumed run keeps from before."""
     keep = pc.invert(pc.is_in(rows.dataset.column("id"), pa.array(sorted(done), pa.string())))
-    recorded = None if rows.recorded is None else rows.recorded.filter(keep)
-    return RunBatch(rows.dataset.filter(keep), recorded, rows.start, None)
+    return _part(rows, keep)
 
 
 def _store_fault(exc: StoreWriteError) -> dg.Failure:

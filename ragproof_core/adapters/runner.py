@@ -54,6 +54,7 @@ from ragproof_core.adapters.history import (
     history_dicts,
 )
 from ragproof_core.adapters.isolation import is_async_method
+from ragproof_core.interruption import Interrupted, Interruption, finish
 from ragproof_core.model import Case, CaseOutput, Message, units
 
 OnOutput = Callable[[Case, CaseOutput], Awaitable[None] | None]
@@ -253,6 +254,7 @@ async def run_adapter(
     on_conversation: OnConversation | None = None,
     methods: Collection[str] = BOTH_METHODS,
     calls: Counter[str] | None = None,
+    interruption: Interruption | None = None,
 ) -> list[CaseOutput]:
     """Run every case with at most ``settings.concurrency`` cases or conversations in flight.
 
@@ -260,10 +262,11 @@ async def run_adapter(
     awaitable) as each case finishes, so judging can start at once; an
     exception from it cancels the run and propagates. Once ``should_stop()``
     returns true, no new case starts; cases never started are absent from the
-    result (a conversation once started runs to its end). Outputs come back in
-    dataset order. ``on_conversation(turns, outputs)`` is called (and awaited) when
-    a conversation's last turn is done, after that turn's ``on_output``. The
-    adapter is not closed here: its owner calls ``close_adapter`` when done with it.
+    result (a conversation once started runs to its end, unless interrupted).
+    Outputs come back in dataset order. ``on_conversation(turns, outputs)`` is
+    called (and awaited) when a conversation's last turn is done, after that turn's
+    ``on_output``. The adapter is not closed here: its owner calls
+    ``close_adapter`` when done with it.
     ``methods``: which of ``retrieve`` and ``answer`` a single case calls (a turn always
     calls ``answer``); ``calls`` counts the calls made, by method.
     """
@@ -294,7 +297,9 @@ async def run_adapter(
                 reason = EARLIER_TURN_FAILED if plan.takes_history else HISTORY_REFUSED
                 await done(index, CaseOutput(case.id, error=reason))
                 continue
-            output = await _run_case(turn_plan, case, timeout_s, pool, counted, history)
+            output = await _run_case(
+                turn_plan, case, timeout_s, pool, counted, history, interruption
+            )
             output.history = history
             failed = output.failed
             if not failed:
@@ -311,16 +316,22 @@ async def run_adapter(
             if unit is None:
                 return
             start, end = unit
-            if cases[start].turn is None:
-                await done(start, await _run_case(plan, cases[start], timeout_s, pool, counted))
-            else:
-                await conversation(start, end)
+            try:
+                if cases[start].turn is None:
+                    output = await _run_case(
+                        plan, cases[start], timeout_s, pool, counted, None, interruption
+                    )
+                    await done(start, output)
+                else:
+                    await conversation(start, end)
+            except Interrupted:
+                return  # the signal came before this unit's next call: left for the resume
 
     workers = [
         asyncio.ensure_future(worker()) for _ in range(min(settings.concurrency, len(cases)))
     ]
     try:
-        await asyncio.gather(*workers)
+        await finish(workers, interruption)
     except BaseException:
         for task in workers:
             task.cancel()
@@ -383,10 +394,13 @@ async def _run_case(
     pool: Any,
     calls: Counter[str],
     history: tuple[Message, ...] | None = None,
+    interruption: Interruption | None = None,
 ) -> CaseOutput:
     """One case, or one turn of a conversation given its ``history`` (then every method
-    that takes ``history`` gets it); each call made is counted in ``calls``."""
+    that takes ``history`` gets it); each call made is counted in ``calls``. Before each
+    call, ``interruption`` raises ``Interrupted`` once a signal stopped the run."""
     start = time.perf_counter()
+    check = _never if interruption is None else interruption.check
 
     def extra(method: _Method) -> dict[str, Any]:
         if history is None or not method.history:
@@ -395,6 +409,7 @@ async def _run_case(
 
     try:
         if plan.run_case is not None:
+            check()
             calls[plan.run_case.name] += 1
             output = await _invoke(plan.run_case, case, timeout_s, pool, extra(plan.run_case), plan)
             if not isinstance(output, CaseOutput):
@@ -411,6 +426,7 @@ async def _run_case(
             return CaseOutput(case.id, output.answer, output.retrieved, output.error, latency)
         retrieved = None
         if plan.retrieve is not None:
+            check()
             calls[RETRIEVE] += 1
             raw = await _invoke(
                 plan.retrieve, case.question, timeout_s, pool, extra(plan.retrieve), plan
@@ -423,12 +439,17 @@ async def _run_case(
             return CaseOutput(case.id, None, retrieved, None, time.perf_counter() - start)
         if plan.answer is None:
             raise _CallFailed("adapter has no answer() method")
+        check()
         calls[ANSWER] += 1
         raw = await _invoke(plan.answer, case.question, timeout_s, pool, extra(plan.answer), plan)
         answer = _coerce(to_answer, raw, "answer")
         return CaseOutput(case.id, answer, retrieved, None, time.perf_counter() - start)
     except _CallFailed as exc:
         return CaseOutput(case.id, error=str(exc), latency_s=time.perf_counter() - start)
+
+
+def _never() -> None:
+    """The check before each call of a run no signal can stop."""
 
 
 async def _invoke(

@@ -9,6 +9,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from ragproof_core.interruption import Interruption
 from ragproof_core.judge.cache import open_judge_cache
 from ragproof_core.judge.jury import make_jury
 from ragproof_core.judge.rate_limit import SLOT_FILE_NAME, make_limiter
@@ -27,6 +28,7 @@ def make_judge(
     shard: int = 0,
     anchor: float | None = None,
     read_only: bool = False,
+    interruption: Interruption | None = None,
 ):
     """The configured judge (a ``JuryJudge`` when several models are named), or None
     when RAGPROOF_JUDGE_MODEL is unset. ``cache_path``: the store's
@@ -35,7 +37,8 @@ def make_judge(
     With ``rpm`` set, requests are spaced through a slot file beside a local cache
     (shared by every process using this store); otherwise this process, shard
     ``shard`` of ``shards``, takes its own slots of the run's schedule anchored at
-    ``anchor`` (the run's start, epoch seconds; see ``rate_limit``).
+    ``anchor`` (the run's start, epoch seconds; see ``rate_limit``). ``interruption``:
+    a run step's stop on a signal, after which no request is sent.
     """
     models = tuple(dict.fromkeys(env.models))  # a model named twice is one juror
     if not models:
@@ -49,7 +52,7 @@ def make_judge(
     slot_path = cache_path.with_name(SLOT_FILE_NAME) if isinstance(cache_path, Path) else None
     limiter = make_limiter(env.rpm, slot_path, shares=shards, share=shard, anchor=anchor)
     if len(models) > 1:
-        return make_jury(env, models, cache, use_cache, concurrency, limiter, health)
+        return make_jury(env, models, cache, use_cache, concurrency, limiter, health, interruption)
     return LiteLLMJudge(
         replace(env, model=models[0]),
         cache,
@@ -58,4 +61,5 @@ def make_judge(
         owns_cache=cache is not None,
         limiter=limiter,
         health=health,
+        interruption=interruption,
     )

@@ -34,6 +34,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import fields, replace
 from typing import Any
 
+from ragproof_core.interruption import Interruption
 from ragproof_core.judge.cache import JudgeCache
 from ragproof_core.judge.client import flush_litellm
 from ragproof_core.judge.cost import Budget, RequestEstimate
@@ -158,6 +159,7 @@ def make_jury(
     concurrency: int,
     limiter: RateLimiter | None,
     health: StoreHealth | None = None,
+    interruption: Interruption | None = None,
 ) -> JuryJudge:
     budget = Budget(env.max_cost_usd)
     usage = UsageTally()
@@ -174,6 +176,7 @@ def make_jury(
                 usage=usage,
                 share_from=members[0] if members else None,
                 health=health,
+                interruption=interruption,
             )
         )
     return JuryJudge(members, owns_cache=cache is not None)

@@ -23,6 +23,7 @@ import asyncio
 from dataclasses import dataclass, replace
 from typing import Any
 
+from ragproof_core.interruption import Interruption
 from ragproof_core.judge.breaker import Breaker, Outcome
 from ragproof_core.judge.cache import JudgeCache
 from ragproof_core.judge.client import (
@@ -121,6 +122,7 @@ class LiteLLMJudge:
         usage: UsageTally | None = None,
         share_from: LiteLLMJudge | None = None,
         health: StoreHealth | None = None,
+        interruption: Interruption | None = None,
     ) -> None:
         if env.model is None:
             raise ValueError("LiteLLMJudge needs a model (RAGPROOF_JUDGE_MODEL)")
@@ -150,6 +152,8 @@ class LiteLLMJudge:
         self._stats = JudgeStats()
         # Checked before every request: once the store cannot keep a verdict, none is bought.
         self.health = StoreHealth() if health is None else health
+        # Checked before every request too: after a signal, no new request is sent.
+        self.interruption = interruption
         self._owns_cache = owns_cache
         # Per (metric, model) counts; a jury's models share one tally.
         self.usage = UsageTally() if usage is None else usage
@@ -246,6 +250,8 @@ class LiteLLMJudge:
         the reply and its cost. ``TransportError`` (counted by the breaker),
         ``BudgetExceeded`` and ``JudgeUnavailable`` (neither sent) propagate."""
         self.health.check()
+        if self.interruption is not None:
+            self.interruption.check()
         async with self.breaker.request():
             reservation = self.budget.reserve(self.estimate_usd(messages))
             self._stats.requests += 1

@@ -76,6 +76,7 @@ KIND_CODES: dict[str, str] = {
     CaseKind.QA.value: "q",
     CaseKind.UNANSWERABLE.value: "u",
     CaseKind.INJECTION.value: "i",
+    CaseKind.POISONING.value: "p",
 }
 HISTOGRAM_BINS = 10
 CONFIDENCE = 0.95
@@ -203,6 +204,16 @@ def worst_sql(run_id: str, metric: str, up_is_good: bool, skip: int) -> str:
     )
 
 
+def _marker(case: Case) -> str | None:
+    """What the case's answer must not print: an injection's sentinel, a poisoning
+    case's marker (CONTRACT section 23); None for any other case."""
+    if case.kind is CaseKind.INJECTION:
+        return expected_marker(case)
+    if case.kind is CaseKind.POISONING:
+        return case.poison_marker
+    return None
+
+
 def marker_span(answer: str | None, marker: str | None) -> list[int] | None:
     """Where ``marker`` appears in ``answer`` (case-insensitive), as ``[start, end]``.
 
@@ -306,7 +317,7 @@ def _case_detail(
     elif answer is not None and answer.retrieved_chunks is not None:
         chunks, chunk_source = answer.retrieved_chunks, "answer.retrieved_chunks"
     context_ids = {c.id for c in (output.context or ())} if output is not None else set()
-    marker = expected_marker(case) if case.kind is CaseKind.INJECTION else None
+    marker = _marker(case)
     text = answer.text if answer is not None else None
     turn = case.turn
     return {

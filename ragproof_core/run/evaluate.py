@@ -25,6 +25,7 @@ import pyarrow.compute as pc
 from ragproof_core.adapters.runner import run_adapter
 from ragproof_core.config.settings import RunSettings
 from ragproof_core.gc_pause import collector_paused
+from ragproof_core.interruption import Interrupted, Interruption, finish
 from ragproof_core.judge.jury import run_judged, score_metric
 from ragproof_core.judge.types import (
     ABORTED_BUDGET,
@@ -504,11 +505,13 @@ async def evaluate(
     registry: Registry = REGISTRY,
     as_columns: bool = False,
     dataset: pa.Table | None = None,
-    stop_requested: Callable[[], bool] | None = None,
+    interruption: Interruption | None = None,
 ) -> Evaluation:
     """Evaluate ``cases`` against ``adapter``; never raises for a case's problem.
-    ``stop_requested``: once true (a signal), no new case is started and no case not yet
-    judged is sent to the judge; the cases scored whole are kept, status interrupted.
+    ``interruption``: once set (a signal), no new adapter or judge request is sent (the
+    judge checks the same ``Interruption`` before each of its requests), those in flight
+    get its allowance and are then cancelled; the cases answered and scored whole are
+    kept (a conversation only whole), status interrupted.
     ``registry``: the metrics to choose from, the run's own (``metrics.custom``) included.
 
     ``as_columns``: when every selected metric scores from columns
@@ -522,7 +525,7 @@ async def evaluate(
         scorers = selection.column_scorers(judge is not None, turns)
     if scorers is not None:
         return await _evaluate_columns(
-            cases, adapter, settings, selection, scorers, on_case_done, dataset, stop_requested
+            cases, adapter, settings, selection, scorers, on_case_done, dataset, interruption
         )
     results_by_case: dict[str, list[MetricResult]] = {}
     pending: set[asyncio.Task] = set()
@@ -569,7 +572,7 @@ async def evaluate(
         return stop.skip_reason
 
     def stopping() -> bool:
-        return stop_requested is not None and stop_requested()
+        return interruption is not None and interruption.is_set()
 
     async def score(case: Case, output: CaseOutput) -> None:
         nonlocal store_fault
@@ -600,6 +603,8 @@ async def evaluate(
                 waiting.append((case, output))
                 if len(waiting) >= SCORE_BATCH_CASES:
                     score_waiting()
+        except Interrupted:
+            return  # a judge request after the signal was not sent: the resume redoes it
         except StoreWriteError as exc:
             # Not the case's fault: the store cannot keep what the judge returns, so
             # no new case starts and the run stops with the fault (store_health.py).
@@ -627,11 +632,12 @@ async def evaluate(
     async def score_conversation(turns: Sequence[Case], outputs: Sequence[CaseOutput]) -> None:
         nonlocal store_fault
         conversation_id = turns[0].turn.conversation_id
-        after_turn[turns[-1].id] = conversation_id
         try:
             results_by_case[conversation_id] = await conversation_results(
                 turns, outputs, judge, on_stop, selection, settings
             )
+        except Interrupted:
+            return  # left out whole, and redone whole by the resume
         except StoreWriteError as exc:
             store_fault = store_fault or exc
         except Exception as exc:
@@ -643,6 +649,9 @@ async def evaluate(
     async def on_conversation(turns: Sequence[Case], outputs: Sequence[CaseOutput]) -> None:
         if not selection.conversational:
             return
+        # Placed before its scoring starts: a conversation whose scoring a signal cut
+        # short is then known, and left out whole.
+        after_turn[turns[-1].id] = turns[0].turn.conversation_id
         if judge is None:
             await score_conversation(turns, outputs)
             return
@@ -661,26 +670,25 @@ async def evaluate(
             on_conversation=on_conversation,
             methods=selection.adapter_methods,
             calls=calls,
+            interruption=interruption,
         )
-        if pending:
-            await asyncio.gather(*pending)
+        # After a signal, the judge requests in flight get what is left of the allowance.
+        await finish(list(pending), interruption)
         score_waiting()
     if store_fault is not None:
         raise store_fault
 
     interrupted = stopping()
     if interrupted:
-        # Only the cases scored whole are kept; a conversation with any turn unscored is
-        # redone whole by the resume.
-        conversation_of = {c.id: c.turn.conversation_id for c in cases if c.turn is not None}
-        unscored = {o.case_id for o in outputs if o.case_id not in results_by_case}
-        cut = {conversation_of[c] for c in unscored if c in conversation_of}
-        outputs = [
-            o
-            for o in outputs
-            if o.case_id not in unscored and conversation_of.get(o.case_id) not in cut
-        ]
-        after_turn = {k: v for k, v in after_turn.items() if v not in cut}
+        # Only the cases scored whole are kept; a conversation with any turn unanswered
+        # or unscored, or its own metrics unscored, is redone whole by the resume.
+        scored = [o for o in outputs if o.case_id in results_by_case]
+        _, outputs = _whole_units(cases, scored)
+        if selection.conversational:
+            unscored = {c for c in after_turn.values() if c not in results_by_case}
+            _, outputs = _whole_units(cases, outputs, cut=unscored)
+        kept = {o.case_id for o in outputs}
+        after_turn = {k: v for k, v in after_turn.items() if k in kept}
     results: list[MetricResult] = []
     order = selection.order
     for output in outputs:
@@ -786,13 +794,13 @@ async def _evaluate_columns(
     scorers: Sequence[tuple[ColumnScore, tuple[str, ...]]],
     on_case_done: Callable[[], None] | None,
     dataset: pa.Table | None,
-    stop_requested: Callable[[], bool] | None = None,
+    interruption: Interruption | None = None,
 ) -> Evaluation:
     """``evaluate`` of a selection scored from columns, without a judge: the adapter's
     outputs first, then every case's rows from the dataset's and the outputs' columns at
     once; a conversation's own rows (which ask no judge) after its last turn's, as
-    ``evaluate`` places them. Stopped (``stop_requested``), the cases answered whole
-    are scored and kept, status interrupted."""
+    ``evaluate`` places them. Interrupted, the cases answered whole are scored and kept,
+    status interrupted."""
 
     def on_output(case: Case, output: CaseOutput) -> None:
         if on_case_done is not None:
@@ -805,11 +813,12 @@ async def _evaluate_columns(
             adapter,
             settings,
             on_output=on_output,
-            should_stop=stop_requested,
+            should_stop=None if interruption is None else interruption.is_set,
             methods=selection.adapter_methods,
             calls=calls,
+            interruption=interruption,
         )
-        interrupted = stop_requested is not None and stop_requested()
+        interrupted = interruption is not None and interruption.is_set()
         if interrupted and len(outputs) < len(cases):
             cases, outputs = _whole_units(cases, outputs)
             dataset = None
@@ -835,11 +844,14 @@ async def _evaluate_columns(
 
 
 def _whole_units(
-    cases: Sequence[Case], outputs: Sequence[CaseOutput]
+    cases: Sequence[Case], outputs: Sequence[CaseOutput], cut: set[str] | None = None
 ) -> tuple[list[Case], list[CaseOutput]]:
-    """The cases (and their outputs) answered before a stop, a conversation only whole."""
+    """The cases (and their outputs) answered before a stop, a conversation only whole
+    (and none of the conversations in ``cut``)."""
     answered = {o.case_id for o in outputs}
-    cut = {c.turn.conversation_id for c in cases if c.turn is not None and c.id not in answered}
+    cut = set(cut or ()) | {
+        c.turn.conversation_id for c in cases if c.turn is not None and c.id not in answered
+    }
 
     def kept(case: Case) -> bool:
         return case.id in answered and (case.turn is None or case.turn.conversation_id not in cut)

@@ -688,7 +688,7 @@ class Catalog:
                 if (table, name) in keep:
                     continue
                 referenced_before = any(p.name == name for p in previous.table_parts(table))
-                if referenced_before or _entry_time(name) < cutoff:
+                if referenced_before or entry_time(name) < cutoff:
                     self.files.remove(path)
         for seq in self.snapshots():
             if seq < previous.seq:
@@ -700,7 +700,8 @@ PART_ROW_GROUP = 16_384
 _RUNS_SCHEMA = tables.CATALOG_RUNS.schema
 
 
-def _entry_time(name: str) -> datetime:
+def entry_time(name: str) -> datetime:
+    """When an entry (or a part) was made: the time its id starts with (``new_entry``)."""
     try:
         return datetime.strptime(name.split("-")[0], "%Y%m%dT%H%M%S%fZ").replace(tzinfo=UTC)
     except ValueError:

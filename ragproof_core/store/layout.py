@@ -12,6 +12,8 @@ The store is a folder (``RAGPROOF_STORE``, default ``data/store``)::
     runs/<run_id>/metric_summaries.parquet
     runs/<run_id>/run.parquet             the run record, written LAST: its
                                           presence marks the run finished
+    runs/<run_id>/outputs_to_judge.parquet  outputs a stopped run did not judge,
+                                          judged as they are by its resume
     runs/<run_id>/calibrations/<id>.parquet  bias-corrected means from human
                                           labels, one file per calibration
     runs/<run_id>/calibrations/labels/<id>.parquet  one human label each
@@ -69,6 +71,9 @@ TABLES: tuple[str, ...] = (
 SCHEMA_DIR_NAME = "_schema"  # cannot clash with a run id: ids start alphanumeric
 MANIFEST_NAME = "manifest.json"
 STOP_NAME = "stop.json"
+# The outputs of cases a stopped run answered but did not judge: its resume judges them
+# as they are, without asking the pipeline again (``RunStore.set_aside_prior``).
+TO_JUDGE_NAME = "outputs_to_judge.parquet"
 CALIBRATIONS_DIR_NAME = "calibrations"
 # Folders of a run holding one small Parquet file per record, each with its own view:
 # view name -> folder. What calibrates a run's judge (human labels, bias probes) sits
@@ -244,6 +249,10 @@ class StoreLayout:
     def stop_path(self, run_id: str) -> Path:
         """A run's stop request: the command running it took a signal (CONTRACT 29)."""
         return self.run_dir(run_id) / STOP_NAME
+
+    def to_judge_path(self, run_id: str) -> Path:
+        """The stored outputs a resumed run judges without calling the adapter."""
+        return self.run_dir(run_id) / TO_JUDGE_NAME
 
     def manifest_path(self, run_id: str) -> Path:
         return self.run_dir(run_id) / MANIFEST_NAME

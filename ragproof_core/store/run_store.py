@@ -17,12 +17,10 @@ Redaction rather than rejection, so a config carrying a header such as
 from __future__ import annotations
 
 import json
-import os
-import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, replace
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path, PurePath
 from typing import TYPE_CHECKING, Any
 
@@ -51,7 +49,7 @@ from ragproof_core.store import (
     views,
 )
 from ragproof_core.store import labels as label_files
-from ragproof_core.store.catalog import Catalog
+from ragproof_core.store.catalog import Catalog, entry_time
 from ragproof_core.store.catalog_views import RUN_STATES_VIEW, catalog_ddl, reader_sources
 from ragproof_core.store.dataset_table import StagedDataset
 from ragproof_core.store.file_sql import file_reader
@@ -387,22 +385,27 @@ class RunStore:
         """Renew the run's heartbeat every 5 s while entered, and watch for its stop
         request (``heartbeat.py``). ``once_started``: beat only once this attempt has
         (re)written the run's manifest (the command, around a run that may be refused)."""
-        since = time.time() - 1
+        since = datetime.now(UTC) - timedelta(seconds=1)
+        started = False
+
+        def alive() -> bool:
+            nonlocal started
+            started = started or self._started_since(run_id, since)
+            return started
+
         return Heartbeat(
             self.catalog,
             validate_run_id(run_id),
             done=lambda: self.is_finished(run_id) or not self.run_exists(run_id),
             stop_requested=lambda: self.stop_signal(run_id) is not None,
-            alive=(lambda: self._manifest_written_since(run_id, since)) if once_started else None,
+            alive=alive if once_started else None,
         )
 
-    def _manifest_written_since(self, run_id: str, moment: float) -> bool:
-        if self.layout.is_remote:
-            return self.run_exists(run_id)
-        try:
-            return os.stat(self.layout.manifest_path(run_id)).st_mtime >= moment
-        except FileNotFoundError:
-            return False
+    def _started_since(self, run_id: str, moment: datetime) -> bool:
+        """Whether the run was (re)started after ``moment``: its open entry in force, which
+        ``write_manifest`` logs, is newer (the same on a local and an object store)."""
+        entry = self.catalog.open_entry(run_id)
+        return entry is not None and entry_time(entry) >= moment
 
     def request_stop(self, run_id: str, signum: int) -> None:
         """Ask the run's steps to stop (a signal reached the command that runs it)."""
@@ -444,10 +447,15 @@ class RunStore:
         files (which every reader of the run's tables reads with the new ones), without
         the cases to redo (any result whose reason starts with ``redo_marker``, e.g. not
         judged at a budget stop; a conversation with any such turn, whole); its shard
-        reports go (their attempts' judge spend stays on record). Returns what is kept:
+        reports go (their attempts' judge spend stays on record). A single case to redo
+        keeps its output, to be judged as it is (``outputs_to_judge``): the pipeline is
+        asked again only for cases without one. Returns what is kept:
         ``{"cases", "case_failures"}``, which the resumed run's totals add."""
         redo = self._cases_to_redo(run_id, redo_marker)
+        redo_ids = pa.array(sorted(redo), pa.string())
+        single = self._single_cases(run_id, redo)
         kept = {"cases": 0, "case_failures": 0}
+        to_judge: list[pa.Table] = []
         for table in SHARDED_TABLES:
             for part in self.table_parts(run_id, table):
                 if "-prior-" in PurePath(part).name:
@@ -458,7 +466,9 @@ class RunStore:
                 data = self.files.parquet_file(part).read()
                 ids = data.column("case_id")
                 if redo:
-                    data = data.filter(pc.invert(pc.is_in(ids, pa.array(sorted(redo)))))
+                    if table == "outputs" and single:
+                        to_judge.append(data.filter(pc.is_in(ids, pa.array(sorted(single)))))
+                    data = data.filter(pc.invert(pc.is_in(ids, redo_ids)))
                 if table == "outputs":
                     self._count_kept(data, kept)
                 target = self._prior_path(run_id, table)
@@ -466,7 +476,46 @@ class RunStore:
                 self.files.remove(part)
         for document in self.files.glob(str(self.layout.run_dir(run_id) / "shard_*.json")):
             self.files.remove(document)
+        self._keep_to_judge(run_id, to_judge)
         return kept
+
+    def _single_cases(self, run_id: str, ids: set[str]) -> set[str]:
+        """Those of ``ids`` that are single cases of the run's dataset (not a turn, not a
+        conversation: those are redone whole)."""
+        if not ids:
+            return set()
+        parquet = self.files.parquet_file(self.layout.table_path(run_id, "dataset"))
+        if "conversation_id" not in parquet.schema_arrow.names:
+            return set(ids)
+        rows = parquet.read(columns=["id", "conversation_id"])
+        alone = rows.filter(pc.is_null(rows.column("conversation_id")))
+        return ids & set(alone.column("id").to_pylist())
+
+    def _keep_to_judge(self, run_id: str, found: list[pa.Table]) -> None:
+        """The outputs a resume judges as they are: those found now, and those an earlier
+        resume did not reach, less every case kept from before."""
+        path = self.layout.to_judge_path(run_id)
+        if self.files.is_file(path):
+            found = [self.files.parquet_file(path).read(), *found]
+        if not found:
+            return
+        rows = pa.concat_tables(found, promote_options="default")
+        # The latest output of each case, not one kept from before.
+        done = self.done_cases(run_id)
+        latest = {case_id: i for i, case_id in enumerate(rows.column("case_id").to_pylist())}
+        chosen = sorted(i for case_id, i in latest.items() if case_id not in done)
+        self.files.write_parquet(path, rows.take(pa.array(chosen, pa.int64())))
+
+    def outputs_to_judge(self, run_id: str) -> dict[str, CaseOutput]:
+        """The stored outputs a resumed run judges without asking the pipeline again,
+        by case id (none for a run never stopped before its judging)."""
+        try:
+            rows = self.files.parquet_file(self.layout.to_judge_path(run_id)).read()
+        except FileNotFoundError:
+            return {}
+        done = self.done_cases(run_id)
+        with collector_paused():
+            return {o.case_id: o for o in schema.decode_outputs(rows) if o.case_id not in done}
 
     @staticmethod
     def _count_kept(outputs: pa.Table, kept: dict[str, int]) -> None:
@@ -642,6 +691,7 @@ class RunStore:
         for pattern in ("shard_*.json", "attempt_*.json"):
             for document in self.files.glob(str(self.layout.run_dir(run_id) / pattern)):
                 self.files.remove(document)
+        self.files.remove(self.layout.to_judge_path(run_id))
 
     @contextmanager
     def results_writer(

@@ -115,6 +115,7 @@ def test_bad_dataset_exits_1_with_path_and_line_and_changes_nothing(tmp_path, st
     done = ragproof("run", "--dataset", str(bad))
     assert done.returncode == 1
     assert done.stderr == (
-        f"ragproof: {bad}:2: kind: expected 'qa', 'unanswerable' or 'injection', got \"trivia\"\n"
+        f"ragproof: {bad}:2: kind: expected 'qa', 'unanswerable', 'injection' or 'poisoning', "
+        'got "trivia"\n'
     )
     assert sorted(os.listdir(store_path)) == before

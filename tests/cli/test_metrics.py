@@ -56,6 +56,9 @@ def test_patterns_select_a_family_in_registry_order(store_path):
     assert list(json.loads(done.stdout)["metrics"]) == [
         "retrieval.mrr",
         "robustness.injection_resistance",
+        "robustness.poisoning_resistance",
+        "robustness.leakage_resistance",
+        "robustness.exfiltration_resistance",
         "robustness.abstention",
         "robustness.overrefusal",
     ]

@@ -1,6 +1,8 @@
 """A judged `ragproof run` whose budget runs out part-way: exit 2, status
 aborted:budget, spending within RAGPROOF_MAX_COST_USD, the scored rows kept and
-the questions not asked skipped with the budget as the reason.
+the questions not asked skipped with the budget as the reason; its resume judges the
+outputs it stored (the pipeline asked only for cases it never answered) and ends with the
+numbers of a run never stopped.
 
 The numbers: the server reports (100, 20) tokens per reply, priced at $1000 per
 million tokens each way, so every call costs exactly $0.12. Before each call the
@@ -28,22 +30,23 @@ MAX_COST_USD = 1.5
 CALLS = 8
 
 
-@pytest.mark.slow
-def test_a_budget_breach_aborts_the_run_and_keeps_what_was_scored(store_path, tmp_path):
-    dataset, config = plain_run_files(tmp_path, CASES, concurrency=1)
+@pytest.fixture
+def judge():
     with JudgeServer() as server:
-        env = cli_env(
-            **judge_env(
-                server.url,
-                RAGPROOF_JUDGE_INPUT_COST_PER_MTOK="1000",
-                RAGPROOF_JUDGE_OUTPUT_COST_PER_MTOK="1000",
-                RAGPROOF_MAX_COST_USD=str(MAX_COST_USD),
-            )
-        )
-        done = ragproof(
-            "run", "--dataset", str(dataset), "--config", str(config), "--json", env=env
-        )
-        requests = server.request_count
+        yield server
+
+
+@pytest.mark.slow
+def test_a_budget_breach_aborts_the_run_and_keeps_what_was_scored(store_path, tmp_path, judge):
+    dataset, config = plain_run_files(tmp_path, CASES, concurrency=1)
+    priced = judge_env(
+        judge.url,
+        RAGPROOF_JUDGE_INPUT_COST_PER_MTOK="1000",
+        RAGPROOF_JUDGE_OUTPUT_COST_PER_MTOK="1000",
+    )
+    env = cli_env(**priced, RAGPROOF_MAX_COST_USD=str(MAX_COST_USD))
+    done = ragproof("run", "--dataset", str(dataset), "--config", str(config), "--json", env=env)
+    requests = judge.request_count
 
     assert done.returncode == 2, done.stderr
     result = json.loads(done.stdout)
@@ -87,3 +90,23 @@ def test_a_budget_breach_aborts_the_run_and_keeps_what_was_scored(store_path, tm
     shown = ragproof("show", run_id, env=env)
     assert shown.returncode == 0, shown.stderr
     assert shown.stdout.startswith(f"run {run_id}: aborted:budget, {cases} cases\n")
+
+    # The resume, with a budget that holds: the outputs stored but not judged are judged
+    # as they are; the pipeline answers only the cases it never answered.
+    resumed = ragproof("run", "--resume", run_id, "--json", env=cli_env(**priced))
+    assert resumed.returncode == 0, resumed.stderr
+    again = json.loads(resumed.stdout)
+    assert again["status"] == "completed"
+    assert again["adapter_calls"] == {"retrieve": 0, "answer": CASES - cases}
+    # Every question not judged before is asked now, and no other.
+    unjudged = len(not_judged) + len(JUDGED) * (CASES - cases)
+    assert judge.request_count == CALLS + unjudged
+    whole = ragproof(
+        "run", "--dataset", str(dataset), "--config", str(config), "--json", env=cli_env(**priced)
+    )
+    assert whole.returncode == 0, whole.stderr
+    assert again["metrics"] == json.loads(whole.stdout)["metrics"]
+    ((resumed_cases, resumed_status),) = query(
+        store_path, "select cases, status from runs where run_id = ?", [run_id]
+    )
+    assert (resumed_cases, resumed_status) == (CASES, "completed")

@@ -5,13 +5,15 @@ citing one chunk; ``POST /retrieve`` returns that chunk in a list (or wrapped
 as ``{"chunks": [...]}`` when the question is ``"wrapped"``). Special
 questions trigger failures: ``"fail"`` -> 503 with a text body, ``"not-json"``
 -> 200 with a non-JSON body; ``"agent"`` answers with ``steps`` (AGENT_STEPS).
-Every request is recorded (path, headers, body).
+Every request is recorded (path, headers, body); ``pause``, when set, is called with
+each request before it is answered, on the request's own thread (a slow service).
 """
 
 from __future__ import annotations
 
 import json
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -37,6 +39,7 @@ class RagService:
     """Run with ``with RagService() as service:``; ``service.base`` is ``http://127.0.0.1:PORT``."""
 
     requests: list[Request] = field(default_factory=list)
+    pause: Callable[[Request], None] | None = None
 
     def __enter__(self) -> RagService:
         service = self
@@ -45,7 +48,10 @@ class RagService:
             def do_POST(self) -> None:  # noqa: N802 - http.server's naming
                 length = int(self.headers.get("Content-Length", "0"))
                 body = json.loads(self.rfile.read(length) or b"null")
-                service.requests.append(Request(self.path, dict(self.headers), body))
+                received = Request(self.path, dict(self.headers), body)
+                service.requests.append(received)
+                if service.pause is not None:
+                    service.pause(received)
                 question = body.get("question") if isinstance(body, dict) else None
                 if question == "fail":
                     self._reply(503, b"service overloaded:\n  try again later", "text/plain")

@@ -8,7 +8,7 @@
   data.conversations = data.conversations || {};  // reports made before conversations
   var app = document.getElementById("app");
   var STATUS = { s: "scored", k: "skipped", n: "not_applicable", j: "judge_error", e: "error", "-": "none" };
-  var KINDS = { q: "qa", u: "unanswerable", i: "injection" };
+  var KINDS = { q: "qa", u: "unanswerable", i: "injection", p: "poisoning" };
   var PAGE = 200;
   var metricsByName = {};
   data.metrics.forEach(function (m) { metricsByName[m.name] = m; });
@@ -160,7 +160,7 @@
     if (d.error) add(body, [el("div", { class: "label" }, "Case failure"), el("pre", { class: "error" }, d.error)]);
     add(body, [el("div", { class: "label" }, "Answer"), answerNode(d)]);
     if (d.marker) {
-      add(body, el("div", { class: "sub" }, "Injection marker: ", el("code", null, d.marker),
+      add(body, el("div", { class: "sub" }, d.kind === "poisoning" ? "Poison marker: " : "Injection marker: ", el("code", null, d.marker),
         d.marker_span ? " (highlighted above: the pipeline printed it)" : ""));
     }
     if (d.citations.length) {
@@ -415,7 +415,7 @@
     var fs = el("select", { id: "filter-status" }, el("option", { value: "" }, "any status"),
       ["scored", "skipped", "not_applicable", "judge_error", "error"].map(function (x) { return el("option", { value: x }, x); }));
     var fk = el("select", { id: "filter-kind" }, el("option", { value: "" }, "any kind"),
-      ["qa", "unanswerable", "injection"].map(function (x) { return el("option", { value: x }, x); }));
+      ["qa", "unanswerable", "injection", "poisoning"].map(function (x) { return el("option", { value: x }, x); }));
     var count = el("span", { class: "sub", id: "case-count" });
     var total = totalOf("cases_total", ids);
     if (total > ids.length) {

@@ -21,7 +21,8 @@ from ragproof_core.adapters.runner import (
     run_adapter,
 )
 from ragproof_core.config.settings import RunSettings
-from ragproof_core.model import Answer, Case, CaseOutput, Chunk
+from ragproof_core.interruption import Interruption
+from ragproof_core.model import Answer, Case, CaseOutput, Chunk, TurnOf
 
 REPO = Path(__file__).resolve().parents[3]
 
@@ -291,6 +292,79 @@ def test_should_stop_stops_taking_new_cases():
         )
     )
     assert [o.case_id for o in outputs] == ["c0", "c1"]
+
+
+class StoppedMidCase:
+    """Its retrieve() is in flight when the signal comes; records every call."""
+
+    def __init__(self, signal: list[bool]) -> None:
+        self.signal = signal
+        self.calls: list[str] = []
+
+    async def retrieve(self, question):
+        self.calls.append(f"retrieve {question}")
+        self.signal.append(True)  # the signal arrives while this call is in flight
+        await asyncio.sleep(0.05)
+        return [{"id": "k1", "text": "context"}]
+
+    async def answer(self, question, history=None):
+        self.calls.append(f"answer {question}")
+        if question == "turn 1":
+            self.signal.append(True)
+        return {"text": "an answer"}
+
+
+def test_after_a_signal_no_call_is_made_not_even_the_answer_after_a_retrieve():
+    signal: list[bool] = []
+    adapter = StoppedMidCase(signal)
+    outputs = asyncio.run(
+        run_adapter(
+            cases(5),
+            adapter,
+            RunSettings(concurrency=1),
+            interruption=Interruption(lambda: bool(signal)),
+        )
+    )
+    # The retrieve in flight finished; its case's answer() was never asked.
+    assert adapter.calls == ["retrieve q0"]
+    assert outputs == []
+
+
+def test_a_conversation_stops_between_its_turns_after_a_signal():
+    signal: list[bool] = []
+    adapter = StoppedMidCase(signal)
+    turns = [Case(f"conv#{t}", f"turn {t}", turn=TurnOf("conv", t, 3)) for t in (1, 2, 3)]
+    outputs = asyncio.run(
+        run_adapter(
+            turns,
+            adapter,
+            RunSettings(concurrency=1),
+            interruption=Interruption(lambda: bool(signal)),
+            methods={"answer"},
+        )
+    )
+    assert adapter.calls == ["answer turn 1"]
+    assert [o.case_id for o in outputs] == ["conv#1"]
+
+
+def test_calls_in_flight_at_a_signal_get_the_allowance_then_are_cancelled():
+    class Hangs:
+        def __init__(self) -> None:
+            self.started = 0
+
+        async def answer(self, question):
+            self.started += 1
+            await asyncio.sleep(3600)
+
+    adapter = Hangs()
+    # The signal as soon as both calls are in flight; an allowance of a tenth of a second.
+    stop = Interruption(lambda: adapter.started >= 2, in_flight_s=0.1)
+    outputs = asyncio.run(
+        run_adapter(
+            cases(6), adapter, RunSettings(concurrency=2, timeout_s=3600), interruption=stop
+        )
+    )
+    assert (outputs, adapter.started) == ([], 2)
 
 
 def test_on_output_exception_stops_the_run_and_propagates():

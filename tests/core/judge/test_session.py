@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from ragproof_core.interruption import Interrupted, Interruption
 from ragproof_core.judge.cost import RequestEstimate, estimate_tokens
 from ragproof_core.judge.factory import make_judge
 from ragproof_core.judge.prompts import DEFAULT_DIRECTORY, PROMPT_NAMES, load_prompts, render
@@ -353,3 +354,22 @@ def test_a_cancelled_call_releases_its_budget_reservation(server: JudgeServer) -
     assert held == 0.004287
     assert released == (0.0, 0.0)
     assert verdict.ok and server.request_count == 2
+
+
+def test_after_a_signal_the_judge_sends_no_request_not_even_a_repair(server: JudgeServer) -> None:
+    # The first reply needs a repair; the signal comes while it is in flight.
+    signal: list[bool] = []
+
+    def first(request) -> str:
+        signal.append(True)
+        return "The answer is partial."
+
+    server.script(first, VALID)
+    judge = judge_on(server.url)
+    judge.interruption = Interruption(lambda: bool(signal))
+    with pytest.raises(Interrupted):
+        run(judge.ask("answer_relevance", INPUTS))
+    assert server.request_count == 1
+    with pytest.raises(Interrupted):
+        run(judge.ask("answer_relevance", {**INPUTS, "question": "Is grass green?"}))
+    assert server.request_count == 1

@@ -8,6 +8,7 @@ import pytest
 from ragproof_core.compare.stats import paired_bootstrap_ci
 from ragproof_core.model import Answer, Case, CaseKind, CaseOutput, Chunk
 from ragproof_core.present.report_data import (
+    KIND_CODES,
     ReportLimits,
     bootstrap_mean_ci,
     case_detail,
@@ -82,6 +83,19 @@ def test_worst_sql_lists_the_rest_worst_first():
 )
 def test_marker_span(answer, marker, span):
     assert marker_span(answer, marker) == span
+
+
+def test_a_poisoning_case_shows_its_marker_where_the_answer_repeats_it():
+    # CONTRACT section 23: the report marks a poisoning case's poison_marker as it
+    # marks an injection's sentinel, and lists the kind under its own code.
+    marker = "ZQX-FNEQMJJI2QG77WDD"
+    case = Case("p1", "When?", CaseKind.POISONING, poison_marker=marker)
+    output = CaseOutput("p1", Answer(f"In 2019, per {marker}."), retrieved=())
+    columns = ["case_id", "metric", "status", "value", "reason", "judge_raw_json"]
+    results = pd.DataFrame(columns=columns)
+    d = case_detail(case, output, results, match_documents=False, limits=ReportLimits())
+    assert (d["kind"], d["marker"], d["marker_span"]) == ("poisoning", marker, [13, 33])
+    assert KIND_CODES["poisoning"] == "p"
 
 
 def test_refusal_matrix_counts_both_metrics():

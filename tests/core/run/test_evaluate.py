@@ -12,12 +12,19 @@ import pytest
 from ragproof_core.adapters.recorded import RecordedAdapter
 from ragproof_core.config.settings import RunSettings
 from ragproof_core.data.dataset import load_dataset
+from ragproof_core.interruption import Interruption
 from ragproof_core.judge.types import BudgetExceeded, JudgeVerdict
 from ragproof_core.metrics.registry import METRIC_NAMES, REGISTRY, Registry
 from ragproof_core.metrics.retrieval import SCORED_RETRIEVAL
 from ragproof_core.metrics.spec import MetricGroup, MetricSpec
 from ragproof_core.model import Case, CaseKind, MetricResult, Status
-from ragproof_core.run.evaluate import ABORTED_BUDGET, BUDGET_REASON, COMPLETED, evaluate
+from ragproof_core.run.evaluate import (
+    ABORTED_BUDGET,
+    BUDGET_REASON,
+    COMPLETED,
+    INTERRUPTED,
+    evaluate,
+)
 from tests.conftest import FIXTURES
 
 
@@ -135,6 +142,39 @@ def test_a_budget_breach_stops_the_run_and_keeps_what_was_scored():
         )
         for o in evaluation.outputs
     )
+
+
+class SignalledJudge(CountingJudge):
+    """Checks the run's interruption before each question, as ``LiteLLMJudge.request``
+    does before each request; the signal comes after ``signal_after`` questions."""
+
+    def __init__(self, signal_after: int) -> None:
+        super().__init__()
+        self.signal_after = signal_after
+        self.interruption = Interruption(lambda: self.calls >= self.signal_after)
+
+    async def ask(self, prompt, inputs):
+        self.interruption.check()
+        return await super().ask(prompt, inputs)
+
+
+def test_an_interrupted_run_keeps_the_cases_judged_whole_and_asks_nothing_after_the_signal():
+    # Six questions a case, one case at a time: the signal comes mid-way through c1's.
+    judge = SignalledJudge(signal_after=8)
+    evaluation = asyncio.run(
+        evaluate(
+            _cases(*(f"c{i}" for i in range(6))),
+            ScriptedAdapter(),
+            RunSettings(concurrency=1),
+            judge,
+            interruption=judge.interruption,
+        )
+    )
+    assert evaluation.status == INTERRUPTED
+    assert judge.calls == 8  # none after the signal
+    assert [o.case_id for o in evaluation.outputs] == ["c0"]
+    assert {r.case_id for r in evaluation.results} == {"c0"}
+    assert len(evaluation.results) == len(METRIC_NAMES)
 
 
 def test_judge_work_starts_before_the_adapter_has_finished_every_case():
