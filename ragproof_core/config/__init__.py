@@ -13,6 +13,9 @@ from ragproof_core.config.identity import (
     parse_tag,
     tags_text,
 )
+from ragproof_core.config.launch import (
+    resolve_launch,
+)
 from ragproof_core.config.manifest import (
     RunManifest,
 )
@@ -34,11 +37,22 @@ from ragproof_core.config.settings import (
     run_key_type,
     store_root,
 )
+from ragproof_core.config.suites import (
+    DEFAULT_CRON,
+    DEFAULT_TIMEZONE,
+    SUITE_KEYS,
+    SUITES_ENV,
+    Suite,
+    load_suites,
+    suites_file,
+)
 
 __all__ = [
     "AdapterSpec",
     "Config",
     "ConfigError",
+    "DEFAULT_CRON",
+    "DEFAULT_TIMEZONE",
     "DEMO_ADAPTER",
     "SHORT_DIGEST",
     "Floor",
@@ -46,13 +60,19 @@ __all__ = [
     "RUN_KEYS",
     "RunManifest",
     "RunSettings",
+    "SUITE_KEYS",
+    "SUITES_ENV",
+    "Suite",
     "is_secret_key",
     "load_config",
+    "load_suites",
     "parse_tag",
     "redact",
+    "resolve_launch",
     "run_key_choices",
     "run_key_help",
     "run_key_type",
     "store_root",
+    "suites_file",
     "tags_text",
 ]
