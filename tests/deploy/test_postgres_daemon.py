@@ -4,7 +4,7 @@ code location server, the default run launcher's run workers) and the `dagster` 
 
 The UI's launch path (the `launch_evaluation` job submitted to the queue, as the
 Launchpad submits it), `launch_evaluation_sensor` turning it into an `evaluate` run, and
-`trace_sensor` evaluating a new trace file, its cursor kept in Postgres; the schedule
+`trace_sensor` evaluating a new trace file, its cursor kept in Postgres; a suite's schedule
 evaluated on the same instance and its run executed."""
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from pathlib import Path
 import dagster as dg
 import pytest
 
-from ragproof_assets.definitions import defs
+from ragproof_assets.definitions import location
 from ragproof_assets.launch.ui import LAUNCHED_BY_TAG
 from ragproof_assets.traces.sensor import TRACE_FILE_TAG
 from ragproof_cli.execution import evaluate_job_def
@@ -146,7 +146,7 @@ def test_the_daemon_runs_the_launch_path_and_both_sensors_from_postgres(pg_home,
     }
 
 
-def test_the_schedule_adds_its_partitions_and_its_run_succeeds_on_postgres(
+def test_the_suites_schedule_adds_its_partition_and_its_run_succeeds_on_postgres(
     pg_home, tmp_path, monkeypatch
 ):
     suites = tmp_path / "suites.toml"
@@ -156,22 +156,19 @@ def test_the_schedule_adds_its_partitions_and_its_run_succeeds_on_postgres(
     )
     monkeypatch.setenv("RAGPROOF_SUITES", str(suites))
     monkeypatch.setenv("PYTHONPATH", str(REPO))
-    schedules = [s for s in defs.schedules if s.job_name == "evaluate"]
-    assert schedules
+    loaded = location()
+    (schedule,) = loaded.schedules
     with dg.DagsterInstance.get() as instance:
-        for schedule in schedules:
-            with dg.build_schedule_context(
-                instance=instance, repository_def=defs.get_repository_def()
-            ) as context:
-                requests = schedule.evaluate_tick(context).run_requests
-            assert requests
-            for request in requests:
-                assert request.partition_key in instance.get_dynamic_partitions("evaluation_runs")
-                result = dg.execute_job(
-                    dg.reconstructable(evaluate_job_def),
-                    instance=instance,
-                    run_config=request.run_config,
-                    tags={**request.tags, "dagster/partition": request.partition_key},
-                )
-                assert result.success
-                assert instance.get_run_by_id(result.run_id).status == dg.DagsterRunStatus.SUCCESS
+        with dg.build_schedule_context(
+            instance=instance, repository_def=loaded.get_repository_def()
+        ) as context:
+            (request,) = schedule.evaluate_tick(context).run_requests
+        assert request.partition_key in instance.get_dynamic_partitions("evaluation_runs")
+        result = dg.execute_job(
+            dg.reconstructable(evaluate_job_def),
+            instance=instance,
+            run_config=request.run_config,
+            tags={**request.tags, "dagster/partition": request.partition_key},
+        )
+        assert result.success
+        assert instance.get_run_by_id(result.run_id).status == dg.DagsterRunStatus.SUCCESS
