@@ -15,6 +15,7 @@ from ragproof_assets.evaluation.executors import executor_from_env
 from ragproof_assets.evaluation.factory import evaluation_resources
 from ragproof_assets.evaluation.jobs import own_evaluation
 from ragproof_assets.launch.ui import launch_evaluation_job, launch_evaluation_sensor
+from ragproof_assets.schedules.retention import keep_last_sensors
 from ragproof_assets.schedules.suites import suite_schedules
 from ragproof_assets.traces import trace_sensor
 from ragproof_core.config import SUITES_ENV, load_suites, suites_file
@@ -32,9 +33,14 @@ defs = dg.Definitions(
 @dg.definitions
 def location() -> dg.Definitions:
     """``defs`` with a schedule per suite of ``$RAGPROOF_SUITES`` (default
-    ``data/suites.toml``; none when that default file does not exist)."""
+    ``data/suites.toml``; none when that default file does not exist), and the sensors
+    applying the suites' ``keep_last`` after their runs."""
     path = suites_file()
     suites = load_suites(path) if path.exists() or os.environ.get(SUITES_ENV) else []
     return dg.Definitions.merge(
-        defs, dg.Definitions(schedules=suite_schedules(suites, own_evaluation))
+        defs,
+        dg.Definitions(
+            schedules=suite_schedules(suites, own_evaluation),
+            sensors=keep_last_sensors(suites, own_evaluation),
+        ),
     )

@@ -395,6 +395,10 @@ def run_summary(
         # The store's run (the partition key): a suite's run_summary is a Plots tab of them.
         "ragproof_run_id": run_id,
         "status": record.status,
+        # The run's identity (CONTRACT section 25): its name, tags and config digest.
+        "config_digest": record.config_digest,
+        **({"name": record.name} if record.name else {}),
+        **({"tags": dg.MetadataValue.json(record.tags)} if record.tags else {}),
         "summary": dg.MetadataValue.md(summary_markdown(summaries)),
         "cases": record.cases,
         "case_failures": record.case_failures,

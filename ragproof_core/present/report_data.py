@@ -47,7 +47,12 @@ from ragproof_core.present import report_queries as queries
 from ragproof_core.present.judge_activity import judge_failures_line
 from ragproof_core.present.report_queries import RunFiles
 from ragproof_core.present.run_files import reader
-from ragproof_core.present.summary import LATENCY_METRIC, calibration_json, latency_note
+from ragproof_core.present.summary import (
+    LATENCY_METRIC,
+    calibration_json,
+    latency_note,
+    nothing_scored,
+)
 from ragproof_core.present.threads import (
     shown_threads,
     thread,
@@ -472,7 +477,7 @@ def _metric_block(
     up: bool = True,
 ) -> dict[str, Any]:
     ci = counted_mean_ci(values)
-    return {
+    block = {
         "name": metric,
         "higher_is_better": up,
         "mean": _round(summary.get("mean")),
@@ -488,6 +493,9 @@ def _metric_block(
         "worst": worst,
         "sql": worst_sql(run_id, metric, up, len(worst)),
     }
+    # Left out of the page's tables until asked for (CONTRACT section 25).
+    block["nothing_scored"] = nothing_scored(block)
+    return block
 
 
 def _scores(

@@ -92,6 +92,18 @@ def test_suites_with_their_launch_and_schedule(tmp_path):
             'day-of-month month day-of-week, such as "0 2 * * *", or @daily)',
         ),
         (
+            # cron and timezone are read as the file loads: ${NAME} is not expanded in them
+            # (CONTRACT section 28).
+            'name = "a"\ndataset = "a.jsonl"\ncron = "${CRON}"\n',
+            'suite #1 (a): cron: not a cron schedule: "${CRON}" (five fields, minute hour '
+            'day-of-month month day-of-week, such as "0 2 * * *", or @daily)',
+        ),
+        (
+            'name = "a"\ndataset = "a.jsonl"\ntimezone = "${TZ}"\n',
+            'suite #1 (a): timezone: unknown time zone "${TZ}" (an IANA name such as '
+            '"UTC" or "Europe/Paris")',
+        ),
+        (
             'name = "a"\ndataset = "a.jsonl"\ncron = "0 2 * * *"\ntimezone = "Mars/Olympus"\n',
             'suite #1 (a): timezone: unknown time zone "Mars/Olympus" (an IANA name such as '
             '"UTC" or "Europe/Paris")',
@@ -183,3 +195,18 @@ def test_suite_keys_are_the_launch_form_every_run_key_and_the_schedule():
         "timezone",
         "keep_last",
     ) == SUITE_KEYS
+
+
+def test_the_launch_keeps_environment_references_as_written(tmp_path, monkeypatch):
+    # Expanded when a run starts, never as the file loads (CONTRACT section 28): an unset
+    # variable does not fail the load, and a set one is not copied into the schedule.
+    monkeypatch.setenv("TOK", "s3cret")
+    monkeypatch.delenv("DATA_DIR", raising=False)
+    path = write(
+        tmp_path,
+        '[[suite]]\nname = "a"\ndataset = "${DATA_DIR}/cases.jsonl"\n'
+        'adapter_options_json = \'{"token": "${TOK}"}\'\n',
+    )
+    (suite,) = load_suites(path)
+    assert suite.launch["dataset"] == "${DATA_DIR}/cases.jsonl"
+    assert suite.launch["adapter_options_json"] == '{"token": "${TOK}"}'

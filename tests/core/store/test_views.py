@@ -83,6 +83,11 @@ def assert_contract_columns(con: duckdb.DuckDBPyConnection) -> None:
         "judge_output_tokens",
         "judge_usage_json",
         "judge_agreement_json",
+        # CONTRACT section 24: judge failures named, the reply format asked for, the
+        # adapter's calls by method.
+        "judge_first_error",
+        "judge_response_format",
+        "adapter_calls_json",
         "name",
         "tags",
         "config_digest",
@@ -135,6 +140,9 @@ def test_views_show_finished_runs_with_contract_columns(store: RunStore) -> None
                 0,
                 0,
                 "[]",
+                "{}",
+                None,
+                None,
                 "{}",
                 None,
                 "{}",
@@ -243,7 +251,17 @@ def test_views_read_runs_written_before_columns_were_added(store: RunStore) -> N
                 k: v
                 for k, v in sample.record("old").__dict__.items()
                 # columns added later
-                if k not in ("judge_usage", "judge_agreement", "name", "tags", "config_digest")
+                if k
+                not in (
+                    "judge_usage",
+                    "judge_agreement",
+                    "judge_first_error",
+                    "judge_response_format",
+                    "adapter_calls",
+                    "name",
+                    "tags",
+                    "config_digest",
+                )
             }
             | {
                 "prompt_hashes": "{}",
