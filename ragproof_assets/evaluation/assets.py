@@ -51,6 +51,7 @@ from ragproof_core.present import (
     worst_cases_markdown,
 )
 from ragproof_core.run import (
+    STAGED_SECRETS_DOCUMENT,
     Staged,
     recording_path,
     staged_inputs,
@@ -217,7 +218,7 @@ def _store_dataset(
     with ThreadPoolExecutor(1) as views:
         refreshed = views.submit(_refresh_views, context, run_store)
         manifest = _manifest(context, config, checked)
-        _write_run_files(run_store, run_id, manifest, dataset, recording)
+        _write_run_files(run_store, run_id, manifest, dataset, recording, checked.secrets_masked)
         # However the run was launched (command line, Launchpad, schedule, sensor), its
         # Dagster run carries its name, tags and digest: the UI's run list filters by them.
         context.instance.add_run_tags(context.run.run_id, identity_tags(manifest))
@@ -266,10 +267,13 @@ def _write_run_files(
     manifest: RunManifest,
     dataset: StagedDataset,
     recording: StagedRecording | None,
+    masked: int = 0,
 ) -> None:
     run_store.write_manifest(run_id, manifest.to_dict())
     # A restarted run may split into other shards: its old result files must go.
     run_store.clear_results(run_id)
+    # Counted once, in the run's summary (a restarted run's count replaces this one).
+    run_store.write_document(run_id, STAGED_SECRETS_DOCUMENT, {"masked_strings": masked})
     run_store.write_staged_dataset(run_id, dataset)
     if recording is None:
         # A restarted run may have replayed a recording before: the file must go.
@@ -347,6 +351,7 @@ def prepare_summary(
         name=manifest.run.name,
         tags=dict(manifest.run.tags),
         config_digest=manifest.config_digest,
+        secrets_masked=totals.secrets_masked,
     )
     run_store.write_summaries(run_id, summaries)
     return PreparedSummary(manifest, summaries, tally, record)

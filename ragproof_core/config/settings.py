@@ -209,6 +209,8 @@ class Config:
     traces: TracesSettings = dataclasses.field(default_factory=TracesSettings)
     # The [gate] table: floors the run must clear (CONTRACT section 25).
     gate: tuple[Floor, ...] = ()
+    # The file it was read from, as its errors name it (None: the defaults).
+    source: str | None = dataclasses.field(default=None, compare=False)
 
     def __post_init__(self) -> None:
         selected = self.selected_metrics()  # a pattern matching none is bad input
@@ -277,7 +279,7 @@ class Config:
         judge = self.judge
         if judge_repeats is not None:
             judge = dataclasses.replace(judge, repeats=judge_repeats)
-        return Config(run, spec, judge, self.metrics, self.traces, self.gate)
+        return Config(run, spec, judge, self.metrics, self.traces, self.gate, self.source)
 
 
 # [run] keys added after runs were first stored, with their defaults: a run leaving one at
@@ -373,6 +375,7 @@ def load_config(path: str | Path | None) -> Config:
             metric_tables,
             tables.get("traces", TracesSettings()),
             gate,
+            str(path),
         )
     except ConfigError as exc:
         raise ConfigError(f"{path}: {exc}") from None

@@ -47,6 +47,7 @@ from ragproof_core.judge.session import LiteLLMJudge
 from ragproof_core.judge.settings import JudgeEnv
 from ragproof_core.judge.types import Judge
 from ragproof_core.judge.usage import UsageTally
+from ragproof_core.masking import Masker
 from ragproof_core.model import MetricResult
 from ragproof_core.store_health import StoreHealth
 
@@ -110,6 +111,7 @@ def make_jury(
     concurrency: int,
     limiter: RateLimiter | None,
     health: StoreHealth | None = None,
+    masker: Masker | None = None,
     interruption: Interruption | None = None,
     *,
     budget: Budget | None = None,
@@ -136,6 +138,7 @@ def make_jury(
                 usage=usage,
                 share_from=members[0] if members else share_from,
                 health=health,
+                masker=masker,
                 interruption=interruption,
                 repeat=repeat,
             )

@@ -44,6 +44,7 @@ from ragproof_core.judge.session import LiteLLMJudge
 from ragproof_core.judge.settings import JudgeEnv
 from ragproof_core.judge.types import Judge
 from ragproof_core.judge.usage import UsageTally
+from ragproof_core.masking import Masker
 from ragproof_core.model import MetricResult
 from ragproof_core.store_health import StoreHealth
 
@@ -131,6 +132,7 @@ def make_repeated(
     concurrency: int,
     limiter: RateLimiter | None,
     health: StoreHealth | None,
+    masker: Masker | None = None,
     interruption: Interruption | None = None,
 ) -> RepeatedJudge:
     """``env.repeats`` judges of ``models`` (one model, or a jury), the m-th sending
@@ -150,7 +152,8 @@ def make_repeated(
                 concurrency,
                 limiter,
                 health,
-                interruption,
+                masker=masker,
+                interruption=interruption,
                 budget=budget,
                 usage=usage,
                 share_from=share_from,
@@ -168,6 +171,7 @@ def make_repeated(
                 usage=usage,
                 share_from=share_from,
                 health=health,
+                masker=masker,
                 interruption=interruption,
                 repeat=repeat,
             )

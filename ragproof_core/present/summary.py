@@ -93,6 +93,7 @@ def run_json(
     summaries: Sequence[Any],
     judge: Mapping[str, Any] | None = None,
     adapter_calls: Mapping[str, int] | None = None,
+    secrets_masked: int = 0,
 ) -> dict[str, Any]:
     out: dict[str, Any] = {
         "run_id": run_id,
@@ -103,6 +104,8 @@ def run_json(
         out["judge"] = dict(judge)
     if adapter_calls is not None:
         out["adapter_calls"] = adapter_calls_dict(adapter_calls)
+    if secrets_masked:  # CONTRACT section 28: said only when the run masked anything
+        out["secrets_masked"] = secrets_masked
     return out
 
 

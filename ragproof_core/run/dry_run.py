@@ -29,6 +29,7 @@ from ragproof_core.adapters.runner import (
     planned_calls,
     takes_history,
 )
+from ragproof_core.config.expansion import expanded
 from ragproof_core.config.settings import Config
 from ragproof_core.judge.combined import COMBINED, combined_inputs
 from ragproof_core.judge.cost import CACHED_REQUEST
@@ -173,7 +174,7 @@ async def estimate_run(
         )
     # The config's own metrics: a rubric's questions are counted like any judge metric's.
     give_rubrics(judge, config.metrics)
-    adapter = load_adapter(config.adapter.target, config.adapter.options)
+    adapter = _load_adapter(config)
     free = getattr(adapter, "free_to_call", False)
     # A free adapter's trials are run as the run would: a trial answering as an earlier
     # one did asks nothing new. Assumed answers are each trial's own (an upper bound).
@@ -223,9 +224,15 @@ def _calls(adapter: object, cases: Sequence[Case], config: Config, registry) -> 
     return adapter_calls_dict({method: n * config.run.repeats for method, n in planned.items()})
 
 
+def _load_adapter(config: Config) -> Any:
+    """The run's adapter, built as the run would build it (``${NAME}`` read)."""
+    used = expanded(config).config.adapter
+    return load_adapter(used.target, used.options)
+
+
 async def _planned_calls(cases: Sequence[Case], config: Config, registry) -> dict[str, int]:
     """The calls the run would make of its adapter (built, never called), by method."""
-    adapter = load_adapter(config.adapter.target, config.adapter.options)
+    adapter = _load_adapter(config)
     try:
         return _calls(adapter, cases, config, registry)
     finally:

@@ -572,6 +572,8 @@ class RunRecord:
     name: str | None = None
     tags: dict[str, str] = dc_field(default_factory=dict)
     config_digest: str | None = None
+    # CONTRACT section 28: strings in which the run masked a secret value.
+    secrets_masked: int = 0
     # The catalog's word, never stored in the record: the file found damaged.
     damaged_file: str | None = None
 

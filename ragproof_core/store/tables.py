@@ -339,6 +339,12 @@ RUN = Table(
             "sha256 of the run's [run] settings, metric selection, adapter target and "
             "redacted adapter options; NULL for runs stored before it existed.",
         ),
+        # CONTRACT section 28: secrets masked where they entered the run.
+        Column(
+            "secrets_masked",
+            pa.int64(),
+            "Strings in which the run masked a secret value as *** (0: none).",
+        ),
     ),
 )
 

@@ -91,6 +91,7 @@ def assert_contract_columns(con: duckdb.DuckDBPyConnection) -> None:
         "name",
         "tags",
         "config_digest",
+        "secrets_masked",
         # CONTRACT section 29: the file a damaged run was found with.
         "damaged_file",
     ]
@@ -149,6 +150,7 @@ def test_views_show_finished_runs_with_contract_columns(store: RunStore) -> None
                 None,
                 "{}",
                 None,
+                0,
                 None,
             )
         ]
@@ -264,6 +266,7 @@ def test_views_read_runs_written_before_columns_were_added(store: RunStore) -> N
                     "name",
                     "tags",
                     "config_digest",
+                    "secrets_masked",
                 )
             }
             | {
