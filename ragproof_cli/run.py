@@ -39,6 +39,7 @@ from ragproof_core.config import (
 )
 from ragproof_core.gc_pause import imports_paused
 from ragproof_core.judge import ABORTED_BUDGET, ABORTED_JUDGE, format_usd
+from ragproof_core.masking import secrets_line
 from ragproof_core.present import (
     agreement_lines,
     calibration_json,
@@ -202,7 +203,12 @@ def _execute_run(args: argparse.Namespace) -> tuple[int, Callable[[], None] | No
         diagnosis = stored_diagnosis(store, run_id, summaries)
         if args.json:
             shown = run_json(
-                run_id, record.status, summaries, record.judge_activity(), record.adapter_calls
+                run_id,
+                record.status,
+                summaries,
+                record.judge_activity(),
+                record.adapter_calls,
+                secrets_masked=record.secrets_masked,
             )
             print_json(_with_diagnosis(shown, diagnosis))
         else:
@@ -233,6 +239,9 @@ def _print_summary(record, summaries, all_metrics: bool, diagnosis=None) -> None
     )
     if hidden:
         print(hidden)
+    masked = secrets_line(record.secrets_masked)
+    if masked:
+        print(masked)
     if diagnosis is not None:
         print("\n".join(diagnosis.lines()))
     tradeoff = refusal_tradeoff(summaries)
@@ -324,7 +333,13 @@ def cmd_show(args: argparse.Namespace) -> int:
     diagnosis = stored_diagnosis(store, args.run_id, summaries)
     if args.json:
         shown = {
-            **run_json(record.run_id, record.status, summaries, record.judge_activity()),
+            **run_json(
+                record.run_id,
+                record.status,
+                summaries,
+                record.judge_activity(),
+                secrets_masked=record.secrets_masked,
+            ),
             "run": run_dict(record),
         }
         if calibrations:
@@ -353,6 +368,13 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--adapter", help="adapter as package.module:Name (default: the demo pipeline)"
     )
     add_run_key_flags(run)
+    run.add_argument(
+        "--judge-repeats",
+        type=int,
+        metavar="M",
+        help="judge.repeats: send every judge request M times and score the mean "
+        "(their agreement: judge_self_agreement)",
+    )
     run.add_argument("--no-cache", action="store_true", help="bypass the judge cache")
     run.add_argument("--dry-run", action="store_true", help="estimate judge calls and cost only")
     run.add_argument("--json", action="store_true", help="print the result as JSON")
