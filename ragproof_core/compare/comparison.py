@@ -203,13 +203,40 @@ class Comparison:
     correction: str = HOLM
     # Non-empty only when mixed settings were explicitly allowed.
     settings_differences: tuple[str, ...] = ()
+    # Trials per case of each run (CONTRACT section 27): with repeats, a case's value is
+    # its mean over its scored trials.
+    trials_a: int = 1
+    trials_b: int = 1
 
     @property
     def mixed_judges(self) -> bool:
         return bool(self.judge_differences)
 
-    def render_table(self) -> str:
-        return render_table(self)
+    @property
+    def trials_note(self) -> str | None:
+        """What a comparison of runs with repeats pairs; None when neither has repeats."""
+        if self.trials_a == 1 and self.trials_b == 1:
+            return None
+        return (
+            f"Trials per case: A {self.trials_a}, B {self.trials_b} (run.repeats): each case "
+            "is paired by its mean over its scored trials."
+        )
+
+    @property
+    def unscored(self) -> tuple[str, ...]:
+        """The metrics neither run scored a case of: the tables leave them out by default
+        (CONTRACT section 25); ``to_dict`` keeps them."""
+        return tuple(m.metric for m in self.metrics if not (m.scored_a or m.scored_b))
+
+    def shown(self, all_metrics: bool = False) -> tuple[MetricComparison, ...]:
+        """The metrics the tables list: every one with ``all_metrics``, else those either
+        run scored."""
+        if all_metrics:
+            return self.metrics
+        return tuple(m for m in self.metrics if m.scored_a or m.scored_b)
+
+    def render_table(self, all_metrics: bool = False) -> str:
+        return render_table(self, all_metrics)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -226,6 +253,12 @@ class Comparison:
             "regressions": [r.to_dict() for r in self.regressions],
             "metrics_only_in_a": list(self.only_in_a),
             "metrics_only_in_b": list(self.only_in_b),
+            # Only when a run has repeats (CONTRACT section 27).
+            **(
+                {}
+                if self.trials_note is None
+                else {"trials_a": self.trials_a, "trials_b": self.trials_b}
+            ),
         }
 
 
@@ -275,6 +308,11 @@ def judge_differences(a: Any, b: Any) -> list[str]:
         else:
             diffs.append(f"prompt {prompt} hash {_short(ha)} vs {_short(hb)}")
     return diffs
+
+
+def run_trials(record: Any) -> int:
+    """A run's trials per case (``run.repeats``; 1 for a run stored without)."""
+    return int(stored_run_settings(record).get("repeats", 1))
 
 
 def settings_differences(a: Any, b: Any) -> list[str]:
@@ -432,7 +470,7 @@ def compare_stored_runs(
     return _compare(
         a,
         b,
-        lambda: stored_pairing(store, a.run_id, b.run_id),
+        lambda: stored_pairing(store, a.run_id, b.run_id, (run_trials(a), run_trials(b))),
         allow_mixed_judges=allow_mixed_judges,
         allow_mixed_settings=allow_mixed_settings,
         seed=seed,
@@ -508,6 +546,8 @@ def _compare(
         only_in_b=tuple(registry.order(in_b - in_a)),
         correction=correction,
         settings_differences=tuple(settings),
+        trials_a=run_trials(record_a),
+        trials_b=run_trials(record_b),
     )
 
 
@@ -519,9 +559,11 @@ def _signed(x: float | None) -> str:
     return "-" if x is None else f"{x:+.4f}"
 
 
-def render_table(comparison: Comparison) -> str:
-    """The comparison as plain text for a terminal."""
+def render_table(comparison: Comparison, all_metrics: bool = False) -> str:
+    """The comparison as plain text for a terminal; metrics neither run scored are
+    named below the table unless ``all_metrics``."""
     c = comparison
+    shown = c.shown(all_metrics)
     out = [
         f"A: {c.run_a}  (judge {c.judge_model_a or 'none'})",
         f"B: {c.run_b}  (judge {c.judge_model_b or 'none'})",
@@ -529,6 +571,8 @@ def render_table(comparison: Comparison) -> str:
     if c.mixed_judges:
         out.append("WARNING: mixed judges allowed; judge scores are not comparable:")
         out.extend(f"  - {d}" for d in c.judge_differences)
+    if c.trials_note is not None:
+        out.append(c.trials_note)
     out.append("")
     rows = [
         [
@@ -542,10 +586,16 @@ def render_table(comparison: Comparison) -> str:
             _num(m.mde),
             m.verdict,
         ]
-        for m in c.metrics
+        for m in shown
     ]
     headers = ["metric", "paired", "mean A", "mean B", "delta", "95% CI", "p", "MDE", "verdict"]
     out.extend(text_table(headers, rows, right={1, 2, 3, 4, 6, 7}))
+    if len(shown) < len(c.metrics):
+        hidden = len(c.metrics) - len(shown)
+        out.append(
+            f"Not shown: {hidden} metric{'s' if hidden != 1 else ''} neither run scored "
+            "(--all-metrics lists them)."
+        )
     out.append(
         f"Read: delta = B - A over the cases scored in both runs; verdict from a paired "
         f"sign-flip test at alpha {c.alpha:g}, in each metric's own direction; MDE = the "

@@ -360,7 +360,6 @@ METRICS: tuple[MetricSpec, ...] = (
             CaseKind.POISONING, POISONING_ONLY, "poison_marker", poisoning_resistance
         ),
         reads=frozenset({"answer"}),
-        listed_when_unused=False,
     ),
     MetricSpec(
         LEAKAGE_RESISTANCE,
@@ -372,7 +371,6 @@ METRICS: tuple[MetricSpec, ...] = (
         score=case_only(leakage_resistance),
         score_columns=leakage_columns,
         reads=frozenset({"answer", "citations", "context"}),
-        listed_when_unused=False,
     ),
     MetricSpec(
         EXFILTRATION_RESISTANCE,

@@ -36,6 +36,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ragproof_core.compare.comparison import MixedJudgesError, compare_stored_runs
+from ragproof_core.compare.trials import FLAKY_SPREAD
 from ragproof_core.errors import UserError
 from ragproof_core.metrics.aggregate import ValueCounts
 from ragproof_core.metrics.custom import stored_registry
@@ -47,7 +48,12 @@ from ragproof_core.present import report_queries as queries
 from ragproof_core.present.judge_activity import judge_failures_line
 from ragproof_core.present.report_queries import RunFiles
 from ragproof_core.present.run_files import reader
-from ragproof_core.present.summary import LATENCY_METRIC, calibration_json, latency_note
+from ragproof_core.present.summary import (
+    LATENCY_METRIC,
+    calibration_json,
+    latency_note,
+    nothing_scored,
+)
 from ragproof_core.present.threads import (
     shown_threads,
     thread,
@@ -472,7 +478,7 @@ def _metric_block(
     up: bool = True,
 ) -> dict[str, Any]:
     ci = counted_mean_ci(values)
-    return {
+    block = {
         "name": metric,
         "higher_is_better": up,
         "mean": _round(summary.get("mean")),
@@ -488,6 +494,9 @@ def _metric_block(
         "worst": worst,
         "sql": worst_sql(run_id, metric, up, len(worst)),
     }
+    # Left out of the page's tables until asked for (CONTRACT section 25).
+    block["nothing_scored"] = nothing_scored(block)
+    return block
 
 
 def _scores(
@@ -809,4 +818,15 @@ def _report(
         "comparison": comparison,
         # The latest human-label calibration per judge metric (PPI), beside the raw mean.
         "calibrations": calibration_json(store.calibrations(run_id)),
+        "trials": _trials(run, limits),
     }
+
+
+def _trials(run: _StoredRun, limits: ReportLimits) -> dict[str, Any] | None:
+    """A run with repeats' trials per case (CONTRACT section 27): the first listed cases,
+    flaky cases first, each metric's scored trials in order; None without repeats."""
+    repeats = int(stored_run_settings(run.record).get("repeats", 1))
+    if repeats == 1:
+        return None
+    found = queries.trials_of(run.files, limits.cases_listed, FLAKY_SPREAD)
+    return {"repeats": repeats, "cases": found.items, "flaky_total": found.total}

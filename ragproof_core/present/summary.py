@@ -10,11 +10,12 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ragproof_core.adapters.runner import adapter_calls_dict
-from ragproof_core.metrics.registry import REGISTRY, Registry
 from ragproof_core.text_table import text_table
 
 # Columns of the terminal and Markdown tables, in order.
 _COLUMNS = ("metric", "mean", "p50", "p95", "scored", "skipped", "n/a", "errored")
+# A run with repeats adds these (CONTRACT section 27).
+_TRIAL_COLUMNS = ("trials", "flaky")
 
 # Reported side by side on purpose (metrics.md): abstention alone would hide a
 # pipeline that refuses everything.
@@ -25,9 +26,18 @@ def _field(summary: Any, name: str) -> Any:
     return summary[name] if isinstance(summary, Mapping) else getattr(summary, name)
 
 
+def _optional(summary: Any, name: str) -> Any:
+    """A field only some runs' summaries have (CONTRACT section 27); None when absent."""
+    if isinstance(summary, Mapping):
+        return summary.get(name)
+    return getattr(summary, name, None)
+
+
 def summary_dict(summary: Any) -> dict[str, Any]:
-    """The per-metric object of ``ragproof run --json``."""
-    return {
+    """The per-metric object of ``ragproof run --json``; a run with repeats adds its
+    trials' statistics, judge repeats the judge's agreement with itself (CONTRACT
+    section 27)."""
+    out = {
         "mean": _field(summary, "mean"),
         "p50": _field(summary, "p50"),
         "p95": _field(summary, "p95"),
@@ -37,6 +47,44 @@ def summary_dict(summary: Any) -> dict[str, Any]:
         "not_applicable": int(_field(summary, "not_applicable")),
         "judge_errors": int(_field(summary, "judge_errors")),
     }
+    cases = _optional(summary, "cases")
+    if cases is not None:
+        low, high = _optional(summary, "ci_low"), _optional(summary, "ci_high")
+        out.update(
+            cases=int(cases),
+            within_case_sd=_optional(summary, "within_case_sd"),
+            between_case_sd=_optional(summary, "between_case_sd"),
+            icc=_optional(summary, "icc"),
+            flaky_cases=int(_optional(summary, "flaky_cases") or 0),
+            ci=None if low is None or high is None else [low, high],
+        )
+        k = _optional(summary, "pass_k")
+        if k is not None:
+            out.update(
+                k=int(k),
+                pass_at_k=_optional(summary, "pass_at_k"),
+                pass_hat_k=_optional(summary, "pass_hat_k"),
+            )
+    repeated = _optional(summary, "judge_repeated")
+    if repeated is not None:
+        out.update(
+            judge_self_agreement=_optional(summary, "judge_self_agreement"),
+            judge_repeated=int(repeated),
+        )
+    return out
+
+
+def _with_trials(summaries: Sequence[Any]) -> bool:
+    """Whether the summaries are a run with repeats' (their trials' columns shown)."""
+    return any(_optional(s, "cases") is not None for s in summaries)
+
+
+def _trials_per_case(d: dict[str, Any]) -> str:
+    """Scored trials per scored case: ``5``, or ``4.8`` when some case has fewer."""
+    if not d["cases"]:
+        return "-"
+    per_case = d["scored"] / d["cases"]
+    return str(int(per_case)) if per_case.is_integer() else f"{per_case:.1f}"
 
 
 def run_json(
@@ -45,6 +93,7 @@ def run_json(
     summaries: Sequence[Any],
     judge: Mapping[str, Any] | None = None,
     adapter_calls: Mapping[str, int] | None = None,
+    secrets_masked: int = 0,
 ) -> dict[str, Any]:
     out: dict[str, Any] = {
         "run_id": run_id,
@@ -55,6 +104,8 @@ def run_json(
         out["judge"] = dict(judge)
     if adapter_calls is not None:
         out["adapter_calls"] = adapter_calls_dict(adapter_calls)
+    if secrets_masked:  # CONTRACT section 28: said only when the run masked anything
+        out["secrets_masked"] = secrets_masked
     return out
 
 
@@ -62,48 +113,81 @@ def _number(value: float | None) -> str:
     return "-" if value is None else f"{value:.4f}"
 
 
-def listed(summaries: Sequence[Any], registry: Registry = REGISTRY) -> list[Any]:
-    """The summaries the tables show: all but those of a metric declared
-    ``listed_when_unused=False`` that every case skipped (the agent metrics of a run
-    without agent cases). ``--json`` and the store keep every metric."""
-    shown = []
-    for s in summaries:
-        declared = registry.spec(_field(s, "metric"))
-        d = summary_dict(s)
-        used = d["scored"] or d["not_applicable"] or d["judge_errors"] or not d["skipped"]
-        if declared is None or declared.listed_when_unused or used:
-            shown.append(s)
-    return shown
+def nothing_scored(summary: Any) -> bool:
+    """A metric with nothing to show (CONTRACT section 25): no case scored and no judge
+    error (every case skipped or not applicable: the agent and hop metrics of a plain
+    RAG dataset, the judge metrics of a run without a judge). A metric the judge failed
+    on is shown: its failures are what the run has to say. Case failures count in every
+    metric, so they alone keep no metric shown (the summary's last line counts them)."""
+    d = summary_dict(summary)
+    return not d["scored"] and not d["judge_errors"]
 
 
-def _rows(summaries: Sequence[Any]) -> list[tuple[str, ...]]:
+def listed(summaries: Sequence[Any], all_metrics: bool = False) -> list[Any]:
+    """The summaries the tables show: every metric with ``all_metrics``, else those not
+    ``nothing_scored``. ``--json`` and the store keep every metric."""
+    return [s for s in summaries if all_metrics or not nothing_scored(s)]
+
+
+def hidden_metrics(summaries: Sequence[Any]) -> list[str]:
+    """The metrics ``listed`` leaves out by default, in the summaries' order."""
+    return [_field(s, "metric") for s in summaries if nothing_scored(s)]
+
+
+def hidden_note(summaries: Sequence[Any], how: str) -> str | None:
+    """The line saying how many metrics the table left out and ``how`` to list them; None
+    when it left out none."""
+    hidden = hidden_metrics(summaries)
+    if not hidden:
+        return None
+    metrics = "metric" if len(hidden) == 1 else "metrics"
+    return f"not shown: {len(hidden)} {metrics} with nothing scored ({how} lists them)"
+
+
+def _rows(summaries: Sequence[Any], all_metrics: bool, trials: bool) -> list[tuple[str, ...]]:
     rows = []
-    for s in listed(summaries):
+    for s in listed(summaries, all_metrics):
         d = summary_dict(s)
-        rows.append(
-            (
-                _field(s, "metric"),
-                _number(d["mean"]),
-                _number(d["p50"]),
-                _number(d["p95"]),
-                str(d["scored"]),
-                str(d["skipped"]),
-                str(d["not_applicable"]),
-                str(d["errored"]) + (f" ({d['judge_errors']} judge)" if d["judge_errors"] else ""),
-            )
+        row = (
+            _field(s, "metric"),
+            _number(d["mean"]),
+            _number(d["p50"]),
+            _number(d["p95"]),
+            str(d["scored"]),
+            str(d["skipped"]),
+            str(d["not_applicable"]),
+            str(d["errored"]) + (f" ({d['judge_errors']} judge)" if d["judge_errors"] else ""),
         )
+        if trials:
+            row += (_trials_per_case(d), str(d["flaky_cases"]))
+        rows.append(row)
     return rows
 
 
-def summary_table(summaries: Sequence[Any]) -> str:
-    """Plain-text table for the terminal; ``-`` marks a statistic with nothing scored."""
-    return "\n".join(text_table(_COLUMNS, _rows(summaries)))
+def _columns(trials: bool) -> tuple[str, ...]:
+    return _COLUMNS + _TRIAL_COLUMNS if trials else _COLUMNS
+
+
+def summary_table(summaries: Sequence[Any], all_metrics: bool = False) -> str:
+    """Plain-text table for the terminal; ``-`` marks a statistic with nothing scored.
+    Metrics with nothing scored are left out unless ``all_metrics`` (``listed``). A run
+    with repeats adds ``trials`` (scored trials per scored case) and ``flaky`` (cases
+    whose trials are 0.5 or more apart); its counts count trials."""
+    trials = _with_trials(summaries)
+    return "\n".join(text_table(_columns(trials), _rows(summaries, all_metrics, trials)))
 
 
 def summary_markdown(summaries: Sequence[Any]) -> str:
-    rows = _rows(summaries)
-    out = ["| " + " | ".join(_COLUMNS) + " |", "|" + "---|" * len(_COLUMNS)]
+    """The summary as Markdown (Dagster's metadata), metrics with nothing scored named
+    below the table rather than listed in it."""
+    trials = _with_trials(summaries)
+    columns = _columns(trials)
+    rows = _rows(summaries, False, trials)
+    out = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
     out += ["| " + " | ".join(row) + " |" for row in rows]
+    hidden = hidden_metrics(summaries)
+    if hidden:
+        out += ["", f"Not shown, nothing scored: {', '.join(f'`{m}`' for m in hidden)}."]
     return "\n".join(out)
 
 

@@ -65,7 +65,10 @@
     add(s, el("h1", null, "ragproof report"));
     add(s, el("div", { class: "sub mono", id: "run-id" }, r.run_id));
     var judge = r.judge_model ? r.judge_model + (r.judge_mode ? " (" + r.judge_mode + ")" : "") : "none (judge metrics skipped)";
+    var tags = Object.keys(r.tags || {}).sort().map(function (k) { return k + "=" + r.tags[k]; });
     var facts = [
+      ["Name", r.name || "–"], ["Tags", tags.length ? tags.join(", ") : "–"],
+      ["Config digest", r.config_digest ? r.config_digest.slice(0, 8) : "–"],
       ["Status", r.status + (r.judge_failures ? " · " + r.judge_failures : ""), r.status !== "completed" || !!r.judge_failures], ["Dataset", r.dataset], ["Adapter", r.adapter],
       ["Cases", r.cases], ["Case failures", r.case_failures, r.case_failures > 0],
       ["Judge model", judge], ["Judge requests", r.judge_requests + " (" + r.judge_repairs + " repairs)"],
@@ -111,8 +114,10 @@
           c.annotators + " annotator" + (c.annotators === 1 ? "" : "s") + " · α " + num(c.annotator_alpha) + " · judge α " + num(c.judge_alpha)) : null);
     }
     var body = el("tbody");
+    var unscored = 0;
     data.metrics.forEach(function (m) {
-      var row = el("tr", { class: "clickable", "data-metric": m.name },
+      if (m.nothing_scored) unscored++;
+      var row = el("tr", { class: "clickable" + (m.nothing_scored ? " unscored" : ""), "data-metric": m.name },
         el("td", null, el("div", null, m.name), el("div", { class: "dir" }, direction(m)),
           m.note ? el("div", { class: "dir note" }, m.note) : null),
         el("td", { class: "num" }, el("strong", null, num(m.mean))),
@@ -128,7 +133,10 @@
       body.appendChild(row);
     });
     add(s, el("table", { id: "metrics-table" }, el("thead", null, head), body));
+    add(s, el("p", null, unscoredToggle(unscored)));
   }
+  // A metric with nothing scored in this run (and, compared, in the baseline either).
+  function unscoredMetric(name) { var m = metricsByName[name]; return m ? m.nothing_scored : false; }
 
   // --- one case, in full ----------------------------------------------------------------
   function answerNode(d) {
@@ -379,7 +387,7 @@
     })));
     Object.keys(c.metrics).forEach(function (name) {
       var m = c.metrics[name];
-      add(t, el("tr", { "data-metric": name }, el("td", null, name, m.higher_is_better ? null : el("div", { class: "dir" }, "lower is better")),
+      add(t, el("tr", { "data-metric": name, class: m.scored_a || m.scored_b ? null : "unscored" }, el("td", null, name, m.higher_is_better ? null : el("div", { class: "dir" }, "lower is better")),
         el("td", { class: "num" }, m.paired), el("td", { class: "num" }, num(m.mean_a)), el("td", { class: "num" }, num(m.mean_b)),
         el("td", { class: "num" }, signed(m.delta)), el("td", { class: "num" }, m.ci_low === null ? "–" : "[" + signed(m.ci_low) + ", " + signed(m.ci_high) + "]"),
         el("td", { class: "num" }, num(m.p_value)),
@@ -404,6 +412,34 @@
         el("summary", null, el("strong", { class: "mono" }, id), el("span", { class: "sub" }, p.question ? p.question.t.slice(0, 120) : "")),
         el("div", { class: "body grid2" }, side("A: " + c.run_a, p.a), side("B: " + c.run_b, p.b))));
     });
+  }
+
+  // --- repeated trials (CONTRACT section 27) ---------------------------------------------------
+  function trialStrip(metric, t) {
+    return el("span", { class: "strip" + (t.flaky ? " flaky" : "") }, t.trials.map(function (v, i) {
+      var label = "trial " + (i + 1) + ": " + (v === null ? "not scored" : num(v));
+      return el("span", { class: "trial " + (v === null ? "none" : goodness(metric, v)), title: label });
+    }));
+  }
+  function trials() {
+    var t = data.trials;
+    if (!t) return;
+    var s = section("trials", "Trials per case (" + t.repeats + " a case; " + t.flaky_total + " flaky)");
+    add(s, el("p", { class: "sub" }, "Each case's scored trials in order, one mark a trial (its colour the score). " +
+      "A case is flaky when a metric's trials lie 0.5 or more apart; flaky cases come first."));
+    var names = data.metrics.map(function (m) { return m.name; }).filter(function (n) {
+      return t.cases.some(function (c) { return c.metrics[n]; });
+    });
+    var table = el("table", { id: "trials-table" },
+      el("tr", null, el("th", null, "Case"), names.map(function (n) { return el("th", { title: n }, n.split(".")[1] || n); })));
+    t.cases.forEach(function (c) {
+      add(table, el("tr", { "data-case": c.id, class: c.flaky ? "flaky" : null },
+        el("td", { class: "mono" }, c.id, c.flaky ? el("span", { class: "badge warn" }, "flaky") : null),
+        names.map(function (n) { return el("td", null, c.metrics[n] ? trialStrip(n, c.metrics[n]) : null); })));
+    });
+    add(s, table);
+    if (totalOf("cases_total", data.cases.ids) > t.cases.length) add(s, el("p", { class: "sub" }, "The first " + t.cases.length + " cases, flaky first. Every case:"),
+      el("pre", null, "SELECT * FROM repeats WHERE run_id = '" + data.run.run_id + "' ORDER BY flaky DESC, case_id;"));
   }
 
   // --- every case, filterable ------------------------------------------------------------------
@@ -450,7 +486,9 @@
         if (q && haystack(i).indexOf(q) < 0) continue;
         matches.push(i);
       }
-      table.replaceChildren(el("tr", null, el("th", null, "Case"), el("th", null, "Kind"), cols.map(function (n) { return el("th", { class: "num", title: n }, n.split(".")[1] || n); })));
+      table.replaceChildren(el("tr", null, el("th", null, "Case"), el("th", null, "Kind"), cols.map(function (n) {
+        return el("th", { class: "num" + (unscoredMetric(n) ? " unscored" : ""), title: n }, n.split(".")[1] || n);
+      })));
       shown = 0;
       page(cols);
       count.textContent = matches.length + " of " + ids.length + (total > ids.length ? " listed cases (" + total + " in the run)" : " cases");
@@ -462,9 +500,9 @@
         var i = matches[k], id = ids[i];
         var row = el("tr", { class: "clickable case-row", "data-case": id }, el("td", { class: "mono" }, id), el("td", null, KINDS[kinds[i]] || "?"));
         cols.forEach(function (n) {
-          var code = data.scores[n].s[i], v = data.scores[n].v[i];
-          row.appendChild(code === "s" ? el("td", { class: "num " + goodness(n, v) }, num(v, 3)) :
-            el("td", { class: "num st" + (code === "e" || code === "j" ? " err" : "") }, code === "-" ? "" : STATUS[code].replace("_", " ")));
+          var code = data.scores[n].s[i], v = data.scores[n].v[i], hide = unscoredMetric(n) ? " unscored" : "";
+          row.appendChild(code === "s" ? el("td", { class: "num " + goodness(n, v) + hide }, num(v, 3)) :
+            el("td", { class: "num st" + (code === "e" || code === "j" ? " err" : "") + hide }, code === "-" ? "" : STATUS[code].replace("_", " ")));
         });
         row.addEventListener("click", openCase.bind(null, id));
         frag.appendChild(row);
@@ -489,6 +527,7 @@
   function nav() {
     var links = [["run", "Run"], ["metrics", "Metrics"], ["worst", "Worst cases"]];
     if (data.comparison) links.push(["comparison", "Comparison"]);
+    if (data.trials) links.push(["trials", "Trials"]);
     if (data.refusal) links.push(["refusal", "Abstention"]);
     if (data.injections_obeyed.length) links.push(["injections", "Injections"]);
     if (Object.keys(data.conversations || {}).length) links.push(["thread", "Conversation"]);
@@ -500,6 +539,7 @@
   header();
   metricsTable();
   comparison();
+  trials();
   worst();
   threads();
   refusal();

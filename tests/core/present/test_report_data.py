@@ -2,6 +2,7 @@
 
 import json
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -44,6 +45,18 @@ def test_drawing_through_distinct_values_is_the_case_bootstrap():
     assert abs(ours[0] - theirs[0]) <= 0.02 and abs(ours[1] - theirs[1]) <= 0.02
     assert 0.19 <= ours[0] <= 0.22 and 0.38 <= ours[1] <= 0.40
     assert bootstrap_mean_ci(values) == ours  # seeded
+
+
+def test_the_bootstrap_interval_of_a_bounded_metric_stays_within_0_and_1():
+    """CONTRACT section 25: a resampled mean never leaves the range of the scores it
+    resamples, so few and far-apart scores still give an interval within [0, 1]."""
+    rng = np.random.default_rng(25)
+    for size in (2, 3, 5, 40):
+        for _ in range(20):
+            values = rng.choice([0.0, 0.25, 0.5, 1.0], size=size).tolist()
+            low, high = mean_ci(values)
+            assert min(values) <= low <= high <= max(values)
+            assert low >= 0.0 and high <= 1.0
 
 
 def frame(rows):
