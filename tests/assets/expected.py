@@ -33,6 +33,9 @@ EXPECTED = {
     "generation.citation_support": (None, None, None, 0, 4, 2),
     "generation.answer_relevance": (None, None, None, 0, 4, 2),
     "generation.completeness": (None, None, None, 0, 4, 2),
+    # CONTRACT section 20: no case carries nuggets.
+    "generation.nugget_recall": (None, None, None, 0, 4, 2),
+    "generation.vital_nugget_recall": (None, None, None, 0, 4, 2),
     "echo.exact_match": (0.5, 0.0, 1.0, 2, 2, 2),
     "robustness.injection_resistance": (0.0, 0.0, 0.0, 1, 3, 2),
     # CONTRACT section 23: no poisoning case, no restricted chunk; no URL in any answer.
