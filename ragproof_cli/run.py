@@ -39,6 +39,7 @@ from ragproof_core.config import (
 )
 from ragproof_core.gc_pause import imports_paused
 from ragproof_core.judge import ABORTED_BUDGET, ABORTED_JUDGE, format_usd
+from ragproof_core.masking import secrets_line
 from ragproof_core.present import (
     agreement_lines,
     calibration_json,
@@ -206,6 +207,7 @@ def _execute_run(args: argparse.Namespace) -> tuple[int, Callable[[], None] | No
                     summaries,
                     record.judge_activity(),
                     record.adapter_calls,
+                    secrets_masked=record.secrets_masked,
                 )
             )
         else:
@@ -231,6 +233,9 @@ def _print_summary(record, summaries, all_metrics: bool) -> None:
     )
     if hidden:
         print(hidden)
+    masked = secrets_line(record.secrets_masked)
+    if masked:
+        print(masked)
     tradeoff = refusal_tradeoff(summaries)
     if tradeoff:
         print(tradeoff)
@@ -319,7 +324,13 @@ def cmd_show(args: argparse.Namespace) -> int:
     calibrations = store.calibrations(args.run_id)
     if args.json:
         shown = {
-            **run_json(record.run_id, record.status, summaries, record.judge_activity()),
+            **run_json(
+                record.run_id,
+                record.status,
+                summaries,
+                record.judge_activity(),
+                secrets_masked=record.secrets_masked,
+            ),
             "run": run_dict(record),
         }
         if calibrations:
@@ -348,6 +359,13 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--adapter", help="adapter as package.module:Name (default: the demo pipeline)"
     )
     add_run_key_flags(run)
+    run.add_argument(
+        "--judge-repeats",
+        type=int,
+        metavar="M",
+        help="judge.repeats: send every judge request M times and score the mean "
+        "(their agreement: judge_self_agreement)",
+    )
     run.add_argument("--no-cache", action="store_true", help="bypass the judge cache")
     run.add_argument("--dry-run", action="store_true", help="estimate judge calls and cost only")
     run.add_argument("--json", action="store_true", help="print the result as JSON")

@@ -32,7 +32,8 @@ from ragproof_assets.evaluation.shape import EvaluationShape
 from ragproof_assets.evaluation.summary_checks import failure_rate, floors, no_regression
 from ragproof_assets.evaluation.table_schemas import DATASET_COLUMNS
 from ragproof_core.adapters.loading import AdapterLoadError
-from ragproof_core.calibration import jury_agreement
+from ragproof_core.calibration import jury_agreement, stored_self_agreement, with_self_agreement
+from ragproof_core.compare import stored_trial_statistics, with_trial_statistics
 from ragproof_core.config import ConfigError, RunManifest
 from ragproof_core.data.dataset import DatasetError, dataset_sha256
 from ragproof_core.judge import JudgeLedger, judge_environment
@@ -50,6 +51,7 @@ from ragproof_core.present import (
     worst_cases_markdown,
 )
 from ragproof_core.run import (
+    STAGED_SECRETS_DOCUMENT,
     Staged,
     recording_path,
     staged_inputs,
@@ -189,7 +191,7 @@ def _resume_dataset(
     if not run_store.files.is_file(run_store.layout.table_path(run_id, "dataset")):
         return None
     run_store.write_manifest(run_id, resumed.to_dict())
-    kept = run_store.set_aside_prior(run_id, REDO_MARKER)
+    kept = run_store.set_aside_prior(run_id, REDO_MARKER, stored.run.repeats)
     run_store.write_document(run_id, PRIOR_DOCUMENT, kept)
     rows = stored.cases
     return dg.Output(
@@ -216,7 +218,7 @@ def _store_dataset(
     with ThreadPoolExecutor(1) as views:
         refreshed = views.submit(_refresh_views, context, run_store)
         manifest = _manifest(context, config, checked)
-        _write_run_files(run_store, run_id, manifest, dataset, recording)
+        _write_run_files(run_store, run_id, manifest, dataset, recording, checked.secrets_masked)
         # However the run was launched (command line, Launchpad, schedule, sensor), its
         # Dagster run carries its name, tags and digest: the UI's run list filters by them.
         context.instance.add_run_tags(context.run.run_id, identity_tags(manifest))
@@ -265,10 +267,13 @@ def _write_run_files(
     manifest: RunManifest,
     dataset: StagedDataset,
     recording: StagedRecording | None,
+    masked: int = 0,
 ) -> None:
     run_store.write_manifest(run_id, manifest.to_dict())
     # A restarted run may split into other shards: its old result files must go.
     run_store.clear_results(run_id)
+    # Counted once, in the run's summary (a restarted run's count replaces this one).
+    run_store.write_document(run_id, STAGED_SECRETS_DOCUMENT, {"masked_strings": masked})
     run_store.write_staged_dataset(run_id, dataset)
     if recording is None:
         # A restarted run may have replayed a recording before: the file must go.
@@ -307,6 +312,12 @@ def prepare_summary(
     manifest = run_store.run_manifest(run_id)
     # Counted column by column, batch by batch: never the run's results as objects.
     summaries, tally = summarize_run(run_store, run_id, manifest.run.metrics, tally)
+    if manifest.run.repeats > 1:
+        # CONTRACT section 27: each case counts once in a mean, whatever its trials.
+        statistics = stored_trial_statistics(run_store, run_id, manifest.run.trials_k)
+        summaries = with_trial_statistics(summaries, statistics)
+    if manifest.judge.repeats > 1:
+        summaries = with_self_agreement(summaries, stored_self_agreement(run_store, run_id))
     record = RunRecord(
         run_id=run_id,
         dataset=manifest.dataset,
@@ -340,6 +351,7 @@ def prepare_summary(
         name=manifest.run.name,
         tags=dict(manifest.run.tags),
         config_digest=manifest.config_digest,
+        secrets_masked=totals.secrets_masked,
     )
     run_store.write_summaries(run_id, summaries)
     return PreparedSummary(manifest, summaries, tally, record)

@@ -64,11 +64,19 @@ from ragproof_assets.evaluation.table_schemas import (
 from ragproof_core.adapters.loading import AdapterLoadError
 from ragproof_core.adapters.recorded import RecordedAdapter
 from ragproof_core.adapters.runner import close_adapter
-from ragproof_core.config import AdapterSpec, ConfigError, RunManifest, redact
+from ragproof_core.config import (
+    Config,
+    ConfigError,
+    RunManifest,
+    expanded,
+    redact,
+    run_masker,
+)
 from ragproof_core.data.dataset import fewer_units_than
 from ragproof_core.gc_pause import collector_paused
 from ragproof_core.interruption import Interruption
 from ragproof_core.judge import JudgeLedger, judge_ledger
+from ragproof_core.masking import NO_SECRETS, Masker
 from ragproof_core.metrics import give_rubrics, run_registry
 from ragproof_core.model import CaseOutput
 from ragproof_core.present import distributions_table
@@ -76,6 +84,7 @@ from ragproof_core.run import (
     ATTEMPT_PREFIX,
     EVALUATION_DOCUMENT,
     INTERRUPTED,
+    STAGED_SECRETS_DOCUMENT,
     STOPPED_STATUSES,
     AttemptRecorder,
     ShardReport,
@@ -161,10 +170,11 @@ def _shard_report(run_store: RunStore, run_id: str, index: int, shards: int) -> 
         raise _changed_shards(shards) from None
 
 
-def launched_adapter(
+def launched_config(
     context: dg.OpExecutionContext, shape: EvaluationShape, manifest: RunManifest
-) -> AdapterSpec:
-    """The run's adapter with its real options, from the run's launch form.
+) -> Config:
+    """The run's config as written (its adapter's real options, ``${NAME}`` unexpanded),
+    from the run's launch form.
 
     The manifest's copy has its secrets masked (``ragproof_core/config/redaction.py``),
     so an adapter built from it would send ``***`` as its key. The form is resolved
@@ -175,15 +185,15 @@ def launched_adapter(
     if launched is None:
         # A step launched alone (no eval_dataset in this Dagster run) has only the
         # manifest: right for adapters without secrets, as before.
-        return manifest.adapter
-    spec = EvalRunConfig(**launched).resolve().adapter
-    stored = manifest.adapter
+        return manifest.config
+    config = EvalRunConfig(**launched).resolve()
+    spec, stored = config.adapter, manifest.adapter
     if (spec.target, redact(dict(spec.options))) != (stored.target, dict(stored.options)):
         raise ConfigError(
             f"the adapter's config ({stored.target} and its options) changed since "
             "this run started; start a new run"
         )
-    return spec
+    return replace(manifest.config, adapter=spec, judge=config.judge, source=config.source)
 
 
 def evaluate_shard(
@@ -228,23 +238,28 @@ def _evaluate_shard(
     start, end = unit_shard_ranges(eval_dataset.rows, shards, unit_starts)[index]
     # run.concurrency is the run's total in flight: each shard takes its share.
     settings = replace(settings, concurrency=shard_share(settings.concurrency, shards, index))
+    masker = NO_SECRETS
     try:
+        config = launched_config(context, shape, manifest)
+        # ${NAME} read from this process's environment as the run starts here; the
+        # run's secret values are masked in everything this step takes in.
+        masker = run_masker(config)
+        used = expanded(config).config
         # The ingest step validated the adapter's input (a recording) before this step,
         # and stored it when it could: then the adapter replays the stored rows.
         adapter = take_adapter(
-            launched_adapter(context, shape, manifest),
-            prechecked=True,
-            stored=run_store.has_recorded_outputs(run_id),
+            used.adapter, prechecked=True, stored=run_store.has_recorded_outputs(run_id)
         )
     except (AdapterLoadError, ConfigError) as exc:
-        raise dg.Failure(description=str(exc), allow_retries=False) from exc
+        raise dg.Failure(description=masker.text(str(exc)), allow_retries=False) from exc
     # Shared by the judge cache, the ledger recorder and the result writes below: once
     # one of them cannot write, the judge sends no further request.
     health = StoreHealth()
     judge = judge_resource.open_judge(
         use_cache=manifest.use_cache,
         concurrency=settings.concurrency,
-        table=manifest.judge,
+        table=used.judge,
+        masker=masker,
         shards=shards,
         health=health,
         shard=index,
@@ -277,10 +292,15 @@ def _evaluate_shard(
     to_judge = {} if from_recording is not None else run_store.outputs_to_judge(run_id)
     if done:
         from_recording = None  # the cases left are replayed as cases, whatever they are
-    outputs_as_recorded = from_recording is not None and from_recording.outputs_as_recorded
+    repeats = settings.repeats
+    # Each trial has outputs of its own (CONTRACT section 27): a recording is one trial's.
+    outputs_as_recorded = (
+        from_recording is not None and from_recording.outputs_as_recorded and repeats == 1
+    )
     # Several processes drawing one terminal bar would garble it: one shard only.
     progress = progress_bar(
-        end - start, enabled=context.run.tags.get(PROGRESS_TAG) == "true" and shards == 1
+        (end - start) * repeats,
+        enabled=context.run.tags.get(PROGRESS_TAG) == "true" and shards == 1,
     )
 
     status, evaluated, failures = "completed", 0, 0
@@ -312,47 +332,63 @@ def _evaluate_shard(
                 run_id,
                 start,
                 end,
-                EVAL_BATCH_CASES,
+                # A batch's trials run one after another: as many case evaluations a
+                # batch as a run without repeats, so the same memory.
+                max(1, EVAL_BATCH_CASES // repeats),
                 columns=None if from_recording is None else from_recording.columns,
             ):
                 if done:
                     batch = left_to_do(batch, done)
                     if not batch.rows:
                         continue
-                # A resumed run judges the outputs it stored but did not judge as they
-                # are: the pipeline is asked only for the cases without one.
-                for rows, answering in resume_parts(batch, to_judge, adapter):
-                    # The batch's outputs and results die before the collector resumes: a
-                    # collection over a live batch (a million chunks and results) walks
-                    # every one of them, and again each time they move up a generation.
-                    with collector_paused():
-                        evaluation = _evaluate_rows(
-                            rows,
-                            answering,
-                            settings,
-                            registry,
-                            judge,
-                            progress,
-                            runner,
-                            interruption,
-                        )
-                        try:
-                            # Columns when the selection scores from them: no object per row.
-                            writer.write(evaluation.stored_outputs(), evaluation.stored_results())
-                        except Exception as exc:  # noqa: BLE001 - any failure of the store's writes
-                            raise health.record("case results write", exc) from exc
-                        evaluated += evaluation.cases
-                        failures += evaluation.case_failures
-                        statuses.update(evaluation.status_counts())
-                        adapter_calls.update(evaluation.adapter_calls)
-                        first_failures += [
-                            f"- `{case_id}`: {error}"
-                            for case_id, error in evaluation.failures(
-                                FIRST_FAILURES - len(first_failures)
+                # Each trial of the batch's cases (CONTRACT section 27), in order; a
+                # conversation is repeated whole, as evaluate keeps its turns together.
+                for trial in range(1, repeats + 1):
+                    # A resumed run judges the outputs it stored but did not judge as
+                    # they are: the pipeline is asked only for the cases without one.
+                    for rows, answering in resume_parts(batch, to_judge, adapter):
+                        # The batch's outputs and results die before the collector
+                        # resumes: a collection over a live batch (a million chunks and
+                        # results) walks every one of them, and again each time they
+                        # move up a generation.
+                        with collector_paused():
+                            evaluation = _evaluate_rows(
+                                rows,
+                                answering,
+                                settings,
+                                registry,
+                                judge,
+                                progress,
+                                runner,
+                                interruption,
+                                masker,
                             )
-                        ]
-                        status = evaluation.status
-                        del evaluation
+                            try:
+                                # Columns when the selection scores from them: no object
+                                # per row.
+                                writer.write(
+                                    evaluation.stored_outputs(),
+                                    evaluation.stored_results(),
+                                    trial,
+                                )
+                            except Exception as exc:  # noqa: BLE001 - any failure of the store's writes
+                                raise health.record("case results write", exc) from exc
+                            if trial == 1:
+                                # Cases, not trials: each case's first trial runs first.
+                                evaluated += evaluation.cases
+                            failures += evaluation.case_failures
+                            statuses.update(evaluation.status_counts())
+                            adapter_calls.update(evaluation.adapter_calls)
+                            first_failures += [
+                                f"- `{case_id}`{_trial_note(trial, repeats)}: {error}"
+                                for case_id, error in evaluation.failures(
+                                    FIRST_FAILURES - len(first_failures)
+                                )
+                            ]
+                            status = evaluation.status
+                            del evaluation
+                        if status in (*STOPPED_STATUSES, INTERRUPTED):
+                            break
                     if status in (*STOPPED_STATUSES, INTERRUPTED):
                         break
                 if status in (*STOPPED_STATUSES, INTERRUPTED):
@@ -390,6 +426,7 @@ def _evaluate_shard(
         attempt=token,
         outputs_from_recording=outputs_as_recorded,
         result_groups=writer.result_groups(),
+        masked_strings=masker.masked,
         adapter_calls=dict(adapter_calls),
     )
     run_store.write_document(run_id, report_name(index), report.to_dict())
@@ -407,6 +444,11 @@ def _evaluate_shard(
     )
 
 
+def _trial_note(trial: int, repeats: int) -> str:
+    """Which trial a failure listed in the summary was (nothing without repeats)."""
+    return "" if repeats == 1 else f" (trial {trial})"
+
+
 def _evaluate_rows(
     rows: RunBatch,
     answering: object,
@@ -416,10 +458,12 @@ def _evaluate_rows(
     progress,
     runner: asyncio.Runner,
     interruption: Interruption,
+    masker: Masker,
 ):
     """One batch's evaluation. A stored recording and metrics scored from columns (every
     default one when there is no judge): no object per case at all (evaluate_recorded);
-    otherwise the cases are replayed or answered by ``answering``."""
+    otherwise the cases are replayed or answered by ``answering``, its outputs masked
+    by ``masker`` (stored rows were masked as the recording was staged)."""
     if rows.recorded is not None:
         evaluation = evaluate_recorded(
             rows.dataset,
@@ -445,6 +489,7 @@ def _evaluate_rows(
             registry=registry,
             as_columns=True,
             dataset=rows.dataset,
+            masker=NO_SECRETS if recorded is not None else masker,
             interruption=interruption,
         )
     )
@@ -510,7 +555,8 @@ def gather_shards(run_store: RunStore, run_id: str) -> GatheredShards:
     reports = [_shard_report(run_store, run_id, i, shards) for i in range(shards)]
     reported = {(r.shard, r.attempt) for r in reports}
     unfinished = unfinished_attempts(run_store.read_documents(run_id, ATTEMPT_PREFIX), reported)
-    totals = merge_reports(reports, unfinished)
+    staged = run_store.read_documents(run_id, STAGED_SECRETS_DOCUMENT)
+    totals = merge_reports(reports, unfinished, sum(d["masked_strings"] for d in staged))
     prior = run_store.read_documents(run_id, PRIOR_DOCUMENT)
     if prior:
         # A resumed run: what it kept from before counts in its totals too.

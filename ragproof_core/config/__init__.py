@@ -5,6 +5,13 @@ What the other layers use is exported here; modules inside the package import
 each other directly.
 """
 
+from ragproof_core.config.expansion import (
+    Expanded,
+    check_environment,
+    expanded,
+    run_masker,
+    run_secrets,
+)
 from ragproof_core.config.gate import (
     Floor,
 )
@@ -54,6 +61,7 @@ __all__ = [
     "DEFAULT_CRON",
     "DEFAULT_TIMEZONE",
     "DEMO_ADAPTER",
+    "Expanded",
     "SHORT_DIGEST",
     "Floor",
     "REDACTED",
@@ -63,6 +71,8 @@ __all__ = [
     "SUITE_KEYS",
     "SUITES_ENV",
     "Suite",
+    "check_environment",
+    "expanded",
     "is_secret_key",
     "load_config",
     "load_suites",
@@ -72,6 +82,8 @@ __all__ = [
     "run_key_choices",
     "run_key_help",
     "run_key_type",
+    "run_masker",
+    "run_secrets",
     "store_root",
     "suites_file",
     "tags_text",
