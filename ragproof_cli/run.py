@@ -359,6 +359,13 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--adapter", help="adapter as package.module:Name (default: the demo pipeline)"
     )
     add_run_key_flags(run)
+    run.add_argument(
+        "--judge-repeats",
+        type=int,
+        metavar="M",
+        help="judge.repeats: send every judge request M times and score the mean "
+        "(their agreement: judge_self_agreement)",
+    )
     run.add_argument("--no-cache", action="store_true", help="bypass the judge cache")
     run.add_argument("--dry-run", action="store_true", help="estimate judge calls and cost only")
     run.add_argument("--json", action="store_true", help="print the result as JSON")

@@ -203,10 +203,24 @@ class Comparison:
     correction: str = HOLM
     # Non-empty only when mixed settings were explicitly allowed.
     settings_differences: tuple[str, ...] = ()
+    # Trials per case of each run (CONTRACT section 27): with repeats, a case's value is
+    # its mean over its scored trials.
+    trials_a: int = 1
+    trials_b: int = 1
 
     @property
     def mixed_judges(self) -> bool:
         return bool(self.judge_differences)
+
+    @property
+    def trials_note(self) -> str | None:
+        """What a comparison of runs with repeats pairs; None when neither has repeats."""
+        if self.trials_a == 1 and self.trials_b == 1:
+            return None
+        return (
+            f"Trials per case: A {self.trials_a}, B {self.trials_b} (run.repeats): each case "
+            "is paired by its mean over its scored trials."
+        )
 
     @property
     def unscored(self) -> tuple[str, ...]:
@@ -239,6 +253,12 @@ class Comparison:
             "regressions": [r.to_dict() for r in self.regressions],
             "metrics_only_in_a": list(self.only_in_a),
             "metrics_only_in_b": list(self.only_in_b),
+            # Only when a run has repeats (CONTRACT section 27).
+            **(
+                {}
+                if self.trials_note is None
+                else {"trials_a": self.trials_a, "trials_b": self.trials_b}
+            ),
         }
 
 
@@ -288,6 +308,11 @@ def judge_differences(a: Any, b: Any) -> list[str]:
         else:
             diffs.append(f"prompt {prompt} hash {_short(ha)} vs {_short(hb)}")
     return diffs
+
+
+def run_trials(record: Any) -> int:
+    """A run's trials per case (``run.repeats``; 1 for a run stored without)."""
+    return int(stored_run_settings(record).get("repeats", 1))
 
 
 def settings_differences(a: Any, b: Any) -> list[str]:
@@ -445,7 +470,7 @@ def compare_stored_runs(
     return _compare(
         a,
         b,
-        lambda: stored_pairing(store, a.run_id, b.run_id),
+        lambda: stored_pairing(store, a.run_id, b.run_id, (run_trials(a), run_trials(b))),
         allow_mixed_judges=allow_mixed_judges,
         allow_mixed_settings=allow_mixed_settings,
         seed=seed,
@@ -521,6 +546,8 @@ def _compare(
         only_in_b=tuple(registry.order(in_b - in_a)),
         correction=correction,
         settings_differences=tuple(settings),
+        trials_a=run_trials(record_a),
+        trials_b=run_trials(record_b),
     )
 
 
@@ -544,6 +571,8 @@ def render_table(comparison: Comparison, all_metrics: bool = False) -> str:
     if c.mixed_judges:
         out.append("WARNING: mixed judges allowed; judge scores are not comparable:")
         out.extend(f"  - {d}" for d in c.judge_differences)
+    if c.trials_note is not None:
+        out.append(c.trials_note)
     out.append("")
     rows = [
         [

@@ -42,7 +42,6 @@ from ragproof_core.judge.prompts import (
     fenced_chunks,
     fenced_messages,
 )
-from ragproof_core.judge.reply_cache import input_hash
 from ragproof_core.judge.schemas import (
     ReplyValidationError,
     combined_schema,
@@ -231,7 +230,7 @@ def estimate_combined(
     ``run --dry-run``."""
     prompt = judge.prompt(COMBINED)
     inputs = combined_inputs(parts, judge.prompts)
-    if judge.cached_reply(prompt, input_hash(inputs)) is not None:
+    if judge.cached_reply(prompt, judge.cache_key(inputs)) is not None:
         return CACHED_REQUEST
     return judge.estimate_request(render_combined(prompt, inputs, judge.prompts))
 
@@ -244,7 +243,7 @@ async def ask_combined(
     inputs = combined_inputs(parts, judge.prompts)
     names: list[str] = inputs["parts"]
     messages = render_combined(prompt, inputs, judge.prompts)
-    key = input_hash(inputs)
+    key = judge.cache_key(inputs)
     hit = judge.cached_reply(prompt, key)
     if hit is not None:
         judge.count(cache_hits=1)

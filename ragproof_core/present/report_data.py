@@ -36,6 +36,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ragproof_core.compare.comparison import MixedJudgesError, compare_stored_runs
+from ragproof_core.compare.trials import FLAKY_SPREAD
 from ragproof_core.errors import UserError
 from ragproof_core.metrics.aggregate import ValueCounts
 from ragproof_core.metrics.custom import stored_registry
@@ -817,4 +818,15 @@ def _report(
         "comparison": comparison,
         # The latest human-label calibration per judge metric (PPI), beside the raw mean.
         "calibrations": calibration_json(store.calibrations(run_id)),
+        "trials": _trials(run, limits),
     }
+
+
+def _trials(run: _StoredRun, limits: ReportLimits) -> dict[str, Any] | None:
+    """A run with repeats' trials per case (CONTRACT section 27): the first listed cases,
+    flaky cases first, each metric's scored trials in order; None without repeats."""
+    repeats = int(stored_run_settings(run.record).get("repeats", 1))
+    if repeats == 1:
+        return None
+    found = queries.trials_of(run.files, limits.cases_listed, FLAKY_SPREAD)
+    return {"repeats": repeats, "cases": found.items, "flaky_total": found.total}

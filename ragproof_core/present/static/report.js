@@ -414,6 +414,34 @@
     });
   }
 
+  // --- repeated trials (CONTRACT section 27) ---------------------------------------------------
+  function trialStrip(metric, t) {
+    return el("span", { class: "strip" + (t.flaky ? " flaky" : "") }, t.trials.map(function (v, i) {
+      var label = "trial " + (i + 1) + ": " + (v === null ? "not scored" : num(v));
+      return el("span", { class: "trial " + (v === null ? "none" : goodness(metric, v)), title: label });
+    }));
+  }
+  function trials() {
+    var t = data.trials;
+    if (!t) return;
+    var s = section("trials", "Trials per case (" + t.repeats + " a case; " + t.flaky_total + " flaky)");
+    add(s, el("p", { class: "sub" }, "Each case's scored trials in order, one mark a trial (its colour the score). " +
+      "A case is flaky when a metric's trials lie 0.5 or more apart; flaky cases come first."));
+    var names = data.metrics.map(function (m) { return m.name; }).filter(function (n) {
+      return t.cases.some(function (c) { return c.metrics[n]; });
+    });
+    var table = el("table", { id: "trials-table" },
+      el("tr", null, el("th", null, "Case"), names.map(function (n) { return el("th", { title: n }, n.split(".")[1] || n); })));
+    t.cases.forEach(function (c) {
+      add(table, el("tr", { "data-case": c.id, class: c.flaky ? "flaky" : null },
+        el("td", { class: "mono" }, c.id, c.flaky ? el("span", { class: "badge warn" }, "flaky") : null),
+        names.map(function (n) { return el("td", null, c.metrics[n] ? trialStrip(n, c.metrics[n]) : null); })));
+    });
+    add(s, table);
+    if (totalOf("cases_total", data.cases.ids) > t.cases.length) add(s, el("p", { class: "sub" }, "The first " + t.cases.length + " cases, flaky first. Every case:"),
+      el("pre", null, "SELECT * FROM repeats WHERE run_id = '" + data.run.run_id + "' ORDER BY flaky DESC, case_id;"));
+  }
+
   // --- every case, filterable ------------------------------------------------------------------
   function casesTable() {
     var s = section("cases", "All cases");
@@ -499,6 +527,7 @@
   function nav() {
     var links = [["run", "Run"], ["metrics", "Metrics"], ["worst", "Worst cases"]];
     if (data.comparison) links.push(["comparison", "Comparison"]);
+    if (data.trials) links.push(["trials", "Trials"]);
     if (data.refusal) links.push(["refusal", "Abstention"]);
     if (data.injections_obeyed.length) links.push(["injections", "Injections"]);
     if (Object.keys(data.conversations || {}).length) links.push(["thread", "Conversation"]);
@@ -510,6 +539,7 @@
   header();
   metricsTable();
   comparison();
+  trials();
   worst();
   threads();
   refusal();
