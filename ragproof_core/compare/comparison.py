@@ -28,6 +28,7 @@ import numpy as np
 import pyarrow as pa
 
 from ragproof_core.compare.correction import HOLM, adjust
+from ragproof_core.compare.diagnosis_changes import AreaChange, diagnosis_changes, diagnosis_lines
 from ragproof_core.compare.pairs import FramePairing, MetricPairs, Pairing, RunSide
 from ragproof_core.compare.power import mde
 from ragproof_core.compare.stats import (
@@ -238,8 +239,12 @@ class Comparison:
     def render_table(self, all_metrics: bool = False) -> str:
         return render_table(self, all_metrics)
 
+    def diagnosis(self) -> list[AreaChange]:
+        """The claim diagnostics' areas ranked by how much more B loses there."""
+        return diagnosis_changes(self.metrics)
+
     def to_dict(self) -> dict[str, Any]:
-        return {
+        out = {
             "run_a": self.run_a,
             "run_b": self.run_b,
             "judge_model_a": self.judge_model_a,
@@ -260,6 +265,10 @@ class Comparison:
                 else {"trials_a": self.trials_a, "trials_b": self.trials_b}
             ),
         }
+        diagnosis = self.diagnosis()
+        if diagnosis:  # only when the claim diagnostics were compared
+            out["diagnosis"] = [c.to_dict() for c in diagnosis]
+        return out
 
 
 def _prompt_hashes(record: Any) -> dict[str, str]:
@@ -601,6 +610,9 @@ def render_table(comparison: Comparison, all_metrics: bool = False) -> str:
         f"sign-flip test at alpha {c.alpha:g}, in each metric's own direction; MDE = the "
         "smallest change these cases detect 80% of the time."
     )
+    diagnosis = diagnosis_lines(c.diagnosis())
+    if diagnosis:
+        out += ["", *diagnosis]
     tails = [m for m in c.metrics if m.p95 is not None]
     if tails:
         out.append("")

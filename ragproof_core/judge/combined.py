@@ -41,6 +41,7 @@ from ragproof_core.judge.prompts import (
     fenced_block,
     fenced_chunks,
     fenced_messages,
+    fenced_nuggets,
 )
 from ragproof_core.judge.schemas import (
     ReplyValidationError,
@@ -163,6 +164,8 @@ def _data_blocks(fence: str, inputs: Mapping[str, Any]) -> str:
     context = inputs.get("context")
     if context is not None:
         out.append(fenced_chunks(fence, "chunk", context, "\n"))
+    if "nuggets" in inputs:
+        out.append(fenced_nuggets(fence, inputs["nuggets"], "\n"))
     # Chunks already in the request as context are named by id, not sent again:
     # the cited ones, and the retrieved ones context_relevance grades (the
     # retrieve() result's top k, usually the very chunks the answer was given).

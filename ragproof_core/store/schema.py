@@ -37,12 +37,14 @@ from ragproof_core.model import (
     Chunk,
     ExpectedTool,
     MetricResult,
+    Nugget,
     Status,
     Step,
     ToolMatch,
     TurnOf,
     Usage,
     expected_tools_from_json,
+    nuggets_from_json,
 )
 from ragproof_core.store import tables
 
@@ -200,6 +202,7 @@ def encode_dataset(run_id: str, cases: Sequence[Case]) -> pa.Table:
             pa.array([None if c.turn is None else c.turn.turns for c in cases], pa.int32()),
             _strings(c.poison_marker for c in cases),
             _string_lists([c.allowed_restricted_ids for c in cases]),
+            _strings(_nuggets_json(c.nuggets) for c in cases),
         ],
         schema=DATASET_SCHEMA,
     )
@@ -218,6 +221,10 @@ def _tools_json(tools: Sequence[ExpectedTool] | None) -> str | None:
             for t in tools
         ]
     )
+
+
+def _nuggets_json(nuggets: Sequence[Nugget] | None) -> str | None:
+    return None if nuggets is None else _to_json([n.to_json() for n in nuggets])
 
 
 def _steps_json(steps: Sequence[Step] | None) -> str | None:
@@ -243,6 +250,7 @@ def decode_dataset(table: pa.Table) -> list[Case]:
             turn=None if conversation is None else TurnOf(conversation, turn, turns),
             poison_marker=marker,
             allowed_restricted_ids=None if allowed is None else tuple(allowed),
+            nuggets=nuggets_from_json(nuggets),
         )
         for (
             id_,
@@ -261,6 +269,7 @@ def decode_dataset(table: pa.Table) -> list[Case]:
             turns,
             marker,
             allowed,
+            nuggets,
         ) in zip(
             _column(table, "id"),
             _column(table, "question"),
@@ -278,6 +287,7 @@ def decode_dataset(table: pa.Table) -> list[Case]:
             _column(table, "turns"),
             _column(table, "poison_marker"),
             _column(table, "allowed_restricted_ids"),
+            _column(table, "nuggets_json"),
             strict=True,
         )
     ]

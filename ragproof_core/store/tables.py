@@ -133,6 +133,12 @@ DATASET = Table(
             "The restricted chunk or document ids the case's user may be shown "
             "(CONTRACT section 23); NULL if not given.",
         ),
+        Column(
+            "nuggets_json",
+            pa.string(),
+            "The facts the answer should state, as a JSON list of {text, vital}; "
+            "NULL if not given (CONTRACT section 20).",
+        ),
     ),
 )
 

@@ -94,6 +94,27 @@
     add(s, more);
   }
 
+  // --- diagnosis (CONTRACT section 20): where the run loses most ------------------------
+  function diagnosis() {
+    var d = data.diagnosis;
+    if (!d) return;
+    var s = section("diagnosis", "Diagnosis: where the run loses");
+    var lead = d.areas[0];
+    add(s, el("p", { id: "diagnosis-lead" }, "The run loses most to ", el("strong", null, lead.area),
+      ": " + num(lead.loss) + " [" + (lead.loss_ci ? num(lead.loss_ci[0]) + ", " + num(lead.loss_ci[1]) : "–") + "] of " + lead.counts + ".",
+      d.clear ? "" : " Not clearly ahead of " + d.areas[1].area + ": their intervals overlap."));
+    add(s, el("table", { id: "diagnosis-table" },
+      el("tr", null, ["Area", "Lost", "95% CI", "Cases", "Share of", "Read from"].map(function (h, i) { return el("th", { class: i >= 1 && i <= 3 ? "num" : null }, h); })),
+      d.areas.map(function (a, i) {
+        return el("tr", { class: i === 0 ? "selected" : null, "data-area": a.area },
+          el("td", null, a.area), el("td", { class: "num" }, el("strong", null, num(a.loss))),
+          el("td", { class: "num" }, a.loss_ci ? "[" + num(a.loss_ci[0]) + ", " + num(a.loss_ci[1]) + "]" : "–"),
+          el("td", { class: "num" }, a.scored), el("td", null, a.counts),
+          el("td", { class: "mono" }, (a.higher_is_better ? "1 - " : "") + a.metric + " (" + num(a.mean) + ")"));
+      })));
+    add(s, el("p", { class: "sub" }, "Look at: " + lead.action + ". Each loss is a share of its own claims over the cases its metric scored, with a seeded 95% bootstrap interval."));
+  }
+
   // --- metrics -------------------------------------------------------------------------------
   var selectedMetric = null;
   function metricsTable() {
@@ -228,9 +249,26 @@
       }
       if (tr.missing_hops.length) add(body, el("div", { class: "sub no" }, "Missing hops (no retrieve step): " + tr.missing_hops.join(", ")));
     }
+    if (d.claims) add(body, claimsNode(d.claims));
     add(body, el("div", { class: "label" }, "Metrics"));
     add(body, resultsTable(d.results, focusMetric));
     return el("details", { class: "case", "data-case": d.id, open: open ? "" : null }, summary, body);
+  }
+  // Each claim of the answer and of the reference (claim_check) with the chunks that support it.
+  var CLAIM_GOOD = { grounded: true, used: true };
+  var CLAIM_BAD = { hallucination: true, ignored: true, missed: true };
+  function claimsNode(c) {
+    var t = el("table", { class: "chunks claims-table" }, el("tr", null, ["Of", "Claim", "What it is", "Supported by"].map(function (h) { return el("th", null, h); })));
+    [["response", "answer"], ["reference", "reference"]].forEach(function (side) {
+      c[side[0]].forEach(function (x) {
+        add(t, el("tr", { "data-kind": x.kind },
+          el("td", null, side[1]), el("td", { class: "text" }, x.claim),
+          el("td", null, el("span", { class: "badge " + (CLAIM_GOOD[x.kind] ? "good" : CLAIM_BAD[x.kind] ? "bad" : "warn") }, x.kind)),
+          el("td", null, x.chunks.length ? x.chunks.map(function (id) { return el("code", { class: "claim-chunk" }, id); }).reduce(function (acc, n) { acc.push(n, " "); return acc; }, []) : el("span", { class: "empty" }, "no chunk"),
+            x.ignored.length ? el("div", { class: "sub" }, "not in the context, ignored: " + x.ignored.join(", ")) : null)));
+      });
+    });
+    return [el("div", { class: "label" }, "Claims (claim_check: the answer's and the reference's, with the chunks that support them)"), t];
   }
   function resultsTable(results, focusMetric) {
     var rt = el("table", { class: "results" }, el("tr", null, ["Metric", "Result", "Reason / judge"].map(function (h) { return el("th", null, h); })));
@@ -526,6 +564,7 @@
 
   function nav() {
     var links = [["run", "Run"], ["metrics", "Metrics"], ["worst", "Worst cases"]];
+    if (data.diagnosis) links.splice(1, 0, ["diagnosis", "Diagnosis"]);
     if (data.comparison) links.push(["comparison", "Comparison"]);
     if (data.trials) links.push(["trials", "Trials"]);
     if (data.refusal) links.push(["refusal", "Abstention"]);
@@ -537,6 +576,7 @@
 
   nav();
   header();
+  diagnosis();
   metricsTable();
   comparison();
   trials();
