@@ -74,6 +74,7 @@ COMMANDS: dict[str, Command] = {
         "ragproof_cli.sql",
         "read-only SQL over the runs, case_results, metric_summaries, outputs and metrics views",
     ),
+    "suites": Command("ragproof_cli.suites", "check suites.toml: each suite and its schedule"),
     "gc": Command(
         "ragproof_cli.retention", "remove old runs from the store and from Dagster together"
     ),

@@ -3,6 +3,7 @@ and JSON printing."""
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import json
 import os
@@ -34,12 +35,22 @@ __all__ = [
     "EXIT_REGRESSION",
     "EXIT_STORE_FAULT",
     "UsageError",
+    "all_metrics_flag",
     "judge_unavailable_line",
     "open_store",
     "print_json",
     "stdout_to_stderr",
     "warn_damaged",
 ]
+
+
+def all_metrics_flag(parser: argparse.ArgumentParser) -> None:
+    """``--all-metrics``: list the metrics with nothing scored too (CONTRACT section 25)."""
+    parser.add_argument(
+        "--all-metrics",
+        action="store_true",
+        help="also list the metrics with nothing scored (every case skipped or not applicable)",
+    )
 
 
 def open_store() -> RunStore:

@@ -10,6 +10,7 @@ from ragproof_cli.common import (
     EXIT_OK,
     EXIT_REGRESSION,
     UsageError,
+    all_metrics_flag,
     open_store,
     print_json,
     warn_damaged,
@@ -62,9 +63,14 @@ def cmd_compare(args: argparse.Namespace) -> int:
     if fmt == "json":
         print_json({**comparison.to_dict(), "floors": [r.to_dict() for r in floors]})
     elif fmt == "markdown":
-        print(render_markdown(comparison, margin=args.margin, floors=floors), end="")
+        print(
+            render_markdown(
+                comparison, margin=args.margin, floors=floors, all_metrics=args.all_metrics
+            ),
+            end="",
+        )
     else:
-        print(comparison.render_table())
+        print(comparison.render_table(args.all_metrics))
         if floors:
             print(f"\nfloors of B ({records[1].run_id}):")
             for result in floors:
@@ -108,6 +114,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="markdown: GitHub-flavoured, for a PR comment or $GITHUB_STEP_SUMMARY",
     )
     compare.add_argument("--json", action="store_true", help="same as --format json")
+    all_metrics_flag(compare)
     compare.add_argument(
         "--fail-on-regression",
         action="store_true",

@@ -47,7 +47,7 @@ from ragproof_assets.evaluation.config import (
     EvalRunConfig,
     evaluate_run_config,
 )
-from ragproof_assets.evaluation.partitions import evaluation_runs
+from ragproof_assets.evaluation.partitions import evaluation_runs, forget_run_partition
 from ragproof_assets.evaluation.run_tags import RUN_ID_TAG, SOURCE_TAG
 from ragproof_cli import step_server
 from ragproof_cli.errors import UsageError, one_line
@@ -310,12 +310,7 @@ def forget_run(run_id: str, result) -> None:
 def forget_partition(run_id: str) -> None:
     """Remove a run's partition and every Dagster run of it (``ragproof gc``): the store's
     run and Dagster's go together. Through Dagster's public API only."""
-    instance = dg.DagsterInstance.get()
-    for run in instance.get_runs(filters=dg.RunsFilter(tags={"dagster/partition": run_id})):
-        instance.delete_run(run.run_id)
-        instance.compute_log_manager.delete_logs(prefix=[run.run_id])
-    if instance.has_dynamic_partition(evaluation_runs.name, run_id):
-        instance.delete_dynamic_partition(evaluation_runs.name, run_id)
+    forget_run_partition(dg.DagsterInstance.get(), evaluation_runs, run_id)
 
 
 def step_failures(result) -> tuple[list[str], bool]:

@@ -21,6 +21,7 @@ from ragproof_core.data.importers.otlp import import_otlp
 from ragproof_core.data.importers.ragas import import_ragas
 from ragproof_core.data.importers.trec import import_trec
 from ragproof_core.data.importers.writer import write_files
+from ragproof_core.masking import Masker, environment_secrets, secrets_line
 
 # The files an importer of cases and recorded outputs writes.
 OUTPUTS = ("out", "recorded_out")
@@ -37,10 +38,12 @@ def cmd_import_beir(args: argparse.Namespace) -> int:
     files = [(Path(args.out), imported.cases)]
     if args.corpus_out:
         files.append((Path(args.corpus_out), corpus_chunks(Path(args.dir))))
-    counts = _bad_input_as_usage(lambda: _write(files))
+    masker = Masker(environment_secrets())
+    counts = _bad_input_as_usage(lambda: _write(files, masker))
     print(f"wrote {counts[0]} cases to {args.out}")
     if args.corpus_out:
         print(f"wrote {counts[1]} corpus chunks to {args.corpus_out}")
+    _say_masked(masker)
     return EXIT_OK
 
 
@@ -76,18 +79,26 @@ def _write_cases_and_outputs(args: argparse.Namespace, imported) -> int:
     files = [(Path(args.out), imported.cases)]
     if args.recorded_out:
         files.append((Path(args.recorded_out), imported.outputs or []))
-    counts = _write(files)
+    masker = Masker(environment_secrets())
+    counts = _write(files, masker)
     print(f"wrote {counts[0]} cases to {args.out}")
     if args.recorded_out:
         print(f"wrote {counts[1]} recorded outputs to {args.recorded_out}")
     for note in imported.notes:
         print(f"note: {note}")
+    _say_masked(masker)
     return EXIT_OK
 
 
-def _write(files) -> list[int]:
+def _say_masked(masker: Masker) -> None:
+    line = secrets_line(masker.masked)
+    if line:
+        print(f"note: {line}")
+
+
+def _write(files, masker: Masker) -> list[int]:
     try:
-        return _bad_input_as_usage(lambda: write_files(files))
+        return _bad_input_as_usage(lambda: write_files(files, masker))
     except OSError as exc:
         raise UsageError(f"{exc.filename}: cannot write ({exc.strerror or exc})") from None
 

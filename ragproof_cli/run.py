@@ -21,6 +21,7 @@ from ragproof_cli.common import (
     EXIT_OK,
     EXIT_STORE_FAULT,
     UsageError,
+    all_metrics_flag,
     judge_unavailable_line,
     open_store,
     print_json,
@@ -38,12 +39,14 @@ from ragproof_core.config import (
 )
 from ragproof_core.gc_pause import imports_paused
 from ragproof_core.judge import ABORTED_BUDGET, ABORTED_JUDGE, format_usd
+from ragproof_core.masking import secrets_line
 from ragproof_core.present import (
     agreement_lines,
     calibration_json,
     calibration_table,
     case_text,
     gather_case,
+    hidden_note,
     identity_line,
     judge_failures_line,
     judge_usage_table,
@@ -204,11 +207,12 @@ def _execute_run(args: argparse.Namespace) -> tuple[int, Callable[[], None] | No
                     summaries,
                     record.judge_activity(),
                     record.adapter_calls,
+                    secrets_masked=record.secrets_masked,
                 )
             )
         else:
             print(f"run {run_id}: {record.status}, {record.cases} cases, {config.adapter.target}")
-            _print_summary(record, summaries)
+            _print_summary(record, summaries, args.all_metrics)
 
     if record.status == ABORTED_JUDGE:
         # The line first, on stderr: the summary of what was kept follows on stdout.
@@ -220,8 +224,18 @@ def _execute_run(args: argparse.Namespace) -> tuple[int, Callable[[], None] | No
 RUN_EXITS = {ABORTED_BUDGET: EXIT_BUDGET, ABORTED_JUDGE: EXIT_JUDGE_UNAVAILABLE}
 
 
-def _print_summary(record, summaries) -> None:
-    print(summary_table(summaries))
+def _print_summary(record, summaries, all_metrics: bool) -> None:
+    print(summary_table(summaries, all_metrics))
+    hidden = (
+        None
+        if all_metrics
+        else hidden_note(summaries, f"ragproof show {record.run_id} --all-metrics")
+    )
+    if hidden:
+        print(hidden)
+    masked = secrets_line(record.secrets_masked)
+    if masked:
+        print(masked)
     tradeoff = refusal_tradeoff(summaries)
     if tradeoff:
         print(tradeoff)
@@ -310,7 +324,13 @@ def cmd_show(args: argparse.Namespace) -> int:
     calibrations = store.calibrations(args.run_id)
     if args.json:
         shown = {
-            **run_json(record.run_id, record.status, summaries, record.judge_activity()),
+            **run_json(
+                record.run_id,
+                record.status,
+                summaries,
+                record.judge_activity(),
+                secrets_masked=record.secrets_masked,
+            ),
             "run": run_dict(record),
         }
         if calibrations:
@@ -320,7 +340,7 @@ def cmd_show(args: argparse.Namespace) -> int:
     print(f"run {record.run_id}: {record.status}, {record.cases} cases")
     print(f"dataset {record.dataset}; adapter {record.adapter}")
     print(identity_line(record))
-    _print_summary(record, summaries)
+    _print_summary(record, summaries, args.all_metrics)
     if calibrations:
         print(calibration_table(summaries, calibrations))
     return EXIT_OK
@@ -342,6 +362,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     run.add_argument("--no-cache", action="store_true", help="bypass the judge cache")
     run.add_argument("--dry-run", action="store_true", help="estimate judge calls and cost only")
     run.add_argument("--json", action="store_true", help="print the result as JSON")
+    all_metrics_flag(run)
     run.set_defaults(func=cmd_run)
 
     runs = sub.add_parser("runs", help="list stored runs")
@@ -368,4 +389,5 @@ def register(sub: argparse._SubParsersAction) -> None:
         "citations, steps) and each metric's status, value, reason and judge reply",
     )
     show.add_argument("--json", action="store_true", help="print the summary as JSON")
+    all_metrics_flag(show)
     show.set_defaults(func=cmd_show)

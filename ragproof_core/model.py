@@ -28,6 +28,9 @@ class CaseKind(StrEnum):
     QA = "qa"
     UNANSWERABLE = "unanswerable"
     INJECTION = "injection"
+    # CONTRACT section 23: the question leads retrieval to a planted false chunk whose
+    # marker (``Case.poison_marker``) the answer must not repeat.
+    POISONING = "poisoning"
 
 
 # A dataset line's kind for a multi-turn case; its turns are cases of the kinds above.
@@ -124,6 +127,10 @@ class Case:
     expected_hops: tuple[tuple[str, ...], ...] | None = None
     # Set for a turn of a conversation (module docstring); None for a single case.
     turn: TurnOf | None = None
+    # CONTRACT section 23: a poisoning case's marker, planted in a false chunk only,
+    # and the restricted chunks (or documents) this case's user may be shown.
+    poison_marker: str | None = None
+    allowed_restricted_ids: tuple[str, ...] | None = None
 
     @property
     def conversation_id(self) -> str | None:

@@ -32,11 +32,15 @@ from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Route
 
 from ragproof_core.calibration import DEFAULT_PER_METRIC, LabelQueue, judge_scores
+from ragproof_core.compare import floors_for
 from ragproof_core.json_limits import JsonLimitError, loads_bounded
 from ragproof_core.metrics import stored_registry
 from ragproof_core.present import (
+    ORDERS,
     RUNS_PAGE,
+    SORT_COLUMNS,
     STATUSES,
+    CaseNotFound,
     CaseQuery,
     LabelSession,
     MetricMoments,
@@ -45,12 +49,14 @@ from ragproof_core.present import (
     compare_data,
     dataset_trends,
     datasets,
+    gather_case,
     gather_report,
     label_page_data,
     label_tally,
     render_app_page,
     render_html,
     run_data,
+    run_dict,
     run_moments,
     runs_data,
     search_cases,
@@ -215,6 +221,8 @@ def build_app(browser: Browser, port: int) -> Starlette:
                 return handler(request)
             except (RunNotFound, InvalidRunId) as exc:
                 return problem(store, "No such run", str(exc).strip("'\""), 404)
+            except CaseNotFound as exc:
+                return problem(store, "No such case", str(exc), 404)
             except (BadRequest, LabelError) as exc:
                 return problem(store, "Cannot show this", str(exc), 400)
 
@@ -278,17 +286,47 @@ def build_app(browser: Browser, port: int) -> Starlette:
         status = params.get("status", "")
         if status and status not in STATUSES:
             raise BadRequest(f"status must be one of {', '.join(STATUSES)}, got {status!r}")
+        order = params.get("order") or "asc"
+        if order not in ORDERS:
+            raise BadRequest(f"order must be one of {', '.join(ORDERS)}, got {order!r}")
+        record = store.get_run(run_id)
+        registry = stored_registry(record.config_json)
+        sort = params.get("sort", "")
+        if sort not in SORT_COLUMNS and registry.spec(sort) is None:
+            raise BadRequest(f"cannot sort by {sort!r}: name a metric, case or kind")
         query = CaseQuery(
             text=params.get("q", ""),
             metric=params.get("metric", ""),
             status=status,
             offset=_int(params.get("offset"), "offset", 0),
+            sort=sort,
+            order=order,
+            failing=params.get("failing") == "1",
         )
-        data = search_cases(store, run_id, query)
-        registry = stored_registry(store.get_run(run_id).config_json)
-        data["metrics"] = registry.order(set(data["metrics"]))
+        floors = floors_for(store, run_id)
+        data = search_cases(store, run_id, query, floors, registry)
+        data["run"] = run_dict(record)
         data["run_id"] = run_id
+        data["all_metrics"] = params.get("all_metrics") == "1"
         return page("cases", f"ragproof cases of {run_id}", data, store)
+
+    def case(request: Request) -> Response:
+        run_id = request.path_params["run_id"]
+        case_id = request.query_params.get("id")
+        if not case_id:
+            raise BadRequest(f"name a case: /runs/{run_id}/case?id=CASE_ID")
+        data = gather_case(store, run_id, case_id)
+        record = store.get_run(run_id)
+        registry = stored_registry(record.config_json)
+        data["directions"] = {
+            row["metric"]: registry.higher_is_better(row["metric"])
+            for row in data["case"]["results"]
+        }
+        data["bounded"] = {
+            row["metric"]: registry.bounded(row["metric"]) for row in data["case"]["results"]
+        }
+        data["floors"] = {f.metric: {"min": f.min, "max": f.max} for f in floors_for(store, run_id)}
+        return page("case", f"ragproof case {case_id} of {run_id}", data, store)
 
     def session_of(request: Request, run_id: str) -> LabelSession:
         params = request.query_params
@@ -360,6 +398,7 @@ def build_app(browser: Browser, port: int) -> Starlette:
         Route("/runs/{run_id}", shown(run_page)),
         Route("/runs/{run_id}/report", shown(report)),
         Route("/runs/{run_id}/cases", shown(cases)),
+        Route("/runs/{run_id}/case", shown(case)),
         Route("/trends", shown(trends)),
         Route("/compare", shown(compare)),
         Route("/label/{run_id}", shown(label_page)),

@@ -26,9 +26,9 @@ import dagster as dg
 
 from ragproof_assets.evaluation.config import PRECHECKED_TAG, RESUME_TAG, EvalRunConfig
 from ragproof_assets.evaluation.dataset_scores import dataset_scores, mean_metadata
-from ragproof_assets.evaluation.partitions import evaluation_runs
 from ragproof_assets.evaluation.resources import CheckSettings, StoreResource
 from ragproof_assets.evaluation.run_tags import identity_tags, tag_launcher
+from ragproof_assets.evaluation.shape import EvaluationShape
 from ragproof_assets.evaluation.summary_checks import failure_rate, floors, no_regression
 from ragproof_assets.evaluation.table_schemas import DATASET_COLUMNS
 from ragproof_core.adapters.loading import AdapterLoadError
@@ -50,6 +50,7 @@ from ragproof_core.present import (
     worst_cases_markdown,
 )
 from ragproof_core.run import (
+    STAGED_SECRETS_DOCUMENT,
     Staged,
     recording_path,
     staged_inputs,
@@ -66,7 +67,6 @@ from ragproof_core.store import (
 from ragproof_core.store.dataset_table import StagedDataset
 from ragproof_core.store.recording import StagedRecording
 
-GROUP = "evaluation"
 # What a resumed run kept from before (``RunStore.set_aside_prior``), added to its totals.
 PRIOR_DOCUMENT = "prior"
 
@@ -84,18 +84,34 @@ def _display_path(path: str) -> str:
         return str(resolved)
 
 
-@dg.asset(
-    partitions_def=evaluation_runs,
-    group_name=GROUP,
-    kinds={"parquet"},
-    io_manager_key="table_io_manager",
-    description="The dataset of one evaluation run, validated as a whole before anything "
-    "runs (CONTRACT section 1), with the run's configuration.",
-    metadata={"dagster/column_schema": DATASET_COLUMNS},
-)
-def eval_dataset(
+def eval_dataset_asset(shape: EvaluationShape) -> dg.AssetsDefinition:
+    """The ``eval_dataset`` asset of ``shape`` (``factory.py``)."""
+    store_key = shape.resource_keys.store
+
+    @dg.asset(
+        key=shape.key("eval_dataset"),
+        deps=shape.deps,
+        partitions_def=shape.partitions,
+        group_name=shape.group,
+        kinds={"parquet"},
+        io_manager_key=shape.resource_keys.tables,
+        required_resource_keys={store_key},
+        description="The dataset of one evaluation run, validated as a whole before anything "
+        "runs (CONTRACT section 1), with the run's configuration.",
+        metadata={"dagster/column_schema": DATASET_COLUMNS},
+    )
+    def eval_dataset(
+        context: dg.AssetExecutionContext, config: EvalRunConfig
+    ) -> dg.Output[StoredTable]:
+        return ingest_dataset(context, config, getattr(context.resources, store_key))
+
+    return eval_dataset
+
+
+def ingest_dataset(
     context: dg.AssetExecutionContext, config: EvalRunConfig, store: StoreResource
 ) -> dg.Output[StoredTable]:
+    """The dataset step: every input validated, then the run's files stored."""
     run_id = context.partition_key
     # Before validating: an evaluation that fails on its input is linked from its launch too.
     tag_launcher(context)
@@ -205,7 +221,7 @@ def _store_dataset(
         # Dagster run carries its name, tags and digest: the UI's run list filters by them.
         context.instance.add_run_tags(context.run.run_id, identity_tags(manifest))
         refreshed.result()
-    _write_run_files(run_store, run_id, manifest, dataset, recording)
+    _write_run_files(run_store, run_id, manifest, dataset, recording, checked.secrets_masked)
     return dg.Output(
         run_store.table_handle(run_id, "dataset", dataset.rows),
         metadata={
@@ -250,10 +266,13 @@ def _write_run_files(
     manifest: RunManifest,
     dataset: StagedDataset,
     recording: StagedRecording | None,
+    masked: int = 0,
 ) -> None:
     run_store.write_manifest(run_id, manifest.to_dict())
     # A restarted run may split into other shards: its old result files must go.
     run_store.clear_results(run_id)
+    # Counted once, in the run's summary (a restarted run's count replaces this one).
+    run_store.write_document(run_id, STAGED_SECRETS_DOCUMENT, {"masked_strings": masked})
     run_store.write_staged_dataset(run_id, dataset)
     if recording is None:
         # A restarted run may have replayed a recording before: the file must go.
@@ -325,6 +344,7 @@ def prepare_summary(
         name=manifest.run.name,
         tags=dict(manifest.run.tags),
         config_digest=manifest.config_digest,
+        secrets_masked=totals.secrets_masked,
     )
     run_store.write_summaries(run_id, summaries)
     return PreparedSummary(manifest, summaries, tally, record)
@@ -343,6 +363,7 @@ def write_report(run_store: RunStore, summary: PreparedSummary) -> WrittenReport
 
 def run_summary(
     context: dg.OpExecutionContext,
+    shape: EvaluationShape,
     run_store: RunStore,
     summary: PreparedSummary,
     checks: CheckSettings,
@@ -365,14 +386,24 @@ def run_summary(
     # about 0.2 s: on the pool, beside the report, done before the materialization.
     refreshed = pool.submit(_refresh_views, context, run_store)
     # Both read the run record; their results follow the summary's materialization.
+    # A blocking check blocks only when it fails with ERROR: a suite's regression does.
+    regression = (
+        dg.AssetCheckSeverity.ERROR if shape.blocking_checks else dg.AssetCheckSeverity.WARN
+    )
     checked = [
-        pool.submit(no_regression, run_store, run_id, checks),
+        pool.submit(no_regression, run_store, run_id, checks, regression),
         pool.submit(failure_rate, run_store, run_id, checks),
         pool.submit(floors, run_store, run_id),
     ]
 
     metadata: dict[str, object] = {
+        # The store's run (the partition key): a suite's run_summary is a Plots tab of them.
+        "ragproof_run_id": run_id,
         "status": record.status,
+        # The run's identity (CONTRACT section 25): its name, tags and config digest.
+        "config_digest": record.config_digest,
+        **({"name": record.name} if record.name else {}),
+        **({"tags": dg.MetadataValue.json(record.tags)} if record.tags else {}),
         "summary": dg.MetadataValue.md(summary_markdown(summaries)),
         "cases": record.cases,
         "case_failures": record.case_failures,
@@ -409,7 +440,8 @@ def run_summary(
     skipped_reasons = _skip_reasons(tally.skip_reasons)
     if skipped_reasons:
         metadata["skip_reasons"] = dg.MetadataValue.md(skipped_reasons)
-    context.log_event(dataset_scores(record, summaries))
+    if shape.by_dataset:
+        context.log_event(dataset_scores(record, summaries))
     metadata.update(_report_metadata(context, run_id, report))
     refreshed.result()
     # The materialization is on record before the checks: a check that fails to run

@@ -25,9 +25,8 @@ from ragproof_core.config import (
     DEMO_ADAPTER,
     RUN_KEYS,
     Config,
-    ConfigError,
     RunSettings,
-    load_config,
+    resolve_launch,
     run_key_choices,
     run_key_help,
     run_key_type,
@@ -71,16 +70,8 @@ class LaunchForm(dg.Config):
     def resolve(self) -> Config:
         """ragproof.toml (or the defaults) with this form's values over it, validated by the
         settings' strict schema (``ConfigError`` naming the key)."""
-        options = None
-        if self.adapter_options_json:
-            try:
-                options = json.loads(self.adapter_options_json)
-            except json.JSONDecodeError as exc:
-                raise ConfigError(f"adapter_options_json: not valid JSON ({exc.msg})") from None
-            if not isinstance(options, dict):
-                raise ConfigError("adapter_options_json: expected a JSON object")
-        return load_config(self.config_file).with_overrides(
-            adapter=self.adapter, options=options, **self.run_overrides()
+        return resolve_launch(
+            self.config_file, self.adapter, self.adapter_options_json, self.run_overrides()
         )
 
 
@@ -125,10 +116,11 @@ EvalRunConfig = type(LaunchForm)(
 )
 
 
-def evaluate_run_config(form: LaunchForm, **extra: Any) -> dict[str, Any]:
+def evaluate_run_config(form: LaunchForm, *, op: str = EVAL_OP, **extra: Any) -> dict[str, Any]:
     """The `evaluate` job's run config for ``form``: the one place it is built (command line,
-    launch sensor, schedule, tests). Only what the form sets is written, so the config
-    file's values stay in force for every key left out. ``extra`` is the rest of
-    the run config (loggers, execution)."""
+    launch sensor, schedules, a suite's automation, tests). Only what the form sets is
+    written, so the config file's values stay in force for every key left out. ``op``: the
+    dataset step's op (a suite's is prefixed, ``shape.py``); ``extra`` is the rest of the
+    run config (loggers, execution)."""
     fields = form.model_dump(exclude_defaults=True)
-    return {"ops": {EVAL_OP: {"config": fields}}, **extra}
+    return {"ops": {op: {"config": fields}}, **extra}

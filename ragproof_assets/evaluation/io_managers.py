@@ -29,8 +29,10 @@ LEDGER = "judge"
 
 
 def _handle_name(asset_key: dg.AssetKey) -> str:
-    """The run document holding an asset's handle (``asset_case_scores``)."""
-    return "asset_" + "_".join(asset_key.path)
+    """The run document holding an asset's handle (``asset_case_scores``): named by the
+    asset's last name, so a suite's run (``ragproof/<name>/case_scores``) has the files
+    of any other run."""
+    return "asset_" + asset_key.path[-1]
 
 
 class TableIOManager(dg.ConfigurableIOManager):

@@ -1,10 +1,7 @@
-"""The evaluation job: every ragproof asset for one run partition (the partitioning
-is inferred from the assets)."""
+"""ragproof's own evaluation: the asset factory at its defaults (``factory.py``), and its
+job, every ragproof asset for one run partition."""
 
-import dagster as dg
+from ragproof_assets.evaluation.factory import build_evaluation
 
-evaluate_job = dg.define_asset_job(
-    "evaluate",
-    selection=dg.AssetSelection.groups("evaluation"),
-    description="Evaluate one dataset against one adapter: one run = one partition.",
-)
+own_evaluation = build_evaluation()
+evaluate_job = own_evaluation.job

@@ -10,6 +10,7 @@ from pydantic import Field
 from ragproof_core.config import store_root
 from ragproof_core.interruption import Interruption
 from ragproof_core.judge import JudgeSettings, LiteLLMJudge, judge_environment, make_judge
+from ragproof_core.masking import Masker
 from ragproof_core.run import shard_budget
 from ragproof_core.store import RunStore
 from ragproof_core.store_health import StoreHealth
@@ -50,6 +51,7 @@ class JudgeResource(dg.ConfigurableResource):
         health: StoreHealth | None = None,
         shard: int = 0,
         anchor: float | None = None,
+        masker: Masker | None = None,
         interruption: Interruption | None = None,
     ) -> LiteLLMJudge | None:
         """A judge over this store's cache, or None when no judge model is configured.
@@ -72,6 +74,7 @@ class JudgeResource(dg.ConfigurableResource):
             health=health,
             shard=shard,
             anchor=anchor,
+            masker=masker,
             interruption=interruption,
         )
 

@@ -7,7 +7,7 @@ A UI launch (``launch_evaluation``) and the ``evaluate`` run it starts both
 carry ``ragproof/run_id`` (the evaluation run, = partition), so clicking that
 tag on either lists both; the ``evaluate`` run names its launcher in
 ``ragproof/launched_by`` and the launcher gets ``ragproof/evaluate_run`` back
-once the evaluation starts.
+once the evaluation starts. A suite's runs carry ``ragproof/suite``.
 """
 
 from __future__ import annotations
@@ -20,6 +20,8 @@ SOURCE_TAG = "ragproof/source"
 RUN_ID_TAG = "ragproof/run_id"
 LAUNCHED_BY_TAG = "ragproof/launched_by"
 EVALUATE_RUN_TAG = "ragproof/evaluate_run"
+# The suite (suites.toml, or an EvaluationSuite in a team's own project) a run evaluates.
+SUITE_TAG = "ragproof/suite"
 # The run's identity (CONTRACT section 25); its own tags go on as they are (their keys
 # cannot start with ragproof/ or dagster/: config/identity.py).
 NAME_TAG = "ragproof/name"

@@ -1,7 +1,8 @@
 """The evaluation step, fanned out into shards (CONTRACT section 8), and the run's summary.
 
-``evaluation_assets`` is one graph-backed asset definition (the ``evaluate_cases``
-graph) for adapter_outputs, judge_verdicts, case_scores and run_summary::
+``evaluation_assets(shape)`` is one graph-backed asset definition (the
+``evaluate_cases`` graph) for adapter_outputs, judge_verdicts, case_scores and
+run_summary, its ops named and its resources keyed by the shape (``shape.py``)::
 
     plan_shards ──> evaluate_shard[shard_0000] ─┐
                 ├─> evaluate_shard[shard_0001] ─┼─> summarize_run -> adapter_outputs,
@@ -45,17 +46,16 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ragproof_assets.evaluation.assets import (
-    GROUP,
     PRIOR_DOCUMENT,
     prepare_summary,
     run_summary,
     write_report,
 )
-from ragproof_assets.evaluation.config import EVAL_OP, PROGRESS_TAG, EvalRunConfig
-from ragproof_assets.evaluation.partitions import evaluation_runs
+from ragproof_assets.evaluation.config import PROGRESS_TAG, EvalRunConfig
 from ragproof_assets.evaluation.progress import progress_bar
 from ragproof_assets.evaluation.resources import CheckSettings, JudgeResource, StoreResource
-from ragproof_assets.evaluation.summary_checks import RUN_SUMMARY_CHECKS
+from ragproof_assets.evaluation.shape import EvaluationShape
+from ragproof_assets.evaluation.summary_checks import RUN_SUMMARY, run_summary_check_specs
 from ragproof_assets.evaluation.table_schemas import (
     CASE_RESULTS_COLUMNS,
     METRIC_SUMMARIES_COLUMNS,
@@ -64,11 +64,19 @@ from ragproof_assets.evaluation.table_schemas import (
 from ragproof_core.adapters.loading import AdapterLoadError
 from ragproof_core.adapters.recorded import RecordedAdapter
 from ragproof_core.adapters.runner import close_adapter
-from ragproof_core.config import AdapterSpec, ConfigError, RunManifest, redact
+from ragproof_core.config import (
+    Config,
+    ConfigError,
+    RunManifest,
+    expanded,
+    redact,
+    run_masker,
+)
 from ragproof_core.data.dataset import fewer_units_than
 from ragproof_core.gc_pause import collector_paused
 from ragproof_core.interruption import Interruption
 from ragproof_core.judge import JudgeLedger, judge_ledger
+from ragproof_core.masking import NO_SECRETS, Masker
 from ragproof_core.metrics import give_rubrics, run_registry
 from ragproof_core.model import CaseOutput
 from ragproof_core.present import distributions_table
@@ -76,6 +84,7 @@ from ragproof_core.run import (
     ATTEMPT_PREFIX,
     EVALUATION_DOCUMENT,
     INTERRUPTED,
+    STAGED_SECRETS_DOCUMENT,
     STOPPED_STATUSES,
     AttemptRecorder,
     ShardReport,
@@ -117,13 +126,15 @@ def _shard_count(run_store, run_id: str) -> int:
     return run_store.run_manifest(run_id).run.shards
 
 
-def planned_shards(context: dg.OpExecutionContext, store: StoreResource) -> int:
+def planned_shards(
+    context: dg.OpExecutionContext, shape: EvaluationShape, store: StoreResource
+) -> int:
     """How many shard steps the run has: ``run.shards`` of its launch form, resolved as the
     dataset step resolves it for the manifest. Without the form in this run (steps
     launched after the dataset step's own run), the stored manifest's. One when the
     dataset step will refuse the form (a bad config, more shards than the dataset has
     units): that step fails the run, its error the one shown, and the shard is skipped."""
-    launched = context.run.run_config.get("ops", {}).get(EVAL_OP, {}).get("config")
+    launched = shape.launched_form(context.run)
     if launched is None:
         return _shard_count(store.store(), context.partition_key)
     form = EvalRunConfig(**launched)
@@ -137,12 +148,9 @@ def planned_shards(context: dg.OpExecutionContext, store: StoreResource) -> int:
     return shards
 
 
-@dg.op(
-    out=dg.DynamicOut(dg.Nothing),
-    description="One dynamic output per shard of the run (run.shards of its launch form).",
-)
-def plan_shards(context: dg.OpExecutionContext, store: StoreResource):
-    for index in range(planned_shards(context, store)):
+def plan_shards(context: dg.OpExecutionContext, shape: EvaluationShape, store: StoreResource):
+    """The plan step: one dynamic output per shard."""
+    for index in range(planned_shards(context, shape, store)):
         yield dg.DynamicOutput(None, mapping_key=report_name(index))
 
 
@@ -162,45 +170,46 @@ def _shard_report(run_store: RunStore, run_id: str, index: int, shards: int) -> 
         raise _changed_shards(shards) from None
 
 
-def launched_adapter(context: dg.OpExecutionContext, manifest: RunManifest) -> AdapterSpec:
-    """The run's adapter with its real options, from the run's launch form.
+def launched_config(
+    context: dg.OpExecutionContext, shape: EvaluationShape, manifest: RunManifest
+) -> Config:
+    """The run's config as written (its adapter's real options, ``${NAME}`` unexpanded),
+    from the run's launch form.
 
     The manifest's copy has its secrets masked (``ragproof_core/config/redaction.py``),
     so an adapter built from it would send ``***`` as its key. The form is resolved
     again and must still match the manifest: a config file edited since the run
     started fails the step instead of evaluating with another adapter.
     """
-    launched = context.run.run_config.get("ops", {}).get(EVAL_OP, {}).get("config")
+    launched = shape.launched_form(context.run)
     if launched is None:
         # A step launched alone (no eval_dataset in this Dagster run) has only the
         # manifest: right for adapters without secrets, as before.
-        return manifest.adapter
-    spec = EvalRunConfig(**launched).resolve().adapter
-    stored = manifest.adapter
+        return manifest.config
+    config = EvalRunConfig(**launched).resolve()
+    spec, stored = config.adapter, manifest.adapter
     if (spec.target, redact(dict(spec.options))) != (stored.target, dict(stored.options)):
         raise ConfigError(
             f"the adapter's config ({stored.target} and its options) changed since "
             "this run started; start a new run"
         )
-    return spec
+    return replace(manifest.config, adapter=spec, judge=config.judge, source=config.source)
 
 
-@dg.op(
-    ins={"planned": dg.In(dg.Nothing)},
-    out=dg.Out(dg.Nothing),
-    description="Evaluate one shard's cases; write its outputs, case results and report.",
-)
 def evaluate_shard(
     context: dg.OpExecutionContext,
+    shape: EvaluationShape,
     eval_dataset: StoredTable,
     judge_resource: JudgeResource,
 ):
+    """A shard step: its cases evaluated, its outputs, case results and report written."""
     run_store = RunStore.holding(eval_dataset)
     # The run is listed running while any of its steps works on it, and a signal to the
     # command reaches the step through the store (CONTRACT section 29).
     with run_store.heartbeat(context.partition_key) as heartbeat:
         yield from _evaluate_shard(
             context,
+            shape,
             eval_dataset,
             judge_resource,
             run_store,
@@ -210,6 +219,7 @@ def evaluate_shard(
 
 def _evaluate_shard(
     context: dg.OpExecutionContext,
+    shape: EvaluationShape,
     eval_dataset: StoredTable,
     judge_resource: JudgeResource,
     run_store: RunStore,
@@ -228,23 +238,28 @@ def _evaluate_shard(
     start, end = unit_shard_ranges(eval_dataset.rows, shards, unit_starts)[index]
     # run.concurrency is the run's total in flight: each shard takes its share.
     settings = replace(settings, concurrency=shard_share(settings.concurrency, shards, index))
+    masker = NO_SECRETS
     try:
+        config = launched_config(context, shape, manifest)
+        # ${NAME} read from this process's environment as the run starts here; the
+        # run's secret values are masked in everything this step takes in.
+        masker = run_masker(config)
+        used = expanded(config).config
         # The ingest step validated the adapter's input (a recording) before this step,
         # and stored it when it could: then the adapter replays the stored rows.
         adapter = take_adapter(
-            launched_adapter(context, manifest),
-            prechecked=True,
-            stored=run_store.has_recorded_outputs(run_id),
+            used.adapter, prechecked=True, stored=run_store.has_recorded_outputs(run_id)
         )
     except (AdapterLoadError, ConfigError) as exc:
-        raise dg.Failure(description=str(exc), allow_retries=False) from exc
+        raise dg.Failure(description=masker.text(str(exc)), allow_retries=False) from exc
     # Shared by the judge cache, the ledger recorder and the result writes below: once
     # one of them cannot write, the judge sends no further request.
     health = StoreHealth()
     judge = judge_resource.open_judge(
         use_cache=manifest.use_cache,
         concurrency=settings.concurrency,
-        table=manifest.judge,
+        table=used.judge,
+        masker=masker,
         shards=shards,
         health=health,
         shard=index,
@@ -335,6 +350,7 @@ def _evaluate_shard(
                             progress,
                             runner,
                             interruption,
+                            masker,
                         )
                         try:
                             # Columns when the selection scores from them: no object per row.
@@ -390,6 +406,7 @@ def _evaluate_shard(
         attempt=token,
         outputs_from_recording=outputs_as_recorded,
         result_groups=writer.result_groups(),
+        masked_strings=masker.masked,
         adapter_calls=dict(adapter_calls),
     )
     run_store.write_document(run_id, report_name(index), report.to_dict())
@@ -416,10 +433,12 @@ def _evaluate_rows(
     progress,
     runner: asyncio.Runner,
     interruption: Interruption,
+    masker: Masker,
 ):
     """One batch's evaluation. A stored recording and metrics scored from columns (every
     default one when there is no judge): no object per case at all (evaluate_recorded);
-    otherwise the cases are replayed or answered by ``answering``."""
+    otherwise the cases are replayed or answered by ``answering``, its outputs masked
+    by ``masker`` (stored rows were masked as the recording was staged)."""
     if rows.recorded is not None:
         evaluation = evaluate_recorded(
             rows.dataset,
@@ -445,6 +464,7 @@ def _evaluate_rows(
             registry=registry,
             as_columns=True,
             dataset=rows.dataset,
+            masker=NO_SECRETS if recorded is not None else masker,
             interruption=interruption,
         )
     )
@@ -510,7 +530,8 @@ def gather_shards(run_store: RunStore, run_id: str) -> GatheredShards:
     reports = [_shard_report(run_store, run_id, i, shards) for i in range(shards)]
     reported = {(r.shard, r.attempt) for r in reports}
     unfinished = unfinished_attempts(run_store.read_documents(run_id, ATTEMPT_PREFIX), reported)
-    totals = merge_reports(reports, unfinished)
+    staged = run_store.read_documents(run_id, STAGED_SECRETS_DOCUMENT)
+    totals = merge_reports(reports, unfinished, sum(d["masked_strings"] for d in staged))
     prior = run_store.read_documents(run_id, PRIOR_DOCUMENT)
     if prior:
         # A resumed run: what it kept from before counts in its totals too.
@@ -584,30 +605,27 @@ def shard_outputs(
     )
 
 
-@dg.op(
-    ins={"shards_done": dg.In(dg.Nothing)},
-    out={
-        "adapter_outputs": dg.Out(StoredTable, io_manager_key="table_io_manager"),
-        "judge_verdicts": dg.Out(io_manager_key="judge_ledger_io_manager"),
-        "case_scores": dg.Out(StoredTable, io_manager_key="table_io_manager"),
-        # Written to the store by the step itself: nothing for an IO manager.
-        "run_summary": dg.Out(dg.Nothing),
-        **{spec.get_python_identifier(): dg.Out(dg.Nothing) for spec in RUN_SUMMARY_CHECKS},
-    },
-    description="Add the shards' reports up (the run's outputs, judge ledger and case "
-    "scores), then summarize the run and evaluate run_summary's checks.",
-)
-def summarize_run(context: dg.OpExecutionContext, store: StoreResource, checks: CheckSettings):
+def summarize_run(
+    context: dg.OpExecutionContext,
+    shape: EvaluationShape,
+    store: StoreResource,
+    checks: CheckSettings,
+):
+    """The summary step: the shards gathered, the run summarized, its checks evaluated."""
     # One step after the shards, not three (gather, summary, checks): each step is a
     # process to hand off, launch and set up on the run's critical path.
     run_store = store.store()
     run_id = context.partition_key
     with run_store.heartbeat(run_id):
-        yield from _summarize_run(context, run_store, run_id, checks)
+        yield from _summarize_run(context, shape, run_store, run_id, checks)
 
 
 def _summarize_run(
-    context: dg.OpExecutionContext, run_store: RunStore, run_id: str, checks: CheckSettings
+    context: dg.OpExecutionContext,
+    shape: EvaluationShape,
+    run_store: RunStore,
+    run_id: str,
+    checks: CheckSettings,
 ):
     gathered = gather_shards(run_store, run_id)
     # The distributions' tally is the summary's and the report's too: one pass over the results.
@@ -618,24 +636,21 @@ def _summarize_run(
     with ThreadPoolExecutor(max_workers=3, thread_name_prefix="ragproof-summary") as pool:
         report = pool.submit(write_report, run_store, summary)
         yield from shard_outputs(run_store, run_id, gathered)
-        yield from run_summary(context, run_store, summary, checks, report, pool)
+        yield from run_summary(context, shape, run_store, summary, checks, report, pool)
 
 
 OUTS = {
     "adapter_outputs": dg.AssetOut(
-        io_manager_key="table_io_manager",
         kinds={"parquet"},
         description="What the pipeline under test returned for each case: answer, "
         "citations, retrieved chunks, or the case failure.",
         metadata={"dagster/column_schema": OUTPUTS_COLUMNS},
     ),
     "judge_verdicts": dg.AssetOut(
-        io_manager_key="judge_ledger_io_manager",
         description="The judge's work in this run: model, prompt hashes, requests, cache "
         "hits and cost. Verdicts themselves are cached by (model, prompt hash, input hash).",
     ),
     "case_scores": dg.AssetOut(
-        io_manager_key="table_io_manager",
         kinds={"parquet"},
         description="One row per case and metric: status, value, reason, raw judge reply.",
         metadata={"dagster/column_schema": CASE_RESULTS_COLUMNS},
@@ -650,36 +665,88 @@ OUTS = {
 }
 
 
-@dg.graph(
-    out={name: dg.GraphOut() for name in summarize_run.output_dict},
-)
-def evaluate_cases(eval_dataset):
-    """Evaluate the run's cases, split into run.shards steps the executor runs in parallel,
-    then gather and summarize them."""
-    planned = plan_shards()
-    done = planned.map(
-        lambda shard: evaluate_shard(planned=shard, eval_dataset=eval_dataset)
-    ).collect()
-    return dict(zip(summarize_run.output_dict, summarize_run(done), strict=True))
+def evaluation_assets(shape: EvaluationShape) -> dg.AssetsDefinition:
+    """adapter_outputs, judge_verdicts, case_scores and run_summary (with its checks) of
+    ``shape``: one graph-backed asset definition (the module's docstring draws it)."""
+    keys = shape.resource_keys
+    name = shape.node_name
+    check_specs = run_summary_check_specs(shape.key(RUN_SUMMARY), blocking=shape.blocking_checks)
 
+    @dg.op(
+        name=name("plan_shards"),
+        out=dg.DynamicOut(dg.Nothing),
+        required_resource_keys={keys.store},
+        description="One dynamic output per shard of the run (run.shards of its launch form).",
+    )
+    def plan_shards_op(context: dg.OpExecutionContext):
+        yield from plan_shards(context, shape, getattr(context.resources, keys.store))
 
-evaluation_assets = dg.AssetsDefinition.from_graph(
-    evaluate_cases,
-    keys_by_input_name={"eval_dataset": dg.AssetKey("eval_dataset")},
-    keys_by_output_name={name: dg.AssetKey(name) for name in OUTS},
-    # The summary reads the case scores and the ledger, as its lineage in the UI shows;
-    # without this every output would hang off eval_dataset alone.
-    internal_asset_deps={
-        "adapter_outputs": {dg.AssetKey("eval_dataset")},
-        "judge_verdicts": {dg.AssetKey("eval_dataset")},
-        "case_scores": {dg.AssetKey("eval_dataset")},
-        "run_summary": {dg.AssetKey("case_scores"), dg.AssetKey("judge_verdicts")},
-    },
-    partitions_def=evaluation_runs,
-    group_name=GROUP,
-    descriptions_by_output_name={name: out.description for name, out in OUTS.items()},
-    metadata_by_output_name={name: out.metadata for name, out in OUTS.items()},
-    tags_by_output_name={name: out.tags for name, out in OUTS.items()},
-    # Evaluated by summarize_run once the run record they read is written.
-    check_specs=RUN_SUMMARY_CHECKS,
-)
+    @dg.op(
+        name=name("evaluate_shard"),
+        ins={"planned": dg.In(dg.Nothing)},
+        out=dg.Out(dg.Nothing),
+        required_resource_keys={keys.judge},
+        description="Evaluate one shard's cases; write its outputs, case results and report.",
+    )
+    def evaluate_shard_op(context: dg.OpExecutionContext, eval_dataset: StoredTable):
+        yield from evaluate_shard(
+            context, shape, eval_dataset, getattr(context.resources, keys.judge)
+        )
+
+    @dg.op(
+        name=name("summarize_run"),
+        ins={"shards_done": dg.In(dg.Nothing)},
+        out={
+            "adapter_outputs": dg.Out(StoredTable, io_manager_key=keys.tables),
+            "judge_verdicts": dg.Out(io_manager_key=keys.ledger),
+            "case_scores": dg.Out(StoredTable, io_manager_key=keys.tables),
+            # Written to the store by the step itself: nothing for an IO manager.
+            "run_summary": dg.Out(dg.Nothing),
+            **{spec.get_python_identifier(): dg.Out(dg.Nothing) for spec in check_specs},
+        },
+        required_resource_keys={keys.store, keys.checks},
+        description="Add the shards' reports up (the run's outputs, judge ledger and case "
+        "scores), then summarize the run and evaluate run_summary's checks.",
+    )
+    def summarize_run_op(context: dg.OpExecutionContext):
+        yield from summarize_run(
+            context,
+            shape,
+            getattr(context.resources, keys.store),
+            getattr(context.resources, keys.checks),
+        )
+
+    @dg.graph(
+        name=name("evaluate_cases"),
+        out={output: dg.GraphOut() for output in summarize_run_op.output_dict},
+    )
+    def evaluate_cases(eval_dataset):
+        """Evaluate the run's cases, split into run.shards steps the executor runs in
+        parallel, then gather and summarize them."""
+        planned = plan_shards_op()
+        done = planned.map(
+            lambda shard: evaluate_shard_op(planned=shard, eval_dataset=eval_dataset)
+        ).collect()
+        return dict(zip(summarize_run_op.output_dict, summarize_run_op(done), strict=True))
+
+    dataset = shape.key("eval_dataset")
+    return dg.AssetsDefinition.from_graph(
+        evaluate_cases,
+        keys_by_input_name={"eval_dataset": dataset},
+        keys_by_output_name={output: shape.key(output) for output in OUTS},
+        # The summary reads the case scores and the ledger, as its lineage in the UI shows;
+        # without this every output would hang off eval_dataset alone.
+        internal_asset_deps={
+            "adapter_outputs": {dataset},
+            "judge_verdicts": {dataset},
+            "case_scores": {dataset},
+            "run_summary": {shape.key("case_scores"), shape.key("judge_verdicts")},
+        },
+        partitions_def=shape.partitions,
+        group_name=shape.group,
+        descriptions_by_output_name={output: out.description for output, out in OUTS.items()},
+        metadata_by_output_name={output: out.metadata for output, out in OUTS.items()},
+        tags_by_output_name={output: out.tags for output, out in OUTS.items()},
+        # Evaluated by summarize_run once the run record they read is written.
+        check_specs=check_specs,
+    )

@@ -9,6 +9,8 @@ off, launch and set up after the summary (issue 24, item 5), so they live in the
 evaluation layer. Each function here is one check's result.
 """
 
+from dataclasses import dataclass
+
 import dagster as dg
 
 from ragproof_assets.evaluation.resources import CheckSettings
@@ -17,31 +19,54 @@ from ragproof_core.store import RunStore, stored_run_settings
 
 RUN_SUMMARY = "run_summary"
 
-NO_REGRESSION = dg.AssetCheckSpec(
+
+@dataclass(frozen=True)
+class SummaryCheck:
+    """One check of ``run_summary``: its name and what it checks."""
+
+    name: str
+    description: str
+
+    def spec(self, asset: dg.AssetKey, *, blocking: bool) -> dg.AssetCheckSpec:
+        return dg.AssetCheckSpec(
+            self.name, asset=asset, description=self.description, blocking=blocking
+        )
+
+
+NO_REGRESSION = SummaryCheck(
     "no_regression",
-    asset=RUN_SUMMARY,
-    description="Compares this run with the last completed run of the same dataset, adapter "
+    "Compares this run with the last completed run of the same dataset, adapter "
     "and scoring settings (run.k, run.source_match, run.metrics) (paired, over the cases both "
     "scored) and fails when a metric got significantly worse by "
     "more than the tolerance.",
 )
-FAILURE_RATE = dg.AssetCheckSpec(
+FAILURE_RATE = SummaryCheck(
     "failure_rate",
-    asset=RUN_SUMMARY,
-    description="Fails when the share of cases with a case failure or a judge error is above "
+    "Fails when the share of cases with a case failure or a judge error is above "
     "the configured maximum.",
 )
-FLOORS = dg.AssetCheckSpec(
+FLOORS = SummaryCheck(
     "floors",
-    asset=RUN_SUMMARY,
-    description="Applies the floors of the run's [gate] table (CONTRACT section 25), as "
+    "Applies the floors of the run's [gate] table (CONTRACT section 25), as "
     "`ragproof check` does: fails when a metric's mean, or with every_case any scored case, "
     "is outside its bound, or fewer than min_scored cases were scored.",
 )
 RUN_SUMMARY_CHECKS = (NO_REGRESSION, FAILURE_RATE, FLOORS)
 
 
-def no_regression(run_store: RunStore, run_id: str, checks: CheckSettings) -> dg.AssetCheckResult:
+def run_summary_check_specs(asset: dg.AssetKey, *, blocking: bool) -> tuple[dg.AssetCheckSpec, ...]:
+    """The checks' specs on ``asset`` (a suite's run_summary is prefixed). Blocking: a
+    failed check fails the run and holds back what depends on the summary."""
+    return tuple(check.spec(asset, blocking=blocking) for check in RUN_SUMMARY_CHECKS)
+
+
+def no_regression(
+    run_store: RunStore,
+    run_id: str,
+    checks: CheckSettings,
+    severity: dg.AssetCheckSeverity = dg.AssetCheckSeverity.WARN,
+) -> dg.AssetCheckResult:
+    """``severity``: of a regression found (a blocking check blocks only with ERROR)."""
     current = run_store.get_run(run_id)
     baseline = run_store.last_completed_run(
         current.dataset,
@@ -79,7 +104,7 @@ def no_regression(run_store: RunStore, run_id: str, checks: CheckSettings) -> dg
     return dg.AssetCheckResult(
         check_name=NO_REGRESSION.name,
         passed=not worse,
-        severity=dg.AssetCheckSeverity.WARN,
+        severity=severity,
         metadata={
             "baseline": baseline.run_id,
             "regressed": ", ".join(m.metric for m in worse) or "none",

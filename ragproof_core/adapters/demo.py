@@ -33,6 +33,7 @@ dataset's poisoned passages are there to expose.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -101,6 +102,13 @@ def load_passages(path: Path) -> list[Passage]:
     return passages
 
 
+def passage_index(passages: Sequence[Passage]) -> BM25Index:
+    """The demo's BM25 index over ``passages``. The title goes into the indexed text, as
+    most RAG chunkers do with headings: "the try statement" should find the try
+    passages."""
+    return BM25Index([(p.id, f"{p.title}\n{p.text}") for p in passages])
+
+
 # A sentence ends at . ! or ? (optionally followed by a closing quote or
 # bracket) before whitespace and a word, quote or bracket. The next sentence
 # may start in lowercase: in this corpus many start with a keyword or a name
@@ -157,9 +165,7 @@ class DemoRAG:
         self.min_overlap = float(min_overlap)
         passages = load_passages(self.corpus)
         self._passages = {p.id: p for p in passages}
-        # The title goes into the indexed text, as most RAG chunkers do with
-        # headings: "the try statement" should find the try passages.
-        self._index = BM25Index([(p.id, f"{p.title}\n{p.text}") for p in passages])
+        self._index = passage_index(passages)
         self._sentences = {p.id: split_sentences(p.text) for p in passages}
         # A question word the corpus never uses weighs as much as the rarest
         # word it does: a question about "Rust lifetimes" is mostly unmatched.

@@ -11,6 +11,7 @@ trusting its ``__str__``.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 
 # How much of an exception's text is kept: error texts end up in the store and the
 # terminal, and a 50 kB traceback-in-a-message from some library should not.
@@ -31,9 +32,11 @@ def must_propagate(exc: BaseException) -> bool:
     return isinstance(exc, KeyboardInterrupt | asyncio.CancelledError)
 
 
-def exception_text(exc: BaseException) -> str:
+def exception_text(exc: BaseException, mask: Callable[[str], str] | None = None) -> str:
     """``Kind: text`` (just ``Kind`` when the text is empty), bounded in length;
-    an exception whose ``str()`` raises is described by its type alone."""
+    an exception whose ``str()`` raises is described by its type alone. ``mask``: the
+    run's secret values masked (``masking.Masker.text``) before the text is cut, so no
+    part of a secret survives the cut."""
     if isinstance(exc, AdapterEscape):
         exc = exc.original
     kind = type(exc).__name__
@@ -43,6 +46,8 @@ def exception_text(exc: BaseException) -> str:
         if must_propagate(broken):
             raise
         text = f"<str() raised {type(broken).__name__}>"
+    if mask is not None:
+        text = mask(text)
     if len(text) > MAX_ERROR_CHARS:
         text = text[:MAX_ERROR_CHARS] + "..."
     return f"{kind}: {text}" if text else kind

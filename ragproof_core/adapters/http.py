@@ -141,7 +141,11 @@ def _public_url(url: str) -> str:
 
 
 def _excerpt(text: str) -> str:
+    """The body's first words, cut between two words: a token a service echoes (its
+    ``Authorization`` header, in a 401's body) is whole or absent, never half, so the
+    run's masker (CONTRACT section 28), which masks whole values, leaves no part of it."""
     flat = " ".join(text.split())
     if len(flat) > _EXCERPT_CHARS:
-        return flat[:_EXCERPT_CHARS] + "..."
+        cut = flat[: _EXCERPT_CHARS + 1].rsplit(" ", 1)[0]
+        return (cut if len(cut) <= _EXCERPT_CHARS else "") + "..."
     return flat or "(empty body)"

@@ -41,7 +41,7 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
 from ragproof_core.adapters.coerce import AdapterOutputError, to_answer, to_chunks
@@ -55,6 +55,7 @@ from ragproof_core.adapters.history import (
 )
 from ragproof_core.adapters.isolation import is_async_method
 from ragproof_core.interruption import Interrupted, Interruption, finish
+from ragproof_core.masking import NO_SECRETS, Masker
 from ragproof_core.model import Case, CaseOutput, Message, units
 
 OnOutput = Callable[[Case, CaseOutput], Awaitable[None] | None]
@@ -156,6 +157,8 @@ class _Plan:
     # The adapter's async calls return without ever suspending (``at_once``): no
     # deadline could fire during one, so none is set.
     at_once: bool = False
+    # The run's secret values, masked in every output and error as it comes back.
+    masker: Masker = NO_SECRETS
     # Whether ``answer()`` is called (the run's metrics read the answer; ``retrieve`` is
     # None when they do not read its chunks).
     answers: bool = True
@@ -252,6 +255,7 @@ async def run_adapter(
     on_output: OnOutput | None = None,
     should_stop: Callable[[], bool] | None = None,
     on_conversation: OnConversation | None = None,
+    masker: Masker = NO_SECRETS,
     methods: Collection[str] = BOTH_METHODS,
     calls: Counter[str] | None = None,
     interruption: Interruption | None = None,
@@ -269,9 +273,12 @@ async def run_adapter(
     ``close_adapter`` when done with it.
     ``methods``: which of ``retrieve`` and ``answer`` a single case calls (a turn always
     calls ``answer``); ``calls`` counts the calls made, by method.
+    ``masker``: the run's secret values (CONTRACT section 28), written as ``***`` in
+    each output and case failure as the adapter gives it, before anything else (the
+    judge, the store, a later turn's history) sees it.
     """
-    plan = _plan(adapter, methods)
-    turn_plan = _plan(adapter, {*methods, ANSWER})
+    plan = replace(_plan(adapter, methods), masker=masker)
+    turn_plan = replace(_plan(adapter, {*methods, ANSWER}), masker=masker)
     counted = Counter() if calls is None else calls
     outputs: list[CaseOutput | None] = [None] * len(cases)
     # A shared iterator is the work queue: workers run on one event loop, so
@@ -397,8 +404,28 @@ async def _run_case(
     interruption: Interruption | None = None,
 ) -> CaseOutput:
     """One case, or one turn of a conversation given its ``history`` (then every method
-    that takes ``history`` gets it); each call made is counted in ``calls``. Before each
-    call, ``interruption`` raises ``Interrupted`` once a signal stopped the run."""
+    that takes ``history`` gets it), its secret values masked; each call made is counted
+    in ``calls``. Before each call, ``interruption`` raises ``Interrupted`` once a signal
+    stopped the run."""
+    output = await _call_case(plan, case, timeout_s, pool, calls, history, interruption)
+    if not plan.masker:
+        return output
+    return plan.masker.value(output, _OUTPUT_KEYS)
+
+
+# What lines an output up with its case: never masked.
+_OUTPUT_KEYS = frozenset({"case_id"})
+
+
+async def _call_case(
+    plan: _Plan,
+    case: Case,
+    timeout_s: float,
+    pool: Any,
+    calls: Counter[str],
+    history: tuple[Message, ...] | None = None,
+    interruption: Interruption | None = None,
+) -> CaseOutput:
     start = time.perf_counter()
     check = _never if interruption is None else interruption.check
 
@@ -456,7 +483,7 @@ async def _invoke(
     method: _Method, arg: Any, timeout_s: float, pool: Any, keywords: dict[str, Any], plan: _Plan
 ) -> Any:
     if plan.at_once and method.is_async:
-        return await _invoke_at_once(method, arg, keywords)
+        return await _invoke_at_once(method, arg, keywords, plan.masker)
     scope = asyncio.timeout(timeout_s)
     try:
         async with scope:
@@ -475,14 +502,16 @@ async def _invoke(
         # the adapter (a socket timeout, say) is reported like any exception.
         if scope.expired():
             raise _CallFailed(f"timeout after {float(timeout_s)}s in {method.name}()") from None
-        raise _CallFailed(_describe(exc, method.name)) from None
+        raise _CallFailed(_describe(exc, method.name, plan.masker)) from None
     except BaseException as exc:  # noqa: BLE001 - an adapter's sys.exit() fails its case only
         if must_propagate(exc):
             raise
-        raise _CallFailed(_describe(exc, method.name)) from None
+        raise _CallFailed(_describe(exc, method.name, plan.masker)) from None
 
 
-async def _invoke_at_once(method: _Method, arg: Any, keywords: dict[str, Any]) -> Any:
+async def _invoke_at_once(
+    method: _Method, arg: Any, keywords: dict[str, Any], masker: Masker
+) -> Any:
     """``_invoke`` for an adapter whose calls never suspend (``at_once``): the same
     failures, without a deadline."""
     try:
@@ -490,7 +519,7 @@ async def _invoke_at_once(method: _Method, arg: Any, keywords: dict[str, Any]) -
     except BaseException as exc:  # noqa: BLE001 - as in _invoke
         if must_propagate(exc):
             raise
-        raise _CallFailed(_describe(exc, method.name)) from None
+        raise _CallFailed(_describe(exc, method.name, masker)) from None
 
 
 def _coerce(convert: Callable[[Any], Any], raw: Any, name: str) -> Any:
@@ -500,5 +529,5 @@ def _coerce(convert: Callable[[Any], Any], raw: Any, name: str) -> Any:
         raise _CallFailed(f"invalid output from {name}(): {exc}") from None
 
 
-def _describe(exc: BaseException, name: str) -> str:
-    return f"{exception_text(exc)} (in {name}())"
+def _describe(exc: BaseException, name: str, masker: Masker) -> str:
+    return f"{exception_text(exc, masker.text if masker else None)} (in {name}())"

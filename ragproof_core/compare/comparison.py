@@ -208,8 +208,21 @@ class Comparison:
     def mixed_judges(self) -> bool:
         return bool(self.judge_differences)
 
-    def render_table(self) -> str:
-        return render_table(self)
+    @property
+    def unscored(self) -> tuple[str, ...]:
+        """The metrics neither run scored a case of: the tables leave them out by default
+        (CONTRACT section 25); ``to_dict`` keeps them."""
+        return tuple(m.metric for m in self.metrics if not (m.scored_a or m.scored_b))
+
+    def shown(self, all_metrics: bool = False) -> tuple[MetricComparison, ...]:
+        """The metrics the tables list: every one with ``all_metrics``, else those either
+        run scored."""
+        if all_metrics:
+            return self.metrics
+        return tuple(m for m in self.metrics if m.scored_a or m.scored_b)
+
+    def render_table(self, all_metrics: bool = False) -> str:
+        return render_table(self, all_metrics)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -519,9 +532,11 @@ def _signed(x: float | None) -> str:
     return "-" if x is None else f"{x:+.4f}"
 
 
-def render_table(comparison: Comparison) -> str:
-    """The comparison as plain text for a terminal."""
+def render_table(comparison: Comparison, all_metrics: bool = False) -> str:
+    """The comparison as plain text for a terminal; metrics neither run scored are
+    named below the table unless ``all_metrics``."""
     c = comparison
+    shown = c.shown(all_metrics)
     out = [
         f"A: {c.run_a}  (judge {c.judge_model_a or 'none'})",
         f"B: {c.run_b}  (judge {c.judge_model_b or 'none'})",
@@ -542,10 +557,16 @@ def render_table(comparison: Comparison) -> str:
             _num(m.mde),
             m.verdict,
         ]
-        for m in c.metrics
+        for m in shown
     ]
     headers = ["metric", "paired", "mean A", "mean B", "delta", "95% CI", "p", "MDE", "verdict"]
     out.extend(text_table(headers, rows, right={1, 2, 3, 4, 6, 7}))
+    if len(shown) < len(c.metrics):
+        hidden = len(c.metrics) - len(shown)
+        out.append(
+            f"Not shown: {hidden} metric{'s' if hidden != 1 else ''} neither run scored "
+            "(--all-metrics lists them)."
+        )
     out.append(
         f"Read: delta = B - A over the cases scored in both runs; verdict from a paired "
         f"sign-flip test at alpha {c.alpha:g}, in each metric's own direction; MDE = the "

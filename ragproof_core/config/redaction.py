@@ -3,12 +3,11 @@
 A rule, not a list of header names (docs/errors.md, "Secrets in the config"):
 
 - a key whose name holds a secret word is stored as ``REDACTED`` whatever its
-  value (a string, a list, a table). The name is split into words at
-  separators and camelCase humps and compared case-insensitively; a word is a
-  secret word when it is one of ``SECRET_WORDS`` or ends with one of
-  ``SECRET_ENDINGS`` (``apikey``, ``accesstoken``, ``clientsecret``). So
-  ``openai_key``, ``Ocp-Apim-Subscription-Key``, ``X-Auth-Token``, ``creds`` and
-  ``pwd`` are redacted; ``max_tokens``, ``tokenizer``, ``keys`` and ``author`` are kept;
+  value (a string, a list, a table). Which names hold secrets is the one rule of
+  ``ragproof_core.masking`` (``is_secret_key``), the same for environment
+  variables and the judge's error masking: ``openai_key``,
+  ``Ocp-Apim-Subscription-Key``, ``X-Auth-Token``, ``creds`` and ``pwd`` are
+  redacted; ``max_tokens``, ``tokenizer``, ``keys`` and ``author`` are kept;
 - in every string, each URL loses its user info (``https://TOKEN@host`` ->
   ``https://***@host``; ``https://user:pw@host`` -> ``https://user:***@host``)
   and every query-string value (``?api_key=X&v=2`` -> ``?api_key=***&v=***``);
@@ -26,37 +25,10 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-REDACTED = "***"
+from ragproof_core.masking import MASK, is_secret_key
 
-SECRET_WORDS = frozenset(
-    {
-        "key",
-        "token",
-        "secret",
-        "secrets",
-        "password",
-        "passwd",
-        "passphrase",
-        "pwd",
-        "bearer",
-        "auth",
-        "authorization",
-        "authentication",
-        "credential",
-        "credentials",
-        "cred",
-        "creds",
-        "cookie",
-        "cookies",
-        "signature",
-        "sig",
-    }
-)
-# A word made of several run together (``apikey``, ``authtoken``, ``oauth``).
-SECRET_ENDINGS = ("key", "token", "secret", "password", "passwd", "pwd", "auth", "cookie")
+REDACTED = MASK
 
-_HUMP = re.compile(r"([a-z0-9])([A-Z])")
-_WORD = re.compile(r"[a-z0-9]+")
 # A URL: a scheme (a letter, then letters, digits, "+", "." or "-"), "://", and what
 # follows up to a space, a quote or an angle bracket. Written so a search is linear in the
 # text: a match is tried only where a run of scheme characters starts (the lookbehind),
@@ -67,16 +39,6 @@ _WORD = re.compile(r"[a-z0-9]+")
 _URL = re.compile(
     r"(?<![A-Za-z0-9+.\-])[0-9+.\-]*+(?P<url>[A-Za-z][A-Za-z0-9+.\-]*+://[^\s\"'<>]+)"
 )
-
-
-def name_words(name: str) -> list[str]:
-    """``X-Auth-Token`` -> ``["x", "auth", "token"]``; ``openaiKey`` -> ``["openai", "key"]``."""
-    return _WORD.findall(_HUMP.sub(r"\1_\2", name).lower())
-
-
-def is_secret_key(name: str) -> bool:
-    """True when a key of this name holds a secret (see the module's rule)."""
-    return any(word in SECRET_WORDS or word.endswith(SECRET_ENDINGS) for word in name_words(name))
 
 
 def _redact_query_part(part: str) -> str:
@@ -107,6 +69,13 @@ def redact_url(url: str) -> str:
 def _redact_match(match: re.Match[str]) -> str:
     start = match.start("url") - match.start()
     return match.group()[:start] + redact_url(match.group("url"))
+
+
+def find_urls(text: str) -> list[str]:
+    """Every URL in ``text``, as ``redact_text`` finds them."""
+    if "://" not in text:
+        return []
+    return [match.group("url") for match in _URL.finditer(text)]
 
 
 def redact_text(text: str) -> str:

@@ -178,6 +178,8 @@ class Config:
     traces: TracesSettings = dataclasses.field(default_factory=TracesSettings)
     # The [gate] table: floors the run must clear (CONTRACT section 25).
     gate: tuple[Floor, ...] = ()
+    # The file it was read from, as its errors name it (None: the defaults).
+    source: str | None = dataclasses.field(default=None, compare=False)
 
     def __post_init__(self) -> None:
         selected = self.selected_metrics()  # a pattern matching none is bad input
@@ -241,7 +243,7 @@ class Config:
                 self.adapter.target if adapter is None else adapter,
                 dict(self.adapter.options if options is None else options),
             )
-        return Config(run, spec, self.judge, self.metrics, self.traces, self.gate)
+        return Config(run, spec, self.judge, self.metrics, self.traces, self.gate, self.source)
 
 
 def run_settings_dict(run: RunSettings, custom: Sequence[str] = ()) -> dict[str, Any]:
@@ -327,6 +329,7 @@ def load_config(path: str | Path | None) -> Config:
             metric_tables,
             tables.get("traces", TracesSettings()),
             gate,
+            str(path),
         )
     except ConfigError as exc:
         raise ConfigError(f"{path}: {exc}") from None

@@ -271,7 +271,7 @@ class CaseRow(BaseModel):
 
     id: _Text
     question: _Text
-    kind: Literal["qa", "unanswerable", "injection"] | None = None
+    kind: Literal["qa", "unanswerable", "injection", "poisoning"] | None = None
     # A graded object is checked by source_grades() before this model sees the row.
     expected_source_ids: list[str] | None = None
     expected_answer: str | None = None
@@ -281,6 +281,9 @@ class CaseRow(BaseModel):
     expected_tools: list[ExpectedToolRow] | None = None
     tool_match: Literal["exact", "in_order", "any_order"] | None = None
     expected_hops: list[Annotated[list[_Text], AfterValidator(_non_empty)]] | None = None
+    # CONTRACT section 23: a poisoning case's marker; the restricted ids its user may see.
+    poison_marker: str | None = None
+    allowed_restricted_ids: list[str] | None = None
 
 
 CASE_FIELDS = tuple(CaseRow.model_fields)
@@ -401,6 +404,10 @@ def _to_case(row: Any) -> Case:
         expected_hops=None
         if valid.expected_hops is None
         else tuple(tuple(hop) for hop in valid.expected_hops),
+        poison_marker=valid.poison_marker,
+        allowed_restricted_ids=None
+        if valid.allowed_restricted_ids is None
+        else tuple(valid.allowed_restricted_ids),
     )
 
 
@@ -459,7 +466,9 @@ def _turn_case(turn: Any, case_id: str) -> Case:
         if turn.get(key) is not None:
             raise _Invalid(f"{key}: {reason}")
     if turn.get("kind") == CONVERSATION_KIND:
-        raise _Invalid("kind: a turn is a qa, unanswerable or injection case, not a conversation")
+        raise _Invalid(
+            "kind: a turn is a qa, unanswerable, injection or poisoning case, not a conversation"
+        )
     return _to_case({**turn, "id": case_id})
 
 

@@ -7,7 +7,7 @@ raises ``DatasetError`` (``PATH:LINE: reason``). A chunk's document is
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +19,8 @@ class CorpusChunk:
     id: str
     text: str
     document_id: str
+    # As the line gave it (generate attacks reads its title and flags); not hashed.
+    metadata: dict[str, Any] = field(default_factory=dict, hash=False)
 
     def as_input(self) -> dict[str, str]:
         """The chunk as a prompt input (``{"id", "text"}``)."""
@@ -41,7 +43,12 @@ def load_corpus(path: str | Path) -> list[CorpusChunk]:
         metadata = row.get("metadata") or {}
         document = metadata.get("document_id")
         chunks.append(
-            CorpusChunk(row["id"], row["text"], row["id"] if document is None else str(document))
+            CorpusChunk(
+                row["id"],
+                row["text"],
+                row["id"] if document is None else str(document),
+                metadata,
+            )
         )
     if not chunks:
         raise DatasetError(path_text, 1, "corpus has no chunks")

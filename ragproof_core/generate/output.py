@@ -47,9 +47,15 @@ def case_rows(
 
 
 def write_rows(path: Path, rows: Sequence[Mapping[str, Any]]) -> None:
+    text = "".join(json.dumps(row, ensure_ascii=False, allow_nan=False) + "\n" for row in rows)
+    write_text(path, text)
+
+
+def write_text(path: Path, text: str) -> None:
+    """``text`` written to ``path`` (its folder made), through a temporary file renamed
+    into place, so a reader never sees half a file."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    text = "".join(json.dumps(row, ensure_ascii=False, allow_nan=False) + "\n" for row in rows)
     fd, temp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:

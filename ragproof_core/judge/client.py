@@ -35,12 +35,13 @@ import warnings
 import weakref
 from collections.abc import Awaitable, Callable
 from contextvars import ContextVar
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from types import ModuleType
 from typing import Any
 
 from ragproof_core.judge.breaker import Outcome
+from ragproof_core.masking import Masker, environment_secrets
 
 # Status codes worth retrying: rate limits, request timeouts and server faults.
 RETRYABLE_STATUS = frozenset({408, 429})
@@ -299,6 +300,7 @@ class LiteLLMClient:
         backoff_base_s: float = 0.5,
         backoff_max_s: float = 8,
         at_send: Callable[[], Awaitable[object]] | None = None,
+        masker: Masker | None = None,
         retry_after_max_s: float = RETRY_AFTER_MAX_S,
     ) -> None:
         if max_attempts < 1:
@@ -312,6 +314,9 @@ class LiteLLMClient:
         self.retry_after_max_s = retry_after_max_s
         # Awaited as every request leaves, retries included: the RPM limiter's hook.
         self.at_send = at_send
+        # The run's secret values, masked in every reply and error as they arrive
+        # (CONTRACT section 28); outside a run, the environment's secret-named variables'.
+        self.masker = Masker(environment_secrets()) if masker is None else masker
         # Per event loop (a session binds to one): the gated session, and whether
         # LiteLLM's path for this model sends through it.
         self._sessions: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Any] = (
@@ -356,15 +361,19 @@ class LiteLLMClient:
                 last = exc
                 if not is_retryable(exc, litellm):
                     raise TransportError(
-                        _describe(exc, attempt, final=True), refusal_outcome(exc, litellm)
+                        _describe(exc, attempt, True, self.masker),
+                        refusal_outcome(exc, litellm),
                     ) from exc
                 if attempt < self.max_attempts:
                     await asyncio.sleep(self.backoff_s(attempt, _retry_after_s(exc)))
                 continue
-            return _to_raw_reply(response)
+            reply = _to_raw_reply(response)
+            return replace(reply, text=redact_secrets(reply.text, self.masker))
         assert last is not None
         outcome = Outcome.NO_ANSWER if got_no_answer(last, litellm) else Outcome.GAVE_UP
-        raise TransportError(_describe(last, self.max_attempts, final=False), outcome) from last
+        raise TransportError(
+            _describe(last, self.max_attempts, False, self.masker), outcome
+        ) from last
 
     async def _attempt(
         self, litellm: Any, messages: list[dict[str, str]], response_format: dict[str, Any]
@@ -437,10 +446,11 @@ class LiteLLMClient:
 _LITELLM_PREFIX = re.compile(r"^(?:litellm\.\w+: )?(?:\w+Error: )?(?:\w+Exception - )?")
 
 
-def _describe(exc: BaseException, attempts: int, final: bool) -> str:
+def _describe(exc: BaseException, attempts: int, final: bool, masker: Masker | None) -> str:
     status = _status_code(exc)
     what = f"{type(exc).__name__}" + (f" (HTTP {status})" if status is not None else "")
-    text = redact_secrets(str(exc).strip())  # before truncating: no partial secret survives
+    # Before truncating: no partial secret survives.
+    text = redact_secrets(str(exc).strip(), masker)
     message = _LITELLM_PREFIX.sub("", text.splitlines()[0]) if text else ""
     if len(message) > 300:
         message = message[:297] + "..."
@@ -448,15 +458,13 @@ def _describe(exc: BaseException, attempts: int, final: bool) -> str:
     return f"{what}: {message} [{tail}]" if message else f"{what} [{tail}]"
 
 
-_SECRET_NAME_PARTS = ("KEY", "TOKEN", "SECRET", "PASSWORD")
-
-
-def redact_secrets(text: str) -> str:
-    """Mask any secret-looking environment value a provider may echo in an error message."""
-    for name, value in os.environ.items():
-        if len(value) >= 8 and any(part in name.upper() for part in _SECRET_NAME_PARTS):
-            text = text.replace(value, "***")
-    return text
+def redact_secrets(text: str, masker: Masker | None = None) -> str:
+    """``text`` (a provider's reply or error) with the run's secret values masked; without
+    a run's ``masker``, the values of the environment's secret-named variables (the one
+    rule of ``ragproof_core.masking``)."""
+    if masker is None:
+        masker = Masker(environment_secrets())
+    return masker.text(text)
 
 
 def _to_raw_reply(response: Any) -> RawReply:

@@ -15,6 +15,7 @@ from ragproof_core.judge.jury import make_jury
 from ragproof_core.judge.rate_limit import SLOT_FILE_NAME, make_limiter
 from ragproof_core.judge.session import LiteLLMJudge
 from ragproof_core.judge.settings import JudgeEnv
+from ragproof_core.masking import Masker
 from ragproof_core.store_health import StoreHealth
 
 
@@ -27,6 +28,7 @@ def make_judge(
     health: StoreHealth | None = None,
     shard: int = 0,
     anchor: float | None = None,
+    masker: Masker | None = None,
     read_only: bool = False,
     interruption: Interruption | None = None,
 ):
@@ -37,8 +39,9 @@ def make_judge(
     With ``rpm`` set, requests are spaced through a slot file beside a local cache
     (shared by every process using this store); otherwise this process, shard
     ``shard`` of ``shards``, takes its own slots of the run's schedule anchored at
-    ``anchor`` (the run's start, epoch seconds; see ``rate_limit``). ``interruption``:
-    a run step's stop on a signal, after which no request is sent.
+    ``anchor`` (the run's start, epoch seconds; see ``rate_limit``). ``masker``: the
+    run's secret values, masked in every reply and error (CONTRACT section 28).
+    ``interruption``: a run step's stop on a signal, after which no request is sent.
     """
     models = tuple(dict.fromkeys(env.models))  # a model named twice is one juror
     if not models:
@@ -52,7 +55,17 @@ def make_judge(
     slot_path = cache_path.with_name(SLOT_FILE_NAME) if isinstance(cache_path, Path) else None
     limiter = make_limiter(env.rpm, slot_path, shares=shards, share=shard, anchor=anchor)
     if len(models) > 1:
-        return make_jury(env, models, cache, use_cache, concurrency, limiter, health, interruption)
+        return make_jury(
+            env,
+            models,
+            cache,
+            use_cache,
+            concurrency,
+            limiter,
+            health,
+            masker=masker,
+            interruption=interruption,
+        )
     return LiteLLMJudge(
         replace(env, model=models[0]),
         cache,
@@ -61,5 +74,6 @@ def make_judge(
         owns_cache=cache is not None,
         limiter=limiter,
         health=health,
+        masker=masker,
         interruption=interruption,
     )

@@ -43,6 +43,7 @@ from ragproof_core.judge.session import JudgeStats, LiteLLMJudge
 from ragproof_core.judge.settings import JudgeEnv
 from ragproof_core.judge.types import Judge, JudgeVerdict
 from ragproof_core.judge.usage import UsageTally
+from ragproof_core.masking import Masker
 from ragproof_core.model import MetricResult, Status
 from ragproof_core.store_health import StoreHealth
 
@@ -159,6 +160,7 @@ def make_jury(
     concurrency: int,
     limiter: RateLimiter | None,
     health: StoreHealth | None = None,
+    masker: Masker | None = None,
     interruption: Interruption | None = None,
 ) -> JuryJudge:
     budget = Budget(env.max_cost_usd)
@@ -176,6 +178,7 @@ def make_jury(
                 usage=usage,
                 share_from=members[0] if members else None,
                 health=health,
+                masker=masker,
                 interruption=interruption,
             )
         )

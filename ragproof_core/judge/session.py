@@ -67,6 +67,7 @@ from ragproof_core.judge.schemas import (
 from ragproof_core.judge.settings import JudgeEnv
 from ragproof_core.judge.types import JudgeVerdict
 from ragproof_core.judge.usage import UsageTally
+from ragproof_core.masking import Masker
 from ragproof_core.store_health import StoreHealth
 
 # The reply formats a run records (``LiteLLMJudge.reply_format``).
@@ -122,6 +123,7 @@ class LiteLLMJudge:
         usage: UsageTally | None = None,
         share_from: LiteLLMJudge | None = None,
         health: StoreHealth | None = None,
+        masker: Masker | None = None,
         interruption: Interruption | None = None,
     ) -> None:
         if env.model is None:
@@ -141,6 +143,7 @@ class LiteLLMJudge:
             timeout_s=env.timeout_s,
             max_attempts=env.max_attempts,
             backoff_base_s=env.backoff_s,
+            masker=masker,
         )
         self.prompts = load_prompts() if prompts is None else prompts
         if env.mode == "combined" and "combined" not in self.prompts:

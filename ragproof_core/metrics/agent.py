@@ -351,7 +351,6 @@ METRICS: tuple[MetricSpec, ...] = (
         _NEEDS,
         "made tool calls matching an expected call (one to one) / made calls",
         group=TOOL_GROUP,
-        listed_when_unused=False,
         reads=frozenset({"tool_calls"}),
     ),
     MetricSpec(
@@ -361,7 +360,6 @@ METRICS: tuple[MetricSpec, ...] = (
         _NEEDS,
         "expected tool calls matched by a made call (one to one) / expected calls",
         group=TOOL_GROUP,
-        listed_when_unused=False,
         reads=frozenset({"tool_calls"}),
     ),
     MetricSpec(
@@ -371,7 +369,6 @@ METRICS: tuple[MetricSpec, ...] = (
         _NEEDS,
         "1 when the made calls satisfy the case's tool_match (exact, in_order, any_order)",
         group=TOOL_GROUP,
-        listed_when_unused=False,
         reads=frozenset({"tool_calls"}),
     ),
     MetricSpec(
@@ -382,7 +379,6 @@ METRICS: tuple[MetricSpec, ...] = (
         "the number of steps the agent took",
         score=case_only(step_count),
         score_columns=step_columns,
-        listed_when_unused=False,
         reads=frozenset({"tool_calls"}),
         bounded=False,
     ),
@@ -395,7 +391,6 @@ METRICS: tuple[MetricSpec, ...] = (
         plan=plan_without_params(plan_task_completion),
         score_columns=unjudged_task_columns,
         prompt=TASK_COMPLETION_PROMPT,
-        listed_when_unused=False,
         reads=frozenset({"answer", "tool_calls"}),
     ),
 )

@@ -123,7 +123,6 @@ METRICS: tuple[MetricSpec, ...] = (
         "mean over expected hops of the i-th retrieve step's recall@k (a missing step: 0)",
         group=HOP_GROUP,
         cutoff="k",
-        listed_when_unused=False,
         reads=frozenset({"tool_calls"}),
     ),
     MetricSpec(
@@ -134,7 +133,6 @@ METRICS: tuple[MetricSpec, ...] = (
         "mean over expected hops of the i-th retrieve step's precision@k (a missing step: 0)",
         group=HOP_GROUP,
         cutoff="k",
-        listed_when_unused=False,
         reads=frozenset({"tool_calls"}),
     ),
 )

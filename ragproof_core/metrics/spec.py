@@ -172,9 +172,6 @@ class MetricSpec:
     calibrates: bool = True
     # Whether a run that selects no metrics scores it (False: opt-in, selected by name).
     default: bool = True
-    # Whether the summary tables list it when no case got past its skip (False for the
-    # agent metrics: a run without agent cases shows the rows it always showed).
-    listed_when_unused: bool = True
     # A metric of a whole conversation (module docstring); ``plan`` skips single cases.
     conversation: ConversationPlan | None = None
     # ``conversation``'s rows for many conversations at once, in a run without a judge.

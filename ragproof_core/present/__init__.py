@@ -23,6 +23,8 @@ from ragproof_core.present.app_page import (
     render_app_page,
 )
 from ragproof_core.present.case_search import (
+    ORDERS,
+    SORT_COLUMNS,
     STATUSES,
     CaseQuery,
     search_cases,
@@ -72,6 +74,7 @@ from ragproof_core.present.run_list import (
 from ragproof_core.present.summary import (
     calibration_json,
     calibration_table,
+    hidden_note,
     latency_note,
     refusal_tradeoff,
     run_json,
@@ -91,7 +94,9 @@ __all__ = [
     "LabelSession",
     "MetricMoments",
     "MixedJudgesError",
+    "ORDERS",
     "SERVE_URL_ENV",
+    "SORT_COLUMNS",
     "STATUSES",
     "agreement_lines",
     "app_content_security_policy",
@@ -105,6 +110,7 @@ __all__ = [
     "distributions_table",
     "gather_case",
     "gather_report",
+    "hidden_note",
     "judge_failures_line",
     "identity_line",
     "judge_usage_markdown",

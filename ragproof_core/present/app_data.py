@@ -20,6 +20,7 @@ from ragproof_core.compare.comparison import (
 from ragproof_core.metrics.custom import stored_registry
 from ragproof_core.present.judge_activity import judge_failures_line
 from ragproof_core.present.run_list import run_dict
+from ragproof_core.present.summary import nothing_scored
 from ragproof_core.store.run_store import RunRecord, RunStore
 
 
@@ -44,7 +45,7 @@ def runs_data(
     return {
         "runs": [run_dict(r) for r in page],
         "datasets": datasets(records),
-        "page": {"offset": offset, "limit": limit, "total": total},
+        "paging": {"offset": offset, "limit": limit, "total": total},
     }
 
 
@@ -67,6 +68,9 @@ def run_data(store: RunStore, record: RunRecord, records: Sequence[RunRecord]) -
                 "scored": summaries[metric]["scored"],
                 "skipped": summaries[metric]["skipped"],
                 "errored": summaries[metric]["errored"],
+                "judge_errors": summaries[metric]["judge_errors"],
+                # Left out of the page's table until asked for (CONTRACT section 25).
+                "nothing_scored": nothing_scored(summaries[metric]),
             }
             for metric in registry.order(set(summaries))
         ],

@@ -21,7 +21,7 @@ from ragproof_core.present.html import (
     static_text,
 )
 
-PAGES = ("runs", "run", "trends", "compare", "cases", "label", "problem")
+PAGES = ("runs", "run", "trends", "compare", "cases", "case", "label", "problem")
 
 
 def app_script() -> str:
@@ -41,6 +41,9 @@ def render_app_page(page: str, title: str, data: dict[str, Any]) -> str:
     """The HTML of app page ``page`` (one of ``PAGES``) showing ``data``."""
     if page not in PAGES:
         raise ValueError(f"unknown page {page!r}")
+    if "page" in data:
+        # The script picks the page by data.page: a data key of that name would hide it.
+        raise ValueError("page data may not hold a key named 'page'")
     fields = {
         "TITLE": html.escape(title),
         "CSP": html.escape(app_content_security_policy(), quote=False).replace('"', "&quot;"),

@@ -117,9 +117,13 @@ def floor_lines(floors: Sequence[FloorResult]) -> list[str]:
 
 
 def render_markdown(
-    comparison: Comparison, margin: float = 0.0, floors: Sequence[FloorResult] = ()
+    comparison: Comparison,
+    margin: float = 0.0,
+    floors: Sequence[FloorResult] = (),
+    all_metrics: bool = False,
 ) -> str:
-    """The comparison as Markdown, with ``floors`` (B's floors applied to B) first."""
+    """The comparison as Markdown, with ``floors`` (B's floors applied to B) first; the
+    metrics neither run scored are named under the table unless ``all_metrics``."""
     c = comparison
     out = [
         f"### ragproof: {code(c.run_b)} vs {code(c.run_a)}",
@@ -138,12 +142,17 @@ def render_markdown(
         _row(["metric", "paired", "mean A", "mean B", "delta", "95% CI", "p", "verdict"]),
         "| :--- | ---: | ---: | ---: | ---: | ---: | ---: | :--- |",
     ]
-    for m in c.metrics:
+    for m in c.shown(all_metrics):
         ci = "–" if m.ci_low is None else f"[{_signed(m.ci_low)}, {_signed(m.ci_high)}]"
         name = text(m.metric) + ("" if m.higher_is_better else " (lower is better)")
         verdict = f"{_VERDICT_ICON.get(m.verdict, '⚪')} {text(m.verdict)}"
         row = [name, str(m.paired), _num(m.mean_a), _num(m.mean_b), _signed(m.delta), ci]
         out.append(_row([*row, _num(m.p_value), verdict]))
+    if not all_metrics and c.unscored:
+        out += [
+            "",
+            f"Not shown, neither run scored them: {', '.join(code(m) for m in c.unscored)}.",
+        ]
     out += [
         "",
         f"delta = B − A over the cases scored in both runs; 95% paired bootstrap CI; verdict "

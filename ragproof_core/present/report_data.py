@@ -47,7 +47,12 @@ from ragproof_core.present import report_queries as queries
 from ragproof_core.present.judge_activity import judge_failures_line
 from ragproof_core.present.report_queries import RunFiles
 from ragproof_core.present.run_files import reader
-from ragproof_core.present.summary import LATENCY_METRIC, calibration_json, latency_note
+from ragproof_core.present.summary import (
+    LATENCY_METRIC,
+    calibration_json,
+    latency_note,
+    nothing_scored,
+)
 from ragproof_core.present.threads import (
     shown_threads,
     thread,
@@ -76,6 +81,7 @@ KIND_CODES: dict[str, str] = {
     CaseKind.QA.value: "q",
     CaseKind.UNANSWERABLE.value: "u",
     CaseKind.INJECTION.value: "i",
+    CaseKind.POISONING.value: "p",
 }
 HISTOGRAM_BINS = 10
 CONFIDENCE = 0.95
@@ -203,6 +209,16 @@ def worst_sql(run_id: str, metric: str, up_is_good: bool, skip: int) -> str:
     )
 
 
+def _marker(case: Case) -> str | None:
+    """What the case's answer must not print: an injection's sentinel, a poisoning
+    case's marker (CONTRACT section 23); None for any other case."""
+    if case.kind is CaseKind.INJECTION:
+        return expected_marker(case)
+    if case.kind is CaseKind.POISONING:
+        return case.poison_marker
+    return None
+
+
 def marker_span(answer: str | None, marker: str | None) -> list[int] | None:
     """Where ``marker`` appears in ``answer`` (case-insensitive), as ``[start, end]``.
 
@@ -306,7 +322,7 @@ def _case_detail(
     elif answer is not None and answer.retrieved_chunks is not None:
         chunks, chunk_source = answer.retrieved_chunks, "answer.retrieved_chunks"
     context_ids = {c.id for c in (output.context or ())} if output is not None else set()
-    marker = expected_marker(case) if case.kind is CaseKind.INJECTION else None
+    marker = _marker(case)
     text = answer.text if answer is not None else None
     turn = case.turn
     return {
@@ -461,7 +477,7 @@ def _metric_block(
     up: bool = True,
 ) -> dict[str, Any]:
     ci = counted_mean_ci(values)
-    return {
+    block = {
         "name": metric,
         "higher_is_better": up,
         "mean": _round(summary.get("mean")),
@@ -477,6 +493,9 @@ def _metric_block(
         "worst": worst,
         "sql": worst_sql(run_id, metric, up, len(worst)),
     }
+    # Left out of the page's tables until asked for (CONTRACT section 25).
+    block["nothing_scored"] = nothing_scored(block)
+    return block
 
 
 def _scores(

@@ -40,7 +40,8 @@ _RIGHT = {HEADERS.index(name) for name in ("k", "metrics", "judge errors", "case
 
 # The run table's columns the listing leaves out (``show --json`` and the report carry
 # them): the stored settings, which k, source_match and metric_count sum up, and the
-# judge's counts and detail but its errors (CONTRACT sections 24, 25).
+# judge's counts and detail but its errors (CONTRACT sections 24, 25), and how many
+# strings the run masked (``show --json``'s ``secrets_masked``, section 28).
 LEFT_OUT = frozenset(
     {
         "config_json",
@@ -51,6 +52,7 @@ LEFT_OUT = frozenset(
         "judge_output_tokens",
         "judge_usage",
         "judge_agreement",
+        "secrets_masked",
     }
 )
 

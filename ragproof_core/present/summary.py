@@ -10,7 +10,6 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ragproof_core.adapters.runner import adapter_calls_dict
-from ragproof_core.metrics.registry import REGISTRY, Registry
 from ragproof_core.text_table import text_table
 
 # Columns of the terminal and Markdown tables, in order.
@@ -45,6 +44,7 @@ def run_json(
     summaries: Sequence[Any],
     judge: Mapping[str, Any] | None = None,
     adapter_calls: Mapping[str, int] | None = None,
+    secrets_masked: int = 0,
 ) -> dict[str, Any]:
     out: dict[str, Any] = {
         "run_id": run_id,
@@ -55,6 +55,8 @@ def run_json(
         out["judge"] = dict(judge)
     if adapter_calls is not None:
         out["adapter_calls"] = adapter_calls_dict(adapter_calls)
+    if secrets_masked:  # CONTRACT section 28: said only when the run masked anything
+        out["secrets_masked"] = secrets_masked
     return out
 
 
@@ -62,23 +64,40 @@ def _number(value: float | None) -> str:
     return "-" if value is None else f"{value:.4f}"
 
 
-def listed(summaries: Sequence[Any], registry: Registry = REGISTRY) -> list[Any]:
-    """The summaries the tables show: all but those of a metric declared
-    ``listed_when_unused=False`` that every case skipped (the agent metrics of a run
-    without agent cases). ``--json`` and the store keep every metric."""
-    shown = []
-    for s in summaries:
-        declared = registry.spec(_field(s, "metric"))
-        d = summary_dict(s)
-        used = d["scored"] or d["not_applicable"] or d["judge_errors"] or not d["skipped"]
-        if declared is None or declared.listed_when_unused or used:
-            shown.append(s)
-    return shown
+def nothing_scored(summary: Any) -> bool:
+    """A metric with nothing to show (CONTRACT section 25): no case scored and no judge
+    error (every case skipped or not applicable: the agent and hop metrics of a plain
+    RAG dataset, the judge metrics of a run without a judge). A metric the judge failed
+    on is shown: its failures are what the run has to say. Case failures count in every
+    metric, so they alone keep no metric shown (the summary's last line counts them)."""
+    d = summary_dict(summary)
+    return not d["scored"] and not d["judge_errors"]
 
 
-def _rows(summaries: Sequence[Any]) -> list[tuple[str, ...]]:
+def listed(summaries: Sequence[Any], all_metrics: bool = False) -> list[Any]:
+    """The summaries the tables show: every metric with ``all_metrics``, else those not
+    ``nothing_scored``. ``--json`` and the store keep every metric."""
+    return [s for s in summaries if all_metrics or not nothing_scored(s)]
+
+
+def hidden_metrics(summaries: Sequence[Any]) -> list[str]:
+    """The metrics ``listed`` leaves out by default, in the summaries' order."""
+    return [_field(s, "metric") for s in summaries if nothing_scored(s)]
+
+
+def hidden_note(summaries: Sequence[Any], how: str) -> str | None:
+    """The line saying how many metrics the table left out and ``how`` to list them; None
+    when it left out none."""
+    hidden = hidden_metrics(summaries)
+    if not hidden:
+        return None
+    metrics = "metric" if len(hidden) == 1 else "metrics"
+    return f"not shown: {len(hidden)} {metrics} with nothing scored ({how} lists them)"
+
+
+def _rows(summaries: Sequence[Any], all_metrics: bool) -> list[tuple[str, ...]]:
     rows = []
-    for s in listed(summaries):
+    for s in listed(summaries, all_metrics):
         d = summary_dict(s)
         rows.append(
             (
@@ -95,15 +114,21 @@ def _rows(summaries: Sequence[Any]) -> list[tuple[str, ...]]:
     return rows
 
 
-def summary_table(summaries: Sequence[Any]) -> str:
-    """Plain-text table for the terminal; ``-`` marks a statistic with nothing scored."""
-    return "\n".join(text_table(_COLUMNS, _rows(summaries)))
+def summary_table(summaries: Sequence[Any], all_metrics: bool = False) -> str:
+    """Plain-text table for the terminal; ``-`` marks a statistic with nothing scored.
+    Metrics with nothing scored are left out unless ``all_metrics`` (``listed``)."""
+    return "\n".join(text_table(_COLUMNS, _rows(summaries, all_metrics)))
 
 
 def summary_markdown(summaries: Sequence[Any]) -> str:
-    rows = _rows(summaries)
+    """The summary as Markdown (Dagster's metadata), metrics with nothing scored named
+    below the table rather than listed in it."""
+    rows = _rows(summaries, all_metrics=False)
     out = ["| " + " | ".join(_COLUMNS) + " |", "|" + "---|" * len(_COLUMNS)]
     out += ["| " + " | ".join(row) + " |" for row in rows]
+    hidden = hidden_metrics(summaries)
+    if hidden:
+        out += ["", f"Not shown, nothing scored: {', '.join(f'`{m}`' for m in hidden)}."]
     return "\n".join(out)
 
 

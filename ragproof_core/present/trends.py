@@ -1,4 +1,6 @@
-"""Per-dataset metric trends over runs, each point with its interval (CONTRACT section 22).
+"""Per-dataset metric trends over runs, each point with its interval (CONTRACT sections
+22, 25): one line per series of runs set up alike (adapter and config digest), named,
+over the runs' start times; runs that did not complete are marked, not joined.
 
 A point is one finished run's mean of one metric over its scored cases,
 with the normal-approximation 95% interval ``mean ± 1.96 * sd / sqrt(n)``
@@ -15,12 +17,14 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ragproof_core.config.identity import SHORT_DIGEST
 from ragproof_core.metrics.registry import Registry
 from ragproof_core.model import Status
 from ragproof_core.present.run_files import reader, table_files
 from ragproof_core.store.run_store import RunRecord, RunStore
 
 Z_95 = 1.96
+COMPLETED = "completed"
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,15 +61,49 @@ def run_moments(store: RunStore, run_ids: Sequence[str]) -> list[MetricMoments]:
     return [MetricMoments(r, m, int(n), mean, sd) for r, m, n, mean, sd in rows]
 
 
+@dataclass(frozen=True, slots=True)
+class Series:
+    """Runs of one dataset set up alike (CONTRACT section 25): one adapter and one
+    config digest. Runs stored before the digest existed share a series per adapter."""
+
+    adapter: str
+    config_digest: str | None
+
+    @property
+    def short_adapter(self) -> str:
+        """The adapter's class (``RecordedAdapter``), as a line's label names it."""
+        return self.adapter.rsplit(":", 1)[-1].rsplit(".", 1)[-1]
+
+
+def series_of(record: RunRecord) -> Series:
+    return Series(record.adapter, record.config_digest)
+
+
+def _label(series: Series, runs: Sequence[RunRecord]) -> str:
+    """A line's name: the newest name its runs were given, else its adapter, and the
+    digest's first characters that tell it from the dataset's other lines."""
+    named = [r.name for r in runs if r.name]
+    head = named[-1] if named else series.short_adapter
+    digest = series.config_digest[:SHORT_DIGEST] if series.config_digest else "no digest"
+    return f"{head} · {digest}"
+
+
 def dataset_trends(
     dataset: str,
     records: Sequence[RunRecord],
     moments: Iterable[MetricMoments],
     registry: Registry,
 ) -> dict[str, Any]:
-    """The trend page's data: the dataset's runs oldest first, one series per metric."""
+    """The trend page's data: the dataset's runs oldest first, each in its series (one
+    line per adapter and config digest, named), one chart per metric any run scored.
+    A run that did not complete is marked ``aborted``: its point is drawn apart, never
+    joined to its line (CONTRACT sections 25, 29)."""
     runs = [r for r in records if r.dataset == dataset]
     order = {r.run_id: i for i, r in enumerate(runs)}
+    lines: dict[Series, list[RunRecord]] = {}
+    for r in runs:
+        lines.setdefault(series_of(r), []).append(r)
+    index = {key: i for i, key in enumerate(lines)}
     by_metric: dict[str, dict[str, MetricMoments]] = {}
     for m in moments:
         if m.run_id in order:
@@ -73,14 +111,32 @@ def dataset_trends(
     return {
         "dataset": dataset,
         "runs": [
-            {"run_id": r.run_id, "started_at": r.started_at.isoformat(), "status": r.status}
+            {
+                "run_id": r.run_id,
+                "started_at": r.started_at.isoformat(),
+                "status": r.status,
+                "name": r.name,
+                "series": index[series_of(r)],
+                "aborted": r.status != COMPLETED,
+            }
             for r in runs
         ],
-        "interval": "normal approximation, 95%: mean ± 1.96·sd/√n over the run's scored cases",
+        "series": [
+            {
+                "adapter": key.adapter,
+                "config_digest": key.config_digest,
+                "label": _label(key, members),
+                "runs": len(members),
+            }
+            for key, members in lines.items()
+        ],
+        "interval": "normal approximation, 95%: mean ± 1.96·sd/√n over the run's scored cases"
+        "; within [0, 1] for a bounded metric",
         "metrics": [
             {
                 "metric": metric,
                 "higher_is_better": registry.higher_is_better(metric),
+                "bounded": registry.bounded(metric),
                 "points": _points(runs, by_metric[metric], registry.bounded(metric)),
             }
             for metric in registry.order(set(by_metric))

@@ -37,6 +37,7 @@ from ragproof_core.run.shard_attempt import (
 )
 from ragproof_core.run.shards import (
     EVALUATION_DOCUMENT,
+    STAGED_SECRETS_DOCUMENT,
     EvaluationTotals,
     ShardReport,
     merge_reports,
@@ -53,6 +54,7 @@ __all__ = [
     "AttemptRecorder",
     "Checked",
     "EVALUATION_DOCUMENT",
+    "STAGED_SECRETS_DOCUMENT",
     "EvaluationTotals",
     "RecordingScoring",
     "STOPPED_STATUSES",

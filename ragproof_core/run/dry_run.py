@@ -29,6 +29,7 @@ from ragproof_core.adapters.runner import (
     planned_calls,
     takes_history,
 )
+from ragproof_core.config.expansion import expanded
 from ragproof_core.config.settings import Config
 from ragproof_core.judge.estimating import (
     ASSUMED_ANSWER,
@@ -142,7 +143,7 @@ async def estimate_run(
     # The config's own metrics: a rubric's questions are counted like any judge metric's.
     give_rubrics(judge, config.metrics)
     estimator = _EstimatingJudge(judge)
-    adapter = load_adapter(config.adapter.target, config.adapter.options)
+    adapter = _load_adapter(config)
     calls = adapter_calls_dict(planned_calls(adapter, cases, _methods(config, registry)))
     try:
         if getattr(adapter, "free_to_call", False):
@@ -177,9 +178,15 @@ def _methods(config: Config, registry) -> frozenset[str]:
     return Selection.from_settings(config.run, registry).adapter_methods
 
 
+def _load_adapter(config: Config) -> Any:
+    """The run's adapter, built as the run would build it (``${NAME}`` read)."""
+    used = expanded(config).config.adapter
+    return load_adapter(used.target, used.options)
+
+
 async def _planned_calls(cases: Sequence[Case], config: Config, registry) -> dict[str, int]:
     """The calls the run would make of its adapter (built, never called), by method."""
-    adapter = load_adapter(config.adapter.target, config.adapter.options)
+    adapter = _load_adapter(config)
     try:
         return adapter_calls_dict(planned_calls(adapter, cases, _methods(config, registry)))
     finally:

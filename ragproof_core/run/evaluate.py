@@ -35,6 +35,7 @@ from ragproof_core.judge.types import (
     JudgeStopped,
 )
 from ragproof_core.judge.usage import attributed_to
+from ragproof_core.masking import NO_SECRETS, Masker
 from ragproof_core.metrics.combined_run import combined_results
 from ragproof_core.metrics.conversation_columns import (
     CONVERSATION_READS,
@@ -505,6 +506,7 @@ async def evaluate(
     registry: Registry = REGISTRY,
     as_columns: bool = False,
     dataset: pa.Table | None = None,
+    masker: Masker = NO_SECRETS,
     interruption: Interruption | None = None,
 ) -> Evaluation:
     """Evaluate ``cases`` against ``adapter``; never raises for a case's problem.
@@ -513,6 +515,8 @@ async def evaluate(
     get its allowance and are then cancelled; the cases answered and scored whole are
     kept (a conversation only whole), status interrupted.
     ``registry``: the metrics to choose from, the run's own (``metrics.custom``) included.
+    ``masker``: the run's secret values, masked in each output as the adapter gives it
+    (``run_adapter``).
 
     ``as_columns``: when every selected metric scores from columns
     (``Selection.column_scorers``), give the results as ``Evaluation.columns``
@@ -525,7 +529,15 @@ async def evaluate(
         scorers = selection.column_scorers(judge is not None, turns)
     if scorers is not None:
         return await _evaluate_columns(
-            cases, adapter, settings, selection, scorers, on_case_done, dataset, interruption
+            cases,
+            adapter,
+            settings,
+            selection,
+            scorers,
+            on_case_done,
+            dataset,
+            masker,
+            interruption,
         )
     results_by_case: dict[str, list[MetricResult]] = {}
     pending: set[asyncio.Task] = set()
@@ -668,6 +680,7 @@ async def evaluate(
             on_output=on_output,
             should_stop=lambda: stopped is not None or store_fault is not None or stopping(),
             on_conversation=on_conversation,
+            masker=masker,
             methods=selection.adapter_methods,
             calls=calls,
             interruption=interruption,
@@ -794,6 +807,7 @@ async def _evaluate_columns(
     scorers: Sequence[tuple[ColumnScore, tuple[str, ...]]],
     on_case_done: Callable[[], None] | None,
     dataset: pa.Table | None,
+    masker: Masker,
     interruption: Interruption | None = None,
 ) -> Evaluation:
     """``evaluate`` of a selection scored from columns, without a judge: the adapter's
@@ -816,6 +830,7 @@ async def _evaluate_columns(
             should_stop=None if interruption is None else interruption.is_set,
             methods=selection.adapter_methods,
             calls=calls,
+            masker=masker,
             interruption=interruption,
         )
         interrupted = interruption is not None and interruption.is_set()

@@ -8,6 +8,11 @@ launched from the command line, the UI or the schedule alike. ``ragproof run``
 checks only what is cheap before it creates the Dagster run (``check_launch``:
 the judge's environment, its credentials and a live adapter's construction), and
 turns a failed dataset step into the same one-line error.
+
+Each check uses the config as the run will (``${NAME}`` expanded from the
+environment: an unset variable is bad input naming the key), and an error it raises
+has the run's secret values masked (CONTRACT section 28): a constructor that echoes
+its token says ``***``. What is returned and stored is the config as written.
 """
 
 from __future__ import annotations
@@ -23,10 +28,12 @@ from pathlib import Path
 from ragproof_core.adapters.loading import AdapterLoadError, load_adapter, resolve_target
 from ragproof_core.adapters.recorded import RecordedAdapter
 from ragproof_core.adapters.runner import close_adapter
+from ragproof_core.config.expansion import expanded, run_masker
 from ragproof_core.config.settings import AdapterSpec, Config, ConfigError
-from ragproof_core.data.dataset import fewer_units_than, load_dataset
+from ragproof_core.data.dataset import DatasetError, fewer_units_than, load_dataset
 from ragproof_core.judge.environment import check_credentials, judge_environment
 from ragproof_core.judge.settings import JudgeEnv
+from ragproof_core.masking import NO_SECRETS, Masker
 from ragproof_core.metrics.custom import run_registry
 from ragproof_core.model import Case, units
 from ragproof_core.run.evaluate import Selection
@@ -51,20 +58,44 @@ def preflight(config: Config, dataset: str | Path, *, adapter_checked: bool = Fa
     ``adapter_checked``: this run's ``ragproof run`` already built the adapter
     (a million-line recording is validated once, not once per process).
     """
-    cases = load_dataset(dataset)
-    # A conversation is never split across shards: it counts as one unit here.
-    units_of = sum(1 for _ in units(cases)) if config.run.shards > 1 else len(cases)
-    judge_env = _check_the_rest(config, dataset, len(cases), units_of, adapter_checked)
+    with secrets_masked_in_errors(config) as (used, _):
+        cases = load_dataset(dataset)
+        # A conversation is never split across shards: it counts as one unit here.
+        units_of = sum(1 for _ in units(cases)) if used.run.shards > 1 else len(cases)
+        judge_env = _check_the_rest(used, dataset, len(cases), units_of, adapter_checked)
     return Checked(config, cases, judge_env)
+
+
+@contextmanager
+def secrets_masked_in_errors(config: Config) -> Iterator[tuple[Config, Masker]]:
+    """The config as the run uses it (``${NAME}`` expanded) and the run's masker; a
+    bad-input error raised inside has the run's secret values masked."""
+    masker = NO_SECRETS
+    try:
+        masker = run_masker(config)
+        yield expanded(config).config, masker
+    except (ConfigError, AdapterLoadError, DatasetError) as exc:
+        if not masker:
+            raise
+        raise _masked_error(exc, masker) from None
+
+
+def _masked_error(exc: Exception, masker: Masker) -> Exception:
+    if isinstance(exc, DatasetError):
+        return DatasetError(exc.path, exc.line, masker.text(exc.reason))
+    return type(exc)(masker.text(str(exc)))
 
 
 @dataclass(frozen=True, slots=True)
 class Staged:
-    """The validated inputs of a run, its dataset as the rows the run stores."""
+    """The validated inputs of a run, its dataset as the rows the run stores; ``config``
+    as written (what the run stores); ``secrets_masked``: strings of its recording in
+    which a secret value was masked as it was staged."""
 
     config: Config
     dataset: StagedDataset
     judge_env: JudgeEnv
+    secrets_masked: int = 0
 
 
 @contextmanager
@@ -87,16 +118,19 @@ def staged_inputs(
         )
         refused: AdapterLoadError | None = None
         recording = None
-        try:
-            recording = stack.enter_context(staged_recording_of(config.adapter, run_id))
-        except AdapterLoadError as exc:
-            refused = exc
-        staged = dataset_read.result()
-        judge_env = _check_the_rest(config, dataset, staged.rows, staged.units, adapter_checked)
-        check_judge_credentials(config, judge_env)
-        if refused is not None:
-            raise refused
-        yield Staged(config, staged, judge_env), recording
+        with secrets_masked_in_errors(config) as (used, masker):
+            try:
+                recording = stack.enter_context(
+                    staged_recording_of(used.adapter, run_id, masker=masker)
+                )
+            except AdapterLoadError as exc:
+                refused = exc
+            staged = dataset_read.result()
+            judge_env = _check_the_rest(used, dataset, staged.rows, staged.units, adapter_checked)
+            check_judge_credentials(used, judge_env)
+            if refused is not None:
+                raise refused
+        yield Staged(config, staged, judge_env, masker.masked), recording
 
 
 def _check_the_rest(
@@ -122,13 +156,14 @@ def check_launch(config: Config, dataset: str | Path) -> JudgeEnv:
     shard count against the dataset's lines. The dataset and a recording are read by
     the run's dataset step, once; only a dataset with fewer lines than shards (a run
     ``preflight`` refuses) is read here, to word the error before the run exists."""
-    if config.run.shards > 1 and fewer_units_than(dataset, config.run.shards):
-        judge_env = preflight(config, dataset).judge_env
-    else:
-        judge_env = judge_environment(config.judge)
-        if recording_path(config.adapter) is None:
-            check_adapter(config.adapter)
-    check_judge_credentials(config, judge_env)
+    with secrets_masked_in_errors(config) as (used, _):
+        if used.run.shards > 1 and fewer_units_than(dataset, used.run.shards):
+            judge_env = preflight(config, dataset).judge_env
+        else:
+            judge_env = judge_environment(used.judge)
+            if recording_path(used.adapter) is None:
+                check_adapter(used.adapter)
+        check_judge_credentials(used, judge_env)
     return judge_env
 
 
@@ -158,17 +193,20 @@ def recording_path(spec: AdapterSpec) -> str | None:
 
 
 @contextmanager
-def staged_recording_of(spec: AdapterSpec, run_id: str) -> Iterator[StagedRecording | None]:
+def staged_recording_of(
+    spec: AdapterSpec, run_id: str, masker: Masker = NO_SECRETS
+) -> Iterator[StagedRecording | None]:
     """The run's recording read and validated (``store/recording.py``), staged outside
-    the store until the caller stores it; None when the adapter replays no recording.
-    Raises ``AdapterLoadError`` worded as building the adapter would word it."""
+    the store until the caller stores it, the run's secret values masked (``masker``);
+    None when the adapter replays no recording. Raises ``AdapterLoadError`` worded as
+    building the adapter would word it."""
     path = recording_path(spec)
     if path is None:
         yield None
         return
     with ExitStack() as stack:
         try:
-            staged = stack.enter_context(staged_recording(path, run_id))
+            staged = stack.enter_context(staged_recording(path, run_id, masker=masker))
         except AdapterLoadError as exc:
             raise AdapterLoadError(f"building adapter {spec.target!r} failed: {exc}") from exc
         yield staged

@@ -83,6 +83,9 @@ class ShardReport:
     # The shard's result rows grouped for the run's tally (``ResultsWriter.result_groups``),
     # so the summary adds them up instead of reading every result again; None: not kept.
     result_groups: dict[str, list] | None = None
+    # Strings in which the shard masked a secret value (CONTRACT section 28). Not named
+    # "secrets...": a stored document's secret-named keys are redacted.
+    masked_strings: int = 0
     # The adapter's calls, by method (``retrieve``, ``answer``).
     adapter_calls: dict[str, int] = field(default_factory=dict)
 
@@ -136,6 +139,8 @@ def merge_usage(rows: Sequence[dict]) -> list[dict]:
 
 # The run document holding its ``EvaluationTotals``.
 EVALUATION_DOCUMENT = "evaluation"
+# Written by the dataset step: strings of the run's recording masked as it was staged.
+STAGED_SECRETS_DOCUMENT = "staged_masking"
 
 
 @dataclass(frozen=True, slots=True)
@@ -164,6 +169,7 @@ class RunTotals:
     cases: int
     case_failures: int
     ledger: JudgeLedger
+    secrets_masked: int = 0
     adapter_calls: dict[str, int] = field(default_factory=dict)
 
     @property
@@ -172,13 +178,14 @@ class RunTotals:
 
 
 def merge_reports(
-    reports: Sequence[ShardReport], unfinished: Sequence[JudgeLedger] = ()
+    reports: Sequence[ShardReport], unfinished: Sequence[JudgeLedger] = (), masked: int = 0
 ) -> RunTotals:
     """The run's totals; any shard that stopped calling an unavailable judge makes the
     run ``aborted:judge``, else any shard stopped at its budget ``aborted:budget``.
 
     ``unfinished``: the judge ledgers of shard attempts that died before reporting;
     what they paid is the run's spend too, though their cases count in no total.
+    ``masked``: strings masked before any shard ran (the run's recording, staged).
     """
     ordered = sorted(reports, key=lambda r: r.shard)
     stopped = {r.status for r in ordered} & {ABORTED_JUDGE, ABORTED_BUDGET}
@@ -191,5 +198,6 @@ def merge_reports(
         cases=sum(r.cases for r in ordered),
         case_failures=sum(r.case_failures for r in ordered),
         ledger=merge_ledgers([JudgeLedger.from_dict(r.ledger) for r in ordered] + [*unfinished]),
+        secrets_masked=masked + sum(r.masked_strings for r in ordered),
         adapter_calls=dict(sum((Counter(r.adapter_calls) for r in ordered), Counter())),
     )

@@ -55,7 +55,9 @@ class Heartbeat:
         while not self._stop.wait(self.look_every_s):
             waited += self.look_every_s
             if self.stop_requested is not None and not self.stopping.is_set():
-                with suppress(OSError):
+                # Any error, not only OSError: an object store that went away raises
+                # botocore's own exceptions, and this thread must never die of them.
+                with suppress(Exception):
                     if self.stop_requested():
                         self.stopping.set()
             if waited >= self.every_s:
@@ -63,7 +65,7 @@ class Heartbeat:
                 self._beat_once()
 
     def _beat_once(self) -> None:
-        with suppress(OSError):
+        with suppress(Exception):
             if self.alive is None or self.alive():
                 self.catalog.beat(self.run_id)
 
@@ -80,6 +82,6 @@ class Heartbeat:
     ) -> None:
         self._stop.set()
         self._thread.join()
-        with suppress(OSError):
+        with suppress(Exception):
             if self.done():
                 self.catalog.end_beats(self.run_id)

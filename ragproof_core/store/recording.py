@@ -46,6 +46,7 @@ import pyarrow.json as pj
 import pyarrow.parquet as pq
 
 from ragproof_core.adapters.recorded import iter_recording
+from ragproof_core.masking import NO_SECRETS, Masker
 from ragproof_core.model import CaseOutput
 from ragproof_core.store import files, schema, tables
 from ragproof_core.store.json_blocks import (
@@ -56,6 +57,7 @@ from ragproof_core.store.json_blocks import (
     read_block,
     require,
 )
+from ragproof_core.store.masked_columns import masked_table
 from ragproof_core.store.turn_rows import expanded, line_rows, row_ids
 
 RECORDED_SCHEMA = tables.RECORDED_OUTPUTS.schema
@@ -112,20 +114,27 @@ class StagedRecording:
 
 
 @contextmanager
-def staged_recording(path: str, run_id: str, *, fast: bool = True) -> Iterator[StagedRecording]:
+def staged_recording(
+    path: str, run_id: str, *, fast: bool = True, masker: Masker = NO_SECRETS
+) -> Iterator[StagedRecording]:
     """Read and validate the recording at ``path``; its rows staged in a temp file that
     is removed on exit. Raises ``AdapterLoadError`` (``PATH:LINE: reason``). ``fast``
-    False: the exact path alone (the tests hold both paths to the same rows)."""
+    False: the exact path alone (the tests hold both paths to the same rows).
+    ``masker``: the run's secret values, masked in every staged row as it enters the
+    run (CONTRACT section 28) and counted on it."""
     handle, temp = tempfile.mkstemp(prefix="ragproof-recording-", suffix=".parquet")
     os.close(handle)
     staged = Path(temp)
     try:
+        attempt = masker.fresh()  # the fast path may give up half-way: count once
         try:
             if not fast:
                 raise Refused
-            recording = _stage_fast(path, run_id, staged)
+            recording = _stage_fast(path, run_id, staged, attempt)
         except Refused:
-            recording = _stage_exact(path, run_id, staged)
+            attempt = masker.fresh()
+            recording = _stage_exact(path, run_id, staged, attempt)
+        masker.count(attempt.masked)
         yield recording
     finally:
         with suppress(FileNotFoundError):
@@ -140,7 +149,7 @@ def _writer(staged: Path) -> pq.ParquetWriter:
     return pq.ParquetWriter(staged, RECORDED_SCHEMA, compression=STAGED_COMPRESSION)
 
 
-def _stage_exact(path: str, run_id: str, staged: Path) -> StagedRecording:
+def _stage_exact(path: str, run_id: str, staged: Path, masker: Masker) -> StagedRecording:
     ids: list[pa.Array] = []
     flags: list[pa.Array] = []
     pending: list[CaseOutput] = []
@@ -149,7 +158,7 @@ def _stage_exact(path: str, run_id: str, staged: Path) -> StagedRecording:
 
     def flush(writer: pq.ParquetWriter) -> None:
         table = schema.encode_outputs(run_id, pending)
-        writer.write_table(table, row_group_size=files.ROW_GROUP_SIZE)
+        writer.write_table(masked_table(table, masker), row_group_size=files.ROW_GROUP_SIZE)
         ids.append(table.column("case_id").combine_chunks())
         flags.append(pa.array(pending_turns, pa.bool_()))
         pending.clear()
@@ -173,7 +182,7 @@ def _stage_exact(path: str, run_id: str, staged: Path) -> StagedRecording:
     )
 
 
-def _stage_fast(path: str, run_id: str, staged: Path) -> StagedRecording:
+def _stage_fast(path: str, run_id: str, staged: Path, masker: Masker) -> StagedRecording:
     ids: list[pa.Array] = []
     line_ids: list[pa.Array] = []
     flags: list[pa.Array] = []
@@ -188,7 +197,9 @@ def _stage_fast(path: str, run_id: str, staged: Path) -> StagedRecording:
                 if written is not None:
                     written.result()
                 written = write_behind.submit(
-                    writer.write_table, rows.table, row_group_size=files.ROW_GROUP_SIZE
+                    writer.write_table,
+                    masked_table(rows.table, masker),
+                    row_group_size=files.ROW_GROUP_SIZE,
                 )
                 ids.append(rows.table.column("case_id").combine_chunks())
                 line_ids.append(rows.line_ids)

@@ -1202,6 +1202,10 @@ class RunStore:
         """Raise ``RunDamaged`` (exit 5) when the run's files are not what the catalog
         says (missing, or another size); the damage is marked in the catalog when the
         store can take it, so every other reader leaves the run out."""
+        if not self.catalog.exists() and not self.run_exists(run_id):
+            # Nothing to catalog it from: refused before a reader builds a catalog, so a
+            # mistyped id leaves a fresh store as it was.
+            raise RunNotFound(run_id)
         found = self.catalog_files(run_id)
         if found is None:
             return

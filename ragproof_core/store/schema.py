@@ -182,6 +182,8 @@ def encode_dataset(run_id: str, cases: Sequence[Case]) -> pa.Table:
             _strings(None if c.turn is None else c.turn.conversation_id for c in cases),
             pa.array([None if c.turn is None else c.turn.turn for c in cases], pa.int32()),
             pa.array([None if c.turn is None else c.turn.turns for c in cases], pa.int32()),
+            _strings(c.poison_marker for c in cases),
+            _string_lists([c.allowed_restricted_ids for c in cases]),
         ],
         schema=DATASET_SCHEMA,
     )
@@ -223,6 +225,8 @@ def decode_dataset(table: pa.Table) -> list[Case]:
             tool_match=ToolMatch.IN_ORDER if tool_match is None else ToolMatch(tool_match),
             expected_hops=None if hops is None else tuple(tuple(hop) for hop in hops),
             turn=None if conversation is None else TurnOf(conversation, turn, turns),
+            poison_marker=marker,
+            allowed_restricted_ids=None if allowed is None else tuple(allowed),
         )
         for (
             id_,
@@ -239,6 +243,8 @@ def decode_dataset(table: pa.Table) -> list[Case]:
             conversation,
             turn,
             turns,
+            marker,
+            allowed,
         ) in zip(
             _column(table, "id"),
             _column(table, "question"),
@@ -254,6 +260,8 @@ def decode_dataset(table: pa.Table) -> list[Case]:
             _column(table, "conversation_id"),
             _column(table, "turn"),
             _column(table, "turns"),
+            _column(table, "poison_marker"),
+            _column(table, "allowed_restricted_ids"),
             strict=True,
         )
     ]
@@ -529,6 +537,8 @@ class RunRecord:
     name: str | None = None
     tags: dict[str, str] = dc_field(default_factory=dict)
     config_digest: str | None = None
+    # CONTRACT section 28: strings in which the run masked a secret value.
+    secrets_masked: int = 0
     # The catalog's word, never stored in the record: the file found damaged.
     damaged_file: str | None = None
 

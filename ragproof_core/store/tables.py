@@ -86,7 +86,7 @@ DATASET = Table(
         _run_id("Evaluation run"),
         Column("id", pa.string(), "Case id from the dataset.", nullable=False),
         Column("question", pa.string(), "The question put to the pipeline.", nullable=False),
-        Column("kind", pa.string(), "answerable | unanswerable | adversarial.", nullable=False),
+        Column("kind", pa.string(), "qa | unanswerable | injection | poisoning.", nullable=False),
         Column(
             "expected_source_ids",
             pa.list_(pa.string()),
@@ -121,6 +121,18 @@ DATASET = Table(
         ),
         Column("turn", pa.int32(), "The turn's 1-based number in its conversation; NULL if none."),
         Column("turns", pa.int32(), "How many turns its conversation has; NULL if none."),
+        Column(
+            "poison_marker",
+            pa.string(),
+            "A poisoning case's marker, planted in a false chunk only (CONTRACT section 23); "
+            "NULL if not given.",
+        ),
+        Column(
+            "allowed_restricted_ids",
+            pa.list_(pa.string()),
+            "The restricted chunk or document ids the case's user may be shown "
+            "(CONTRACT section 23); NULL if not given.",
+        ),
     ),
 )
 
@@ -293,6 +305,12 @@ RUN = Table(
             pa.string(),
             "sha256 of the run's [run] settings, metric selection, adapter target and "
             "redacted adapter options; NULL for runs stored before it existed.",
+        ),
+        # CONTRACT section 28: secrets masked where they entered the run.
+        Column(
+            "secrets_masked",
+            pa.int64(),
+            "Strings in which the run masked a secret value as *** (0: none).",
         ),
     ),
 )

@@ -35,6 +35,10 @@ EXPECTED = {
     "generation.completeness": (None, None, None, 0, 4, 2),
     "echo.exact_match": (0.5, 0.0, 1.0, 2, 2, 2),
     "robustness.injection_resistance": (0.0, 0.0, 0.0, 1, 3, 2),
+    # CONTRACT section 23: no poisoning case, no restricted chunk; no URL in any answer.
+    "robustness.poisoning_resistance": (None, None, None, 0, 4, 2),
+    "robustness.leakage_resistance": (None, None, None, 0, 4, 2),
+    "robustness.exfiltration_resistance": (1.0, 1.0, 1.0, 4, 0, 2),
     "robustness.abstention": (1.0, 1.0, 1.0, 1, 3, 2),
     "robustness.overrefusal": (0.0, 0.0, 0.0, 2, 2, 2),
     "agent.tool_precision": (None, None, None, 0, 4, 2),

@@ -88,6 +88,15 @@ def test_the_floors_check_applies_the_runs_gate_and_the_run_carries_its_identity
         manifest = RunStore().run_manifest("r1-gated")
         assert tags["team"] == "search" and tags["ragproof/name"] == "recorded-good"
         assert tags["ragproof/config_digest"] == manifest.config_digest
+        # ... and so does run_summary's materialization.
+        (summary,) = [
+            e.materialization.metadata
+            for e in result.get_asset_materialization_events()
+            if e.asset_key.path[-1] == "run_summary"
+        ]
+        assert summary["name"].value == "recorded-good"
+        assert summary["config_digest"].value == manifest.config_digest
+        assert summary["tags"].value == {"team": "search"}
         # Without a [gate] table the check passes and says there was nothing to check.
         _, floors = _gated(instance, "r2-plain", RECORDED_DIR / "ragproof.toml")
         assert floors.passed

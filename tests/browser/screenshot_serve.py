@@ -4,11 +4,13 @@ draws them.
 
     .venv/bin/python -m tests.browser.screenshot_serve [--out docs/img]
 
-The demo pipeline over the demo dataset (data/demo), default then strict
-(data/demo/strict.toml) then default again, every judge metric scored by
-tests/support/judge_server.py, in a temporary store; then `ragproof label` on the
-first run's groundedness and screenshots of the runs list, the trend, the
-comparison, and one case before and after the person's score.
+The demo pipeline over the demo dataset (data/demo), with its floors
+(data/demo/ragproof.toml, named "main") then strict (data/demo/strict.toml) then
+with its floors again, every judge metric scored by tests/support/judge_server.py,
+in a temporary store; then `ragproof label` on the first run's groundedness and
+screenshots of the runs list, the trend, the comparison, the first run's failing
+cases and an injection it obeyed, and one case to label before and after the
+person's score.
 """
 
 from __future__ import annotations
@@ -45,9 +47,18 @@ def make(out: Path) -> list[Path]:
                 "OPENAI_API_KEY": "sk-test-dummy",
                 "RAGPROOF_JUDGE_INPUT_COST_PER_MTOK": "0",
             }
-            first = _run(judged)
-            strict = _run(judged, "--config", "data/demo/strict.toml")
-            _run(judged)
+            gate = ("--config", "data/demo/ragproof.toml", "--tag", "branch=main")
+            first = _run(judged, *gate, "--name", "main")
+            strict = _run(judged, "--config", "data/demo/strict.toml", "--name", "strict")
+            _run(judged, *gate, "--name", "main")
+        obeyed = ragproof(
+            "sql",
+            f"SELECT case_id FROM case_results WHERE run_id = '{first}' AND value = 0 "
+            "AND metric = 'robustness.injection_resistance' ORDER BY case_id LIMIT 1",
+            "--json",
+            env=env,
+        )
+        injection = json.loads(obeyed.stdout)[0]["case_id"]
         args = ("label", first, "--metric", "generation.groundedness", "--sample", "10")
         with ServedApp(*args, "--annotator", "ana", env=env) as app, chromium() as browser:
             page = browser.new_page(viewport={"width": 1280, "height": 820})
@@ -61,6 +72,8 @@ def make(out: Path) -> list[Path]:
             shot("serve-runs.png", "/runs")
             shot("serve-trend.png", "/trends?dataset=" + DATASET)
             shot("serve-compare.png", f"/compare?a={first}&b={strict}")
+            shot("serve-cases.png", f"/runs/{first}/cases?failing=1")
+            shot("serve-case.png", f"/runs/{first}/case?id={injection}")
             shot("label-case.png", "/")
             page.keyboard.press("3")
             page.wait_for_selector("body[data-label-state='scored']")

@@ -3,6 +3,7 @@ the comparison table; hostile answers shown as text, and not one network request
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -59,6 +60,9 @@ def test_header_shows_the_run(hostile, hostile_run):
     assert facts["CASE FAILURES"] == "1"
     assert facts["JUDGE MODEL"] == "openai/judge-test (per_metric)"
     assert facts["COST"] == "$0.0000"
+    # The run's identity (CONTRACT section 25): no name or tag given, a digest always.
+    assert (facts["NAME"], facts["TAGS"]) == ("–", "–")
+    assert re.fullmatch(r"[0-9a-f]{8}", facts["CONFIG DIGEST"])
     assert hostile.errors == []
 
 

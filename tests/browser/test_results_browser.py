@@ -146,15 +146,14 @@ def test_runs_list_trend_report_comparison_and_case_search(browser, store, app):
     assert p.visible_rows(rows, "run") == [worse, good]
     assert page.locator("#run-count").inner_text() == "2 of 3 runs"
     cells = page.locator(f"tr[data-run='{good}'] td").all_inner_texts()
-    # dataset, adapter, k, source match, judge, judge mode as columns
-    assert cells[4:10] == [
+    # dataset, adapter (its class; the full name as the cell's title), settings, judge
+    assert cells[4:8] == [
         SERVE_DATASET,
-        "ragproof_core.adapters.recorded:RecordedAdapter",
-        "5",
-        "chunk",
-        "openai/judge-test",
-        "per_metric",
+        "RecordedAdapter",
+        f"k 5 · chunk · {cells[6].split(' · ')[2]}",
+        "openai/judge-test\nper_metric",
     ]
+    assert page.locator(f"tr[data-run='{good}'] td[title$=':RecordedAdapter']").count() == 1
     page.select_option("#filter-judge", "none")
     assert p.visible_rows(rows, "run") == []
     # A filter in the address (what a link from elsewhere carries).
@@ -399,7 +398,9 @@ def test_foreign_host_and_origin_are_refused_and_hostile_text_is_inert(browser, 
         p.assert_inert()
     p.open(f"/runs/{good}/cases?q=script")
     assert page.locator("#case-table tr.case-row td.mono").all_inner_texts() == ["s1", HOSTILE_ID]
-    assert page.locator(f"#case-table tr[data-case='{HOSTILE_ID}'] td.answer").inner_text() == (
+    assert page.locator(
+        f"#case-table tr[data-case='{HOSTILE_ID}'] td.text .answer"
+    ).inner_text() == (
         "<script>window.__xss = 26</script>The warranty lasts 2 years. "
         "It also covers UNSUPPORTED water damage."
     )

@@ -183,7 +183,7 @@ def test_show_case_and_the_outputs_view_say_what_the_pipeline_said(runs):
     assert "       1  d9      -  cited     Berlin is the capital of Germany." in lines
     assert "       2  d3      -  expected  Bonn was the capital of West Germany." in lines
     assert "citations: d9 (in the context), d5 (not in the context)" in lines
-    assert "    retrieval.recall_at_k            scored   0.5000" in lines
+    assert "    retrieval.recall_at_k               scored   0.5000" in lines
     assert any(
         line.split()
         == ["generation.groundedness", "skipped", "-", "no", "judge", "configured"]

@@ -17,7 +17,9 @@ def test_run_json_and_the_three_views(store_path: Path):
     done = ragproof(*RUN_ARGS, "--json")
     assert done.returncode == 0, done.stderr
     out = json.loads(done.stdout)
-    assert set(out) == {"run_id", "status", "metrics", "judge"}
+    # CONTRACT section 24 added the adapter's calls by method.
+    assert set(out) == {"run_id", "status", "metrics", "judge", "adapter_calls"}
+    assert out["adapter_calls"] == {"retrieve": 0, "answer": 0}
     assert out["status"] == "completed"
     # No judge configured: the activity record says so with zero counts, not missing keys.
     assert out["judge"] == {
@@ -33,6 +35,8 @@ def test_run_json_and_the_three_views(store_path: Path):
         "models": [],
         "usage": [],
         "agreement": {},
+        "first_error": None,
+        "response_format": None,
     }
     assert_summary(out["metrics"])
 
@@ -98,7 +102,15 @@ def test_table_output_then_runs_and_show():
     assert table[0].split("  ")[0] == "run id"
     assert table[0].endswith("cases     cost  config    tags")
     assert table[2].startswith(run_id)
-    assert table[2].endswith(f"completed      6  $0.0000  {row['config_digest'][:8]}  -")
+    # status, judge errors, cases, cost, config, tags
+    assert table[2].split()[-6:] == [
+        "completed",
+        "0",
+        "6",
+        "$0.0000",
+        row["config_digest"][:8],
+        "-",
+    ]
 
     shown = ragproof("show", run_id, "--json")
     assert shown.returncode == 0
@@ -115,6 +127,7 @@ def test_bad_dataset_exits_1_with_path_and_line_and_changes_nothing(tmp_path, st
     done = ragproof("run", "--dataset", str(bad))
     assert done.returncode == 1
     assert done.stderr == (
-        f"ragproof: {bad}:2: kind: expected 'qa', 'unanswerable' or 'injection', got \"trivia\"\n"
+        f"ragproof: {bad}:2: kind: expected 'qa', 'unanswerable', 'injection' or 'poisoning', "
+        'got "trivia"\n'
     )
     assert sorted(os.listdir(store_path)) == before

@@ -127,3 +127,12 @@ def test_a_sharded_run_reads_its_results_without_importing_pandas(tmp_path):
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["status"] == "completed"
     assert "pandas" not in _top_level(modules)
+
+
+def test_suites_check_imports_no_dagster(tmp_path):
+    # CONTRACT section 30: the same verdict as the code location's load, without Dagster.
+    done, modules = _modules_after(tmp_path, "suites", "check")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("ragproof_demo: data/demo/cases.jsonl")
+    assert _families(modules) == {"ragproof_cli.suites"}
+    assert _top_level(modules) & {"dagster", *NOT_NEEDED} == set()

@@ -226,7 +226,7 @@ def test_compare_and_its_gate_read_each_agent_metric_in_its_own_direction():
     forward = ragproof("compare", runs["a"], runs["b"], "--json", "--fail-on-regression")
     assert forward.returncode == 4, forward.stderr
     metrics = json.loads(forward.stdout)["metrics"]
-    p, holm = 2 / 2**10, 7 * 2 / 2**10
+    p, holm = 2 / 2**10, 8 * 2 / 2**10
     worse, better, same = "worse", "better", "no significant change"
     # (higher is better, paired, mean A, mean B, delta, p, Holm-adjusted p, verdict)
     assert {
@@ -259,6 +259,7 @@ def test_compare_and_its_gate_read_each_agent_metric_in_its_own_direction():
         "retrieval.hop_recall_at_k": (True, 10, 1.0, 0.0, -1.0, p, holm, worse),
         "retrieval.hop_precision_at_k": (True, 10, 0.2, 0.0, -0.2, p, holm, worse),
         "robustness.overrefusal": (False, 10, 0.0, 0.0, 0.0, 1.0, 1.0, same),
+        "robustness.exfiltration_resistance": (True, 10, 1.0, 1.0, 0.0, 1.0, 1.0, same),
     }
     assert forward.stderr.splitlines() == [
         "ragproof: regression: retrieval.hop_recall_at_k worse by 1.0000 "

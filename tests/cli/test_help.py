@@ -35,7 +35,12 @@ def _undocumented() -> list[str]:
 
 def test_every_argument_and_flag_has_help() -> None:
     parsers = dict(_parsers(build_parser()))
-    assert {"ragproof runs", "ragproof show", "ragproof generate injection"} <= set(parsers)
+    assert {
+        "ragproof runs",
+        "ragproof show",
+        "ragproof generate injection",
+        "ragproof generate attacks",
+    } <= set(parsers)
     assert _undocumented() == []
 
 

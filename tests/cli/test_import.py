@@ -121,6 +121,9 @@ ALL_METRICS = (
     "generation.completeness",
     "echo.exact_match",
     "robustness.injection_resistance",
+    "robustness.poisoning_resistance",
+    "robustness.leakage_resistance",
+    "robustness.exfiltration_resistance",
     "robustness.abstention",
     "robustness.overrefusal",
     "agent.tool_precision",
@@ -242,6 +245,8 @@ def test_run_on_an_imported_evaluation_dataset(name, cases, overrefusal, tmp_pat
         {
             "echo.exact_match": (0.5, 0.0, 1.0, 2, skipped, 1),
             "robustness.overrefusal": overrefusal,
+            # Every answered case, none with a URL: the cases over-refusal reads.
+            "robustness.exfiltration_resistance": (1.0, 1.0, 1.0, *overrefusal[3:]),
         },
         counts_elsewhere=(cases - 1, 1),
     )

@@ -53,7 +53,7 @@ def test_a_jury_run_scores_the_mean_stores_every_verdict_and_reports_agreement(s
     # The dry run counts each model's question apart and calls nobody.
     dry = ragproof(*RUN_ARGS, "--dry-run", "--json", env=_env(server))
     assert dry.returncode == 0, dry.stderr
-    assert (json.loads(dry.stdout)["questions"], server.request_count) == (2 * QUESTIONS, 0)
+    assert (json.loads(dry.stdout)["requests"], server.request_count) == (2 * QUESTIONS, 0)
     out = _run(_env(server))
     judge = out["judge"]
     # Named by its sorted models, listed one by one; every question asked of both.

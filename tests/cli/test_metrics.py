@@ -56,6 +56,9 @@ def test_patterns_select_a_family_in_registry_order(store_path):
     assert list(json.loads(done.stdout)["metrics"]) == [
         "retrieval.mrr",
         "robustness.injection_resistance",
+        "robustness.poisoning_resistance",
+        "robustness.leakage_resistance",
+        "robustness.exfiltration_resistance",
         "robustness.abstention",
         "robustness.overrefusal",
     ]
@@ -97,7 +100,11 @@ def test_dry_run_counts_only_the_selected_metrics_questions(judge_env, server):
     assert done.returncode == 0, done.stderr
     estimate = json.loads(done.stdout)
     # Relevance is asked of every case with an answer: c1 to c4.
-    assert (estimate["questions"], estimate["calls"], estimate["cached"]) == (4, 4, 0)
+    assert (estimate["requests"], estimate["requests_to_send"], estimate["cached_requests"]) == (
+        4,
+        4,
+        0,
+    )
     assert server.request_count == 0
 
 

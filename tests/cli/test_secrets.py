@@ -6,9 +6,9 @@ name and query string, a URL's password, options named ``openai_key``,
 ``bearer``, ``pwd``, a ``creds`` list, a ``Cookie`` deep in lists and tables,
 ``RAGPROOF_JUDGE_API_BASE=http://TOKEN@host`` and the judge key. A real
 ``ragproof run`` calls the local RAG service (which gets the real values) and
-tries the local judge (every call a judge error: LiteLLM will not send
-credentials in the URL beside the key); then every file in the store (report included), every file
-of the Dagster home (the event log's SQLite included) and the output of
+tries the local judge (every call fails, and the run ends aborted:judge: LiteLLM will
+not send credentials in the URL beside the key); then every file in the store (report
+included), every file of the Dagster home (the event log's SQLite included) and the output of
 ``run``, ``show --json``, ``runs --json``, ``report`` and ``sql`` are searched for
 each token: none is found.
 """
@@ -56,11 +56,15 @@ def test_no_planted_secret_reaches_the_store_the_dagster_home_or_the_output(tmp_
             OPENAI_API_KEY=tokens["judge_key"],
         )
         run = ragproof("run", "--dataset", str(DATASET), "--config", str(config), "--json", env=env)
-        assert run.returncode == 0, run.stderr
-        run_id = json.loads(run.stdout)["run_id"]
         # LiteLLM's HTTP client refuses credentials in the URL beside the key's
-        # Authorization header: every judge call is a judge error, stored with its reason.
-        assert json.loads(run.stdout)["judge"]["judge_errors"] > 0
+        # Authorization header: every judge call fails, so the judge's breaker stops the
+        # run (aborted:judge, exit 6, CONTRACT section 24); what it kept is stored.
+        assert run.returncode == 6, run.stderr
+        assert run.stderr.startswith("ragproof: judge unavailable: "), run.stderr
+        shown = json.loads(run.stdout)
+        assert shown["status"] == "aborted:judge"
+        assert shown["judge"]["judge_errors"] > 0
+        run_id = shown["run_id"]
         # The service got the real values: only what is stored is redacted.
         sent = service.requests[0]
         assert sent.headers["Ocp-Apim-Subscription-Key"] == tokens["ocp_apim"]

@@ -598,7 +598,8 @@ class JudgeServer:
         if delay > 0:
             await asyncio.sleep(delay)
         if item.status != 200:
-            return self._error(received, item.status, item.error_kind, item.headers)
+            # An error's content is its message (a provider echoing what it was sent).
+            return self._error(received, item.status, item.error_kind, item.headers, item.content)
         schema = None
         fmt = received.response_format
         if fmt is not None and fmt.get("type") == "json_schema":

@@ -7,6 +7,12 @@ questions trigger failures: ``"fail"`` -> 503 with a text body, ``"not-json"``
 -> 200 with a non-JSON body; ``"agent"`` answers with ``steps`` (AGENT_STEPS).
 Every request is recorded (path, headers, body); ``pause``, when set, is called with
 each request before it is answered, on the request's own thread (a slow service).
+
+Questions starting ``echo-`` echo what the request carried, as gateways and debug
+proxies do (the secrets tests, CONTRACT section 28): ``echo-401`` answers 401 with
+the ``Authorization`` header in its body, ``echo-answer``, ``echo-chunk`` and
+``echo-tool`` put it in the answer's text, a chunk's text and a tool call's
+arguments, ``echo-500-query`` answers 500 with the request's path and query string.
 """
 
 from __future__ import annotations
@@ -53,7 +59,9 @@ class RagService:
                 if service.pause is not None:
                     service.pause(received)
                 question = body.get("question") if isinstance(body, dict) else None
-                if question == "fail":
+                if isinstance(question, str) and question.startswith("echo-"):
+                    self._echo(question)
+                elif question == "fail":
                     self._reply(503, b"service overloaded:\n  try again later", "text/plain")
                 elif question == "not-json":
                     self._reply(200, b"<html>oops</html>", "text/html")
@@ -71,6 +79,22 @@ class RagService:
                     self._json({"chunks": [CHUNK]} if question == "wrapped" else [CHUNK])
                 else:
                     self._reply(404, b"no such endpoint", "text/plain")
+
+            def _echo(self, question: str) -> None:
+                header = self.headers.get("Authorization", "")
+                if question == "echo-401":
+                    body = f"invalid credentials: {header} (rejected by the gateway)"
+                    self._reply(401, body.encode(), "text/plain")
+                elif question == "echo-500-query":
+                    self._reply(500, f"upstream failed for {self.path}".encode(), "text/plain")
+                elif question == "echo-chunk":
+                    chunk = {"id": "doc2", "text": f"request headers: {header}"}
+                    self._json({"text": "see the chunk", "retrieved_chunks": [chunk]})
+                elif question == "echo-tool":
+                    step = {"type": "tool", "name": "lookup", "arguments": {"auth": header}}
+                    self._json({"text": "called a tool", "steps": [step]})
+                else:
+                    self._json({"text": f"you sent {header}", "citations": []})
 
             def _json(self, payload: Any) -> None:
                 self._reply(200, json.dumps(payload).encode(), "application/json")

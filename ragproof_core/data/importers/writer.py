@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from ragproof_core.data.dataset import DatasetError
+from ragproof_core.masking import Masker, environment_secrets
 
 
 @dataclass
@@ -152,13 +153,19 @@ def recorded_row(
     return row
 
 
-def write_files(files: Sequence[tuple[Path, Iterable[Mapping[str, Any]]]]) -> list[int]:
+def write_files(
+    files: Sequence[tuple[Path, Iterable[Mapping[str, Any]]]], masker: Masker | None = None
+) -> list[int]:
     """Write each ``(path, rows)`` as JSON Lines, all or none; returns the row counts.
 
     ``rows`` may be a generator that raises ``DatasetError`` part-way (a
     streamed corpus): then no destination is touched and the temporary files
-    are removed.
+    are removed. Every string of every row goes through ``masker`` (default: the
+    values of the environment's secret-named variables, CONTRACT section 28): an
+    imported trace or test case holding one is written with ``***``, and the masker
+    counts the strings.
     """
+    masker = Masker(environment_secrets()) if masker is None else masker
     for path, _ in files:
         if Path(path).is_dir():
             raise IsADirectoryError(errno.EISDIR, "is a folder", str(path))
@@ -170,7 +177,7 @@ def write_files(files: Sequence[tuple[Path, Iterable[Mapping[str, Any]]]]) -> li
             path.parent.mkdir(parents=True, exist_ok=True)
             temp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
             written.append((temp, path))
-            counts.append(_write_jsonl(temp, rows, path))
+            counts.append(_write_jsonl(temp, (masker.value(row) for row in rows), path))
     except BaseException:
         for temp, _ in written:
             temp.unlink(missing_ok=True)

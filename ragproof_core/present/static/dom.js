@@ -34,3 +34,21 @@ function svg(tag, attrs) {
 }
 function num(x, d) { return x === null || x === undefined ? "–" : Number(x).toFixed(d === undefined ? 4 : d); }
 function signed(x) { return x === null || x === undefined ? "–" : (x >= 0 ? "+" : "") + Number(x).toFixed(4); }
+// Metrics with nothing scored (CONTRACT section 25): their rows and columns carry the
+// class "unscored" and stay hidden (report.css) until the person asks for them, which
+// puts "all-metrics" on the body. The button that does it, or null when none is hidden.
+function unscoredToggle(count) {
+  if (!count) return null;
+  var b = el("button", { type: "button", class: "unscored-toggle" });
+  function label() {
+    var shown = document.body.classList.contains("all-metrics");
+    b.textContent = (shown ? "Hide the " : "Show the ") + count + " metric" + (count === 1 ? "" : "s") + " with nothing scored";
+  }
+  b.addEventListener("click", function () {
+    document.body.classList.toggle("all-metrics");
+    Array.prototype.forEach.call(document.querySelectorAll("button.unscored-toggle"), function (o) { o.dispatchEvent(new Event("relabel")); });
+  });
+  b.addEventListener("relabel", label);
+  label();
+  return b;
+}

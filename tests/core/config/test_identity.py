@@ -8,9 +8,14 @@ from datetime import UTC, datetime
 import pytest
 
 from ragproof_core.config.identity import config_digest, parse_tag, tags_text
-from ragproof_core.config.manifest import RunManifest
-from ragproof_core.config.settings import AdapterSpec, Config, ConfigError, RunSettings, load_config
-from ragproof_core.judge.settings import JudgeSettings
+from ragproof_core.config.settings import (
+    AdapterSpec,
+    Config,
+    ConfigError,
+    RunSettings,
+    load_config,
+    run_settings_dict,
+)
 from ragproof_core.store.schema import RunRecord
 
 RECORDED = "ragproof_core.adapters.recorded:RecordedAdapter"
@@ -18,18 +23,10 @@ T0 = datetime(2026, 12, 1, tzinfo=UTC)
 
 
 def _digest(config: Config) -> str:
-    manifest = RunManifest(
-        run_id="r",
-        dataset="d.jsonl",
-        dataset_path="/d.jsonl",
-        dataset_sha256="0" * 64,
-        cases=1,
-        started_at=T0,
-        run=config.run,
-        adapter=config.adapter,
-        judge=JudgeSettings(),
-    )
-    return manifest.config_digest
+    """The digest a run of ``config`` stores (``RunManifest.config_digest``, pinned equal
+    to this in tests/core/config/test_manifest.py)."""
+    run = run_settings_dict(config.run, config.custom_names)
+    return config_digest(run, config.adapter.target, config.adapter.options)
 
 
 BASE = Config(RunSettings(k=5), AdapterSpec(RECORDED, {"path": "/o.jsonl", "api_key": "sk-1"}))

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from ragproof_core.config.gate import Floor
+from ragproof_core.config.identity import config_digest
 from ragproof_core.config.manifest import RunManifest
 from ragproof_core.config.settings import RUN_KEYS, Config, RunSettings, load_config
 from ragproof_core.judge.settings import JudgeSettings
@@ -61,6 +62,12 @@ def test_every_setting_survives_manifest_json_and_config_json(tmp_path):
     store = RunStore(tmp_path / "store")
     store.write_manifest("r1", manifest.to_dict())
     assert store.run_manifest("r1") == manifest
+    # The digest is over the settings as stored, name and tags left out (CONTRACT 25).
+    stored = manifest.to_dict()
+    assert manifest.config_digest == config_digest(
+        stored["run"], manifest.adapter.target, manifest.adapter.options
+    )
+    assert store.run_manifest("r1").config_digest == manifest.config_digest
     store.write_run(dataclasses.replace(sample.record("r1"), config_json=manifest.to_json()))
     config_json = store.get_run("r1").config_json
     assert RunManifest.from_json(config_json) == manifest

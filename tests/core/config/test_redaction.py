@@ -13,11 +13,11 @@ from ragproof_core.config.redaction import (
     REDACTED,
     config_sha256,
     is_secret_key,
-    name_words,
     redact,
     redact_text,
     redact_url,
 )
+from ragproof_core.masking import name_words
 
 
 @pytest.mark.parametrize(

@@ -60,7 +60,8 @@ def test_a_conversation_becomes_its_turns_with_ids_c_hash_t_beside_single_cases(
         (
             "bad_turn_kind.jsonl",
             1,
-            "turn 2: kind: a turn is a qa, unanswerable or injection case, not a conversation",
+            "turn 2: kind: a turn is a qa, unanswerable, injection or poisoning case, "
+            "not a conversation",
         ),
         (
             "turn_with_id.jsonl",

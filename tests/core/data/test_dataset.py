@@ -64,7 +64,7 @@ def test_path_may_be_a_string():
         (
             "unknown_kind.jsonl",
             2,
-            "kind: expected 'qa', 'unanswerable' or 'injection', got \"trivia\"",
+            "kind: expected 'qa', 'unanswerable', 'injection' or 'poisoning', got \"trivia\"",
         ),
         (
             "bad_expected_source_ids.jsonl",
@@ -83,6 +83,12 @@ def test_path_may_be_a_string():
             'adversarial_payload: expected a string, got ["p1"]',
         ),
         ("bad_metadata.jsonl", 1, 'metadata: expected a JSON object, got "not an object"'),
+        ("bad_poison_marker.jsonl", 1, "poison_marker: expected a string, got 7"),
+        (
+            "bad_allowed_restricted_ids.jsonl",
+            2,
+            'allowed_restricted_ids: expected a list, got "hr-7"',
+        ),
         ("empty.jsonl", 1, "dataset has no cases"),
         (
             "misspelt_field.jsonl",
@@ -92,10 +98,11 @@ def test_path_may_be_a_string():
         (
             "unknown_field.jsonl",
             1,
-            # CONTRACT section 17 added expected_hops, expected_tools and tool_match.
-            "annotator: unknown field (known: adversarial_payload, expected_answer, "
-            "expected_hops, expected_source_ids, expected_tools, id, kind, metadata, "
-            "question, tool_match)",
+            # CONTRACT section 17 added expected_hops, expected_tools and tool_match,
+            # section 23 allowed_restricted_ids and poison_marker.
+            "annotator: unknown field (known: adversarial_payload, allowed_restricted_ids, "
+            "expected_answer, expected_hops, expected_source_ids, expected_tools, id, kind, "
+            "metadata, poison_marker, question, tool_match)",
         ),
         ("bad_last_line.jsonl", 4, "question: missing required field"),
         # CONTRACT section 17: the agent fields.
@@ -273,7 +280,7 @@ def test_parquet_line_is_the_row_number(tmp_path):
     with pytest.raises(DatasetError) as info:
         load_dataset(path)
     assert str(info.value) == (
-        f"{path}:3: kind: expected 'qa', 'unanswerable' or 'injection', got \"poem\""
+        f"{path}:3: kind: expected 'qa', 'unanswerable', 'injection' or 'poisoning', got \"poem\""
     )
 
 
@@ -338,6 +345,16 @@ def test_agent_fields_load_with_in_order_as_the_default_match():
     assert (a3.expected_tools, a3.tool_match) == (None, ToolMatch.ANY_ORDER)
     # A case without the agent fields is exactly the section-1 case it always was.
     assert load_dataset(FIXTURES / "valid.jsonl")[3] == Case("q2", "Who wrote Dune?")
+
+
+def test_attack_fields_load():
+    """CONTRACT section 23: a poisoning case's marker, the restricted ids a case allows."""
+    p1, l1, l2 = load_dataset(FIXTURES / "attacks.jsonl")
+    assert (p1.kind, p1.poison_marker) == (CaseKind.POISONING, "ZQX-FNEQMJJI2QG77WDD")
+    assert p1.allowed_restricted_ids is None and p1.metadata == {"planted_id": "planted-0002"}
+    assert (l1.kind, l1.poison_marker) == (CaseKind.QA, None)
+    assert l1.allowed_restricted_ids == ("board-minutes", "hr-7")
+    assert l2.allowed_restricted_ids == ()
 
 
 def test_agent_fields_read_from_parquet_as_from_json_lines(tmp_path):

@@ -33,7 +33,7 @@ def test_all_pairs_in_fixed_order(source_cases) -> None:
     generated = generate_injection_cases(source_cases)
     ids = [row["id"] for row in generated.cases]
     assert ids == [f"inj-{p.id}-{c}" for c in QA_IDS for p in PAYLOADS]
-    assert len(ids) == 51 and generated.documents == []
+    assert len(ids) == 66 and generated.documents == []
     first = generated.cases[0]
     assert first == {
         "id": "inj-direct-override-c1",
@@ -59,7 +59,7 @@ def test_output_is_valid_dataset_input_and_scores(tmp_path: Path, source_cases) 
     path = tmp_path / "injection.jsonl"
     write_jsonl(generate_injection_cases(source_cases).cases, path)
     cases = load_dataset(path)
-    assert len(cases) == 51
+    assert len(cases) == 66
     for case in cases:
         assert case.kind is CaseKind.INJECTION
         marker = expected_marker(case)
@@ -90,22 +90,22 @@ def test_same_seed_same_bytes_other_seed_other_selection(tmp_path: Path, source_
 
 
 PINNED_SEED_0 = [
-    "inj-non-english-zh-c1",
-    "inj-tool-call-mimicry-c2",
-    "inj-translation-trick-c2",
-    "inj-fake-developer-c3",
-    "inj-role-play-c3",
+    "inj-direct-override-c1",
+    "inj-markdown-link-context-exfil-c1",
+    "inj-tag-smuggled-instruction-c2",
+    "inj-format-confusion-c3",
+    "inj-non-english-zh-c3",
 ]
 
 
 def test_count_spreads_over_payloads(source_cases) -> None:
     for seed in range(5):
-        rows = generate_injection_cases(source_cases, count=17, seed=seed).cases
-        assert len({row["adversarial_payload"] for row in rows}) == 17
-    rows = generate_injection_cases(source_cases, count=20, seed=1).cases
-    assert len(rows) == 20 and len({row["id"] for row in rows}) == 20
+        rows = generate_injection_cases(source_cases, count=22, seed=seed).cases
+        assert len({row["adversarial_payload"] for row in rows}) == 22
+    rows = generate_injection_cases(source_cases, count=25, seed=1).cases
+    assert len(rows) == 25 and len({row["id"] for row in rows}) == 25
     # A count above what exists gives everything.
-    assert len(generate_injection_cases(source_cases, count=1000).cases) == 51
+    assert len(generate_injection_cases(source_cases, count=1000).cases) == 66
 
 
 def test_payload_subset_keeps_library_order(source_cases) -> None:
@@ -163,7 +163,7 @@ def test_generate_command_indirect(tmp_path: Path) -> None:
     summary = generate_command(SOURCE, out, None, 4, 3, docs)
     assert summary == (
         f"wrote 4 injection cases to {out} and 4 documents to {docs} "
-        "(4 payloads x 3 source cases, seed 3)"
+        "(4 payloads x 2 source cases, seed 3)"
     )
     documents = [json.loads(line) for line in docs.read_text(encoding="utf-8").splitlines()]
     cases = load_dataset(out)

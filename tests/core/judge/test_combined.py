@@ -252,7 +252,11 @@ def test_a_repaired_reply_is_merged_and_cached(server: JudgeServer, tmp_path: Pa
     evaluation = _c3_only(judge)
     values = {r.metric: r.value for r in evaluation.results if r.status.value == "scored"}
     # The repair's answer_relevance was not asked for and is ignored.
-    assert values == {"generation.answer_relevance": 0.5, "robustness.abstention": 1.0}
+    assert values == {
+        "generation.answer_relevance": 0.5,
+        "robustness.abstention": 1.0,
+        "robustness.exfiltration_resistance": 1.0,
+    }
     assert judge.cache.count() == 1
     again = make_judge(server.url, tmp_path / "c.sqlite", mode="combined")
     assert _rows(_c3_only(again)) == _rows(evaluation)

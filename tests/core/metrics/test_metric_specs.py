@@ -57,6 +57,9 @@ def test_selection_reads_the_registry():
     assert [m.name for m in chosen.deterministic] == [
         "generation.citation_validity",
         "robustness.injection_resistance",
+        "robustness.poisoning_resistance",
+        "robustness.leakage_resistance",
+        "robustness.exfiltration_resistance",
     ]
     assert [m.name for m in chosen.judged] == [
         "generation.groundedness",

@@ -40,12 +40,21 @@ AGENT_METRICS = {
     "agent.steps",
     "agent.task_completion",
 }
+# CONTRACT section 23's attacks through the corpus, after injection resistance.
+ATTACK_METRICS = (
+    "robustness.injection_resistance",
+    "robustness.poisoning_resistance",
+    "robustness.leakage_resistance",
+    "robustness.exfiltration_resistance",
+)
 
 
 def test_the_registry_holds_every_contract_metric_once_in_spec_order():
     assert len(set(METRIC_NAMES)) == len(METRIC_NAMES)
     assert [m for m in METRIC_NAMES if m in CONTRACT_METRICS] == list(CONTRACT_METRICS)
-    assert set(METRIC_NAMES) - set(CONTRACT_METRICS) <= LABEL_FREE_METRICS | AGENT_METRICS
+    assert [m for m in METRIC_NAMES if m in ATTACK_METRICS] == list(ATTACK_METRICS)
+    others = LABEL_FREE_METRICS | AGENT_METRICS | set(ATTACK_METRICS)
+    assert set(METRIC_NAMES) - set(CONTRACT_METRICS) <= others
 
 
 def test_only_overrefusal_and_agent_steps_are_lower_is_better():
@@ -79,6 +88,9 @@ def test_families_and_judge_needs():
             (
                 "retrieval.mrr",
                 "robustness.injection_resistance",
+                "robustness.poisoning_resistance",
+                "robustness.leakage_resistance",
+                "robustness.exfiltration_resistance",
                 "robustness.abstention",
                 "robustness.overrefusal",
             ),

@@ -11,15 +11,22 @@ import pytest
 from ragproof_core.judge.types import BudgetExceeded, JudgeVerdict
 from ragproof_core.metrics.robustness import (
     ABSTENTION,
+    EXFILTRATION_RESISTANCE,
     INJECTION_RESISTANCE,
+    LEAKAGE_RESISTANCE,
     OVERREFUSAL,
+    POISONING_RESISTANCE,
     abstention,
+    exfiltration_resistance,
     injection_resistance,
+    leakage_resistance,
     overrefusal,
+    poisoning_resistance,
 )
 from ragproof_core.model import Answer, Case, CaseKind, CaseOutput, MetricResult, Status
 from tests.core.metrics.heuristics.fixture_lines import (
     assert_every_line_owned,
+    attack_output,
     case_from,
     lines_for,
     output_for,
@@ -98,10 +105,45 @@ def test_overrefusal_skips() -> None:
     run_refusal("test_overrefusal_skips", overrefusal, OVERREFUSAL)
 
 
+def run_attack(test: str, metric_fn, metric: str) -> None:
+    """CONTRACT section 23's metrics on the lines of attack_cases.jsonl: each line's case,
+    answer, context (the answer's chunks, or ``retrieved``) and citations."""
+    for line in lines_for("attack_cases.jsonl", test):
+        case = case_from(line["case"])
+        check(metric_fn(case, attack_output(case, line)), line, case.id, metric)
+
+
+def test_poisoning_resistance() -> None:
+    run_attack("test_poisoning_resistance", poisoning_resistance, POISONING_RESISTANCE)
+
+
+def test_poisoning_resistance_skips() -> None:
+    run_attack("test_poisoning_resistance_skips", poisoning_resistance, POISONING_RESISTANCE)
+
+
+def test_leakage_resistance() -> None:
+    run_attack("test_leakage_resistance", leakage_resistance, LEAKAGE_RESISTANCE)
+
+
+def test_leakage_resistance_skips() -> None:
+    run_attack("test_leakage_resistance_skips", leakage_resistance, LEAKAGE_RESISTANCE)
+
+
+def test_exfiltration_resistance() -> None:
+    run_attack("test_exfiltration_resistance", exfiltration_resistance, EXFILTRATION_RESISTANCE)
+
+
+def test_exfiltration_resistance_skips() -> None:
+    run_attack(
+        "test_exfiltration_resistance_skips", exfiltration_resistance, EXFILTRATION_RESISTANCE
+    )
+
+
 def test_every_fixture_line_belongs_to_a_test() -> None:
     module = sys.modules[__name__]
     assert_every_line_owned("injection_cases.jsonl", module)
     assert_every_line_owned("refusal_cases.jsonl", module)
+    assert_every_line_owned("attack_cases.jsonl", module)
 
 
 UNANSWERABLE = Case("un-1", "When was the Madrid office opened?", CaseKind.UNANSWERABLE)

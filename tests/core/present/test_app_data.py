@@ -45,7 +45,7 @@ def test_a_run_shows_its_latest_probe_only(store):
     # CONTRACT section 31: the browser's runs page is paged, the newest first.
     newest = runs_data(records, offset=0, limit=2)
     assert [r["run_id"] for r in newest["runs"]] == [r.run_id for r in records[-2:]]
-    assert newest["page"] == {"offset": 0, "limit": 2, "total": len(records)}
+    assert newest["paging"] == {"offset": 0, "limit": 2, "total": len(records)}
     older = runs_data(records, offset=2, limit=2)
     assert [r["run_id"] for r in older["runs"]] == [r.run_id for r in records[-4:-2]]
 

@@ -36,3 +36,10 @@ def test_the_policy_allows_the_pages_script_and_the_apps_own_origin_only():
 def test_an_unknown_page_is_refused():
     with pytest.raises(ValueError, match="unknown page"):
         render_app_page("admin", "x", {})
+
+
+def test_page_data_cannot_hide_the_pages_name():
+    # The runs page's paging once rode under "page" and replaced the page's name:
+    # the page's script found no page to draw.
+    with pytest.raises(ValueError, match="key named 'page'"):
+        render_app_page("runs", "x", {"page": {"offset": 0}})

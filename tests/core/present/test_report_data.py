@@ -2,12 +2,14 @@
 
 import json
 
+import numpy as np
 import pandas as pd
 import pytest
 
 from ragproof_core.compare.stats import paired_bootstrap_ci
 from ragproof_core.model import Answer, Case, CaseKind, CaseOutput, Chunk
 from ragproof_core.present.report_data import (
+    KIND_CODES,
     ReportLimits,
     bootstrap_mean_ci,
     case_detail,
@@ -43,6 +45,18 @@ def test_drawing_through_distinct_values_is_the_case_bootstrap():
     assert abs(ours[0] - theirs[0]) <= 0.02 and abs(ours[1] - theirs[1]) <= 0.02
     assert 0.19 <= ours[0] <= 0.22 and 0.38 <= ours[1] <= 0.40
     assert bootstrap_mean_ci(values) == ours  # seeded
+
+
+def test_the_bootstrap_interval_of_a_bounded_metric_stays_within_0_and_1():
+    """CONTRACT section 25: a resampled mean never leaves the range of the scores it
+    resamples, so few and far-apart scores still give an interval within [0, 1]."""
+    rng = np.random.default_rng(25)
+    for size in (2, 3, 5, 40):
+        for _ in range(20):
+            values = rng.choice([0.0, 0.25, 0.5, 1.0], size=size).tolist()
+            low, high = mean_ci(values)
+            assert min(values) <= low <= high <= max(values)
+            assert low >= 0.0 and high <= 1.0
 
 
 def frame(rows):
@@ -82,6 +96,19 @@ def test_worst_sql_lists_the_rest_worst_first():
 )
 def test_marker_span(answer, marker, span):
     assert marker_span(answer, marker) == span
+
+
+def test_a_poisoning_case_shows_its_marker_where_the_answer_repeats_it():
+    # CONTRACT section 23: the report marks a poisoning case's poison_marker as it
+    # marks an injection's sentinel, and lists the kind under its own code.
+    marker = "ZQX-FNEQMJJI2QG77WDD"
+    case = Case("p1", "When?", CaseKind.POISONING, poison_marker=marker)
+    output = CaseOutput("p1", Answer(f"In 2019, per {marker}."), retrieved=())
+    columns = ["case_id", "metric", "status", "value", "reason", "judge_raw_json"]
+    results = pd.DataFrame(columns=columns)
+    d = case_detail(case, output, results, match_documents=False, limits=ReportLimits())
+    assert (d["kind"], d["marker"], d["marker_span"]) == ("poisoning", marker, [13, 33])
+    assert KIND_CODES["poisoning"] == "p"
 
 
 def test_refusal_matrix_counts_both_metrics():

@@ -67,3 +67,48 @@ def test_dataset_trends_keep_the_datasets_runs_oldest_first(tmp_path):
     # A run that did not score a metric has no point on its line.
     assert [p["run"] for p in series[RELEVANCE]["points"]] == [1]
     assert series[GROUNDEDNESS]["higher_is_better"] is True
+
+
+def test_one_named_line_per_adapter_and_config_digest_and_aborted_runs_apart(tmp_path):
+    store = RunStore(tmp_path / "store")
+    base = replace(store.get_run(write_judged_run(store, "r1")), config_digest="a" * 64)
+    hour = base.started_at.hour
+    runs = [
+        base,
+        replace(base, run_id="r2", started_at=base.started_at.replace(hour=hour + 1),
+                config_digest="b" * 64, name="k10"),
+        replace(base, run_id="r3", started_at=base.started_at.replace(hour=hour + 2),
+                name="nightly"),
+        replace(base, run_id="r4", started_at=base.started_at.replace(hour=hour + 3),
+                status="aborted:budget"),
+        replace(base, run_id="r5", started_at=base.started_at.replace(hour=hour + 4),
+                adapter="my.pipeline:Other"),
+    ]  # fmt: skip
+    moments = [MetricMoments(r.run_id, "agent.steps", 2, 4.0 + i, 3.0) for i, r in enumerate(runs)]
+    trend = dataset_trends("judged.jsonl", runs, moments, REGISTRY)
+    assert [(s["adapter"], s["config_digest"], s["label"], s["runs"]) for s in trend["series"]] == [
+        ("recorded", "a" * 64, "nightly · aaaaaaaa", 3),
+        ("recorded", "b" * 64, "k10 · bbbbbbbb", 1),
+        ("my.pipeline:Other", "a" * 64, "Other · aaaaaaaa", 1),
+    ]
+    assert [(r["series"], r["aborted"]) for r in trend["runs"]] == [
+        (0, False), (1, False), (0, False), (0, True), (2, False),
+    ]  # fmt: skip
+    assert trend["runs"][3]["status"] == "aborted:budget"
+    assert trend["runs"][2]["name"] == "nightly"
+    # A count is not a bounded score: its interval is not clipped to [0, 1].
+    (steps,) = trend["metrics"]
+    assert steps["bounded"] is False
+    half = 1.96 * 3.0 / math.sqrt(2)
+    assert steps["points"][0]["ci"] == pytest.approx([4.0 - half, 4.0 + half])
+    assert steps["points"][0]["ci"][0] < 0
+
+
+def test_a_bounded_metrics_interval_stays_within_0_and_1(tmp_path):
+    store = RunStore(tmp_path / "store")
+    record = store.get_run(write_judged_run(store, "r1"))
+    trend = dataset_trends(
+        "judged.jsonl", [record], [MetricMoments("r1", GROUNDEDNESS, 3, 0.9, 0.5)], REGISTRY
+    )
+    (point,) = trend["metrics"][0]["points"]
+    assert point["ci"] == pytest.approx([0.9 - 1.96 * 0.5 / math.sqrt(3), 1.0])

@@ -48,6 +48,7 @@ def _both(path) -> tuple[pa.Table | str, bool | None]:
         ("datasets/valid.jsonl", False),  # metadata
         ("datasets/graded.jsonl", False),
         ("datasets/agent.jsonl", False),
+        ("datasets/attacks.jsonl", False),
         ("conversations/mixed.jsonl", False),
     ],
 )
@@ -319,3 +320,16 @@ def test_the_rows_written_beside_the_staging_are_stored_as_written(tmp_path):
             stored = pq.read_table(store.layout.table_path(run_id, "dataset"))
             assert stored.equals(staged.stored(run_id))
     assert not staged.file.path.exists()
+
+
+def test_the_attack_fields_are_stored_and_read_back():
+    """CONTRACT section 23: poison_marker and allowed_restricted_ids, in their columns."""
+    cases = load_dataset(FIXTURES / "datasets" / "attacks.jsonl")
+    stored = staged_dataset(FIXTURES / "datasets" / "attacks.jsonl").stored("r1")
+    assert stored.column("poison_marker").to_pylist() == ["ZQX-FNEQMJJI2QG77WDD", None, None]
+    assert stored.column("allowed_restricted_ids").to_pylist() == [
+        None,
+        ["board-minutes", "hr-7"],
+        [],
+    ]
+    assert decode_dataset(stored) == cases

@@ -83,9 +83,15 @@ def assert_contract_columns(con: duckdb.DuckDBPyConnection) -> None:
         "judge_output_tokens",
         "judge_usage_json",
         "judge_agreement_json",
+        # CONTRACT section 24: judge failures named, the reply format asked for, the
+        # adapter's calls by method.
+        "judge_first_error",
+        "judge_response_format",
+        "adapter_calls_json",
         "name",
         "tags",
         "config_digest",
+        "secrets_masked",
         # CONTRACT section 29: the file a damaged run was found with.
         "damaged_file",
     ]
@@ -137,8 +143,12 @@ def test_views_show_finished_runs_with_contract_columns(store: RunStore) -> None
                 "[]",
                 "{}",
                 None,
+                None,
                 "{}",
                 None,
+                "{}",
+                None,
+                0,
                 None,
             )
         ]
@@ -243,7 +253,18 @@ def test_views_read_runs_written_before_columns_were_added(store: RunStore) -> N
                 k: v
                 for k, v in sample.record("old").__dict__.items()
                 # columns added later
-                if k not in ("judge_usage", "judge_agreement", "name", "tags", "config_digest")
+                if k
+                not in (
+                    "judge_usage",
+                    "judge_agreement",
+                    "judge_first_error",
+                    "judge_response_format",
+                    "adapter_calls",
+                    "name",
+                    "tags",
+                    "config_digest",
+                    "secrets_masked",
+                )
             }
             | {
                 "prompt_hashes": "{}",

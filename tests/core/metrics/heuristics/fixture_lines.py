@@ -11,7 +11,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from ragproof_core.model import Answer, Case, CaseKind, CaseOutput
+from ragproof_core.model import Answer, Case, CaseKind, CaseOutput, Chunk
 
 FIXTURES = Path(__file__).resolve().parents[3] / "fixtures" / "robustness"
 
@@ -34,13 +34,35 @@ def assert_every_line_owned(name: str, module: ModuleType) -> None:
 
 
 def case_from(raw: dict[str, Any]) -> Case:
+    allowed = raw.get("allowed_restricted_ids")
     return Case(
         id=raw["id"],
         question=raw.get("question", "q?"),
         kind=CaseKind(raw.get("kind", "qa")),
         adversarial_payload=raw.get("adversarial_payload"),
+        poison_marker=raw.get("poison_marker"),
+        allowed_restricted_ids=None if allowed is None else tuple(allowed),
     )
 
 
 def output_for(case: Case, text: str | None) -> CaseOutput:
     return CaseOutput(case.id, answer=None if text is None else Answer(text))
+
+
+def chunks_from(raw: list[dict[str, Any]] | None) -> tuple[Chunk, ...] | None:
+    if raw is None:
+        return None
+    return tuple(Chunk(c["id"], c["text"], metadata=c.get("metadata", {})) for c in raw)
+
+
+def attack_output(case: Case, line: dict[str, Any]) -> CaseOutput:
+    """A fixture line's output: its answer with its own chunks (``context``) and
+    ``citations``, and the separate ``retrieved`` chunks, each when given."""
+    text = line["answer"]
+    answer = None
+    if text is not None:
+        citations = line.get("citations")
+        answer = Answer(
+            text, chunks_from(line.get("context")), None if citations is None else tuple(citations)
+        )
+    return CaseOutput(case.id, answer=answer, retrieved=chunks_from(line.get("retrieved")))

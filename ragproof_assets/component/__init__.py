@@ -1,0 +1,1 @@
+"""``ragproof_assets.EvaluationSuite``: ragproof inside a team's own Dagster project."""
