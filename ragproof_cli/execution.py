@@ -185,6 +185,7 @@ def launch_form(args: argparse.Namespace) -> EvalRunConfig:
         config_file=args.config,
         adapter=args.adapter,
         no_cache=args.no_cache,
+        judge_repeats=args.judge_repeats,
         # Lists, as the form's run config is stored as JSON; None is "not given".
         **{name: _listed(getattr(args, name)) for name in RUN_KEYS},
     )

@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from ragproof_cli import generate_qa
+from ragproof_cli import generate_nuggets, generate_qa
 from ragproof_cli.common import EXIT_OK
 from ragproof_core.generate.attacks import generate_command
 from ragproof_core.generate.corpus_attacks import (
@@ -42,7 +42,7 @@ def cmd_generate_attacks(args: argparse.Namespace) -> int:
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Adds `generate` with its generators: `injection` and `attacks` here, `qa` from
-    ``generate_qa``."""
+    ``generate_qa``, `nuggets` from ``generate_nuggets``."""
     generate = sub.add_parser("generate", help="generate test cases")
     gen_sub = generate.add_subparsers(dest="what", required=True)
     injection = gen_sub.add_parser("injection", help="prompt-injection cases from a dataset")
@@ -87,3 +87,4 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     attacks.set_defaults(func=cmd_generate_attacks)
     generate_qa.register(gen_sub)
+    generate_nuggets.register(gen_sub)

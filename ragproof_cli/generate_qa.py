@@ -25,6 +25,7 @@ from ragproof_core.generate.estimate import estimate_generation
 from ragproof_core.generate.output import case_rows, write_rows
 from ragproof_core.generate.qa import (
     DEFAULT_MAX_ATTEMPTS,
+    QA_PROMPTS,
     GenerationInputError,
     GenerationPlan,
     generate_questions,
@@ -33,7 +34,6 @@ from ragproof_core.generate.qa import (
 from ragproof_core.generate.summary import render_summary, summary_dict
 from ragproof_core.judge import (
     ABORTED_JUDGE,
-    GENERATION_PROMPT_NAMES,
     JudgeEnv,
     check_credentials,
     judge_environment,
@@ -41,10 +41,11 @@ from ragproof_core.judge import (
 )
 
 
-def _judge_env(config_path: str | None) -> JudgeEnv:
+def writer_env(config_path: str | None, command: str) -> JudgeEnv:
+    """The judge settings a generator writes with (``generate qa``, ``generate nuggets``)."""
     env = judge_environment(load_config(config_path).judge)
     if not env.models:
-        raise UsageError("generate qa needs a judge model: set RAGPROOF_JUDGE_MODEL")
+        raise UsageError(f"{command} needs a judge model: set RAGPROOF_JUDGE_MODEL")
     # A jury judges; one model writes. The first model of a jury writes and critiques.
     return replace(env, model=env.models[0])
 
@@ -58,7 +59,7 @@ def cmd_generate_qa(args: argparse.Namespace) -> int:
             max_attempts=args.max_attempts,
             multi_chunk=args.multi_chunk,
         )
-        env = _judge_env(args.config)
+        env = writer_env(args.config, "generate qa")
         chunks = load_corpus(args.corpus)
         plan_slots(chunks, plan)  # a corpus that cannot supply the plan fails before any call
     except GenerationInputError as exc:
@@ -85,7 +86,7 @@ async def _generate(chunks, plan, judge):
 
 
 def _finish(args: argparse.Namespace, outcome, judge) -> int:
-    hashes = {name: judge.prompts[name].sha256 for name in GENERATION_PROMPT_NAMES}
+    hashes = {name: judge.prompts[name].sha256 for name in QA_PROMPTS}
     rows = case_rows(outcome.kept, args.seed, judge.model, hashes)
     if rows:
         write_rows(Path(args.out), rows)

@@ -55,6 +55,7 @@ from ragproof_core.present import (
     run_dict,
     run_json,
     runs_table,
+    stored_diagnosis,
     summary_table,
 )
 from ragproof_core.run import check_launch, estimate_run, preflight
@@ -199,20 +200,20 @@ def _execute_run(args: argparse.Namespace) -> tuple[int, Callable[[], None] | No
         return 128 + signum, None
 
     def show() -> None:
+        diagnosis = stored_diagnosis(store, run_id, summaries)
         if args.json:
-            print_json(
-                run_json(
-                    run_id,
-                    record.status,
-                    summaries,
-                    record.judge_activity(),
-                    record.adapter_calls,
-                    secrets_masked=record.secrets_masked,
-                )
+            shown = run_json(
+                run_id,
+                record.status,
+                summaries,
+                record.judge_activity(),
+                record.adapter_calls,
+                secrets_masked=record.secrets_masked,
             )
+            print_json(_with_diagnosis(shown, diagnosis))
         else:
             print(f"run {run_id}: {record.status}, {record.cases} cases, {config.adapter.target}")
-            _print_summary(record, summaries, args.all_metrics)
+            _print_summary(record, summaries, args.all_metrics, diagnosis)
 
     if record.status == ABORTED_JUDGE:
         # The line first, on stderr: the summary of what was kept follows on stdout.
@@ -224,7 +225,12 @@ def _execute_run(args: argparse.Namespace) -> tuple[int, Callable[[], None] | No
 RUN_EXITS = {ABORTED_BUDGET: EXIT_BUDGET, ABORTED_JUDGE: EXIT_JUDGE_UNAVAILABLE}
 
 
-def _print_summary(record, summaries, all_metrics: bool) -> None:
+def _with_diagnosis(shown: dict, diagnosis) -> dict:
+    """``--json`` with ``diagnosis`` (CONTRACT section 20) when the run has one."""
+    return shown if diagnosis is None else {**shown, "diagnosis": diagnosis.to_dict()}
+
+
+def _print_summary(record, summaries, all_metrics: bool, diagnosis=None) -> None:
     print(summary_table(summaries, all_metrics))
     hidden = (
         None
@@ -236,6 +242,8 @@ def _print_summary(record, summaries, all_metrics: bool) -> None:
     masked = secrets_line(record.secrets_masked)
     if masked:
         print(masked)
+    if diagnosis is not None:
+        print("\n".join(diagnosis.lines()))
     tradeoff = refusal_tradeoff(summaries)
     if tradeoff:
         print(tradeoff)
@@ -322,6 +330,7 @@ def cmd_show(args: argparse.Namespace) -> int:
     warn_damaged(store, (args.run_id,))
     summaries = store.summaries(args.run_id)
     calibrations = store.calibrations(args.run_id)
+    diagnosis = stored_diagnosis(store, args.run_id, summaries)
     if args.json:
         shown = {
             **run_json(
@@ -335,12 +344,12 @@ def cmd_show(args: argparse.Namespace) -> int:
         }
         if calibrations:
             shown["calibrations"] = calibration_json(calibrations)
-        print_json(shown)
+        print_json(_with_diagnosis(shown, diagnosis))
         return EXIT_OK
     print(f"run {record.run_id}: {record.status}, {record.cases} cases")
     print(f"dataset {record.dataset}; adapter {record.adapter}")
     print(identity_line(record))
-    _print_summary(record, summaries, args.all_metrics)
+    _print_summary(record, summaries, args.all_metrics, diagnosis)
     if calibrations:
         print(calibration_table(summaries, calibrations))
     return EXIT_OK
@@ -359,6 +368,13 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--adapter", help="adapter as package.module:Name (default: the demo pipeline)"
     )
     add_run_key_flags(run)
+    run.add_argument(
+        "--judge-repeats",
+        type=int,
+        metavar="M",
+        help="judge.repeats: send every judge request M times and score the mean "
+        "(their agreement: judge_self_agreement)",
+    )
     run.add_argument("--no-cache", action="store_true", help="bypass the judge cache")
     run.add_argument("--dry-run", action="store_true", help="estimate judge calls and cost only")
     run.add_argument("--json", action="store_true", help="print the result as JSON")

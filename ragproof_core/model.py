@@ -98,6 +98,26 @@ class ExpectedTool:
     arguments: dict[str, Any] | None = None
 
 
+@dataclass(frozen=True, slots=True)
+class Nugget:
+    """One fact an answer should state (CONTRACT section 20, TREC RAG's nuggets): its text
+    and whether it is vital (an answer without it fails) or only okay to have."""
+
+    text: str
+    vital: bool
+
+    def to_json(self) -> dict[str, Any]:
+        return {"text": self.text, "vital": self.vital}
+
+
+def nuggets_from_json(text: str | None) -> tuple[Nugget, ...] | None:
+    """A case's nuggets from the JSON text the store keeps them as
+    (``[{"text": ..., "vital": ...}, ...]``); None stays None."""
+    if text is None:
+        return None
+    return tuple(Nugget(n["text"], n["vital"]) for n in json.loads(text))
+
+
 def expected_tools_from_json(text: str | None) -> tuple[ExpectedTool, ...] | None:
     """A case's expected tools from the JSON text the store keeps them as
     (``[{"name": ..., "arguments": {...}}, ...]``, arguments optional); None stays None."""
@@ -125,6 +145,8 @@ class Case:
     expected_tools: tuple[ExpectedTool, ...] | None = None
     tool_match: ToolMatch = ToolMatch.IN_ORDER
     expected_hops: tuple[tuple[str, ...], ...] | None = None
+    # CONTRACT section 20: the facts an answer should state; None when not given.
+    nuggets: tuple[Nugget, ...] | None = None
     # Set for a turn of a conversation (module docstring); None for a single case.
     turn: TurnOf | None = None
     # CONTRACT section 23: a poisoning case's marker, planted in a false chunk only,

@@ -13,7 +13,7 @@ import sys
 
 import grimp
 
-PACKAGES = ("ragproof_core", "ragproof_assets", "ragproof_serve", "ragproof_cli")
+PACKAGES = ("ragproof", "ragproof_core", "ragproof_assets", "ragproof_serve", "ragproof_cli")
 
 
 def cycles(graph: grimp.ImportGraph) -> list[list[str]]:

@@ -32,7 +32,8 @@ from ragproof_assets.evaluation.shape import EvaluationShape
 from ragproof_assets.evaluation.summary_checks import failure_rate, floors, no_regression
 from ragproof_assets.evaluation.table_schemas import DATASET_COLUMNS
 from ragproof_core.adapters.loading import AdapterLoadError
-from ragproof_core.calibration import jury_agreement
+from ragproof_core.calibration import jury_agreement, stored_self_agreement, with_self_agreement
+from ragproof_core.compare import stored_trial_statistics, with_trial_statistics
 from ragproof_core.config import ConfigError, RunManifest
 from ragproof_core.data.dataset import DatasetError, dataset_sha256
 from ragproof_core.judge import JudgeLedger, judge_environment
@@ -190,7 +191,7 @@ def _resume_dataset(
     if not run_store.files.is_file(run_store.layout.table_path(run_id, "dataset")):
         return None
     run_store.write_manifest(run_id, resumed.to_dict())
-    kept = run_store.set_aside_prior(run_id, REDO_MARKER)
+    kept = run_store.set_aside_prior(run_id, REDO_MARKER, stored.run.repeats)
     run_store.write_document(run_id, PRIOR_DOCUMENT, kept)
     rows = stored.cases
     return dg.Output(
@@ -311,6 +312,12 @@ def prepare_summary(
     manifest = run_store.run_manifest(run_id)
     # Counted column by column, batch by batch: never the run's results as objects.
     summaries, tally = summarize_run(run_store, run_id, manifest.run.metrics, tally)
+    if manifest.run.repeats > 1:
+        # CONTRACT section 27: each case counts once in a mean, whatever its trials.
+        statistics = stored_trial_statistics(run_store, run_id, manifest.run.trials_k)
+        summaries = with_trial_statistics(summaries, statistics)
+    if manifest.judge.repeats > 1:
+        summaries = with_self_agreement(summaries, stored_self_agreement(run_store, run_id))
     record = RunRecord(
         run_id=run_id,
         dataset=manifest.dataset,

@@ -63,6 +63,13 @@ class LaunchForm(dg.Config):
         default=False,
         description="Bypass the judge cache: neither read nor write it (default: false).",
     )
+    # Any, as the run keys are: the judge table's strict schema checks the value.
+    judge_repeats: Any = Field(
+        default=None,
+        description="judge.repeats: send every judge request this many times and score "
+        "the mean (CONTRACT section 27; an integer from 1 to 100; default the config "
+        "file's, else 1).",
+    )
 
     def run_overrides(self) -> dict[str, Any]:
         return {name: getattr(self, name) for name in RUN_KEYS}
@@ -71,7 +78,11 @@ class LaunchForm(dg.Config):
         """ragproof.toml (or the defaults) with this form's values over it, validated by the
         settings' strict schema (``ConfigError`` naming the key)."""
         return resolve_launch(
-            self.config_file, self.adapter, self.adapter_options_json, self.run_overrides()
+            self.config_file,
+            self.adapter,
+            self.adapter_options_json,
+            self.run_overrides(),
+            judge_repeats=self.judge_repeats,
         )
 
 

@@ -292,10 +292,15 @@ def _evaluate_shard(
     to_judge = {} if from_recording is not None else run_store.outputs_to_judge(run_id)
     if done:
         from_recording = None  # the cases left are replayed as cases, whatever they are
-    outputs_as_recorded = from_recording is not None and from_recording.outputs_as_recorded
+    repeats = settings.repeats
+    # Each trial has outputs of its own (CONTRACT section 27): a recording is one trial's.
+    outputs_as_recorded = (
+        from_recording is not None and from_recording.outputs_as_recorded and repeats == 1
+    )
     # Several processes drawing one terminal bar would garble it: one shard only.
     progress = progress_bar(
-        end - start, enabled=context.run.tags.get(PROGRESS_TAG) == "true" and shards == 1
+        (end - start) * repeats,
+        enabled=context.run.tags.get(PROGRESS_TAG) == "true" and shards == 1,
     )
 
     status, evaluated, failures = "completed", 0, 0
@@ -327,48 +332,63 @@ def _evaluate_shard(
                 run_id,
                 start,
                 end,
-                EVAL_BATCH_CASES,
+                # A batch's trials run one after another: as many case evaluations a
+                # batch as a run without repeats, so the same memory.
+                max(1, EVAL_BATCH_CASES // repeats),
                 columns=None if from_recording is None else from_recording.columns,
             ):
                 if done:
                     batch = left_to_do(batch, done)
                     if not batch.rows:
                         continue
-                # A resumed run judges the outputs it stored but did not judge as they
-                # are: the pipeline is asked only for the cases without one.
-                for rows, answering in resume_parts(batch, to_judge, adapter):
-                    # The batch's outputs and results die before the collector resumes: a
-                    # collection over a live batch (a million chunks and results) walks
-                    # every one of them, and again each time they move up a generation.
-                    with collector_paused():
-                        evaluation = _evaluate_rows(
-                            rows,
-                            answering,
-                            settings,
-                            registry,
-                            judge,
-                            progress,
-                            runner,
-                            interruption,
-                            masker,
-                        )
-                        try:
-                            # Columns when the selection scores from them: no object per row.
-                            writer.write(evaluation.stored_outputs(), evaluation.stored_results())
-                        except Exception as exc:  # noqa: BLE001 - any failure of the store's writes
-                            raise health.record("case results write", exc) from exc
-                        evaluated += evaluation.cases
-                        failures += evaluation.case_failures
-                        statuses.update(evaluation.status_counts())
-                        adapter_calls.update(evaluation.adapter_calls)
-                        first_failures += [
-                            f"- `{case_id}`: {error}"
-                            for case_id, error in evaluation.failures(
-                                FIRST_FAILURES - len(first_failures)
+                # Each trial of the batch's cases (CONTRACT section 27), in order; a
+                # conversation is repeated whole, as evaluate keeps its turns together.
+                for trial in range(1, repeats + 1):
+                    # A resumed run judges the outputs it stored but did not judge as
+                    # they are: the pipeline is asked only for the cases without one.
+                    for rows, answering in resume_parts(batch, to_judge, adapter):
+                        # The batch's outputs and results die before the collector
+                        # resumes: a collection over a live batch (a million chunks and
+                        # results) walks every one of them, and again each time they
+                        # move up a generation.
+                        with collector_paused():
+                            evaluation = _evaluate_rows(
+                                rows,
+                                answering,
+                                settings,
+                                registry,
+                                judge,
+                                progress,
+                                runner,
+                                interruption,
+                                masker,
                             )
-                        ]
-                        status = evaluation.status
-                        del evaluation
+                            try:
+                                # Columns when the selection scores from them: no object
+                                # per row.
+                                writer.write(
+                                    evaluation.stored_outputs(),
+                                    evaluation.stored_results(),
+                                    trial,
+                                )
+                            except Exception as exc:  # noqa: BLE001 - any failure of the store's writes
+                                raise health.record("case results write", exc) from exc
+                            if trial == 1:
+                                # Cases, not trials: each case's first trial runs first.
+                                evaluated += evaluation.cases
+                            failures += evaluation.case_failures
+                            statuses.update(evaluation.status_counts())
+                            adapter_calls.update(evaluation.adapter_calls)
+                            first_failures += [
+                                f"- `{case_id}`{_trial_note(trial, repeats)}: {error}"
+                                for case_id, error in evaluation.failures(
+                                    FIRST_FAILURES - len(first_failures)
+                                )
+                            ]
+                            status = evaluation.status
+                            del evaluation
+                        if status in (*STOPPED_STATUSES, INTERRUPTED):
+                            break
                     if status in (*STOPPED_STATUSES, INTERRUPTED):
                         break
                 if status in (*STOPPED_STATUSES, INTERRUPTED):
@@ -422,6 +442,11 @@ def _evaluate_shard(
             "status": status,
         },
     )
+
+
+def _trial_note(trial: int, repeats: int) -> str:
+    """Which trial a failure listed in the summary was (nothing without repeats)."""
+    return "" if repeats == 1 else f" (trial {trial})"
 
 
 def _evaluate_rows(

@@ -24,6 +24,15 @@ it searches with the question, reads the best passage (the tool
 not cover (the rewritten query), reads that search's best passage, and answers
 with a sentence from each passage it read. Its answer carries those steps.
 
+With the option ``seed`` (``--adapter-options '{"seed": 7}'``) either pipeline is
+stochastic, as a pipeline sampled at a temperature above zero is: each search
+scales every passage's BM25 score by ``exp(noise * z)``, z a standard normal draw,
+before it ranks them (``noise``, default 0.5), so a question's retrieved passages,
+and with them its answer, change from one call to the next. The draws of the n-th
+search of a given text come from ``seed``, that text and n alone: a run with
+``--repeats N`` is reproducible whatever its concurrency or shards. Without
+``seed`` the pipeline is deterministic, as before.
+
 Being extractive, it cannot obey an instruction given in the question, but it
 will copy an instruction planted in a retrieved passage when that sentence
 matches the question well: exactly the indirect prompt injection the demo
@@ -32,7 +41,12 @@ dataset's poisoned passages are there to expose.
 
 from __future__ import annotations
 
+import hashlib
+import math
+import random
 import re
+import threading
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -51,6 +65,9 @@ ABSTAIN_TEXT = "I could not find this in the documents."
 # sharing a single common word with the corpus are refused.
 DEFAULT_MIN_SCORE = 6.0
 DEFAULT_MIN_OVERLAP = 0.4
+
+# The spread of a stochastic pipeline's score noise (option ``seed``; module docstring).
+DEFAULT_NOISE = 0.5
 
 # Sentences this short ("So.", "For example.") carry no answer.
 _MIN_SENTENCE_TOKENS = 4
@@ -144,7 +161,8 @@ class DemoRAG:
     ``corpus`` a passages JSONL path (default: the shipped corpus), ``k`` how
     many passages to retrieve, ``min_score`` the BM25 score the best passage
     must reach, ``min_overlap`` the share of the question's (idf-weighted)
-    terms the best sentence must contain, else the pipeline abstains.
+    terms the best sentence must contain, else the pipeline abstains; ``seed`` makes
+    every search noisy (``noise`` the spread; module docstring), None keeps it exact.
     """
 
     # Local and deterministic, so `ragproof run --dry-run` may run it (run/dry_run.py).
@@ -156,9 +174,18 @@ class DemoRAG:
         k: int = 5,
         min_score: float = DEFAULT_MIN_SCORE,
         min_overlap: float = DEFAULT_MIN_OVERLAP,
+        seed: int | None = None,
+        noise: float = DEFAULT_NOISE,
     ) -> None:
         if k < 1:
             raise ValueError(f"k must be at least 1, got {k}")
+        if not noise >= 0.0:
+            raise ValueError(f"noise must be at least 0, got {noise}")
+        self.seed = None if seed is None else int(seed)
+        self.noise = float(noise)
+        # Searches so far of each text (a stochastic pipeline's draws; module docstring).
+        self._searches: Counter[str] = Counter()
+        self._lock = threading.Lock()
         self.corpus = Path(corpus) if corpus is not None else DEFAULT_CORPUS
         self.k = k
         self.min_score = float(min_score)
@@ -184,8 +211,24 @@ class DemoRAG:
                 score=score,
                 metadata=dict(self._passages[doc_id].metadata),
             )
-            for doc_id, score in self._index.search(question, self.k)
+            for doc_id, score in self._search(question)
         ]
+
+    def _search(self, query: str) -> list[tuple[str, float]]:
+        """BM25's ``k`` best, or with ``seed`` the ``k`` best of noisy scores."""
+        if self.seed is None:
+            return self._index.search(query, self.k)
+        with self._lock:
+            self._searches[query] += 1
+            draw = self._searches[query]
+        digest = hashlib.sha256(f"{self.seed}\0{draw}\0{query}".encode()).digest()
+        rng = random.Random(int.from_bytes(digest[:8], "big"))
+        noisy = [
+            (doc_id, score * math.exp(self.noise * rng.gauss(0.0, 1.0)))
+            for doc_id, score in sorted(self._index.scores(query).items())
+        ]
+        noisy.sort(key=lambda item: (-item[1], item[0]))
+        return noisy[: self.k]
 
     def answer(self, question: str, history: list[dict[str, str]] | None = None) -> Answer:
         question = resolved(question, history)

@@ -43,6 +43,12 @@ from ragproof_core.calibration.probe import (
     probe,
     probe_sample,
 )
+from ragproof_core.calibration.self_agreement import (
+    SelfAgreement,
+    self_agreement,
+    stored_self_agreement,
+    with_self_agreement,
+)
 from ragproof_core.calibration.stored_calibration import (
     calibrate_stored,
 )
@@ -57,6 +63,7 @@ __all__ = [
     "ProbeResult",
     "QueueState",
     "RunCalibration",
+    "SelfAgreement",
     "band",
     "calibrate",
     "calibrate_combined",
@@ -70,4 +77,7 @@ __all__ = [
     "probe_sample",
     "read_labels",
     "sample_for_labelling",
+    "self_agreement",
+    "stored_self_agreement",
+    "with_self_agreement",
 ]

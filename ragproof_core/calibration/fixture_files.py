@@ -27,6 +27,11 @@ prompt with its history rules, scored by ``generation.groundedness``);
 turn's question and answer, and the human's share of assistant turns (from the
 second on) that kept what the user said.
 
+``claim_check.jsonl`` and ``nugget_support.jsonl`` carry the verdicts the human
+worked out by hand, which their human scores are checked against
+(``worked_verdicts``); ``generate_nuggets.jsonl`` holds expected answers with the
+human's nuggets (``nugget_generation``), and ``output`` is ``{}``.
+
 ``task_completion.jsonl`` holds agents' answers (CONTRACT section 17): its
 ``output.answer`` carries ``steps`` (retrieve and tool steps) and the human
 score is complete 1, partial 0.5, failed 0.
@@ -47,14 +52,22 @@ from pathlib import Path
 from typing import Any
 
 from ragproof_core.adapters.coerce import AdapterOutputError, to_steps
-from ragproof_core.calibration import critique
+from ragproof_core.calibration import critique, nugget_generation, worked_verdicts
 from ragproof_core.judge.prompts import PROMPT_NAMES
-from ragproof_core.model import Answer, Case, CaseOutput, Chunk, Message, Step
+from ragproof_core.model import Answer, Case, CaseOutput, Chunk, Message, Nugget, Step
 
 # The groundedness prompt judging a conversation's later turn, with its history.
 GROUNDEDNESS_HISTORY = "groundedness_history"
-# Every evaluation prompt, plus the critique gate of `ragproof generate qa`.
-CALIBRATED_PROMPTS: tuple[str, ...] = (*PROMPT_NAMES, GROUNDEDNESS_HISTORY, critique.PROMPT)
+# Every evaluation prompt, plus the critique gate of `ragproof generate qa` and the nugget
+# writer of `ragproof generate nuggets`.
+CALIBRATED_PROMPTS: tuple[str, ...] = (
+    *PROMPT_NAMES,
+    GROUNDEDNESS_HISTORY,
+    critique.PROMPT,
+    nugget_generation.PROMPT,
+)
+# The fixtures that need the case's expected answer.
+NEEDS_EXPECTED_ANSWER = frozenset({"completeness", "claim_check", nugget_generation.PROMPT})
 # The fixtures that are a conversation's later turn: they need a history.
 NEEDS_HISTORY = frozenset({GROUNDEDNESS_HISTORY, "knowledge_retention"})
 # The fixtures of an agent's answer: they need its steps.
@@ -158,6 +171,7 @@ def parse_fixture(
     history = _history(case_raw, problems, where)
     if prompt in NEEDS_HISTORY and not history:
         problems.append(f"{where}: a {prompt} fixture needs case.history (the earlier turns)")
+    nuggets = _nuggets(case_raw, problems, where)
     question = expected = None
     if not isinstance(case_raw, dict) or not _text(case_raw.get("question")):
         problems.append(f"{where}: case must be an object with a non-empty question")
@@ -170,7 +184,11 @@ def parse_fixture(
     answer_raw = output_raw.get("answer") if isinstance(output_raw, dict) else None
     answer = None
     retrieved = None
-    if prompt == "context_relevance":
+    if prompt == nugget_generation.PROMPT:
+        # The writer reads the case alone: nothing of an output is shown to it.
+        if output_raw != {}:
+            problems.append(f"{where}: a {prompt} fixture's output is {{}}")
+    elif prompt == "context_relevance":
         raw_chunks = output_raw.get("retrieved") if isinstance(output_raw, dict) else None
         retrieved = _chunks(raw_chunks, problems, where, "output.retrieved")
         if not retrieved:
@@ -203,10 +221,17 @@ def parse_fixture(
             problems.append(f"{where}: a {prompt} fixture needs output.answer.retrieved_chunks")
         if prompt == "citation_support" and not citations:
             problems.append(f"{where}: a citation_support fixture needs output.answer.citations")
-    if prompt == "completeness" and question is not None and not _text(expected):
-        problems.append(f"{where}: a completeness fixture needs case.expected_answer")
+    if prompt in NEEDS_EXPECTED_ANSWER and question is not None and not _text(expected):
+        problems.append(f"{where}: a {prompt} fixture needs case.expected_answer")
     if prompt == critique.PROMPT:
         problems.extend(critique.fixture_problems(obj, where))
+    if prompt == nugget_generation.PROMPT:
+        problems.extend(nugget_generation.fixture_problems(obj, where))
+    if answer is not None:
+        chunk_ids = None
+        if answer.retrieved_chunks is not None:
+            chunk_ids = [c.id for c in answer.retrieved_chunks]
+        problems.extend(worked_verdicts.fixture_problems(prompt, obj, where, chunk_ids, nuggets))
 
     if problems:
         return None, problems
@@ -219,8 +244,13 @@ def parse_fixture(
                 id=fixture_id,
                 question=question,
                 expected_answer=expected,
-                # The critique scorer compares the judge's flags with these.
-                metadata={"human_flags": obj["human_flags"]} if "human_flags" in obj else {},
+                # The critique and nugget-writer scorers compare the judge's reply with these.
+                metadata={
+                    key: obj[key]
+                    for key in ("human_flags", nugget_generation.HUMAN_NUGGETS)
+                    if key in obj
+                },
+                nuggets=nuggets,
             ),
             output=CaseOutput(
                 case_id=fixture_id, answer=answer, retrieved=retrieved, history=history
@@ -242,6 +272,20 @@ def _steps(value: Any, problems: list[str], where: str) -> tuple[Step, ...] | No
     except AdapterOutputError as exc:
         problems.append(f"{where}: output.answer.steps: {exc}")
         return None
+
+
+def _nuggets(case_raw: Any, problems: list[str], where: str) -> tuple[Nugget, ...] | None:
+    """``case.nuggets``: ``[{"text": str, "vital": bool}, ...]`` (CONTRACT section 20)."""
+    raw = case_raw.get("nuggets") if isinstance(case_raw, dict) else None
+    if raw is None:
+        return None
+    if not isinstance(raw, list) or not all(
+        isinstance(n, dict) and _text(n.get("text")) and isinstance(n.get("vital"), bool)
+        for n in raw
+    ):
+        problems.append(f'{where}: case.nuggets must be a list of {{"text": text, "vital": bool}}')
+        return None
+    return tuple(Nugget(n["text"], n["vital"]) for n in raw)
 
 
 def _history(case_raw: Any, problems: list[str], where: str) -> tuple[Message, ...] | None:

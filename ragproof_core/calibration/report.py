@@ -20,6 +20,10 @@ judge errors are counted separately so a flaky judge is visible as such.
 ``critique_qa`` (the gate of ``ragproof generate qa``) is scored per flag
 instead: exact when the judge agrees with the human on all three flags,
 within band when on at least two (``ragproof_core.calibration.critique``).
+``generate_nuggets`` (the writer of ``ragproof generate nuggets``) is scored by
+how far its nuggets agree with the human's (``nugget_generation``): exact when
+that agreement is band 1, within band when at least band 0.5. Neither has a
+confusion matrix or kappa: their human score is not a band of the answer.
 
 A prompt passes when both shares meet their thresholds (defaults 70% exact,
 90% within band); calibration passes when every prompt does.
@@ -32,7 +36,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ragproof_core.calibration import critique
+from ragproof_core.calibration import critique, nugget_generation
 from ragproof_core.calibration.agreement import BANDS, band, confusion_matrix, quadratic_kappa
 from ragproof_core.calibration.fixture_files import (
     CALIBRATED_PROMPTS,
@@ -101,7 +105,11 @@ SCORERS: dict[str, Callable[..., Awaitable[MetricResult]]] = {
     **{prompt: calibration_scorer(m) for prompt, m in prompt_metrics().items()},
     # Scores the share of the human's three flags the judge agrees with.
     critique.PROMPT: critique.critique_agreement,
+    # Scores how far the judge's nuggets agree with the human's.
+    nugget_generation.PROMPT: nugget_generation.generation_agreement,
 }
+# Prompts scored as agreement with the human's own reply, not as a band of an answer.
+AGREEMENT_PROMPTS = frozenset({critique.PROMPT, nugget_generation.PROMPT})
 SCORERS[GROUNDEDNESS_HISTORY] = SCORERS["groundedness"]
 
 
@@ -230,6 +238,9 @@ class CalibrationReport:
 def fixture_outcome(fixture: Fixture, result: MetricResult) -> FixtureOutcome:
     if fixture.prompt == critique.PROMPT and result.status is Status.SCORED:
         return critique_outcome(fixture, result)
+    if fixture.prompt == nugget_generation.PROMPT and result.status is Status.SCORED:
+        detail = nugget_generation.agreement_detail(fixture.case, result.judge_raw_json)
+        return agreement_outcome(fixture, result, band(result.value), detail)
     human = band(fixture.human_score)
     if result.status is Status.SCORED and result.value is not None:
         judged = band(result.value)
@@ -261,6 +272,15 @@ def fixture_outcome(fixture: Fixture, result: MetricResult) -> FixtureOutcome:
 def critique_outcome(fixture: Fixture, result: MetricResult) -> FixtureOutcome:
     judged = critique.agreement_band(result.value)
     differ = critique.differing_flags(fixture.case, result.judge_raw_json)
+    detail = f"flags differ: {', '.join(differ)}" if differ else None
+    return agreement_outcome(fixture, result, judged, detail)
+
+
+def agreement_outcome(
+    fixture: Fixture, result: MetricResult, judged: float, detail: str | None
+) -> FixtureOutcome:
+    """The outcome of a prompt scored as agreement with the human (``AGREEMENT_PROMPTS``):
+    exact when the agreement is band 1, within band when at least band 0.5."""
     return FixtureOutcome(
         fixture.id,
         fixture.prompt,
@@ -270,7 +290,7 @@ def critique_outcome(fixture: Fixture, result: MetricResult) -> FixtureOutcome:
         judged,
         exact=judged == 1.0,
         within=judged >= 0.5,
-        detail=f"flags differ: {', '.join(differ)}" if differ else None,
+        detail=detail,
     )
 
 
@@ -283,8 +303,9 @@ def prompt_agreement(
     exact_share = exact / n if n else 0.0
     within_share = within / n if n else 0.0
     # Kappa and the confusion matrix compare score bands: critique_qa's "score" is
-    # the share of flags agreed, not a band, so it has neither.
-    judged = [o for o in outcomes if o.judge_score is not None and prompt != critique.PROMPT]
+    # the share of flags agreed, generate_nuggets' an agreement, not a band: neither has them.
+    banded = prompt not in AGREEMENT_PROMPTS
+    judged = [o for o in outcomes if o.judge_score is not None and banded]
     matrix = confusion_matrix([o.human_score for o in judged], [o.judge_score for o in judged])
     return PromptAgreement(
         prompt=prompt,
@@ -299,8 +320,8 @@ def prompt_agreement(
         within_share=within_share,
         # No fixtures is no evidence: it cannot pass.
         passed=n > 0 and exact_share >= exact_threshold and within_share >= within_threshold,
-        confusion=() if prompt == critique.PROMPT else tuple(tuple(row) for row in matrix),
-        kappa=None if prompt == critique.PROMPT else quadratic_kappa(matrix),
+        confusion=tuple(tuple(row) for row in matrix) if banded else (),
+        kappa=quadratic_kappa(matrix) if banded else None,
     )
 
 

@@ -32,9 +32,21 @@ from ragproof_core.compare.gate import (
 from ragproof_core.compare.plan import (
     plan_run,
 )
+from ragproof_core.compare.stored_trials import (
+    stored_case_trials,
+    stored_trial_statistics,
+)
+from ragproof_core.compare.trials import (
+    CaseTrials,
+    TrialStatistics,
+    trial_statistics,
+    with_trial_statistics,
+)
 
 __all__ = [
     "BETTER",
+    "CaseTrials",
+    "TrialStatistics",
     "CORRECTIONS",
     "Comparison",
     "FloorResult",
@@ -54,4 +66,8 @@ __all__ = [
     "plan_run",
     "regressions",
     "required_floors",
+    "stored_case_trials",
+    "stored_trial_statistics",
+    "trial_statistics",
+    "with_trial_statistics",
 ]

@@ -28,6 +28,7 @@ import numpy as np
 import pyarrow as pa
 
 from ragproof_core.compare.correction import HOLM, adjust
+from ragproof_core.compare.diagnosis_changes import AreaChange, diagnosis_changes, diagnosis_lines
 from ragproof_core.compare.pairs import FramePairing, MetricPairs, Pairing, RunSide
 from ragproof_core.compare.power import mde
 from ragproof_core.compare.stats import (
@@ -203,10 +204,24 @@ class Comparison:
     correction: str = HOLM
     # Non-empty only when mixed settings were explicitly allowed.
     settings_differences: tuple[str, ...] = ()
+    # Trials per case of each run (CONTRACT section 27): with repeats, a case's value is
+    # its mean over its scored trials.
+    trials_a: int = 1
+    trials_b: int = 1
 
     @property
     def mixed_judges(self) -> bool:
         return bool(self.judge_differences)
+
+    @property
+    def trials_note(self) -> str | None:
+        """What a comparison of runs with repeats pairs; None when neither has repeats."""
+        if self.trials_a == 1 and self.trials_b == 1:
+            return None
+        return (
+            f"Trials per case: A {self.trials_a}, B {self.trials_b} (run.repeats): each case "
+            "is paired by its mean over its scored trials."
+        )
 
     @property
     def unscored(self) -> tuple[str, ...]:
@@ -224,8 +239,12 @@ class Comparison:
     def render_table(self, all_metrics: bool = False) -> str:
         return render_table(self, all_metrics)
 
+    def diagnosis(self) -> list[AreaChange]:
+        """The claim diagnostics' areas ranked by how much more B loses there."""
+        return diagnosis_changes(self.metrics)
+
     def to_dict(self) -> dict[str, Any]:
-        return {
+        out = {
             "run_a": self.run_a,
             "run_b": self.run_b,
             "judge_model_a": self.judge_model_a,
@@ -239,7 +258,17 @@ class Comparison:
             "regressions": [r.to_dict() for r in self.regressions],
             "metrics_only_in_a": list(self.only_in_a),
             "metrics_only_in_b": list(self.only_in_b),
+            # Only when a run has repeats (CONTRACT section 27).
+            **(
+                {}
+                if self.trials_note is None
+                else {"trials_a": self.trials_a, "trials_b": self.trials_b}
+            ),
         }
+        diagnosis = self.diagnosis()
+        if diagnosis:  # only when the claim diagnostics were compared
+            out["diagnosis"] = [c.to_dict() for c in diagnosis]
+        return out
 
 
 def _prompt_hashes(record: Any) -> dict[str, str]:
@@ -288,6 +317,11 @@ def judge_differences(a: Any, b: Any) -> list[str]:
         else:
             diffs.append(f"prompt {prompt} hash {_short(ha)} vs {_short(hb)}")
     return diffs
+
+
+def run_trials(record: Any) -> int:
+    """A run's trials per case (``run.repeats``; 1 for a run stored without)."""
+    return int(stored_run_settings(record).get("repeats", 1))
 
 
 def settings_differences(a: Any, b: Any) -> list[str]:
@@ -445,7 +479,7 @@ def compare_stored_runs(
     return _compare(
         a,
         b,
-        lambda: stored_pairing(store, a.run_id, b.run_id),
+        lambda: stored_pairing(store, a.run_id, b.run_id, (run_trials(a), run_trials(b))),
         allow_mixed_judges=allow_mixed_judges,
         allow_mixed_settings=allow_mixed_settings,
         seed=seed,
@@ -521,6 +555,8 @@ def _compare(
         only_in_b=tuple(registry.order(in_b - in_a)),
         correction=correction,
         settings_differences=tuple(settings),
+        trials_a=run_trials(record_a),
+        trials_b=run_trials(record_b),
     )
 
 
@@ -544,6 +580,8 @@ def render_table(comparison: Comparison, all_metrics: bool = False) -> str:
     if c.mixed_judges:
         out.append("WARNING: mixed judges allowed; judge scores are not comparable:")
         out.extend(f"  - {d}" for d in c.judge_differences)
+    if c.trials_note is not None:
+        out.append(c.trials_note)
     out.append("")
     rows = [
         [
@@ -572,6 +610,9 @@ def render_table(comparison: Comparison, all_metrics: bool = False) -> str:
         f"sign-flip test at alpha {c.alpha:g}, in each metric's own direction; MDE = the "
         "smallest change these cases detect 80% of the time."
     )
+    diagnosis = diagnosis_lines(c.diagnosis())
+    if diagnosis:
+        out += ["", *diagnosis]
     tails = [m for m in c.metrics if m.p95 is not None]
     if tails:
         out.append("")

@@ -77,15 +77,29 @@ def _frame(side: RunSide) -> pd.DataFrame:
         raise ValueError(
             f"results of run {side.record.run_id} lack column(s): {', '.join(sorted(missing))}"
         )
-    df = df.loc[:, ["case_id", "metric", "status", "value"]].copy()
+    trials = "trial" in df.columns and bool((df["trial"].fillna(1) > 1).any())
+    df = df.loc[:, ["case_id", "metric", "status", "value", *(["trial"] if trials else [])]].copy()
     df["case_id"] = df["case_id"].astype(str)
     df["metric"] = df["metric"].astype(str)
     df["status"] = df["status"].astype(str)
-    dup = df.duplicated(["case_id", "metric"], keep=False)
+    dup = df.duplicated(["case_id", "metric", *(["trial"] if trials else [])], keep=False)
     if dup.any():
         row = df[dup].iloc[0]
         raise duplicate_result(side.record.run_id, row["case_id"], row["metric"])
-    return df
+    return _case_means(df) if trials else df
+
+
+def _case_means(df: pd.DataFrame) -> pd.DataFrame:
+    """A run with repeats' rows (CONTRACT section 27) as one per case and metric: the
+    mean over its scored trials, scored when any trial is, else the first of its
+    trials' statuses in code point order (an error before a judge error, a
+    not_applicable, a skip); ``stored_pairs`` pairs a stored run's the same way."""
+    keys = ["case_id", "metric"]
+    scored = (df["status"] == Status.SCORED.value) & df["value"].notna()
+    out = df.groupby(keys)["status"].min().to_frame()
+    out["value"] = df[scored].groupby(keys)["value"].mean()
+    out.loc[out["value"].notna(), "status"] = Status.SCORED.value
+    return out.reset_index()
 
 
 def _scored_values(df: pd.DataFrame) -> pd.Series:

@@ -5,14 +5,25 @@ scored cases (``power.sample_sd``) gives ``power.cases_needed``. That is an
 unpaired-difference bound; comparing the same cases in two runs (the paired
 design ``compare`` uses) usually needs fewer, because the cases' own
 difficulty cancels out of the differences.
+
+A run with repeats (CONTRACT section 27) measures the two spreads apart: the
+within-case sd s_w (``trials.within_case_sd``) and the sd of the per-case means
+s_m (``trials.between_case_sd``) over n-bar trials a case. The cases' own
+variance is then s_b^2 = max(0, s_m^2 - s_w^2 / n-bar), and a case's mean over
+r trials has the variance s_b^2 + s_w^2 / r: the plan gives the cases needed
+with r = 1, 2, 3, 5 and 10 trials a case (``TRIAL_OPTIONS``), its ``sd`` and
+``cases_needed`` being those at the run's own trials. More trials help only
+while s_w^2 / r is a real part of that variance; past it, only cases do.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ragproof_core.compare.power import Z_ALPHA, Z_POWER, cases_needed, sample_sd
+from ragproof_core.compare.trials import CaseTrials, between_case_sd, within_case_sd
 from ragproof_core.metrics.registry import metric_order
 from ragproof_core.model import Status
 from ragproof_core.text_table import text_table
@@ -22,20 +33,47 @@ if TYPE_CHECKING:
     import pandas as pd
 
 
+# Trials per case the plan of a run with repeats weighs (module docstring).
+TRIAL_OPTIONS = (1, 2, 3, 5, 10)
+
+
+@dataclass(frozen=True, slots=True)
+class TrialsPlan:
+    """A run with repeats' measured spreads and the cases needed per trials a case."""
+
+    trials: float  # the run's mean scored trials per case (n-bar)
+    within_case_sd: float | None
+    between_case_sd: float | None  # s_b: the cases' own sd, without the trials' noise
+    cases_needed: dict[int, int | None]  # trials a case -> cases
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "trials": self.trials,
+            "within_case_sd": self.within_case_sd,
+            "between_case_sd": self.between_case_sd,
+            "cases_needed_by_trials": {str(r): n for r, n in self.cases_needed.items()},
+        }
+
+
 @dataclass(frozen=True, slots=True)
 class MetricPlan:
     metric: str
     scored: int
     sd: float | None
     cases_needed: int | None
+    # A run with repeats only (CONTRACT section 27).
+    repeats: TrialsPlan | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        out = {
             "metric": self.metric,
             "scored": self.scored,
             "sd": self.sd,
             "cases_needed": self.cases_needed,
         }
+        if self.repeats is not None:
+            out.update(self.repeats.to_dict())
+        return out
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,6 +94,8 @@ class RunPlan:
         }
 
     def render_table(self) -> str:
+        if any(m.repeats is not None for m in self.metrics):
+            return self._render_trials()
         rows = [
             [
                 m.metric,
@@ -78,6 +118,69 @@ class RunPlan:
             ]
         )
 
+    def _render_trials(self) -> str:
+        rows = []
+        for m in self.metrics:
+            t = m.repeats
+            cells = [m.metric, str(m.scored)]
+            if t is None:
+                cells += ["-", "-"] + ["-"] * len(TRIAL_OPTIONS)
+            else:
+                cells += [_sd(t.within_case_sd), _sd(t.between_case_sd)]
+                cells += [_count(t.cases_needed[r]) for r in TRIAL_OPTIONS]
+            rows.append(cells)
+        headers = ["metric", "scored", "within sd", "between sd"]
+        headers += [f"{r} trial{'s' if r > 1 else ''}" for r in TRIAL_OPTIONS]
+        return "\n".join(
+            [
+                f"Cases needed to detect a change of {self.delta:g} in run {self.run_id} "
+                "(two-sided alpha 0.05, power 80%), by trials a case:",
+                "",
+                *text_table(headers, rows),
+                "Read: ceil(((1.96 + 0.8416) * sd / delta)^2) with sd^2 = between^2 + "
+                "within^2 / trials, the spreads this run's trials measured; more trials "
+                "shrink only the within part, cases shrink both. An unpaired-difference "
+                "bound, the paired comparison usually needs fewer.",
+                *[line for m in self.metrics if (line := _advice(m, self.delta))],
+            ]
+        )
+
+
+def _sd(value: float | None) -> str:
+    return "-" if value is None else f"{value:.4f}"
+
+
+def _count(value: int | None) -> str:
+    return "-" if value is None else str(value)
+
+
+def _advice(plan: MetricPlan, delta: float) -> str | None:
+    """One line per metric: the cheapest of the options in adapter calls (cases x
+    trials), or None when nothing varies."""
+    t = plan.repeats
+    if t is None:
+        return None
+    options = [(n * r, r, n) for r, n in t.cases_needed.items() if n]
+    if not options:
+        return None
+    calls, r, n = min(options)
+    return (
+        f"{plan.metric}: {n} cases x {r} trial{'s' if r > 1 else ''} "
+        f"({calls} calls) is the cheapest way to detect {delta:g}"
+    )
+
+
+def trials_plan(trials: CaseTrials, delta: float) -> TrialsPlan | None:
+    """The plan of one metric's trials (module docstring); None without 2 cases."""
+    between = between_case_sd(trials)
+    if between is None:
+        return None
+    within = within_case_sd(trials) or 0.0
+    n_bar = trials.trials / trials.cases
+    own = max(0.0, between * between - within * within / n_bar)
+    needed = {r: cases_needed(math.sqrt(own + within * within / r), delta) for r in TRIAL_OPTIONS}
+    return TrialsPlan(n_bar, within_case_sd(trials), math.sqrt(own), needed)
+
 
 def _needed(plan: MetricPlan) -> str:
     if plan.cases_needed is None:
@@ -94,9 +197,19 @@ def plan_run(run_id: str, results: pd.DataFrame, delta: float) -> RunPlan:
         raise ValueError(f"--delta must be positive, got {delta:g}")
     metrics = metric_order(set(results["metric"].astype(str)))
     scored = results[(results["status"] == Status.SCORED.value) & results["value"].notna()]
+    repeated = "trial" in results.columns and bool((results["trial"].fillna(1) > 1).any())
     plans = []
     for metric in metrics:
-        values = scored.loc[scored["metric"] == metric, "value"].astype(float).to_list()
-        sd = sample_sd(values)
-        plans.append(MetricPlan(metric, len(values), sd, cases_needed(sd, delta)))
+        rows = scored.loc[scored["metric"] == metric]
+        values = rows["value"].astype(float).to_list()
+        if not repeated:
+            sd = sample_sd(values)
+            plans.append(MetricPlan(metric, len(values), sd, cases_needed(sd, delta)))
+            continue
+        # CONTRACT section 27: a case is its mean over its trials.
+        trials = CaseTrials.of(rows["case_id"].astype(str).to_list(), values)
+        sd = between_case_sd(trials)
+        plans.append(
+            MetricPlan(metric, len(values), sd, cases_needed(sd, delta), trials_plan(trials, delta))
+        )
     return RunPlan(run_id, delta, tuple(plans))

@@ -46,6 +46,25 @@ SELECT case_id FROM {side} GROUP BY case_id HAVING count(*) > 1 ORDER BY case_id
 # As pandas reads them: a NaN value is no value.
 _SCORED = f"status = '{Status.SCORED.value}' AND value IS NOT NULL AND NOT isnan(value)"
 
+# A run with repeats (CONTRACT section 27): one row per case, its mean over its scored
+# trials, scored when any trial is, else the first of its trials' statuses in code
+# point order (``pairs._case_means``).
+_SIDE_TRIALS = f"""
+CREATE OR REPLACE TEMP TABLE {{side}} AS
+SELECT CAST(case_id AS VARCHAR) AS case_id,
+       CASE WHEN count(*) FILTER (WHERE {_SCORED}) > 0 THEN '{Status.SCORED.value}'
+            ELSE CAST(min(status) AS VARCHAR) END AS status,
+       avg(CAST(value AS DOUBLE)) FILTER (WHERE {_SCORED}) AS value,
+       count(*) AS trials
+FROM read_parquet($files, union_by_name = true)
+WHERE metric = $metric
+GROUP BY case_id
+"""
+
+_TOO_MANY_TRIALS = """
+SELECT case_id FROM {side} WHERE trials > $trials ORDER BY case_id LIMIT 1
+"""
+
 _COUNTS = f"""
 SELECT (SELECT count(*) FROM side_a WHERE {_SCORED}),
        (SELECT count(*) FROM side_b WHERE {_SCORED})
@@ -75,10 +94,13 @@ class StoredPairing:
         files_a: list[str],
         files_b: list[str],
         run_ids: tuple[str, str],
+        trials: tuple[int, int] = (1, 1),
     ) -> None:
         self._con = con
         self._files = {"side_a": files_a, "side_b": files_b}
         self._run_ids = dict(zip(("side_a", "side_b"), run_ids, strict=True))
+        # Each run's trials per case: a run with repeats is paired by its per-case means.
+        self._trials = dict(zip(("side_a", "side_b"), trials, strict=True))
         self.metrics_a = self._metrics(files_a)
         self.metrics_b = self._metrics(files_b)
 
@@ -87,8 +109,15 @@ class StoredPairing:
         return frozenset(str(metric) for (metric,) in rows)
 
     def _load(self, side: str, metric: str) -> None:
-        self._con.execute(_SIDE.format(side=side), {"files": self._files[side], "metric": metric})
-        duplicate = self._con.execute(_DUPLICATE.format(side=side)).fetchone()
+        trials = self._trials[side]
+        params = {"files": self._files[side], "metric": metric}
+        if trials == 1:
+            self._con.execute(_SIDE.format(side=side), params)
+            duplicate = self._con.execute(_DUPLICATE.format(side=side)).fetchone()
+        else:
+            self._con.execute(_SIDE_TRIALS.format(side=side), params)
+            found = _TOO_MANY_TRIALS.format(side=side)
+            duplicate = self._con.execute(found, {"trials": trials}).fetchone()
         if duplicate is not None:
             raise duplicate_result(self._run_ids[side], duplicate[0], metric)
 
@@ -109,8 +138,11 @@ class StoredPairing:
 
 
 @contextmanager
-def stored_pairing(store: RunStore, run_a: str, run_b: str) -> Iterator[StoredPairing]:
-    """The pairing of two finished runs of ``store`` (their ``case_results`` files)."""
+def stored_pairing(
+    store: RunStore, run_a: str, run_b: str, trials: tuple[int, int] = (1, 1)
+) -> Iterator[StoredPairing]:
+    """The pairing of two finished runs of ``store`` (their ``case_results`` files), each
+    with its trials per case (``run.repeats``)."""
     files_a, files_b = store.case_result_files(run_a), store.case_result_files(run_b)
     with file_reader(store.layout) as con:
-        yield StoredPairing(con, files_a, files_b, (run_a, run_b))
+        yield StoredPairing(con, files_a, files_b, (run_a, run_b), trials)

@@ -18,9 +18,11 @@ def resolve_launch(
     adapter: str | None,
     adapter_options_json: str | None,
     run_overrides: Mapping[str, Any],
+    judge_repeats: int | None = None,
 ) -> Config:
     """ragproof.toml (or the defaults) with the launch's values over it, validated by the
-    settings' strict schema (``ConfigError`` naming the key). None means "the file's"."""
+    settings' strict schema (``ConfigError`` naming the key). None means "the file's";
+    ``judge_repeats``: ``[judge] repeats`` (CONTRACT section 27)."""
     options = None
     if adapter_options_json:
         try:
@@ -30,5 +32,5 @@ def resolve_launch(
         if not isinstance(options, dict):
             raise ConfigError("adapter_options_json: expected a JSON object")
     return load_config(config_file).with_overrides(
-        adapter=adapter, options=options, **run_overrides
+        adapter=adapter, options=options, judge_repeats=judge_repeats, **run_overrides
     )

@@ -41,6 +41,7 @@ from ragproof_core.settings_schema import STRICT, Names, list_as_tuple, table_er
 __all__ = [
     "DEMO_ADAPTER",
     "MAX_CONCURRENCY",
+    "MAX_REPEATS",
     "MAX_SHARDS",
     "METRIC_TABLES",
     "RUN_KEYS",
@@ -64,6 +65,8 @@ DEMO_ADAPTER = "ragproof_core.adapters.demo:DemoRAG"
 # each shard a Dagster step with its own process. Past these a run only thrashes.
 MAX_CONCURRENCY = 1024
 MAX_SHARDS = 256
+# CONTRACT section 27: trials per case.
+MAX_REPEATS = 100
 
 
 @table_errors("run")
@@ -96,10 +99,29 @@ class RunSettings:
         default_factory=dict,
         description="KEY=VALUE labels stored with the run (runs --tag KEY=VALUE filters by them)",
     )
+    # Repeated trials (CONTRACT section 27).
+    repeats: int = Field(
+        default=1,
+        ge=1,
+        le=MAX_REPEATS,
+        description="trials per case: the adapter is called this many times for each case "
+        "(a conversation, whole), each trial scored like a case",
+    )
+    pass_k: int | None = Field(
+        default=None,
+        ge=1,
+        le=MAX_REPEATS,
+        description="k of pass@k and pass^k over each case's trials (default: run.repeats)",
+    )
 
     def __post_init__(self) -> None:
         check_name(self.name)
         check_tags(self.tags)
+        if self.pass_k is not None and self.pass_k > self.repeats:
+            raise ValueError(
+                f"run.pass_k: at most run.repeats ({self.repeats}), got {self.pass_k}: "
+                "no case would have k trials"
+            )
         shipped = [p for p in self.metrics if not p.strip().startswith(CUSTOM_PREFIX)]
         if shipped:
             # Patterns of custom metrics are checked with the config's [[metric]] tables.
@@ -125,6 +147,11 @@ class RunSettings:
             chosen = (*chosen, *registry.conversation_names)
         return chosen
 
+    @property
+    def trials_k(self) -> int:
+        """The k of pass@k and pass^k: ``pass_k``, else every trial."""
+        return self.repeats if self.pass_k is None else self.pass_k
+
 
 # The [run] keys, in declaration order: the command line's flags, the Dagster
 # launch form's fields, the suites' keys and the stored run settings follow it.
@@ -143,7 +170,11 @@ def run_key_type(name: str) -> type:
     declared = RunSettings.__pydantic_fields__[name]
     if declared.default_factory is not None:
         return type(declared.default_factory())
-    return str if declared.default is None else type(declared.default)
+    if declared.default is not None:
+        return type(declared.default)
+    # An optional value: the type beside None (``int | None`` holds an int).
+    kinds = [kind for kind in get_args(declared.annotation) if kind is not type(None)]
+    return kinds[0] if len(kinds) == 1 and isinstance(kinds[0], type) else str
 
 
 def run_key_choices(name: str) -> tuple[str, ...] | None:
@@ -223,10 +254,12 @@ class Config:
         *,
         adapter: str | None = None,
         options: Mapping[str, Any] | None = None,
+        judge_repeats: int | None = None,
         **run_keys: Any,
     ) -> Config:
         """Replace what is given (None means "keep"): any ``RUN_KEYS``, the adapter target
-        and its options; each override is validated like the file's keys."""
+        and its options, ``[judge] repeats``; each override is validated like the file's
+        keys."""
         unknown = set(run_keys) - set(RUN_KEYS)
         if unknown:
             raise TypeError(f"with_overrides: unknown run key(s) {sorted(unknown)}")
@@ -243,13 +276,26 @@ class Config:
                 self.adapter.target if adapter is None else adapter,
                 dict(self.adapter.options if options is None else options),
             )
-        return Config(run, spec, self.judge, self.metrics, self.traces, self.gate, self.source)
+        judge = self.judge
+        if judge_repeats is not None:
+            judge = dataclasses.replace(judge, repeats=judge_repeats)
+        return Config(run, spec, judge, self.metrics, self.traces, self.gate, self.source)
+
+
+# [run] keys added after runs were first stored, with their defaults: a run leaving one at
+# its default stores its settings without it, so its config_json, config digest and
+# settings hash are those of a run set up alike before the key existed.
+LATER_RUN_KEYS: dict[str, Any] = {"repeats": 1, "pass_k": None}
 
 
 def run_settings_dict(run: RunSettings, custom: Sequence[str] = ()) -> dict[str, Any]:
     """The ``[run]`` table as stored in a run's manifest and ``config_json``; ``custom``:
     the names of the config's own metrics, which the stored selection spells out."""
-    values = {name: getattr(run, name) for name in RUN_KEYS}
+    values = {
+        name: getattr(run, name)
+        for name in RUN_KEYS
+        if name not in LATER_RUN_KEYS or getattr(run, name) != LATER_RUN_KEYS[name]
+    }
     values["metrics"] = list(run.selection(custom))
     return values
 

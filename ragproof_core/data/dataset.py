@@ -46,6 +46,7 @@ from ragproof_core.model import (
     Case,
     CaseKind,
     ExpectedTool,
+    Nugget,
     ToolMatch,
     TurnOf,
     turn_id,
@@ -263,6 +264,16 @@ class ExpectedToolRow(BaseModel):
     arguments: dict[str, Any] | None = None
 
 
+class NuggetRow(BaseModel):
+    """One nugget (CONTRACT section 20): a fact the answer should state, and whether it
+    is vital."""
+
+    model_config = ConfigDict(strict=True, extra="forbid", frozen=True)
+
+    text: _Text
+    vital: bool
+
+
 class CaseRow(BaseModel):
     """One dataset line as declared in CONTRACT section 1: strict types, no unknown fields
     (free-form data belongs under ``metadata``), ``null`` meaning absent."""
@@ -284,10 +295,13 @@ class CaseRow(BaseModel):
     # CONTRACT section 23: a poisoning case's marker; the restricted ids its user may see.
     poison_marker: str | None = None
     allowed_restricted_ids: list[str] | None = None
+    # CONTRACT section 20: the facts the answer should state.
+    nuggets: list[NuggetRow] | None = None
 
 
 CASE_FIELDS = tuple(CaseRow.model_fields)
 TOOL_FIELDS = tuple(ExpectedToolRow.model_fields)
+NUGGET_FIELDS = tuple(NuggetRow.model_fields)
 # The fields the fast path of _plain_case checks itself; a row with any other
 # field (the agent fields included) goes through CaseRow.
 _FIELD_SET = frozenset(
@@ -350,6 +364,8 @@ def _known_fields(exc: ValidationError) -> tuple[str, ...]:
     loc = exc.errors(include_url=False)[0]["loc"]
     if len(loc) == 3 and loc[0] == "expected_tools":
         return TOOL_FIELDS
+    if len(loc) == 3 and loc[0] == "nuggets":
+        return NUGGET_FIELDS
     return CASE_FIELDS
 
 
@@ -408,6 +424,9 @@ def _to_case(row: Any) -> Case:
         allowed_restricted_ids=None
         if valid.allowed_restricted_ids is None
         else tuple(valid.allowed_restricted_ids),
+        nuggets=None
+        if valid.nuggets is None
+        else tuple(Nugget(row.text, row.vital) for row in valid.nuggets),
     )
 
 

@@ -54,12 +54,18 @@ def write_rows(path: Path, rows: Sequence[Mapping[str, Any]]) -> None:
 def write_text(path: Path, text: str) -> None:
     """``text`` written to ``path`` (its folder made), through a temporary file renamed
     into place, so a reader never sees half a file."""
+    write_bytes(path, text.encode("utf-8"))
+
+
+def write_bytes(path: Path, data: bytes) -> None:
+    """``data`` as the file at ``path`` (its folder made), through a temporary file
+    renamed into place."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, temp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
-            handle.write(text)
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
         os.replace(temp, path)
     except BaseException:
         Path(temp).unlink(missing_ok=True)

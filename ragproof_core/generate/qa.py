@@ -44,6 +44,8 @@ UNANSWERABLE = "unanswerable"
 KINDS = (QA, UNANSWERABLE)
 GENERATE_PROMPT = {QA: "generate_qa", UNANSWERABLE: "generate_unanswerable"}
 CRITIQUE_PROMPT = "critique_qa"
+# The prompts `generate qa` writes with: their hashes go into each row's metadata.
+QA_PROMPTS: tuple[str, ...] = (*GENERATE_PROMPT.values(), CRITIQUE_PROMPT)
 DEFAULT_MAX_ATTEMPTS = 3
 # Chunks an unanswerable question is written beside: enough to show the topic,
 # few enough that "not answerable from these chunks" is a meaningful check.

@@ -1,10 +1,12 @@
-"""What ``ragproof generate qa`` prints: cases written, what the gates rejected, judge activity."""
+"""What ``ragproof generate qa`` and ``generate nuggets`` print: what was written, what
+the gates rejected or the judge failed, judge activity."""
 
 from __future__ import annotations
 
 from dataclasses import asdict
 from typing import Any
 
+from ragproof_core.generate.nuggets import NuggetOutcome
 from ragproof_core.generate.qa import KINDS, GenerationOutcome, KindTally
 from ragproof_core.judge.pricing import UNKNOWN_COST
 from ragproof_core.judge.session import JudgeStats
@@ -19,9 +21,7 @@ def summary_dict(
     stats: JudgeStats,
     priced: bool = True,
 ) -> dict[str, Any]:
-    judge = asdict(stats)
-    if not priced:
-        judge["cost_usd"] = None  # unknown, never a made-up $0
+    judge = _judge_dict(stats, priced)
     return {
         "out": out,
         "status": outcome.status,
@@ -56,17 +56,72 @@ def render_summary(
     lines += [
         _kind_line(kind, outcome.tallies[kind]) for kind in KINDS if outcome.tallies[kind].slots
     ]
+    lines.append(judge_line(stats, priced))
+    if outcome.aborted:
+        lines.append(stop_line(outcome.status, outcome.aborted))
+    return "\n".join(lines)
+
+
+def stop_line(status: str, message: str) -> str:
+    """Why a generation stopped early: the judge could not answer, or its budget."""
+    why = "judge unavailable" if status == ABORTED_JUDGE else "stopped at the judge budget"
+    return f"  {why}: {message}"
+
+
+def judge_line(stats: JudgeStats, priced: bool) -> str:
     cost = f"cost ${stats.cost_usd:.4f}" if priced else UNKNOWN_COST
-    lines.append(
+    return (
         f"  judge: requests {stats.requests} ({stats.repairs} repairs), cache hits "
         f"{stats.cache_hits}, judge errors {stats.judge_errors}, tokens {stats.input_tokens} in "
         f"/ {stats.output_tokens} out, {cost}"
     )
-    if outcome.aborted:
-        why = (
-            "judge unavailable"
-            if outcome.status == ABORTED_JUDGE
-            else "stopped at the judge budget"
+
+
+def _judge_dict(stats: JudgeStats, priced: bool) -> dict[str, Any]:
+    judge = asdict(stats)
+    if not priced:
+        judge["cost_usd"] = None  # unknown, never a made-up $0
+    return judge
+
+
+def nuggets_summary_dict(
+    outcome: NuggetOutcome, out: str, seed: int, model: str, stats: JudgeStats, priced: bool
+) -> dict[str, Any]:
+    """``generate nuggets --json``."""
+    return {
+        "out": out,
+        "status": outcome.status,
+        "seed": seed,
+        "model": model,
+        "written": {
+            "cases": len(outcome.written),
+            "nuggets": outcome.nuggets,
+            "vital": outcome.vital,
+        },
+        "copied": {
+            "with_nuggets": outcome.with_nuggets,
+            "without_expected_answer": outcome.without_expected_answer,
+        },
+        "failed": dict(outcome.failed),
+        "judge": _judge_dict(stats, priced),
+    }
+
+
+def render_nuggets_summary(
+    outcome: NuggetOutcome, out: str, seed: int, model: str, stats: JudgeStats, priced: bool
+) -> str:
+    lines = [
+        f"wrote nuggets for {len(outcome.written)} cases to {out} ({outcome.nuggets} nuggets, "
+        f"{outcome.vital} vital; seed {seed}, judge {model})",
+        f"  copied unchanged: {outcome.with_nuggets} with nuggets already, "
+        f"{outcome.without_expected_answer} without an expected_answer",
+    ]
+    if outcome.failed:
+        lines.append(
+            f"  failed, copied without nuggets: {len(outcome.failed)} "
+            f"({', '.join(f'{case_id}: {why}' for case_id, why in outcome.failed.items())})"
         )
-        lines.append(f"  {why}: {outcome.aborted}")
+    lines.append(judge_line(stats, priced))
+    if outcome.aborted:
+        lines.append(stop_line(outcome.status, outcome.aborted))
     return "\n".join(lines)

@@ -39,6 +39,11 @@ from ragproof_core.judge.prompts import (
     load_template,
     rubric_prompt,
 )
+from ragproof_core.judge.repeats import (
+    REPEATS_KEY,
+    RepeatedJudge,
+    single_judges,
+)
 from ragproof_core.judge.reply_cache import (
     input_hash,
 )
@@ -71,6 +76,7 @@ from ragproof_core.judge.usage import (
 )
 
 __all__ = [
+    "single_judges",
     "ABORTED_BUDGET",
     "ABORTED_JUDGE",
     "BudgetExceeded",
@@ -90,6 +96,8 @@ __all__ = [
     "JudgeUnavailable",
     "JudgeVerdict",
     "JuryJudge",
+    "REPEATS_KEY",
+    "RepeatedJudge",
     "LiteLLMJudge",
     "PROMPT_NAMES",
     "Prompt",

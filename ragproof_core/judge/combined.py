@@ -41,8 +41,8 @@ from ragproof_core.judge.prompts import (
     fenced_block,
     fenced_chunks,
     fenced_messages,
+    fenced_nuggets,
 )
-from ragproof_core.judge.reply_cache import input_hash
 from ragproof_core.judge.schemas import (
     ReplyValidationError,
     combined_schema,
@@ -164,6 +164,8 @@ def _data_blocks(fence: str, inputs: Mapping[str, Any]) -> str:
     context = inputs.get("context")
     if context is not None:
         out.append(fenced_chunks(fence, "chunk", context, "\n"))
+    if "nuggets" in inputs:
+        out.append(fenced_nuggets(fence, inputs["nuggets"], "\n"))
     # Chunks already in the request as context are named by id, not sent again:
     # the cited ones, and the retrieved ones context_relevance grades (the
     # retrieve() result's top k, usually the very chunks the answer was given).
@@ -231,7 +233,7 @@ def estimate_combined(
     ``run --dry-run``."""
     prompt = judge.prompt(COMBINED)
     inputs = combined_inputs(parts, judge.prompts)
-    if judge.cached_reply(prompt, input_hash(inputs)) is not None:
+    if judge.cached_reply(prompt, judge.cache_key(inputs)) is not None:
         return CACHED_REQUEST
     return judge.estimate_request(render_combined(prompt, inputs, judge.prompts))
 
@@ -244,7 +246,7 @@ async def ask_combined(
     inputs = combined_inputs(parts, judge.prompts)
     names: list[str] = inputs["parts"]
     messages = render_combined(prompt, inputs, judge.prompts)
-    key = input_hash(inputs)
+    key = judge.cache_key(inputs)
     hit = judge.cached_reply(prompt, key)
     if hit is not None:
         judge.count(cache_hits=1)

@@ -13,6 +13,7 @@ from ragproof_core.interruption import Interruption
 from ragproof_core.judge.cache import open_judge_cache
 from ragproof_core.judge.jury import make_jury
 from ragproof_core.judge.rate_limit import SLOT_FILE_NAME, make_limiter
+from ragproof_core.judge.repeats import make_repeated
 from ragproof_core.judge.session import LiteLLMJudge
 from ragproof_core.judge.settings import JudgeEnv
 from ragproof_core.masking import Masker
@@ -32,7 +33,8 @@ def make_judge(
     read_only: bool = False,
     interruption: Interruption | None = None,
 ):
-    """The configured judge (a ``JuryJudge`` when several models are named), or None
+    """The configured judge (a ``JuryJudge`` when several models are named, a
+    ``RepeatedJudge`` of either with ``[judge] repeats`` above 1), or None
     when RAGPROOF_JUDGE_MODEL is unset. ``cache_path``: the store's
     ``layout.judge_cache_path`` (a SQLite file, or a remote segment folder).
 
@@ -54,6 +56,18 @@ def make_judge(
     )
     slot_path = cache_path.with_name(SLOT_FILE_NAME) if isinstance(cache_path, Path) else None
     limiter = make_limiter(env.rpm, slot_path, shares=shards, share=shard, anchor=anchor)
+    if env.repeats > 1:
+        return make_repeated(
+            env,
+            models,
+            cache,
+            use_cache,
+            concurrency,
+            limiter,
+            health,
+            masker=masker,
+            interruption=interruption,
+        )
     if len(models) > 1:
         return make_jury(
             env,

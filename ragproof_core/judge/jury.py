@@ -27,24 +27,28 @@ different juries compare as different judges.
 
 from __future__ import annotations
 
-import asyncio
 import json
-import math
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import fields, replace
-from typing import Any
+from dataclasses import replace
 
 from ragproof_core.interruption import Interruption
 from ragproof_core.judge.cache import JudgeCache
 from ragproof_core.judge.client import flush_litellm
-from ragproof_core.judge.cost import Budget, RequestEstimate
+from ragproof_core.judge.cost import Budget
+from ragproof_core.judge.panel import (
+    JudgePanel,
+    asked_nobody,
+    gather_all,
+    loads_raw,
+    merge_results,
+)
 from ragproof_core.judge.rate_limit import RateLimiter
-from ragproof_core.judge.session import JudgeStats, LiteLLMJudge
+from ragproof_core.judge.session import LiteLLMJudge
 from ragproof_core.judge.settings import JudgeEnv
-from ragproof_core.judge.types import Judge, JudgeVerdict
+from ragproof_core.judge.types import Judge
 from ragproof_core.judge.usage import UsageTally
 from ragproof_core.masking import Masker
-from ragproof_core.model import MetricResult, Status
+from ragproof_core.model import MetricResult
 from ragproof_core.store_health import StoreHealth
 
 JURY_KEY = "jury"
@@ -56,53 +60,22 @@ def jury_name(models: Sequence[str]) -> str:
     return ",".join(sorted(set(models)))
 
 
-class JuryJudge:
+class JuryJudge(JudgePanel):
     """Several judges answering the same questions; see the module docstring."""
 
     def __init__(self, members: Sequence[LiteLLMJudge], owns_cache: bool = False) -> None:
         if len(members) < 2:
             raise ValueError("a jury needs at least two models")
-        self.members = tuple(members)
-        self.models = tuple(member.model for member in self.members)
-        if len(set(self.models)) != len(self.models):
-            raise ValueError(f"a jury names each model once, got {list(self.models)}")
-        self.model = jury_name(self.models)
-        self.usage: UsageTally = self.members[0].usage
-        self._owns_cache = owns_cache
-        self._judge_errors = 0  # questions every model failed
-        self._first_error: str | None = None
-
-    @property
-    def mode(self) -> str:
-        return self.members[0].mode
-
-    @property
-    def prompt_hashes(self) -> dict[str, str]:
-        return self.members[0].prompt_hashes
+        models = tuple(member.model for member in members)
+        if len(set(models)) != len(models):
+            raise ValueError(f"a jury names each model once, got {list(models)}")
+        super().__init__(members, jury_name(models), members[0].cache, owns_cache)
+        self.models = models
 
     @property
     def priced(self) -> bool:
         """The jury's cost is known only when every model's is."""
         return all(member.priced for member in self.members)
-
-    @property
-    def stats(self) -> JudgeStats:
-        """Totals over the models; ``judge_errors`` counts questions that every model failed."""
-        total = JudgeStats()
-        for member in self.members:
-            stats = member.stats
-            for field in fields(JudgeStats):
-                if field.name != "first_error":
-                    added = getattr(total, field.name) + getattr(stats, field.name)
-                    setattr(total, field.name, added)
-        total.judge_errors = self._judge_errors
-        total.first_error = self._first_error
-        return total
-
-    @property
-    def unavailable(self) -> str | None:
-        """Why a member's breaker stopped its requests (the first such member's)."""
-        return next((m.unavailable for m in self.members if m.unavailable), None)
 
     @property
     def reply_format(self) -> str:
@@ -112,44 +85,22 @@ class JuryJudge:
             return next(iter(formats.values()))
         return ", ".join(f"{model}: {fmt}" for model, fmt in sorted(formats.items()))
 
-    def add_prompts(self, prompts: dict[str, Any]) -> None:
-        for member in self.members:
-            member.add_prompts(prompts)
-
-    def count_judge_error(self, reason: str | None) -> None:
-        self._judge_errors += 1
-        if self._first_error is None:
-            self._first_error = reason
-
-    def close(self) -> None:
-        if self._owns_cache and self.members[0].cache is not None:
-            self.members[0].cache.close()
-
     async def drain(self) -> None:
         await flush_litellm()
         for member in self.members:
             await member.client.aclose()
 
-    def estimate(self, prompt: str, inputs: dict[str, Any]) -> RequestEstimate:
-        """For --dry-run: cached only when every model has it; the models' figures added."""
-        estimates = [member.estimate(prompt, inputs) for member in self.members]
-        return RequestEstimate(
-            cached=all(e.cached for e in estimates),
-            cost_usd=math.fsum(e.cost_usd for e in estimates),
-            input_tokens=sum(e.input_tokens for e in estimates),
-            output_tokens=sum(e.output_tokens for e in estimates),
+    async def judged(
+        self, score: Callable[[Judge | None], Awaitable[Sequence[MetricResult]]]
+    ) -> tuple[MetricResult, ...]:
+        """``score`` once per model, combined per metric (``run_judged``)."""
+        per_model = await gather_all(score(member) for member in self.members)
+        return self.counted(
+            tuple(
+                combine([results[i] for results in per_model], self.models)
+                for i in range(len(per_model[0]))
+            )
         )
-
-    async def ask(self, prompt: str, inputs: dict[str, Any]) -> JudgeVerdict:
-        """For callers that need one reply (not metrics, which use ``run_judged``):
-        every model is asked, and the first model, in the order configured, that
-        answered validly gives the verdict."""
-        verdicts = await gather_all(member.ask(prompt, inputs) for member in self.members)
-        for verdict in verdicts:
-            if verdict.ok:
-                return verdict
-        self.count_judge_error(verdicts[0].error)
-        return verdicts[0]
 
 
 def make_jury(
@@ -162,9 +113,18 @@ def make_jury(
     health: StoreHealth | None = None,
     masker: Masker | None = None,
     interruption: Interruption | None = None,
+    *,
+    budget: Budget | None = None,
+    usage: UsageTally | None = None,
+    share_from: LiteLLMJudge | None = None,
+    repeat: int = 1,
+    owns_cache: bool = True,
 ) -> JuryJudge:
-    budget = Budget(env.max_cost_usd)
-    usage = UsageTally()
+    """A jury of ``models``; ``budget``, ``usage`` and ``share_from`` (whose concurrency
+    limit it takes) shared with other judges when given (judge repeats: ``repeats.py``),
+    its models sending judge repeat ``repeat``."""
+    budget = Budget(env.max_cost_usd) if budget is None else budget
+    usage = UsageTally() if usage is None else usage
     members: list[LiteLLMJudge] = []
     for model in models:
         members.append(
@@ -176,76 +136,47 @@ def make_jury(
                 budget=budget,
                 limiter=limiter,
                 usage=usage,
-                share_from=members[0] if members else None,
+                share_from=members[0] if members else share_from,
                 health=health,
                 masker=masker,
                 interruption=interruption,
+                repeat=repeat,
             )
         )
-    return JuryJudge(members, owns_cache=cache is not None)
-
-
-async def gather_all(awaitables) -> list[Any]:
-    """Await all; re-raise the first exception only after every one has finished,
-    so a budget stop never leaves a model's call running unaccounted."""
-    results = await asyncio.gather(*awaitables, return_exceptions=True)
-    for result in results:
-        if isinstance(result, BaseException):
-            raise result
-    return results
-
-
-def _loads(text: str | None) -> Any:
-    return None if text is None else json.loads(text)
+    return JuryJudge(members, owns_cache=owns_cache and cache is not None)
 
 
 def combine(results: Sequence[MetricResult], models: Sequence[str]) -> MetricResult:
     """One metric's result for one case from each model's result (same order as ``models``)."""
-    first = results[0]
-    if all(r.judge_raw_json is None for r in results) and all(
-        (r.status, r.value, r.reason) == (first.status, first.value, first.reason) for r in results
-    ):
-        return first  # no model was asked: a skip, a case failure, an empty retrieval
+    if asked_nobody(results):
+        return results[0]
     raw = json.dumps(
         {
-            JURY_KEY: {m: _loads(r.judge_raw_json) for m, r in zip(models, results, strict=True)},
+            JURY_KEY: {
+                m: loads_raw(r.judge_raw_json) for m, r in zip(models, results, strict=True)
+            },
             SCORES_KEY: {m: r.value for m, r in zip(models, results, strict=True)},
         },
         ensure_ascii=False,
     )
-    values = [r.value for r in results if r.status is Status.SCORED]
-    if values:
-        mean = math.fsum(values) / len(values)
-        return MetricResult(first.case_id, first.metric, Status.SCORED, mean, None, raw)
-    for wanted in (Status.NOT_APPLICABLE, Status.SKIPPED, Status.ERROR):
-        chosen = next((r for r in results if r.status is wanted), None)
-        if chosen is not None:
-            return replace(chosen, judge_raw_json=raw)
-    reasons = "; ".join(f"{m}: {r.reason}" for m, r in zip(models, results, strict=True))
-    reason = f"every jury model failed: {reasons}"
-    return MetricResult(first.case_id, first.metric, Status.JUDGE_ERROR, None, reason, raw)
+    return merge_results(results, raw, models, "every jury model failed")
 
 
 async def run_judged(
     score: Callable[[Judge | None], Awaitable[Sequence[MetricResult]]], judge: Judge | None
 ) -> tuple[MetricResult, ...]:
-    """``score(judge)`` for one judge; for a jury, once per model, then combined per metric.
+    """``score(judge)`` for one judge; for a judge of several (a jury: once per model;
+    judge repeats, ``repeats.py``: once per repeat) through its ``judged``, which
+    combines their results per metric.
 
     ``score`` returns one or more results (a judge call may feed several
     metrics); ``JudgeStopped`` (a budget, a judge unavailable) propagates after every model's
     call has ended.
     """
-    if not isinstance(judge, JuryJudge):
+    several = getattr(judge, "judged", None)
+    if several is None:
         return tuple(await score(judge))
-    per_model = await gather_all(score(member) for member in judge.members)
-    combined = tuple(
-        combine([results[i] for results in per_model], judge.models)
-        for i in range(len(per_model[0]))
-    )
-    failed = next((r for r in combined if r.status is Status.JUDGE_ERROR), None)
-    if failed is not None:
-        judge.count_judge_error(failed.reason)
-    return combined
+    return await several(score)
 
 
 async def score_metric(metric, case, output, judge: Judge | None) -> MetricResult:

@@ -54,12 +54,20 @@ PROMPT_NAMES: tuple[str, ...] = (
     "context_relevance",
     "knowledge_retention",
     "task_completion",
+    "claim_check",
+    "nugget_support",
 )
 # Prompts that write test sets (``ragproof generate qa``, CONTRACT section 13).
 # They are loaded and checked with the rest but are not evaluation prompts: a
 # run's recorded prompt hashes leave them out, so editing them never makes
 # ``compare`` refuse runs judged by unchanged evaluation prompts.
-GENERATION_PROMPT_NAMES: tuple[str, ...] = ("generate_qa", "critique_qa", "generate_unanswerable")
+GENERATION_PROMPT_NAMES: tuple[str, ...] = (
+    "generate_qa",
+    "critique_qa",
+    "generate_unanswerable",
+    # `ragproof generate nuggets` (CONTRACT section 20).
+    "generate_nuggets",
+)
 
 # The inputs each prompt takes. Text inputs are strings; chunk inputs are lists
 # of {"id": str, "text": str}.
@@ -80,8 +88,16 @@ PROMPT_INPUTS: dict[str, tuple[str, ...]] = {
     # An agent's answer (CONTRACT section 17): ``steps`` is its trajectory as text,
     # one JSON object a line (``metrics.agent.steps_text``), fenced as one block.
     "task_completion": ("question", "steps", "answer"),
+    # Claim-level diagnostics and nuggets (CONTRACT section 20).
+    "claim_check": ("question", "answer", "expected_answer", "context"),
+    "nugget_support": ("question", "answer", "nuggets"),
+    # seed is part of the request so another seed is a new question, not a cached repeat.
+    "generate_nuggets": ("seed", "question", "expected_answer"),
 }
 CHUNK_INPUTS = frozenset({"context", "citations", "chunks"})
+# Inputs holding a case's nuggets: lists of their texts, fenced one block per nugget
+# headed ``nugget index=N`` (N from 0, the index a reply names it by).
+NUGGET_INPUTS = frozenset({"nuggets"})
 # Inputs holding a conversation's messages: lists of {"turn": int, "role": str,
 # "content": str}, fenced one block per message.
 MESSAGE_INPUTS: tuple[str, ...] = ("history", "conversation")
@@ -324,6 +340,8 @@ def render(prompt: Prompt, inputs: Mapping[str, Any]) -> list[dict[str, str]]:
             return fenced_chunks(fence, "chunk", inputs[name], "\n\n")
         if name in MESSAGE_INPUTS:
             return fenced_messages(fence, inputs[name], "\n\n")
+        if name in NUGGET_INPUTS:
+            return fenced_nuggets(fence, inputs[name], "\n\n")
         return fenced_block(fence, name, inputs[name])
 
     # One pass: text inserted for one placeholder is never scanned for another.
@@ -369,6 +387,16 @@ def fenced_chunks(
     )
 
 
+def fenced_nuggets(fence: str, nuggets: Sequence[str], separator: str) -> str:
+    """One fenced block per nugget, headed ``nugget index=N`` (N from 0); ``(no nuggets)``
+    when empty."""
+    if not nuggets:
+        return "(no nuggets)"
+    return separator.join(
+        fenced_block(fence, f"nugget index={i}", text) for i, text in enumerate(nuggets)
+    )
+
+
 def _check_inputs(prompt: Prompt, inputs: Mapping[str, Any]) -> None:
     name = prompt.name
     names = prompt.input_names
@@ -380,6 +408,13 @@ def _check_inputs(prompt: Prompt, inputs: Mapping[str, Any]) -> None:
         value = inputs[key]
         if key in MESSAGE_INPUTS:
             check_messages(name, key, value)
+        elif key in NUGGET_INPUTS:
+            if not (
+                isinstance(value, Sequence)
+                and not isinstance(value, str)
+                and all(isinstance(text, str) for text in value)
+            ):
+                raise PromptError(f"prompt {name!r}: input {key!r} must be a list of strings")
         elif key in CHUNK_INPUTS:
             if not isinstance(value, Sequence) or isinstance(value, str):
                 raise PromptError(f"prompt {name!r}: input {key!r} must be a list of chunks")

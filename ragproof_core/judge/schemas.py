@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from ragproof_core.json_limits import JsonLimitError, scan_depth
@@ -34,13 +34,23 @@ REPLY_SHAPES: dict[str, str] = {
     "knowledge_retention": '{"turns": [{"turn": int, "retained": bool}]}',
     # Agent steps (CONTRACT section 17).
     "task_completion": '{"verdict": "complete" | "partial" | "failed"}',
+    # Claim-level diagnostics and nuggets (CONTRACT section 20).
+    "claim_check": (
+        '{"response_claims": [{"claim": str, "in_reference": bool, "chunk_ids": [str]}], '
+        '"reference_claims": [{"claim": str, "in_response": bool, "chunk_ids": [str]}]}'
+    ),
+    "nugget_support": '{"nuggets": [{"index": int, "support": "full" | "partial" | "none"}]}',
+    "generate_nuggets": '{"nuggets": [{"text": str, "vital": bool}]}',
 }
 VERDICT_ENUMS: dict[str, tuple[str, ...]] = {
     "answer_relevance": ("relevant", "partial", "irrelevant"),
     "completeness": ("complete", "partial", "missing"),
     "context_relevance": ("relevant", "partial", "irrelevant"),
     "task_completion": ("complete", "partial", "failed"),
+    "nugget_support": ("full", "partial", "none"),
 }
+# ``generate nuggets`` writes at most this many nuggets a case (CONTRACT section 20).
+MAX_NUGGETS = 10
 
 # Far more than any real verdict needs; a longer reply is refused before decoding.
 MAX_REPLY_CHARS = 256 * 1024
@@ -181,10 +191,13 @@ def _refusal(data: dict[str, Any]) -> None:
 
 
 def _non_empty_string(data: dict[str, Any], key: str) -> None:
-    value = _require(data, key, "the reply object")
-    _string(value, key)
+    _non_empty_text(_require(data, key, "the reply object"), key)
+
+
+def _non_empty_text(value: Any, path: str) -> None:
+    _string(value, path)
     if not value.strip():
-        raise ReplyValidationError(f"{key} must not be empty")
+        raise ReplyValidationError(f"{path} must not be empty")
 
 
 def _generate_qa(data: dict[str, Any]) -> None:
@@ -197,15 +210,22 @@ def _critique_qa(data: dict[str, Any]) -> None:
         _boolean(_require(data, key, "the reply object"), key)
 
 
-def _relevance(value: Any, path: str) -> None:
-    allowed = VERDICT_ENUMS["context_relevance"]
-    if not isinstance(value, str) or value not in allowed:
-        choices = ", ".join(json.dumps(a) for a in allowed)
-        raise ReplyValidationError(f"{path} must be one of {choices}, got {_kind(value)}")
+def _verdict_of(prompt: str) -> Callable[[Any, str], None]:
+    """A field check: the value is one of ``prompt``'s verdicts (``VERDICT_ENUMS``)."""
+    allowed = VERDICT_ENUMS[prompt]
+
+    def check(value: Any, path: str) -> None:
+        if not isinstance(value, str) or value not in allowed:
+            choices = ", ".join(json.dumps(a) for a in allowed)
+            raise ReplyValidationError(f"{path} must be one of {choices}, got {_kind(value)}")
+
+    return check
 
 
 def _context_relevance(data: dict[str, Any]) -> None:
-    _list_of_objects(data, "verdicts", {"chunk_id": _string, "relevance": _relevance})
+    _list_of_objects(
+        data, "verdicts", {"chunk_id": _string, "relevance": _verdict_of("context_relevance")}
+    )
 
 
 def _integer(value: Any, path: str) -> None:
@@ -216,6 +236,39 @@ def _integer(value: Any, path: str) -> None:
 
 def _knowledge_retention(data: dict[str, Any]) -> None:
     _list_of_objects(data, "turns", {"turn": _integer, "retained": _boolean})
+
+
+def _string_list(value: Any, path: str) -> None:
+    if not isinstance(value, list):
+        raise ReplyValidationError(f"{path} must be a JSON array of strings, got {_kind(value)}")
+    for i, item in enumerate(value):
+        _string(item, f"{path}[{i}]")
+
+
+def _claim_check(data: dict[str, Any]) -> None:
+    _list_of_objects(
+        data,
+        "response_claims",
+        {"claim": _string, "in_reference": _boolean, "chunk_ids": _string_list},
+    )
+    _list_of_objects(
+        data,
+        "reference_claims",
+        {"claim": _string, "in_response": _boolean, "chunk_ids": _string_list},
+    )
+
+
+def _nugget_support(data: dict[str, Any]) -> None:
+    _list_of_objects(data, "nuggets", {"index": _integer, "support": _verdict_of("nugget_support")})
+
+
+def _generate_nuggets(data: dict[str, Any]) -> None:
+    _list_of_objects(data, "nuggets", {"text": _non_empty_text, "vital": _boolean})
+    count = len(data["nuggets"])
+    if not 1 <= count <= MAX_NUGGETS:
+        raise ReplyValidationError(
+            f"nuggets has {count} items; give at least 1 and at most {MAX_NUGGETS}"
+        )
 
 
 _VALIDATORS = {
@@ -230,6 +283,9 @@ _VALIDATORS = {
     "context_relevance": _context_relevance,
     "knowledge_retention": _knowledge_retention,
     "task_completion": lambda d: _enum(d, "verdict", VERDICT_ENUMS["task_completion"]),
+    "claim_check": _claim_check,
+    "nugget_support": _nugget_support,
+    "generate_nuggets": _generate_nuggets,
 }
 
 
@@ -275,6 +331,18 @@ REPLY_SCHEMAS: dict[str, dict[str, Any]] = {
     ),
     "knowledge_retention": _object(turns=_array_of(_object(turn=_INTEGER, retained=_BOOLEAN))),
     "task_completion": _object(verdict=_one_of(VERDICT_ENUMS["task_completion"])),
+    "claim_check": _object(
+        response_claims=_array_of(
+            _object(claim=_STRING, in_reference=_BOOLEAN, chunk_ids=_array_of(_STRING))
+        ),
+        reference_claims=_array_of(
+            _object(claim=_STRING, in_response=_BOOLEAN, chunk_ids=_array_of(_STRING))
+        ),
+    ),
+    "nugget_support": _object(
+        nuggets=_array_of(_object(index=_INTEGER, support=_one_of(VERDICT_ENUMS["nugget_support"])))
+    ),
+    "generate_nuggets": _object(nuggets=_array_of(_object(text=_STRING, vital=_BOOLEAN))),
 }
 
 

@@ -70,6 +70,9 @@ from ragproof_core.judge.usage import UsageTally
 from ragproof_core.masking import Masker
 from ragproof_core.store_health import StoreHealth
 
+# Between an input hash and its repeat index in a judge repeat's cache key.
+REPEAT_KEY = "+repeat"
+
 # The reply formats a run records (``LiteLLMJudge.reply_format``).
 JSON_SCHEMA_FORMAT = "json_schema"
 JSON_OBJECT_FORMAT = "json_object"
@@ -125,6 +128,7 @@ class LiteLLMJudge:
         health: StoreHealth | None = None,
         masker: Masker | None = None,
         interruption: Interruption | None = None,
+        repeat: int = 1,
     ) -> None:
         if env.model is None:
             raise ValueError("LiteLLMJudge needs a model (RAGPROOF_JUDGE_MODEL)")
@@ -134,6 +138,9 @@ class LiteLLMJudge:
             raise ValueError(f"concurrency must be at least 1, got {concurrency}")
         self.model: str = env.model
         self.env = env
+        # Which of a request's judge repeats this judge sends (CONTRACT section 27): each
+        # repeat's replies are cached under a key of their own (``cache_key``).
+        self.repeat = repeat
         self.cache = cache
         self.use_cache = use_cache
         self.concurrency = concurrency
@@ -307,6 +314,13 @@ class LiteLLMJudge:
         except KeyError:
             raise PromptError(f"unknown prompt {name!r}; known: {sorted(self.prompts)}") from None
 
+    def cache_key(self, inputs: dict[str, Any]) -> str:
+        """The cache's input key of a question: the hash of its inputs, with the repeat
+        index beside it for a judge repeat after the first. The first repeat's key is the
+        plain one, so a run with judge repeats reuses the replies of a run without."""
+        key = input_hash(inputs)
+        return key if self.repeat == 1 else f"{key}{REPEAT_KEY}{self.repeat}"
+
     def cached_reply(self, prompt: Prompt, key: str) -> CachedReply | None:
         if not self.use_cache or self.cache is None:
             return None
@@ -357,7 +371,7 @@ class LiteLLMJudge:
         """The question served from the cache, or its request estimated, without calling
         anything: for --dry-run. Reads the cache, never writes it."""
         chosen = self.prompt(prompt)
-        if self.cached_reply(chosen, input_hash(inputs)) is not None:
+        if self.cached_reply(chosen, self.cache_key(inputs)) is not None:
             return CACHED_REQUEST
         return self.estimate_request(render(chosen, inputs))
 
@@ -373,7 +387,7 @@ class LiteLLMJudge:
     async def ask(self, prompt: str, inputs: dict[str, Any]) -> JudgeVerdict:
         chosen = self.prompt(prompt)
         messages = render(chosen, inputs)  # bad inputs are a caller bug: raise, don't call
-        key = input_hash(inputs)
+        key = self.cache_key(inputs)
         hit = self.cached_reply(chosen, key)
         if hit is not None:
             self._stats.cache_hits += 1

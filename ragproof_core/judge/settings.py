@@ -20,6 +20,8 @@ JUDGE_TIMEOUT_S = 60.0
 JUDGE_MAX_ATTEMPTS = 4
 JUDGE_BACKOFF_S = 0.5
 JUDGE_MODES = ("per_metric", "combined")
+# CONTRACT section 27: requests per judge request.
+MAX_JUDGE_REPEATS = 100
 
 
 @table_errors("judge")
@@ -30,11 +32,17 @@ class JudgeSettings:
     mode: Literal["per_metric", "combined"] = "per_metric"
     models: Names = ()
     rpm: float | None = Field(default=None, gt=0)
+    # CONTRACT section 27: every judge request sent this many times, the scores averaged.
+    repeats: int = Field(default=1, ge=1, le=MAX_JUDGE_REPEATS)
 
 
 def judge_settings_dict(judge: JudgeSettings) -> dict[str, Any]:
-    """The ``[judge]`` table as stored in a run's manifest."""
-    return {"mode": judge.mode, "models": list(judge.models), "rpm": judge.rpm}
+    """The ``[judge]`` table as stored in a run's manifest; ``repeats`` only when set, so a
+    run without judge repeats stores (and hashes) its table as before the key existed."""
+    stored: dict[str, Any] = {"mode": judge.mode, "models": list(judge.models), "rpm": judge.rpm}
+    if judge.repeats != 1:
+        stored["repeats"] = judge.repeats
+    return stored
 
 
 def judge_settings_from_dict(data: Mapping[str, Any] | None) -> JudgeSettings:
@@ -86,6 +94,8 @@ class JudgeEnv:
     rpm: float | None = Field(default=None, gt=0)
     # Set when RAGPROOF_JUDGE_MODE was given, so it wins over the [judge] table.
     mode_from_env: Literal["per_metric", "combined"] | None = None
+    # [judge] repeats (--judge-repeats): no variable sets it.
+    repeats: int = Field(default=1, ge=1, le=MAX_JUDGE_REPEATS)
 
     @property
     def models(self) -> tuple[str, ...]:
@@ -103,6 +113,8 @@ class JudgeEnv:
             changes["mode"] = table.mode
         if self.rpm is None and table.rpm is not None:
             changes["rpm"] = table.rpm
+        if table.repeats != self.repeats:
+            changes["repeats"] = table.repeats
         return dataclasses.replace(self, **changes) if changes else self
 
     @classmethod

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from fractions import Fraction
 from typing import Any
 
@@ -136,19 +136,48 @@ class MetricSummary:
     errored: int
     not_applicable: int
     judge_errors: int
+    # Repeated trials (CONTRACT section 27), set in a run with repeats: the mean, p50 and
+    # p95 are then over the per-case means, and the counts above count trials.
+    cases: int | None = None
+    within_case_sd: float | None = None
+    between_case_sd: float | None = None
+    icc: float | None = None
+    pass_k: int | None = None
+    pass_at_k: float | None = None
+    pass_hat_k: float | None = None
+    flaky_cases: int | None = None
+    ci_low: float | None = None
+    ci_high: float | None = None
+    # Judge repeats: the trials whose judge requests were repeated, and the repeats'
+    # agreement (Krippendorff's alpha, interval) over them; None for other metrics.
+    judge_repeated: int | None = None
+    judge_self_agreement: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "metric": self.metric,
-            "mean": self.mean,
-            "p50": self.p50,
-            "p95": self.p95,
-            "scored": self.scored,
-            "skipped": self.skipped,
-            "errored": self.errored,
-            "not_applicable": self.not_applicable,
-            "judge_errors": self.judge_errors,
-        }
+        """Every field; those of repeated trials only when set (a run without repeats'
+        summary has the keys it had before they existed)."""
+        out = {}
+        for field in fields(self):
+            value = getattr(self, field.name)
+            if value is not None or field.name in _ALWAYS:
+                out[field.name] = value
+        return out
+
+
+# The fields every summary's dict has (``MetricSummary.to_dict``), in order.
+_ALWAYS = frozenset(
+    (
+        "metric",
+        "mean",
+        "p50",
+        "p95",
+        "scored",
+        "skipped",
+        "errored",
+        "not_applicable",
+        "judge_errors",
+    )
+)
 
 
 class _Tally:

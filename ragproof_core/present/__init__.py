@@ -65,6 +65,7 @@ from ragproof_core.present.report_data import (
     MixedJudgesError,
     gather_case,
     gather_report,
+    stored_diagnosis,
 )
 from ragproof_core.present.run_list import (
     identity_line,
@@ -134,6 +135,7 @@ __all__ = [
     "runs_table",
     "search_cases",
     "served_run_links",
+    "stored_diagnosis",
     "summary_markdown",
     "summary_table",
     "verdict",

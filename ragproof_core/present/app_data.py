@@ -17,11 +17,16 @@ from ragproof_core.compare.comparison import (
     MixedSettingsError,
     compare_stored_runs,
 )
+from ragproof_core.compare.trials import FLAKY_SPREAD
 from ragproof_core.metrics.custom import stored_registry
 from ragproof_core.present.judge_activity import judge_failures_line
+from ragproof_core.present.report_queries import RunFiles, trials_of
 from ragproof_core.present.run_list import run_dict
 from ragproof_core.present.summary import nothing_scored
-from ragproof_core.store.run_store import RunRecord, RunStore
+from ragproof_core.store.run_store import RunRecord, RunStore, stored_run_settings
+
+# A run with repeats' page shows this many cases' trials, flaky ones first.
+TRIAL_CASES = 50
 
 
 def datasets(records: Sequence[RunRecord]) -> list[str]:
@@ -76,7 +81,18 @@ def run_data(store: RunStore, record: RunRecord, records: Sequence[RunRecord]) -
         ],
         "others": [o for o in others if o != record.run_id],
         "probes": [probe_row(row) for row in store.probes(record.run_id)],
+        "trials": _trials(store, record),
     }
+
+
+def _trials(store: RunStore, record: RunRecord) -> dict[str, Any] | None:
+    """A run with repeats' trials (CONTRACT section 27): the first ``TRIAL_CASES`` cases,
+    flaky first, as the report shows them; None without repeats."""
+    repeats = int(stored_run_settings(record).get("repeats", 1))
+    if repeats == 1:
+        return None
+    found = trials_of(RunFiles(store, record.run_id), TRIAL_CASES, FLAKY_SPREAD)
+    return {"repeats": repeats, "cases": found.items, "flaky_total": found.total}
 
 
 def probe_row(row: dict[str, Any]) -> dict[str, Any]:

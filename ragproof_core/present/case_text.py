@@ -3,8 +3,9 @@ case as the run stored it, from ``report_data.gather_case`` (the browser's case 
 shows the same dict).
 
 What the pipeline said comes first (question, answer, error, retrieval with scores,
-citations, steps), then each metric's status, value and reason, then the judge's
-replies verbatim. Long text is cut where ``CASE_LIMITS`` says and says so.
+citations, steps), then the claims with the chunks that support them (when the run
+checked claims), each metric's status, value and reason, then the judge's replies
+verbatim. Long text is cut where ``CASE_LIMITS`` says and says so.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from ragproof_core.present.claims import claim_lines
 from ragproof_core.text_table import text_table
 
 INDENT = "    "
@@ -117,6 +119,10 @@ def case_text(data: Mapping[str, Any]) -> str:
         )
     )
     lines += _steps(case["trajectory"])
+    if case.get("claims"):
+        # CONTRACT section 20: each claim of the answer and of the reference, with its chunks.
+        lines.append("claims (claim_check):")
+        lines += [INDENT + line.rstrip() for line in claim_lines(case["claims"])]
     results = case["results"]
     lines.append(f"metrics ({len(results)}):")
     table = text_table(

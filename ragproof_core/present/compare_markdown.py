@@ -137,6 +137,8 @@ def render_markdown(
     if c.mixed_judges:
         out += ["", "> [!WARNING]", "> Mixed judges allowed; judge scores are not comparable:"]
         out += [f"> - {text(d)}" for d in c.judge_differences]
+    if c.trials_note is not None:
+        out += ["", text(c.trials_note)]
     out += [
         "",
         _row(["metric", "paired", "mean A", "mean B", "delta", "95% CI", "p", "verdict"]),

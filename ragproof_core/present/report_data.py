@@ -36,6 +36,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ragproof_core.compare.comparison import MixedJudgesError, compare_stored_runs
+from ragproof_core.compare.trials import FLAKY_SPREAD
 from ragproof_core.errors import UserError
 from ragproof_core.metrics.aggregate import ValueCounts
 from ragproof_core.metrics.custom import stored_registry
@@ -44,6 +45,13 @@ from ragproof_core.metrics.registry import Registry, metric_order
 from ragproof_core.metrics.robustness import ABSTENTION, OVERREFUSAL
 from ragproof_core.model import Case, CaseKind, CaseOutput, Chunk, Status
 from ragproof_core.present import report_queries as queries
+from ragproof_core.present.claims import claims_view, stored_reply
+from ragproof_core.present.diagnosis import (
+    Diagnosis,
+    MetricFigure,
+    diagnose,
+    diagnosis_metrics,
+)
 from ragproof_core.present.judge_activity import judge_failures_line
 from ragproof_core.present.report_queries import RunFiles
 from ragproof_core.present.run_files import reader
@@ -263,6 +271,12 @@ def parse_judge(raw: str | None) -> dict[str, Any]:
                 for v in verdicts
                 if isinstance(v, Mapping)
             ]
+        # claim_check's reply (CONTRACT section 20): the case view's claims are made from
+        # it once (``_case_detail``), not carried on each of the eight rows.
+        if "response_claims" in reply:
+            found = stored_reply(json.dumps(reply))
+            if found is not None:
+                out["claim_check"] = found
         # Knowledge retention's verdicts, one per assistant turn from the second on.
         turns = reply.get("turns")
         if isinstance(turns, list):
@@ -321,7 +335,10 @@ def _case_detail(
         chunks, chunk_source = output.retrieved, "retrieve()"
     elif answer is not None and answer.retrieved_chunks is not None:
         chunks, chunk_source = answer.retrieved_chunks, "answer.retrieved_chunks"
-    context_ids = {c.id for c in (output.context or ())} if output is not None else set()
+    context = [c.id for c in (output.context or ())] if output is not None else []
+    context_ids = set(context)
+    replies = [row.pop("claim_check", None) for row in results]
+    reply = next((r for r in replies if r is not None), None)
     marker = _marker(case)
     text = answer.text if answer is not None else None
     turn = case.turn
@@ -353,6 +370,8 @@ def _case_detail(
             clip=lambda value: _clip(value, limits.chunk_chars),
             chunks_shown=limits.chunks,
         ),
+        # Each claim of the answer and of the reference with the chunks that support it.
+        "claims": None if reply is None else claims_view(reply, context),
         "results": results,
     }
 
@@ -496,6 +515,37 @@ def _metric_block(
     # Left out of the page's tables until asked for (CONTRACT section 25).
     block["nothing_scored"] = nothing_scored(block)
     return block
+
+
+def metric_figure(values: ValueCounts, summary: Mapping[str, Any]) -> MetricFigure:
+    """A metric's mean, its 95% bootstrap interval and its scored count, for a diagnosis."""
+    mean = summary.get("mean")  # None only when nothing scored: then no area reads it
+    return MetricFigure(
+        0.0 if mean is None else float(mean),
+        counted_mean_ci(values),
+        int(summary.get("scored", values.n)),
+    )
+
+
+def _diagnosis_dict(found: Diagnosis | None) -> dict[str, Any] | None:
+    return None if found is None else found.to_dict()
+
+
+def stored_diagnosis(
+    store: Any, run_id: str, summaries: Sequence[Mapping[str, Any]]
+) -> Diagnosis | None:
+    """A stored run's diagnosis (``run`` and ``show`` print it): its figures from the
+    summaries and one tally of the stored results, taken only when a diagnostic scored."""
+    by_metric = {s["metric"]: s for s in summaries}
+    if not any(by_metric.get(m, {}).get("scored") for m in diagnosis_metrics()):
+        return None
+    tally = store.tally_case_results(run_id)
+    figures = {
+        m: metric_figure(tally.values(m), by_metric[m])
+        for m in diagnosis_metrics()
+        if m in by_metric
+    }
+    return diagnose(figures)
 
 
 def _scores(
@@ -745,8 +795,11 @@ def _report(
     down = {m for m in tally.metrics if not registry.higher_is_better(m)}
     worst_of = queries.worst_cases(files, down, limits.worst_cases)
     blocks, wanted = [], []
+    figures: dict[str, MetricFigure] = {}
     for metric in metrics:
         worst = worst_of.get(metric, [])
+        if metric in diagnosis_metrics():
+            figures[metric] = metric_figure(tally.values(metric), summaries.get(metric, {}))
         block = _metric_block(
             run_id,
             metric,
@@ -795,6 +848,8 @@ def _report(
         "run": record_dict(run.record),
         "store": str(store.layout.duckdb_path),
         "metrics": blocks,
+        # Where the run loses most, from the claim diagnostics (null without them).
+        "diagnosis": _diagnosis_dict(diagnose(figures)),
         "cases": {
             "ids": case_ids,
             "kinds": "".join(KIND_CODES.get(kind, "?") for _, kind in listed),
@@ -817,4 +872,15 @@ def _report(
         "comparison": comparison,
         # The latest human-label calibration per judge metric (PPI), beside the raw mean.
         "calibrations": calibration_json(store.calibrations(run_id)),
+        "trials": _trials(run, limits),
     }
+
+
+def _trials(run: _StoredRun, limits: ReportLimits) -> dict[str, Any] | None:
+    """A run with repeats' trials per case (CONTRACT section 27): the first listed cases,
+    flaky cases first, each metric's scored trials in order; None without repeats."""
+    repeats = int(stored_run_settings(run.record).get("repeats", 1))
+    if repeats == 1:
+        return None
+    found = queries.trials_of(run.files, limits.cases_listed, FLAKY_SPREAD)
+    return {"repeats": repeats, "cases": found.items, "flaky_total": found.total}

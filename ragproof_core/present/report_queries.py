@@ -98,6 +98,30 @@ FROM read_parquet($results, union_by_name = true)
 WHERE case_id IN (SELECT unnest($ids))
 """
 
+# A run with repeats (CONTRACT section 27): each case's scored trials per metric, in
+# trial order (NULL for a trial not scored), the cases with a flaky metric first (scored
+# trials 0.5 or more apart), then by case id; the first $n cases, and how many are flaky.
+_TRIALS = """
+WITH per_metric AS (
+    SELECT case_id, metric,
+           list(CASE WHEN status = 'scored' THEN value END ORDER BY coalesce(trial, 1))
+               AS trials,
+           coalesce(max(value) FILTER (WHERE status = 'scored')
+                    - min(value) FILTER (WHERE status = 'scored') >= $spread, false) AS flaky
+    FROM read_parquet($results, union_by_name = true)
+    GROUP BY case_id, metric
+), per_case AS (
+    SELECT case_id, bool_or(flaky) AS flaky,
+           list(struct_pack(m := metric, t := trials, f := flaky) ORDER BY metric) AS metrics
+    FROM per_metric
+    GROUP BY case_id
+)
+SELECT case_id, flaky, metrics, count(*) FILTER (WHERE flaky) OVER () AS flaky_total
+FROM per_case
+ORDER BY flaky DESC, case_id
+LIMIT $n
+"""
+
 # Every turn of the conversations a wanted case belongs to, or that are wanted themselves
 # (a conversation's own results are stored under its id).
 _THREADS = """
@@ -226,6 +250,27 @@ def rows_of(files: RunFiles, table: str, key: str, case_ids: Sequence[str]) -> p
         return con.sql(
             _ROWS_OF.format(key=key), params={"files": paths, "ids": list(case_ids)}
         ).to_arrow_table()
+
+
+def trials_of(files: RunFiles, n: int, spread: float) -> Capped:
+    """A run with repeats' first ``n`` cases, flaky first, each as ``{"id", "flaky",
+    "metrics": {metric: {"trials": [value or None, ...], "flaky"}}}``; the total is the
+    run's flaky cases."""
+    rows = files.rows(_TRIALS, results=files.of("case_results"), n=n, spread=spread)
+    items = [
+        {
+            "id": case_id,
+            "flaky": bool(flaky),
+            # Metrics with a scored trial only: the others would show empty strips.
+            "metrics": {
+                m["m"]: {"trials": m["t"], "flaky": bool(m["f"])}
+                for m in metrics
+                if any(v is not None for v in m["t"])
+            },
+        }
+        for case_id, flaky, metrics, _ in rows
+    ]
+    return Capped(items, rows[0][3] if rows else 0)
 
 
 def threads_of(files: RunFiles, case_ids: Sequence[str]) -> dict[str, tuple[str, ...]]:

@@ -14,6 +14,8 @@ from ragproof_core.text_table import text_table
 
 # Columns of the terminal and Markdown tables, in order.
 _COLUMNS = ("metric", "mean", "p50", "p95", "scored", "skipped", "n/a", "errored")
+# A run with repeats adds these (CONTRACT section 27).
+_TRIAL_COLUMNS = ("trials", "flaky")
 
 # Reported side by side on purpose (metrics.md): abstention alone would hide a
 # pipeline that refuses everything.
@@ -24,9 +26,18 @@ def _field(summary: Any, name: str) -> Any:
     return summary[name] if isinstance(summary, Mapping) else getattr(summary, name)
 
 
+def _optional(summary: Any, name: str) -> Any:
+    """A field only some runs' summaries have (CONTRACT section 27); None when absent."""
+    if isinstance(summary, Mapping):
+        return summary.get(name)
+    return getattr(summary, name, None)
+
+
 def summary_dict(summary: Any) -> dict[str, Any]:
-    """The per-metric object of ``ragproof run --json``."""
-    return {
+    """The per-metric object of ``ragproof run --json``; a run with repeats adds its
+    trials' statistics, judge repeats the judge's agreement with itself (CONTRACT
+    section 27)."""
+    out = {
         "mean": _field(summary, "mean"),
         "p50": _field(summary, "p50"),
         "p95": _field(summary, "p95"),
@@ -36,6 +47,44 @@ def summary_dict(summary: Any) -> dict[str, Any]:
         "not_applicable": int(_field(summary, "not_applicable")),
         "judge_errors": int(_field(summary, "judge_errors")),
     }
+    cases = _optional(summary, "cases")
+    if cases is not None:
+        low, high = _optional(summary, "ci_low"), _optional(summary, "ci_high")
+        out.update(
+            cases=int(cases),
+            within_case_sd=_optional(summary, "within_case_sd"),
+            between_case_sd=_optional(summary, "between_case_sd"),
+            icc=_optional(summary, "icc"),
+            flaky_cases=int(_optional(summary, "flaky_cases") or 0),
+            ci=None if low is None or high is None else [low, high],
+        )
+        k = _optional(summary, "pass_k")
+        if k is not None:
+            out.update(
+                k=int(k),
+                pass_at_k=_optional(summary, "pass_at_k"),
+                pass_hat_k=_optional(summary, "pass_hat_k"),
+            )
+    repeated = _optional(summary, "judge_repeated")
+    if repeated is not None:
+        out.update(
+            judge_self_agreement=_optional(summary, "judge_self_agreement"),
+            judge_repeated=int(repeated),
+        )
+    return out
+
+
+def _with_trials(summaries: Sequence[Any]) -> bool:
+    """Whether the summaries are a run with repeats' (their trials' columns shown)."""
+    return any(_optional(s, "cases") is not None for s in summaries)
+
+
+def _trials_per_case(d: dict[str, Any]) -> str:
+    """Scored trials per scored case: ``5``, or ``4.8`` when some case has fewer."""
+    if not d["cases"]:
+        return "-"
+    per_case = d["scored"] / d["cases"]
+    return str(int(per_case)) if per_case.is_integer() else f"{per_case:.1f}"
 
 
 def run_json(
@@ -95,36 +144,46 @@ def hidden_note(summaries: Sequence[Any], how: str) -> str | None:
     return f"not shown: {len(hidden)} {metrics} with nothing scored ({how} lists them)"
 
 
-def _rows(summaries: Sequence[Any], all_metrics: bool) -> list[tuple[str, ...]]:
+def _rows(summaries: Sequence[Any], all_metrics: bool, trials: bool) -> list[tuple[str, ...]]:
     rows = []
     for s in listed(summaries, all_metrics):
         d = summary_dict(s)
-        rows.append(
-            (
-                _field(s, "metric"),
-                _number(d["mean"]),
-                _number(d["p50"]),
-                _number(d["p95"]),
-                str(d["scored"]),
-                str(d["skipped"]),
-                str(d["not_applicable"]),
-                str(d["errored"]) + (f" ({d['judge_errors']} judge)" if d["judge_errors"] else ""),
-            )
+        row = (
+            _field(s, "metric"),
+            _number(d["mean"]),
+            _number(d["p50"]),
+            _number(d["p95"]),
+            str(d["scored"]),
+            str(d["skipped"]),
+            str(d["not_applicable"]),
+            str(d["errored"]) + (f" ({d['judge_errors']} judge)" if d["judge_errors"] else ""),
         )
+        if trials:
+            row += (_trials_per_case(d), str(d["flaky_cases"]))
+        rows.append(row)
     return rows
+
+
+def _columns(trials: bool) -> tuple[str, ...]:
+    return _COLUMNS + _TRIAL_COLUMNS if trials else _COLUMNS
 
 
 def summary_table(summaries: Sequence[Any], all_metrics: bool = False) -> str:
     """Plain-text table for the terminal; ``-`` marks a statistic with nothing scored.
-    Metrics with nothing scored are left out unless ``all_metrics`` (``listed``)."""
-    return "\n".join(text_table(_COLUMNS, _rows(summaries, all_metrics)))
+    Metrics with nothing scored are left out unless ``all_metrics`` (``listed``). A run
+    with repeats adds ``trials`` (scored trials per scored case) and ``flaky`` (cases
+    whose trials are 0.5 or more apart); its counts count trials."""
+    trials = _with_trials(summaries)
+    return "\n".join(text_table(_columns(trials), _rows(summaries, all_metrics, trials)))
 
 
 def summary_markdown(summaries: Sequence[Any]) -> str:
     """The summary as Markdown (Dagster's metadata), metrics with nothing scored named
     below the table rather than listed in it."""
-    rows = _rows(summaries, all_metrics=False)
-    out = ["| " + " | ".join(_COLUMNS) + " |", "|" + "---|" * len(_COLUMNS)]
+    trials = _with_trials(summaries)
+    columns = _columns(trials)
+    rows = _rows(summaries, False, trials)
+    out = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
     out += ["| " + " | ".join(row) + " |" for row in rows]
     hidden = hidden_metrics(summaries)
     if hidden:

@@ -31,6 +31,8 @@ from ragproof_core.adapters.runner import (
 )
 from ragproof_core.config.expansion import expanded
 from ragproof_core.config.settings import Config
+from ragproof_core.judge.combined import COMBINED, combined_inputs
+from ragproof_core.judge.cost import CACHED_REQUEST
 from ragproof_core.judge.estimating import (
     ASSUMED_ANSWER,
     ASSUMED_CITATIONS,
@@ -39,6 +41,7 @@ from ragproof_core.judge.estimating import (
     cost_lines,
 )
 from ragproof_core.judge.factory import make_judge
+from ragproof_core.judge.repeats import single_judges
 from ragproof_core.judge.settings import JudgeEnv
 from ragproof_core.judge.types import JudgeVerdict
 from ragproof_core.metrics.custom import give_rubrics, run_registry
@@ -64,6 +67,8 @@ class DryRunEstimate:
     max_cost_usd: float | None
     # The calls the run would make of its adapter, by method (CONTRACT section 2).
     adapter_calls: dict[str, int] = field(default_factory=dict)
+    # Trials per case (CONTRACT section 27): the requests and calls count every trial.
+    trials: int = 1
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -71,16 +76,17 @@ class DryRunEstimate:
     def render(self) -> str:
         calls = adapter_calls_line(self.adapter_calls)
         would = [] if calls is None else [f"  {calls} would be made"]
+        cases = f"{self.cases} cases" + (f" x {self.trials} trials" if self.trials > 1 else "")
         if self.judge_model is None:
             return "\n".join(
                 [
-                    f"dry run: {self.cases} cases; no judge configured (RAGPROOF_JUDGE_MODEL), "
+                    f"dry run: {cases}; no judge configured (RAGPROOF_JUDGE_MODEL), "
                     "so 0 judge calls and $0; judge metrics would be skipped",
                     *would,
                 ]
             )
         lines = [
-            f"dry run: {self.cases} cases, judge {self.judge_model} ({self.basis})",
+            f"dry run: {cases}, judge {self.judge_model} ({self.basis})",
             *would,
             f"  judge requests {self.requests}: cached {self.cached_requests}, "
             f"to send {self.requests_to_send} (plus up to one repair retry each)",
@@ -92,21 +98,36 @@ class DryRunEstimate:
 
 
 class _EstimatingJudge(EstimatingJudge):
-    """Answers nothing: counts each question, looks it up in the cache, prices the rest."""
+    """Answers nothing: counts each question, looks it up in the cache, prices the rest.
 
-    def __init__(self, judge) -> None:
+    ``shared``: a question asked again in the run (a later trial with the same answer,
+    CONTRACT section 27) is served by the first one's reply, so it counts as cached."""
+
+    def __init__(self, judge, shared: bool = False) -> None:
         super().__init__(judge)
         self.mode = judge.mode
+        self._shared = shared
+        self._asked: set[tuple[str, str, str]] = set()
+
+    def _count(self, judge, prompt: str, inputs: dict[str, Any], estimate) -> None:
+        key = (judge.model, prompt, judge.cache_key(inputs))
+        if self._shared and key in self._asked:
+            estimate = CACHED_REQUEST
+        self._asked.add(key)
+        self.count(estimate)
 
     async def ask(self, prompt: str, inputs: dict[str, Any]) -> JudgeVerdict:
-        # A jury asks every model: each model's question is counted (and cached) apart.
-        for judge in getattr(self._judge, "members", None) or (self._judge,):
-            self.count(judge.estimate(prompt, inputs))
+        # A jury asks every model, judge repeats every repeat: each request is counted
+        # (and looked up in the cache) apart.
+        for judge in single_judges(self._judge):
+            self._count(judge, prompt, inputs, judge.estimate(prompt, inputs))
         return JudgeVerdict(ok=False, data=None, raw=None, error="dry run: not asked")
 
     async def ask_combined(self, parts: dict[str, dict[str, Any]]) -> dict[str, JudgeVerdict]:
         """Combined mode: one question per case, whatever its number of parts."""
-        self.count(self._judge.estimate_combined(parts))
+        for judge in single_judges(self._judge):
+            inputs = combined_inputs(parts, judge.prompts)
+            self._count(judge, COMBINED, inputs, judge.estimate_combined(parts))
         return {
             name: JudgeVerdict(ok=False, data=None, raw=None, error="dry run: not asked")
             for name in parts
@@ -138,24 +159,41 @@ async def estimate_run(
     if judge is None:
         calls = await _planned_calls(cases, config, registry)
         return DryRunEstimate(
-            len(cases), None, "no judge", 0, 0, 0, 0, 0, 0.0, env.max_cost_usd, calls
+            len(cases),
+            None,
+            "no judge",
+            0,
+            0,
+            0,
+            0,
+            0,
+            0.0,
+            env.max_cost_usd,
+            calls,
+            config.run.repeats,
         )
     # The config's own metrics: a rubric's questions are counted like any judge metric's.
     give_rubrics(judge, config.metrics)
-    estimator = _EstimatingJudge(judge)
     adapter = _load_adapter(config)
-    calls = adapter_calls_dict(planned_calls(adapter, cases, _methods(config, registry)))
+    free = getattr(adapter, "free_to_call", False)
+    # A free adapter's trials are run as the run would: a trial answering as an earlier
+    # one did asks nothing new. Assumed answers are each trial's own (an upper bound).
+    estimator = _EstimatingJudge(judge, shared=free)
+    trials = config.run.repeats
+    calls = _calls(adapter, cases, config, registry)
     try:
-        if getattr(adapter, "free_to_call", False):
+        if free:
             basis = "answers from the local adapter, cache hits exact"
-            await evaluate(cases, adapter, config.run, estimator, registry=registry)
+            for _ in range(trials):
+                await evaluate(cases, adapter, config.run, estimator, registry=registry)
         else:
             basis = "adapter not called: assumed answer sizes, no cache hits counted"
             # Conversations run as they would: turn by turn, or failing every turn.
             assumed = (
                 _AssumedConversationalAnswers() if takes_history(adapter) else _AssumedAnswers()
             )
-            await evaluate(cases, assumed, config.run, estimator, registry=registry)
+            for _ in range(trials):
+                await evaluate(cases, assumed, config.run, estimator, registry=registry)
     finally:
         await close_adapter(adapter)
         judge.close()
@@ -171,11 +209,19 @@ async def estimate_run(
         estimated_cost_usd=estimator.cost_usd if judge.priced else None,
         max_cost_usd=env.max_cost_usd,
         adapter_calls=calls,
+        trials=trials,
     )
 
 
 def _methods(config: Config, registry) -> frozenset[str]:
     return Selection.from_settings(config.run, registry).adapter_methods
+
+
+def _calls(adapter: object, cases: Sequence[Case], config: Config, registry) -> dict[str, int]:
+    """The calls the run would make of ``adapter`` (never called), by method: each
+    trial's (CONTRACT section 27)."""
+    planned = planned_calls(adapter, cases, _methods(config, registry))
+    return adapter_calls_dict({method: n * config.run.repeats for method, n in planned.items()})
 
 
 def _load_adapter(config: Config) -> Any:
@@ -188,6 +234,6 @@ async def _planned_calls(cases: Sequence[Case], config: Config, registry) -> dic
     """The calls the run would make of its adapter (built, never called), by method."""
     adapter = _load_adapter(config)
     try:
-        return adapter_calls_dict(planned_calls(adapter, cases, _methods(config, registry)))
+        return _calls(adapter, cases, config, registry)
     finally:
         await close_adapter(adapter)

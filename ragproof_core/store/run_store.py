@@ -17,6 +17,7 @@ Redaction rather than rejection, so a config carrying a header such as
 from __future__ import annotations
 
 import json
+from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, replace
@@ -177,39 +178,53 @@ class ResultsWriter:
         self,
         outputs: Sequence[CaseOutput] | pa.Table,
         results: Sequence[MetricResult] | ResultColumns,
+        trial: int = 1,
     ) -> None:
         """``outputs`` as objects or already encoded (``schema.encode_outputs``, any
-        run_id); ``results`` as objects or as columns, written as they are."""
+        run_id); ``results`` as objects or as columns, written as they are, every row
+        marked with ``trial`` (CONTRACT section 27; 1 in a run without repeats)."""
         if self._outputs is not None:
-            self._write_outputs(self._outputs, outputs)
+            self._write_outputs(self._outputs, outputs, trial)
         if isinstance(results, ResultColumns):
             table = result_table(self.run_id, results)
-            self._write_encoded(self._results, table)
+            self._write_encoded(self._results, table, trial)
             self._group(table)
             return
         for start in range(0, len(results), WRITE_BATCH_ROWS):
             chunk = schema.encode_case_results(
                 self.run_id, results[start : start + WRITE_BATCH_ROWS]
             )
+            chunk = schema.with_trial(chunk, trial)
             self._results.write_table(chunk, row_group_size=files.ROW_GROUP_SIZE)
             self._group(chunk)
 
-    def _write_outputs(self, writer: Any, outputs: Sequence[CaseOutput] | pa.Table) -> None:
+    def _write_outputs(
+        self, writer: Any, outputs: Sequence[CaseOutput] | pa.Table, trial: int
+    ) -> None:
         if isinstance(outputs, pa.Table):
-            self._write_encoded(writer, outputs)
+            self._write_encoded(writer, outputs, trial)
             return
         for start in range(0, len(outputs), WRITE_BATCH_ROWS):
             chunk = outputs[start : start + WRITE_BATCH_ROWS]
             writer.write_table(
-                schema.encode_outputs(self.run_id, chunk), row_group_size=files.ROW_GROUP_SIZE
+                schema.with_trial(schema.encode_outputs(self.run_id, chunk), trial),
+                row_group_size=files.ROW_GROUP_SIZE,
             )
 
-    def _write_encoded(self, writer: Any, table: pa.Table) -> None:
+    def _write_encoded(self, writer: Any, table: pa.Table, trial: int) -> None:
         table = table.set_column(0, table.schema.field(0), _run_ids(self.run_id, table.num_rows))
+        table = schema.with_trial(table, trial)
         for start in range(0, table.num_rows, WRITE_BATCH_ROWS):
             writer.write_table(
                 table.slice(start, WRITE_BATCH_ROWS), row_group_size=files.ROW_GROUP_SIZE
             )
+
+
+def _later_trials(outputs: pa.Table) -> int:
+    """Rows of ``outputs`` of a case's second or later trial."""
+    if "trial" not in outputs.column_names:
+        return 0
+    return int(pc.sum(pc.greater(outputs.column("trial"), 1)).as_py() or 0)
 
 
 def _run_ids(run_id: str, rows: int) -> pa.Array:
@@ -219,7 +234,8 @@ def _run_ids(run_id: str, rows: int) -> pa.Array:
 def result_table(run_id: str, results: ResultColumns) -> pa.Table:
     """Result rows as columns in the ``case_results`` table's schema."""
     return pa.Table.from_arrays(
-        [_run_ids(run_id, len(results)), *results.arrays()], schema=schema.CASE_RESULTS_SCHEMA
+        [_run_ids(run_id, len(results)), *results.arrays(), pa.nulls(len(results), pa.int32())],
+        schema=schema.CASE_RESULTS_SCHEMA,
     )
 
 
@@ -443,18 +459,20 @@ class RunStore:
 
     # --- resume (CONTRACT section 29) -----------------------------------------------------
 
-    def set_aside_prior(self, run_id: str, redo_marker: str) -> dict[str, int]:
+    def set_aside_prior(self, run_id: str, redo_marker: str, repeats: int = 1) -> dict[str, int]:
         """Before a run resumes in place: its results so far become ``<table>-prior-N``
         files (which every reader of the run's tables reads with the new ones), without
         the cases to redo (any result whose reason starts with ``redo_marker``, e.g. not
-        judged at a budget stop; a conversation with any such turn, whole); its shard
-        reports go (their attempts' judge spend stays on record). A single case to redo
-        keeps its output, to be judged as it is (``outputs_to_judge``): the pipeline is
-        asked again only for cases without one. Returns what is kept:
-        ``{"cases", "case_failures"}``, which the resumed run's totals add."""
-        redo = self._cases_to_redo(run_id, redo_marker)
+        judged at a budget stop; a case with fewer than ``repeats`` trials; a
+        conversation with any such turn, whole); its shard reports go (their attempts'
+        judge spend stays on record). A single case to redo keeps its output, to be
+        judged as it is (``outputs_to_judge``): the pipeline is asked again only for
+        cases without one. With repeats (CONTRACT section 27) a case to redo is redone
+        whole, every trial asked again. Returns what is kept: ``{"cases",
+        "case_failures"}``, which the resumed run's totals add."""
+        redo = self._cases_to_redo(run_id, redo_marker, repeats)
         redo_ids = pa.array(sorted(redo), pa.string())
-        single = self._single_cases(run_id, redo)
+        single = self._single_cases(run_id, redo) if repeats == 1 else set()
         kept = {"cases": 0, "case_failures": 0}
         to_judge: list[pa.Table] = []
         for table in SHARDED_TABLES:
@@ -520,7 +538,9 @@ class RunStore:
 
     @staticmethod
     def _count_kept(outputs: pa.Table, kept: dict[str, int]) -> None:
-        kept["cases"] += outputs.num_rows
+        # A case is counted once, by its first trial (a row without a trial is one); its
+        # failures trial by trial, as the run counts them.
+        kept["cases"] += outputs.num_rows - _later_trials(outputs)
         kept["case_failures"] += outputs.num_rows - outputs.column("error").null_count
 
     def _prior_path(self, run_id: str, table: str) -> Any:
@@ -531,14 +551,18 @@ class RunStore:
                 return path
             index += 1
 
-    def _cases_to_redo(self, run_id: str, redo_marker: str) -> set[str]:
-        """Cases (and conversation ids) with a result to redo, a conversation whole."""
+    def _cases_to_redo(self, run_id: str, redo_marker: str, repeats: int = 1) -> set[str]:
+        """Cases (and conversation ids) with a result to redo, or fewer than ``repeats``
+        trials (CONTRACT section 27: a case is redone with all its trials), a
+        conversation whole."""
         redo: set[str] = set()
         for part in self.table_parts(run_id, "case_results"):
             data = self.files.parquet_file(part).read(columns=["case_id", "reason"])
             reasons = data.column("reason").fill_null("")
             hit = pc.starts_with(reasons, redo_marker)
             redo |= set(data.column("case_id").filter(hit).to_pylist())
+        if repeats > 1:
+            redo |= self._cases_short_of_trials(run_id, repeats)
         if not redo:
             return redo
         path = self.layout.table_path(run_id, "dataset")
@@ -551,6 +575,15 @@ class RunStore:
                 cut & {t["conversation_id"] for t in turns}
             )
         return redo
+
+    def _cases_short_of_trials(self, run_id: str, repeats: int) -> set[str]:
+        """The cases whose outputs hold fewer than ``repeats`` trials (a run stopped
+        between a case's trials)."""
+        trials: Counter[str] = Counter()
+        for part in self.table_parts(run_id, "outputs"):
+            ids = self.files.parquet_file(part).read(columns=["case_id"]).column(0)
+            trials.update(ids.to_pylist())
+        return {case_id for case_id, n in trials.items() if n < repeats}
 
     def done_cases(self, run_id: str) -> set[str]:
         """The cases a resumed run keeps from before (its ``outputs-prior-N`` files)."""

@@ -37,12 +37,14 @@ from ragproof_core.model import (
     Chunk,
     ExpectedTool,
     MetricResult,
+    Nugget,
     Status,
     Step,
     ToolMatch,
     TurnOf,
     Usage,
     expected_tools_from_json,
+    nuggets_from_json,
 )
 from ragproof_core.store import tables
 
@@ -74,6 +76,22 @@ def _strings(values: Iterable[str | None]) -> pa.Array:
 
 def _run_ids(run_id: str, n: int) -> pa.Array:
     return pa.repeat(pa.scalar(run_id, pa.string()), n)
+
+
+def _no_trials(n: int) -> pa.Array:
+    """The ``trial`` column of rows encoded apart from their trial: the results writer
+    sets it (``run_store.ResultsWriter``); NULL reads as trial 1."""
+    return pa.nulls(n, pa.int32())
+
+
+def with_trial(table: pa.Table, trial: int) -> pa.Table:
+    """``table`` (outputs or case results) with every row's ``trial`` set to ``trial``;
+    a table without the column (a recording copied in) gains it at the end."""
+    column = pa.repeat(pa.scalar(trial, pa.int32()), table.num_rows)
+    index = table.schema.get_field_index("trial")
+    if index < 0:
+        return table.append_column(pa.field("trial", pa.int32()), column)
+    return table.set_column(index, table.schema.field(index), column)
 
 
 _to_json = json.JSONEncoder(ensure_ascii=False).encode
@@ -184,6 +202,7 @@ def encode_dataset(run_id: str, cases: Sequence[Case]) -> pa.Table:
             pa.array([None if c.turn is None else c.turn.turns for c in cases], pa.int32()),
             _strings(c.poison_marker for c in cases),
             _string_lists([c.allowed_restricted_ids for c in cases]),
+            _strings(_nuggets_json(c.nuggets) for c in cases),
         ],
         schema=DATASET_SCHEMA,
     )
@@ -202,6 +221,10 @@ def _tools_json(tools: Sequence[ExpectedTool] | None) -> str | None:
             for t in tools
         ]
     )
+
+
+def _nuggets_json(nuggets: Sequence[Nugget] | None) -> str | None:
+    return None if nuggets is None else _to_json([n.to_json() for n in nuggets])
 
 
 def _steps_json(steps: Sequence[Step] | None) -> str | None:
@@ -227,6 +250,7 @@ def decode_dataset(table: pa.Table) -> list[Case]:
             turn=None if conversation is None else TurnOf(conversation, turn, turns),
             poison_marker=marker,
             allowed_restricted_ids=None if allowed is None else tuple(allowed),
+            nuggets=nuggets_from_json(nuggets),
         )
         for (
             id_,
@@ -245,6 +269,7 @@ def decode_dataset(table: pa.Table) -> list[Case]:
             turns,
             marker,
             allowed,
+            nuggets,
         ) in zip(
             _column(table, "id"),
             _column(table, "question"),
@@ -262,6 +287,7 @@ def decode_dataset(table: pa.Table) -> list[Case]:
             _column(table, "turns"),
             _column(table, "poison_marker"),
             _column(table, "allowed_restricted_ids"),
+            _column(table, "nuggets_json"),
             strict=True,
         )
     ]
@@ -287,6 +313,7 @@ def encode_outputs(run_id: str, outputs: Sequence[CaseOutput]) -> pa.Table:
             pa.array([None if u is None else u.input_tokens for u in usages], pa.int64()),
             pa.array([None if u is None else u.output_tokens for u in usages], pa.int64()),
             pa.array([None if u is None else u.cost_usd for u in usages], pa.float64()),
+            _no_trials(len(outputs)),
         ],
         schema=OUTPUTS_SCHEMA,
     )
@@ -350,6 +377,7 @@ def encode_case_results(run_id: str, results: Sequence[MetricResult]) -> pa.Tabl
             pa.array([r.value for r in results], pa.float64()),
             _strings([r.reason for r in results]),
             _strings([r.judge_raw_json for r in results]),
+            _no_trials(len(results)),
         ],
         schema=CASE_RESULTS_SCHEMA,
     )
@@ -444,15 +472,27 @@ def _summary_getter(summary: Any) -> Callable[[str], Any]:
     return lambda name: getattr(summary, name)
 
 
+# The statistics and counts every summary has, then those only some runs have (the
+# trials' statistics of CONTRACT section 27), which a summary may leave out.
+_SUMMARY_REQUIRED = tables.METRIC_SUMMARIES.names[1 : 1 + 4 + len(tables.SUMMARY_COUNTS)]
+_SUMMARY_OPTIONAL = SUMMARY_FIELDS[len(_SUMMARY_REQUIRED) :]
+_REQUIRED = frozenset(_SUMMARY_REQUIRED)
+
+
 def encode_summaries(run_id: str, summaries: Sequence[Any]) -> pa.Table:
     """Accepts ``MetricSummary`` objects or any objects/dicts with ``SUMMARY_FIELDS``."""
     rows = []
     for summary in summaries:
         get = _summary_getter(summary)
         try:
-            row = {name: get(name) for name in SUMMARY_FIELDS}
+            row = {name: get(name) for name in _SUMMARY_REQUIRED}
         except (KeyError, AttributeError) as exc:
             raise ValueError(f"metric summary {summary!r} lacks field {exc}") from exc
+        for name in _SUMMARY_OPTIONAL:
+            try:
+                row[name] = get(name)
+            except (KeyError, AttributeError):
+                row[name] = None
         for name in tables.SUMMARY_COUNTS:
             if not isinstance(row[name], int) or row[name] < 0:
                 raise ValueError(f"{row['metric']}: {name} must be a count, got {row[name]!r}")
@@ -472,8 +512,13 @@ def encode_summaries(run_id: str, summaries: Sequence[Any]) -> pa.Table:
 
 
 def decode_summaries(table: pa.Table) -> list[dict[str, Any]]:
+    """Each summary's fields; those only some runs have (section 27) only when set, so a
+    run without repeats reads as it did before they existed."""
     table = conform(table, METRIC_SUMMARIES_SCHEMA)
-    return table.select(list(SUMMARY_FIELDS)).to_pylist()
+    return [
+        {name: value for name, value in row.items() if value is not None or name in _REQUIRED}
+        for row in table.select(list(SUMMARY_FIELDS)).to_pylist()
+    ]
 
 
 # --- run record -----------------------------------------------------------------------------

@@ -133,8 +133,18 @@ DATASET = Table(
             "The restricted chunk or document ids the case's user may be shown "
             "(CONTRACT section 23); NULL if not given.",
         ),
+        Column(
+            "nuggets_json",
+            pa.string(),
+            "The facts the answer should state, as a JSON list of {text, vital}; "
+            "NULL if not given (CONTRACT section 20).",
+        ),
     ),
 )
+
+# CONTRACT section 27: each of a case's run.repeats calls is a trial, stored as rows of
+# its own. A file written before the column existed reads as NULL, the views as 1.
+TRIAL_TEXT = "The trial, 1 to run.repeats (1 in a run without repeats; NULL in older files)."
 
 # answer_text is null exactly when the adapter produced no Answer (Answer.text
 # is a str), so it doubles as the "has answer" flag.
@@ -164,6 +174,7 @@ OUTPUTS = Table(
         Column("input_tokens", pa.int64(), "The answer's usage.input_tokens; NULL if not given."),
         Column("output_tokens", pa.int64(), "The answer's usage.output_tokens; NULL if not given."),
         Column("cost_usd", pa.float64(), "The answer's usage.cost_usd; NULL if not given."),
+        Column("trial", pa.int32(), TRIAL_TEXT),
     ),
 )
 
@@ -192,6 +203,7 @@ CASE_RESULTS = Table(
         Column("value", pa.float64(), "Score in [0, 1]; NULL unless scored."),
         Column("reason", pa.string(), "Why it was not scored, or the error text."),
         Column("judge_raw_json", pa.string(), "The judge's reply, verbatim."),
+        Column("trial", pa.int32(), TRIAL_TEXT),
     ),
 )
 
@@ -212,6 +224,33 @@ METRIC_SUMMARIES = Table(
         Column("errored", pa.int64(), "Case failures plus judge errors.", nullable=False),
         Column("not_applicable", pa.int64(), "E.g. answers with no claims.", nullable=False),
         Column("judge_errors", pa.int64(), "Judge errors alone.", nullable=False),
+        # CONTRACT section 27: a run with repeats (NULL without).
+        Column(
+            "cases",
+            pa.int64(),
+            "With repeats: cases with a scored trial (the mean is over their per-case means, "
+            "p50 and p95 too; the counts above count trials).",
+        ),
+        Column("within_case_sd", pa.float64(), "sqrt of the mean within-case sample variance."),
+        Column("between_case_sd", pa.float64(), "Sample sd of the per-case means."),
+        Column("icc", pa.float64(), "ICC(1) of the scores by case (unbalanced n0)."),
+        Column("pass_k", pa.int64(), "k of pass@k and pass^k (a 0/1 metric only)."),
+        Column("pass_at_k", pa.float64(), "Mean over cases of 1 - C(n - c, k) / C(n, k)."),
+        Column("pass_hat_k", pa.float64(), "pass^k: mean over cases of C(c, k) / C(n, k)."),
+        Column("flaky_cases", pa.int64(), "Cases whose scored trials are 0.5 or more apart."),
+        Column("ci_low", pa.float64(), "Cluster bootstrap 95% interval of the mean, low."),
+        Column("ci_high", pa.float64(), "Cluster bootstrap 95% interval of the mean, high."),
+        Column(
+            "judge_repeated",
+            pa.int64(),
+            "With judge repeats: the metric's trials whose judge requests were repeated.",
+        ),
+        Column(
+            "judge_self_agreement",
+            pa.float64(),
+            "Krippendorff's alpha (interval) of the judge's repeats over them; NULL when "
+            "undefined.",
+        ),
     ),
 )
 

@@ -14,7 +14,8 @@ View columns, in order (extra columns only ever go after CONTRACT's):
   config_json, cost_usd, then cases, case_failures, judge_requests,
   cache_hits. ``started_at``/``finished_at`` are TIMESTAMP WITH TIME ZONE
   (UTC instants; DuckDB shows them in the session TimeZone).
-- ``case_results``: run_id, case_id, metric, status, value, reason, judge_raw_json
+- ``case_results``: run_id, case_id, metric, status, value, reason, judge_raw_json,
+  then trial (1 to run.repeats; 1 for rows stored before trials existed)
 - ``metric_summaries``: run_id, metric, mean, p50, p95, scored, skipped,
   errored, not_applicable, judge_errors
 - ``outputs``: run_id, case_id, answer, retrieved_ids, citations, latency_s,
@@ -23,6 +24,9 @@ View columns, in order (extra columns only ever go after CONTRACT's):
 - ``conversations``: run_id, conversation_id, metric, turns_scored, mean: one
   row per run, conversation and per-turn metric (CONTRACT section 16), the
   turns found through the run's dataset
+- ``repeats``: run_id, case_id, metric, trials, scored, mean, min, max, passes,
+  flaky: one row per run, case and metric over the case's trials (CONTRACT
+  section 27)
 - ``calibrations``: one row per calibration and judge metric
   (``store/calibrations.py``): judge-only, human-only and bias-corrected (PPI)
   means and interval bounds from human labels (CONTRACT section 12)
@@ -79,6 +83,8 @@ VIEW_VERSION = 2
 # columns first; later additions only ever go after them).
 RUNS_COLUMNS: tuple[str, ...] = tables.RUN.names
 CASE_RESULTS_COLUMNS: tuple[str, ...] = tables.CASE_RESULTS.names
+# A row stored before trials existed (CONTRACT section 27) is its case's only trial.
+TRIAL_SQL = "coalesce(trial, 1)"
 METRIC_SUMMARIES_COLUMNS: tuple[str, ...] = tables.METRIC_SUMMARIES.names
 # What the pipeline said (CONTRACT section 25): a row per run and case, the ``outputs``
 # table's columns with the answer as its text and the retrieved chunks as their ids
@@ -97,6 +103,7 @@ OUTPUTS_VIEW: tuple[tuple[str, str], ...] = (
     ("input_tokens", "input_tokens"),
     ("output_tokens", "output_tokens"),
     ("cost_usd", "cost_usd"),
+    ("trial", TRIAL_SQL),
 )
 OUTPUTS_COLUMNS: tuple[str, ...] = tuple(name for name, _ in OUTPUTS_VIEW)
 # Views with a row per run (and case, metric); ``metrics`` lists the metric registry.
@@ -110,6 +117,21 @@ CONVERSATIONS_COLUMNS: tuple[str, ...] = (
     "turns_scored",
     "mean",
 )
+# One row per run, case and metric over the case's trials (CONTRACT section 27).
+REPEATS_COLUMNS: tuple[str, ...] = (
+    "run_id",
+    "case_id",
+    "metric",
+    "trials",
+    "scored",
+    "mean",
+    "min",
+    "max",
+    "passes",
+    "flaky",
+)
+# A case is flaky when its scored trials lie at least this far apart (max - min).
+FLAKY_SPREAD = 0.5
 # Tables kept one file per record in a folder of each run (``layout.RECORD_FOLDERS``):
 # rows only for runs someone calibrated, labelled or probed.
 RECORD_TABLES: dict[str, tables.Table] = {
@@ -119,6 +141,7 @@ VIEW_NAMES: tuple[str, ...] = (
     *CATALOG_VIEWS,
     *RUN_VIEWS,
     "conversations",
+    "repeats",
     *RECORD_TABLES,
     "metrics",
 )
@@ -153,7 +176,11 @@ def view_ddl(layout: StoreLayout, sources: Sources | None = None) -> list[str]:
         f"CREATE OR REPLACE VIEW runs AS SELECT {', '.join(RUNS_COLUMNS)}, damaged_file "
         f"FROM {RUN_STATES_VIEW} ORDER BY started_at, run_id",
         "CREATE OR REPLACE VIEW case_results AS "
-        + rows_sql(sources, "case_results", CASE_RESULTS_COLUMNS),
+        + rows_sql(
+            sources,
+            "case_results",
+            [f"{TRIAL_SQL} AS trial" if c == "trial" else c for c in CASE_RESULTS_COLUMNS],
+        ),
         "CREATE OR REPLACE VIEW metric_summaries AS "
         + rows_sql(sources, "metric_summaries", METRIC_SUMMARIES_COLUMNS),
         "CREATE OR REPLACE VIEW outputs AS "
@@ -163,6 +190,7 @@ def view_ddl(layout: StoreLayout, sources: Sources | None = None) -> list[str]:
             [f"{expression} AS {name}" for name, expression in OUTPUTS_VIEW],
         ),
         _conversations_view(sources),
+        _repeats_view(),
         _record_view("calibrations", layout, "ORDER BY run_id, created_at, calibration_id, metric"),
         # A changed mind is a newer label: the view shows the one in force.
         _record_view(
@@ -189,6 +217,23 @@ def _conversations_view(sources: Sources) -> str:
         f"FROM case_results r JOIN ({turns}) t ON r.run_id = t.run_id AND r.case_id = t.id "
         "GROUP BY r.run_id, t.conversation_id, r.metric "
         "ORDER BY r.run_id, t.conversation_id, r.metric"
+    )
+
+
+def _repeats_view() -> str:
+    """Each case's trials of each metric (CONTRACT section 27): how many, how many scored,
+    their mean, min and max, the trials scoring exactly 1 and whether the case is flaky
+    (its scored trials ``FLAKY_SPREAD`` or more apart). A run without repeats has one
+    trial a case."""
+    scored = "FILTER (WHERE status = 'scored')"
+    return (
+        "CREATE OR REPLACE VIEW repeats AS SELECT run_id, case_id, metric, "
+        f"count(*) AS trials, count(*) {scored} AS scored, avg(value) {scored} AS mean, "
+        f"min(value) {scored} AS min, max(value) {scored} AS max, "
+        "count(*) FILTER (WHERE status = 'scored' AND value = 1.0) AS passes, "
+        f"coalesce(max(value) {scored} - min(value) {scored} >= {FLAKY_SPREAD}, false) "
+        "AS flaky FROM case_results GROUP BY run_id, case_id, metric "
+        "ORDER BY run_id, case_id, metric"
     )
 
 

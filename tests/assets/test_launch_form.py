@@ -22,6 +22,7 @@ USER_KEYS = {
     "adapter",
     "adapter_options_json",
     "no_cache",
+    "judge_repeats",
     *RUN_KEYS,
 }
 DEFAULTS_SHOWN = {

@@ -52,14 +52,18 @@ def test_calibrate_passes_exit_0(judge_server):
     report = json.loads(done.stdout)
     assert report["passed"] is True
     assert {name: (p["n"], p["exact"], p["within"]) for name, p in report["prompts"].items()} == {
-        name: (12, 12, 12)
-        for name in (
-            "groundedness", "citation_support", "answer_relevance", "completeness", "refusal",
-            "context_relevance", "knowledge_retention", "groundedness_history", "critique_qa",
-            "task_completion",
-        )
+        **{
+            name: (12, 12, 12)
+            for name in (
+                "groundedness", "citation_support", "answer_relevance", "completeness", "refusal",
+                "context_relevance", "knowledge_retention", "groundedness_history", "critique_qa",
+                "task_completion", "generate_nuggets",
+            )
+        },
+        "claim_check": (14, 14, 14),
+        "nugget_support": (14, 14, 14),
     }  # fmt: skip
-    assert judge_server.request_count == 12 * 10
+    assert judge_server.request_count == 12 * 11 + 14 * 2
 
 
 @pytest.mark.slow

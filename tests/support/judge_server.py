@@ -22,6 +22,13 @@ prompt named by the ``ragproof-prompt: <name>`` marker in the system message:
 - task_completion: "failed" when the steps block is ``(no steps)`` or the answer
   is a refusal (``is_refusal``), "partial" when the answer contains the word
   PARTIAL, else "complete";
+- claim_check: a claim per sentence of the answer (none for a refusal, ``is_refusal``)
+  and of the expected answer; a claim
+  is in the other text, and supported by a chunk, when that text holds at least half
+  of its words of 4+ letters (``states``);
+- nugget_support: "full" when the answer holds every word (4+ letters) of the nugget,
+  "partial" when some, "none" when none; generate_nuggets: a nugget per sentence of
+  the expected answer (at most 10), the first vital;
 - knowledge_retention: every assistant turn from the 2nd on retained unless its
   message contains the word FORGOT;
 - context_relevance: each chunk graded by the words (4+ letters) it shares with
@@ -74,7 +81,8 @@ from aiohttp import web
 from ragproof_core.metrics.heuristics.refusal import is_refusal
 
 _BLOCK = re.compile(
-    r"<<<BEGIN (?P<fence>DATA-[0-9a-f]+) (?P<name>\w+)(?: id=(?P<id>\"(?:[^\"\\]|\\.)*\"))?>>>\n"
+    r"<<<BEGIN (?P<fence>DATA-[0-9a-f]+) (?P<name>\w+)(?: id=(?P<id>\"(?:[^\"\\]|\\.)*\"))?"
+    r"(?: index=(?P<index>\d+))?>>>\n"
     r"(?P<text>.*?)\n<<<END (?P=fence)>>>",
     re.DOTALL,
 )
@@ -281,6 +289,8 @@ class ReceivedRequest:
             block = {"name": match["name"], "text": match["text"]}
             if match["id"] is not None:
                 block["id"] = json.loads(match["id"])
+            if match["index"] is not None:
+                block["index"] = int(match["index"])
             found.append(block)
         return found
 
@@ -412,8 +422,7 @@ def default_reply(
     texts = {b["name"]: b["text"] for b in blocks if "id" not in b}
     answer = texts.get("answer", "")
     if prompt == "groundedness":
-        sentences = [s for s in re.split(r"(?<=[.!?])\s+", answer.strip()) if s]
-        claims = [{"claim": s, "supported": "UNSUPPORTED" not in s} for s in sentences]
+        claims = [{"claim": s, "supported": "UNSUPPORTED" not in s} for s in sentences(answer)]
         return {"claims": claims}
     if prompt == "citation_support":
         if "cited_ids" in texts:  # combined mode: the cited chunks are in the context
@@ -433,7 +442,66 @@ def default_reply(
         return context_relevance_reply(blocks, model)
     if prompt == "task_completion":
         return task_completion_reply(texts.get("steps", ""), answer)
+    if prompt == "claim_check":
+        return claim_check_reply(answer, texts.get("expected_answer", ""), blocks)
+    if prompt == "nugget_support":
+        return nugget_support_reply(answer, [b for b in blocks if b["name"] == "nugget"])
+    if prompt == "generate_nuggets":
+        return generate_nuggets_reply(texts.get("expected_answer", ""))
     return None
+
+
+def sentences(text: str) -> list[str]:
+    return [s for s in re.split(r"(?<=[.!?])\s+", text.strip()) if s]
+
+
+def states(text: str, claim: str) -> bool:
+    """Whether ``text`` holds at least half of ``claim``'s words (4+ letters), and one."""
+    words = set(_WORD.findall(claim.lower()))
+    found = words & set(_WORD.findall(text.lower()))
+    return bool(found) and 2 * len(found) >= len(words)
+
+
+def claim_check_reply(answer: str, reference: str, blocks: list[dict[str, Any]]) -> dict[str, Any]:
+    """Claims are sentences; a claim is in the other text, or supported by a chunk, when
+    that text ``states`` it."""
+    chunks = [b for b in blocks if b["name"] == "chunk"]
+
+    def supporting(claim: str) -> list[str]:
+        return list(dict.fromkeys(c["id"] for c in chunks if states(c["text"], claim)))
+
+    return {
+        # A refusal makes no claim (as the prompt says).
+        "response_claims": [
+            {"claim": c, "in_reference": states(reference, c), "chunk_ids": supporting(c)}
+            for c in ([] if is_refusal(answer) else sentences(answer))
+        ],
+        "reference_claims": [
+            {"claim": c, "in_response": states(answer, c), "chunk_ids": supporting(c)}
+            for c in sentences(reference)
+        ],
+    }
+
+
+def nugget_support_reply(answer: str, nuggets: list[dict[str, Any]]) -> dict[str, Any]:
+    """full when the answer holds every word (4+ letters) of the nugget, partial when some,
+    none when none."""
+    verdicts = []
+    for nugget in nuggets:
+        words = set(_WORD.findall(nugget["text"].lower()))
+        found = words & set(_WORD.findall(answer.lower()))
+        support = "full" if words and found == words else "partial" if found else "none"
+        verdicts.append({"index": nugget["index"], "support": support})
+    return {"nuggets": verdicts}
+
+
+def generate_nuggets_reply(reference: str) -> dict[str, Any]:
+    """One nugget a sentence of the expected answer (at most 10), the first one vital."""
+    return {
+        "nuggets": [
+            {"text": text, "vital": i == 0} for i, text in enumerate(sentences(reference)[:10])
+        ]
+    }
 
 
 def task_completion_reply(steps: str, answer: str) -> dict[str, Any]:

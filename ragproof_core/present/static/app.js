@@ -215,6 +215,7 @@
             cell(num(row.share, 3), true), cell(row.ci_low === null ? "–" : "[" + num(row.ci_low, 3) + ", " + num(row.ci_high, 3) + "]", true));
         }), [0, 0, 1, 1, 1, 1]));
     }
+    if (data.trials) trialsSection(data.trials, data.metrics.map(function (s) { return s.metric; }));
     var c = section("compare-with", "Compare with another run");
     var others = data.others || [];
     if (!others.length) { c.appendChild(el("p", { class: "sub" }, "No other run of this dataset.")); return; }
@@ -223,6 +224,26 @@
     var go = el("button", { id: "compare-go", type: "button" }, "Compare (this run as B)");
     go.addEventListener("click", function () { window.location.href = href(["compare"], { a: pick.value, b: r.run_id }); });
     c.appendChild(el("p", null, "Baseline A: ", pick, " ", go));
+  }
+
+  // A run with repeats (CONTRACT section 27): each case's trials as a strip, flaky first.
+  function trialsSection(t, order) {
+    var s = section("trials", "Trials per case (" + t.repeats + " a case; " + t.flaky_total + " flaky)");
+    s.appendChild(el("p", { class: "sub" }, "One mark a trial, darker the higher its score; a case is flaky when a metric's trials lie 0.5 or more apart. " +
+      "The first " + t.cases.length + " cases, flaky first; every case: SELECT * FROM repeats WHERE run_id = '" + data.run.run_id + "'"));
+    var names = order.filter(function (n) { return t.cases.some(function (c) { return c.metrics[n]; }); });
+    s.appendChild(table("trials-table", ["case"].concat(names.map(function (n) { return n.split(".")[1] || n; })),
+      t.cases.map(function (c) {
+        return el("tr", { "data-case": c.id, class: c.flaky ? "flaky" : null },
+          el("td", { class: "mono" }, link(["runs", data.run.run_id, "cases"], { q: c.id }, c.id), c.flaky ? " (flaky)" : null),
+          names.map(function (n) {
+            var m = c.metrics[n];
+            return el("td", null, m ? el("span", { class: "strip" + (m.flaky ? " flaky" : "") }, m.trials.map(function (v, i) {
+              return el("span", { class: "trial", title: "trial " + (i + 1) + ": " + (v === null ? "not scored" : num(v)),
+                style: v === null ? null : "opacity:" + (0.15 + 0.85 * Math.max(0, Math.min(1, v))).toFixed(2) });
+            })) : null);
+          }));
+      }), names.map(function () { return 0; }).concat([0])));
   }
 
   // --- trends --------------------------------------------------------------------------

@@ -94,6 +94,27 @@
     add(s, more);
   }
 
+  // --- diagnosis (CONTRACT section 20): where the run loses most ------------------------
+  function diagnosis() {
+    var d = data.diagnosis;
+    if (!d) return;
+    var s = section("diagnosis", "Diagnosis: where the run loses");
+    var lead = d.areas[0];
+    add(s, el("p", { id: "diagnosis-lead" }, "The run loses most to ", el("strong", null, lead.area),
+      ": " + num(lead.loss) + " [" + (lead.loss_ci ? num(lead.loss_ci[0]) + ", " + num(lead.loss_ci[1]) : "–") + "] of " + lead.counts + ".",
+      d.clear ? "" : " Not clearly ahead of " + d.areas[1].area + ": their intervals overlap."));
+    add(s, el("table", { id: "diagnosis-table" },
+      el("tr", null, ["Area", "Lost", "95% CI", "Cases", "Share of", "Read from"].map(function (h, i) { return el("th", { class: i >= 1 && i <= 3 ? "num" : null }, h); })),
+      d.areas.map(function (a, i) {
+        return el("tr", { class: i === 0 ? "selected" : null, "data-area": a.area },
+          el("td", null, a.area), el("td", { class: "num" }, el("strong", null, num(a.loss))),
+          el("td", { class: "num" }, a.loss_ci ? "[" + num(a.loss_ci[0]) + ", " + num(a.loss_ci[1]) + "]" : "–"),
+          el("td", { class: "num" }, a.scored), el("td", null, a.counts),
+          el("td", { class: "mono" }, (a.higher_is_better ? "1 - " : "") + a.metric + " (" + num(a.mean) + ")"));
+      })));
+    add(s, el("p", { class: "sub" }, "Look at: " + lead.action + ". Each loss is a share of its own claims over the cases its metric scored, with a seeded 95% bootstrap interval."));
+  }
+
   // --- metrics -------------------------------------------------------------------------------
   var selectedMetric = null;
   function metricsTable() {
@@ -228,9 +249,26 @@
       }
       if (tr.missing_hops.length) add(body, el("div", { class: "sub no" }, "Missing hops (no retrieve step): " + tr.missing_hops.join(", ")));
     }
+    if (d.claims) add(body, claimsNode(d.claims));
     add(body, el("div", { class: "label" }, "Metrics"));
     add(body, resultsTable(d.results, focusMetric));
     return el("details", { class: "case", "data-case": d.id, open: open ? "" : null }, summary, body);
+  }
+  // Each claim of the answer and of the reference (claim_check) with the chunks that support it.
+  var CLAIM_GOOD = { grounded: true, used: true };
+  var CLAIM_BAD = { hallucination: true, ignored: true, missed: true };
+  function claimsNode(c) {
+    var t = el("table", { class: "chunks claims-table" }, el("tr", null, ["Of", "Claim", "What it is", "Supported by"].map(function (h) { return el("th", null, h); })));
+    [["response", "answer"], ["reference", "reference"]].forEach(function (side) {
+      c[side[0]].forEach(function (x) {
+        add(t, el("tr", { "data-kind": x.kind },
+          el("td", null, side[1]), el("td", { class: "text" }, x.claim),
+          el("td", null, el("span", { class: "badge " + (CLAIM_GOOD[x.kind] ? "good" : CLAIM_BAD[x.kind] ? "bad" : "warn") }, x.kind)),
+          el("td", null, x.chunks.length ? x.chunks.map(function (id) { return el("code", { class: "claim-chunk" }, id); }).reduce(function (acc, n) { acc.push(n, " "); return acc; }, []) : el("span", { class: "empty" }, "no chunk"),
+            x.ignored.length ? el("div", { class: "sub" }, "not in the context, ignored: " + x.ignored.join(", ")) : null)));
+      });
+    });
+    return [el("div", { class: "label" }, "Claims (claim_check: the answer's and the reference's, with the chunks that support them)"), t];
   }
   function resultsTable(results, focusMetric) {
     var rt = el("table", { class: "results" }, el("tr", null, ["Metric", "Result", "Reason / judge"].map(function (h) { return el("th", null, h); })));
@@ -414,6 +452,34 @@
     });
   }
 
+  // --- repeated trials (CONTRACT section 27) ---------------------------------------------------
+  function trialStrip(metric, t) {
+    return el("span", { class: "strip" + (t.flaky ? " flaky" : "") }, t.trials.map(function (v, i) {
+      var label = "trial " + (i + 1) + ": " + (v === null ? "not scored" : num(v));
+      return el("span", { class: "trial " + (v === null ? "none" : goodness(metric, v)), title: label });
+    }));
+  }
+  function trials() {
+    var t = data.trials;
+    if (!t) return;
+    var s = section("trials", "Trials per case (" + t.repeats + " a case; " + t.flaky_total + " flaky)");
+    add(s, el("p", { class: "sub" }, "Each case's scored trials in order, one mark a trial (its colour the score). " +
+      "A case is flaky when a metric's trials lie 0.5 or more apart; flaky cases come first."));
+    var names = data.metrics.map(function (m) { return m.name; }).filter(function (n) {
+      return t.cases.some(function (c) { return c.metrics[n]; });
+    });
+    var table = el("table", { id: "trials-table" },
+      el("tr", null, el("th", null, "Case"), names.map(function (n) { return el("th", { title: n }, n.split(".")[1] || n); })));
+    t.cases.forEach(function (c) {
+      add(table, el("tr", { "data-case": c.id, class: c.flaky ? "flaky" : null },
+        el("td", { class: "mono" }, c.id, c.flaky ? el("span", { class: "badge warn" }, "flaky") : null),
+        names.map(function (n) { return el("td", null, c.metrics[n] ? trialStrip(n, c.metrics[n]) : null); })));
+    });
+    add(s, table);
+    if (totalOf("cases_total", data.cases.ids) > t.cases.length) add(s, el("p", { class: "sub" }, "The first " + t.cases.length + " cases, flaky first. Every case:"),
+      el("pre", null, "SELECT * FROM repeats WHERE run_id = '" + data.run.run_id + "' ORDER BY flaky DESC, case_id;"));
+  }
+
   // --- every case, filterable ------------------------------------------------------------------
   function casesTable() {
     var s = section("cases", "All cases");
@@ -498,7 +564,9 @@
 
   function nav() {
     var links = [["run", "Run"], ["metrics", "Metrics"], ["worst", "Worst cases"]];
+    if (data.diagnosis) links.splice(1, 0, ["diagnosis", "Diagnosis"]);
     if (data.comparison) links.push(["comparison", "Comparison"]);
+    if (data.trials) links.push(["trials", "Trials"]);
     if (data.refusal) links.push(["refusal", "Abstention"]);
     if (data.injections_obeyed.length) links.push(["injections", "Injections"]);
     if (Object.keys(data.conversations || {}).length) links.push(["thread", "Conversation"]);
@@ -508,8 +576,10 @@
 
   nav();
   header();
+  diagnosis();
   metricsTable();
   comparison();
+  trials();
   worst();
   threads();
   refusal();

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -26,14 +27,19 @@ FIXTURES = load_fixtures()
 PROMPTS = (
     "groundedness", "citation_support", "answer_relevance", "completeness", "refusal",
     "context_relevance", "knowledge_retention", "groundedness_history", "critique_qa",
-    "task_completion",
+    "task_completion", "claim_check", "nugget_support", "generate_nuggets",
 )  # fmt: skip
+COUNTS = Counter(f.prompt for f in FIXTURES)
+# Every prompt in full agreement: (n, exact, within, judge errors, passed).
+FULL = {p: (COUNTS[p], COUNTS[p], COUNTS[p], 0, True) for p in PROMPTS}
+# Prompts whose plan value is an agreement band (the judge agrees with the human by default).
+AGREEMENT = ("critique_qa", "generate_nuggets")
 
 
 def fixture_key(fixture: Fixture) -> str:
     """What identifies a fixture in a request: its answer, or its question for retrieval
     and for critique_qa (several critique fixtures have an empty proposed answer)."""
-    if fixture.prompt in ("context_relevance", "critique_qa"):
+    if fixture.prompt in ("context_relevance", "critique_qa", "generate_nuggets"):
         return fixture.case.question
     return fixture.output.answer.text
 
@@ -46,7 +52,7 @@ def request_key(request: ReceivedRequest) -> tuple[str, str]:
         return request.prompt, request.messages()[-1]["text"]
     if request.prompt == "groundedness" and request.messages():
         return "groundedness_history", texts["answer"]
-    by_question = request.prompt in ("critique_qa", "context_relevance")
+    by_question = request.prompt in ("critique_qa", "context_relevance", "generate_nuggets")
     return request.prompt, texts["question"] if by_question else texts["answer"]
 
 
@@ -67,6 +73,28 @@ def reply_for(
         flips = {1.0: 0, 0.5: 1, 0.0: 3}[target]
         flags = ("standalone", "answerable", "specific")
         return json.dumps({f: human[f] is (i >= flips) for i, f in enumerate(flags)})
+    if prompt == "generate_nuggets":
+        # 1: the human's own nuggets; 0.5: each with the other vital flag; 0: none of them.
+        human = fixture.case.metadata["human_nuggets"]
+        if target == 0.0:
+            return json.dumps({"nuggets": [{"text": "Nothing of the answer.", "vital": True}]})
+        flip = target == 0.5
+        nuggets = [{"text": n["text"], "vital": n["vital"] is not flip} for n in human]
+        return json.dumps({"nuggets": nuggets})
+    if prompt == "claim_check":
+        # generation.hallucination: 2 answer claims, none, one or both neither in the
+        # reference nor supported.
+        invented = {0.0: [False, False], 0.5: [False, True], 1.0: [True, True]}[target]
+        claims = [
+            {"claim": f"claim {i}", "in_reference": not bad, "chunk_ids": []}
+            for i, bad in enumerate(invented)
+        ]
+        return json.dumps({"response_claims": claims, "reference_claims": []})
+    if prompt == "nugget_support":
+        # Every nugget given the same support: the mean is exactly that score.
+        support = {1.0: "full", 0.5: "partial", 0.0: "none"}[target]
+        indices = [b["index"] for b in request.blocks() if b["name"] == "nugget"]
+        return json.dumps({"nuggets": [{"index": i, "support": support} for i in indices]})
     if prompt == "knowledge_retention":
         # Turns 2..T judged; retained for the first share of them.
         turns = sorted({m["turn"] for m in request.messages()})[1:]
@@ -102,8 +130,9 @@ def reply_for(
 def responder(plan: dict[str, float | str]):
     def respond(request: ReceivedRequest) -> str:
         fixture: Fixture = BY_ANSWER[request_key(request)]
-        # critique_qa plans an agreement band; by default the judge agrees on every flag.
-        default = 1.0 if fixture.prompt == "critique_qa" else fixture.human_score
+        # critique_qa and generate_nuggets plan an agreement band; by default the judge
+        # agrees with the human.
+        default = 1.0 if fixture.prompt in AGREEMENT else fixture.human_score
         target = plan.get(fixture.id, default)
         if target == INVALID:
             return "this is not JSON"
@@ -142,8 +171,8 @@ def test_band_ties_go_up(score, expected):
 def test_full_agreement_passes(server, monkeypatch, tmp_path):
     report, judge = run_calibration(server, monkeypatch, {}, tmp_path)
     assert report.passed is True
-    assert agreement(report) == {p: (12, 12, 12, 0, True) for p in PROMPTS}
-    assert server.request_count == 12 * len(PROMPTS)
+    assert agreement(report) == FULL
+    assert server.request_count == len(FIXTURES)
 
 
 def test_agreement_just_above_both_thresholds_passes(server, monkeypatch, tmp_path):
@@ -165,20 +194,15 @@ def test_agreement_just_above_both_thresholds_passes(server, monkeypatch, tmp_pa
     }
     report, _ = run_calibration(server, monkeypatch, plan, tmp_path)
     assert agreement(report) == {
+        **FULL,
         "groundedness": (12, 9, 12, 0, True),
         "citation_support": (12, 9, 11, 0, True),
         "answer_relevance": (12, 9, 11, 1, True),
-        "completeness": (12, 12, 12, 0, True),
         "refusal": (12, 11, 11, 0, True),
-        "critique_qa": (12, 12, 12, 0, True),
-        "context_relevance": (12, 12, 12, 0, True),
-        "knowledge_retention": (12, 12, 12, 0, True),
-        "groundedness_history": (12, 12, 12, 0, True),
-        "task_completion": (12, 12, 12, 0, True),
     }
     assert report.passed is True
-    # 12 questions a prompt, plus the repair retry of the one invalid reply.
-    assert server.request_count == 12 * len(PROMPTS) + 1
+    # A question a fixture, plus the repair retry of the one invalid reply.
+    assert server.request_count == len(FIXTURES) + 1
     errored = next(o for o in report.outcomes if o.fixture_id == "a01-docs-macos-install")
     assert (errored.status, errored.judge_band, errored.exact, errored.within) == (
         "judge_error", None, False, False,
@@ -198,16 +222,9 @@ def test_agreement_just_below_either_threshold_fails(server, monkeypatch, tmp_pa
     }
     report, _ = run_calibration(server, monkeypatch, plan, tmp_path)
     assert agreement(report) == {
+        **FULL,
         "groundedness": (12, 8, 12, 0, False),
         "citation_support": (12, 10, 10, 0, False),
-        "answer_relevance": (12, 12, 12, 0, True),
-        "completeness": (12, 12, 12, 0, True),
-        "refusal": (12, 12, 12, 0, True),
-        "critique_qa": (12, 12, 12, 0, True),
-        "context_relevance": (12, 12, 12, 0, True),
-        "knowledge_retention": (12, 12, 12, 0, True),
-        "groundedness_history": (12, 12, 12, 0, True),
-        "task_completion": (12, 12, 12, 0, True),
     }
     assert report.passed is False
     table = report.render_table()
@@ -225,10 +242,10 @@ def test_thresholds_are_parameters(server, monkeypatch, tmp_path):
 
 def test_calibration_verdicts_are_cached_like_any_judge_call(server, monkeypatch, tmp_path):
     first, _ = run_calibration(server, monkeypatch, {}, tmp_path)
-    assert server.request_count == 12 * len(PROMPTS)
+    assert server.request_count == len(FIXTURES)
     second, judge = run_calibration(server, monkeypatch, {}, tmp_path)
-    assert server.request_count == 12 * len(PROMPTS)  # every verdict came from the cache
-    assert judge.stats.cache_hits == 12 * len(PROMPTS)
+    assert server.request_count == len(FIXTURES)  # every verdict came from the cache
+    assert judge.stats.cache_hits == len(FIXTURES)
     assert second.to_dict() == first.to_dict()
 
 

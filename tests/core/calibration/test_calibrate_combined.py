@@ -31,6 +31,8 @@ def test_the_shipped_fixtures_score_every_prompt_at_least_ten_times() -> None:
         "refusal": 12,
         "context_relevance": 12,
         "task_completion": 12,
+        "claim_check": 10,  # the two refusals make no claim
+        "nugget_support": 12,
     }
 
 
@@ -42,9 +44,14 @@ def test_one_combined_request_per_fixture_and_agreement_per_prompt(server: Judge
     asked = sorted(tuple(r.parts) for r in server.requests)
     # context_relevance and task_completion (every fixture's answer has steps) ride in
     # every request, as in a combined run.
+    # nugget_support (every fixture carries nuggets) too, and claim_check beside it for the
+    # ten fixtures a human worked claims out for.
     refusal_parts = ("answer_relevance", "completeness", "refusal")
-    assert asked.count((*refusal_parts, "context_relevance", "task_completion")) == 2
-    assert all(parts[-2:] == ("context_relevance", "task_completion") for parts in asked)
+    tail = ("context_relevance", "task_completion")
+    assert asked.count((*refusal_parts, *tail, "nugget_support")) == 2
+    grounded = ("groundedness", "citation_support", *refusal_parts, *tail, "claim_check")
+    assert asked.count((*grounded, "nugget_support")) == 10
+    assert all(parts[-1] == "nugget_support" for parts in asked)
     # The server calls every claim and citation supported, every answer relevant and
     # complete, and detects the two refusals, so agreement is exactly the human
     # labels that say so.
@@ -56,6 +63,8 @@ def test_one_combined_request_per_fixture_and_agreement_per_prompt(server: Judge
         "refusal": (12, 12, 12),
         "context_relevance": (12, 7, 12),
         "task_completion": (12, 7, 10),
+        "claim_check": (10, 6, 7),
+        "nugget_support": (12, 5, 12),
     }
     # task_completion: the server fails the two refusals (x06, x11) and calls every other
     # answer complete. Human 0 on x04 (the wrong answer) and x05 (the wrong year) is two
@@ -80,6 +89,30 @@ def test_one_combined_request_per_fixture_and_agreement_per_prompt(server: Judge
     judged = [o.judge_score for o in report.outcomes if o.prompt == "context_relevance"]
     assert judged == [0.5, 0.25, 0.75, 0.5, 0.75, 1.0, 0.5, 0.5, 0.5, 0.5, 1.0, 0.0]
     assert context.kappa == pytest.approx(2 / 7)  # 1 - 1.25 / 1.75, by hand
+    # claim_check: the server calls a claim in a text, or supported by a chunk, when that
+    # text holds half its words of 4+ letters. x05's "founded in 1992 in Bergen" shares
+    # "acme founded" with ab-1 (noise to the server, invented to the human: two bands);
+    # x10's "Python 3.9 or newer" shares one word of three with the reference and py-1
+    # (invented to the server, human 0); x08's recovery codes share two words of five with
+    # 2fa-3 (one claim of two invented).
+    claims = [
+        (o.fixture_id[:3], o.judge_score) for o in report.outcomes if o.prompt == "claim_check"
+    ]
+    assert claims == [
+        ("x01", 0.0), ("x02", 0.5), ("x03", 0.0), ("x04", 0.0), ("x05", 0.0), ("x07", 0.0),
+        ("x08", 0.5), ("x09", 0.0), ("x10", 1.0), ("x12", 1.0),
+    ]  # fmt: skip
+    check = next(p for p in report.prompts if p.prompt == "claim_check")
+    assert check.confusion == ((5, 1, 2), (0, 1, 0), (1, 0, 0))
+    # nugget_support: full when the answer holds every word (4+ letters) of the nugget,
+    # partial when some: x01's "The warranty lasts two years" finds only "warranty" in
+    # "a two-year limited warranty" (partial), its motor-and-battery nugget "covers" none.
+    nuggets = [o.judge_score for o in report.outcomes if o.prompt == "nugget_support"]
+    assert nuggets == pytest.approx(
+        [0.5, 1.0, 2 / 3, 0.0, 0.5, 0.25, 5 / 6, 5 / 6, 2 / 3, 0.5, 0.0, 0.25]
+    )
+    support = next(p for p in report.prompts if p.prompt == "nugget_support")
+    assert support.confusion == ((2, 2, 0), (0, 1, 1), (0, 4, 2))
     assert report.mode == "combined"
     assert report.to_dict()["mode"] == "combined"
 

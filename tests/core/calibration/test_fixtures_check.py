@@ -54,6 +54,9 @@ def test_shipped_fixtures_are_sound():
         "groundedness_history": 12,
         "critique_qa": 12,
         "task_completion": 12,
+        "claim_check": 14,
+        "nugget_support": 14,
+        "generate_nuggets": 12,
     }
 
 
@@ -61,7 +64,8 @@ def test_shipped_fixtures_cover_every_band():
     fixtures = load_fixtures()
     bands = {p: {f.human_score for f in fixtures if f.prompt == p} for p in
              ("groundedness", "citation_support", "answer_relevance", "completeness",
-              "knowledge_retention", "groundedness_history", "task_completion")}  # fmt: skip
+              "knowledge_retention", "groundedness_history", "task_completion", "claim_check",
+              "nugget_support")}  # fmt: skip
     assert all(found == {0.0, 0.5, 1.0} for found in bands.values()), bands
     assert {f.human_score for f in fixtures if f.prompt == "refusal"} == {0.0, 1.0}
 
@@ -78,8 +82,11 @@ def test_main_prints_counts_and_exits_zero(capsys):
         "context_relevance: 12 fixtures (0: 4, 0.5: 5, 1: 3)",
         "knowledge_retention: 12 fixtures (0: 5, 0.5: 3, 1: 4)",
         "task_completion: 12 fixtures (0: 5, 0.5: 3, 1: 4)",
+        "claim_check: 14 fixtures (0: 5, 0.5: 4, 1: 5)",
+        "nugget_support: 14 fixtures (0: 4, 0.5: 5, 1: 5)",
         "groundedness_history: 12 fixtures (0: 2, 0.5: 4, 1: 6)",
         "critique_qa: 12 fixtures (0: 9, 1: 3)",
+        "generate_nuggets: 12 fixtures (1: 12)",
     ]
 
 
@@ -114,10 +121,12 @@ def test_every_problem_is_reported_with_file_and_line(fixtures, capsys):
         f"{r}:1: refusal human_score must be 0 or 1 (refused), got 0.5",
         f"{r}:2: unknown prompt 'tone'; known: groundedness, citation_support, "
         "answer_relevance, completeness, refusal, context_relevance, knowledge_retention, "
-        "task_completion, groundedness_history, critique_qa",
+        "task_completion, claim_check, nugget_support, groundedness_history, critique_qa, "
+        "generate_nuggets",
         f"{fixtures / 'style.jsonl'}: unknown prompt 'style' (file name); known: groundedness, "
         "citation_support, answer_relevance, completeness, refusal, context_relevance, "
-        "knowledge_retention, task_completion, groundedness_history, critique_qa",
+        "knowledge_retention, task_completion, claim_check, nugget_support, "
+        "groundedness_history, critique_qa, generate_nuggets",
         f"{fixtures}: prompt 'groundedness' has 6 valid fixture(s), at least 10 needed",
     ]
     assert check_fixtures(fixtures) == expected
@@ -223,4 +232,47 @@ def test_a_task_completion_fixture_needs_well_formed_steps(fixtures):
     assert check_fixtures(fixtures) == [
         f"{t}:1: a task_completion fixture needs output.answer.steps",
         f"{t}:2: output.answer.steps: step 0: step 'type' must be 'retrieve' or 'tool', got 'call'",
+    ]
+
+
+def test_hand_worked_verdicts_must_give_the_human_score(fixtures):
+    """claim_check's human_claims and nugget_support's human_support are the verdicts the
+    human score was worked out from: a score that disagrees with them, claims naming a
+    chunk the fixture lacks, or support verdicts not one per nugget are problems."""
+    claims = fixtures / "claim_check.jsonl"
+    first = json.loads(lines(claims)[0])
+    assert first["human_score"] == 0
+    edit(claims, 1, human_score=1)
+    stray = json.loads(lines(claims)[1])["human_claims"]
+    stray["response_claims"][0]["chunk_ids"] = ["nowhere-9"]
+    edit(claims, 2, human_claims=stray)
+    edit(claims, 3, human_claims={"response_claims": []})
+    nuggets = fixtures / "nugget_support.jsonl"
+    edit(nuggets, 1, human_support=["full"])
+    edit(nuggets, 2, human_score=0.5)
+    edit(nuggets, 3, case={"question": "What is the refund policy?"})
+    written = fixtures / "generate_nuggets.jsonl"
+    edit(written, 1, human_score=0.5)
+    human = json.loads(lines(written)[1])["human_nuggets"]
+    human[0]["terms"] = ["never written in its text"]
+    edit(written, 2, human_nuggets=human)
+    problems = check_fixtures(fixtures)
+    assert problems[:2] == [
+        f"{claims}:1: human_score must be 0, the band of generation.hallucination of "
+        "human_claims (0)",
+        f"{claims}:2: human_claims names chunks the fixture does not have: ['nowhere-9']",
+    ]
+    assert problems[2].startswith(
+        f"{claims}:3: human_claims must be a claim_check reply: missing key "
+        '"reference_claims" in the reply object'
+    )
+    assert problems[3:8] == [
+        f"{written}:1: a generate_nuggets human_score is 1 (the human's own nuggets)",
+        f"{written}:2: human_nuggets must agree with themselves (each text holding its own "
+        "terms): missing: The warranty lasts two years | extra: The warranty lasts two years",
+        f'{nuggets}:1: human_support must list "full", "partial" or "none" for each of the '
+        "3 nuggets, in order",
+        f"{nuggets}:2: human_score must be 1, the band of generation.nugget_recall of "
+        "human_support (1)",
+        f"{nuggets}:3: a nugget_support fixture needs case.nuggets, a non-empty list",
     ]

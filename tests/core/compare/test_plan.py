@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import math
+
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -60,3 +63,34 @@ def test_a_metric_without_variation_says_any_difference_is_detectable() -> None:
         "0.0000",
         "no variation: any difference is detectable",
     ]
+
+
+def test_a_run_with_repeats_plans_cases_and_trials_from_its_measured_spreads() -> None:
+    # CONTRACT section 27: three cases, three trials each.
+    matrix = {"a": [0.2, 0.6, 0.4], "b": [0.9, 1.0, 0.8], "c": [0.5, 0.1, 0.3]}
+    rows = [
+        (case, "retrieval.mrr", "scored", value, trial)
+        for case, values in matrix.items()
+        for trial, value in enumerate(values, 1)
+    ]
+    frame = pd.DataFrame(rows, columns=["case_id", "metric", "status", "value", "trial"])
+    plan = plan_run("r1", frame, 0.1)
+    (metric,) = plan.metrics
+    x = np.array(list(matrix.values()))
+    within = np.sqrt(x.var(axis=1, ddof=1).mean())
+    means_sd = x.mean(axis=1).std(ddof=1)
+    own = max(0.0, means_sd**2 - within**2 / 3)
+    d = metric.to_dict()
+    assert d["sd"] == pytest.approx(means_sd)
+    assert d["within_case_sd"] == pytest.approx(within)
+    assert d["between_case_sd"] == pytest.approx(np.sqrt(own))
+    expected = {
+        str(r): math.ceil((2.8016 * np.sqrt(own + within**2 / r) / 0.1) ** 2)
+        for r in (1, 2, 3, 5, 10)
+    }
+    assert d["cases_needed_by_trials"] == expected
+    assert d["cases_needed"] == expected["3"]  # the run's own trials
+    table = plan.render_table()
+    assert "by trials a case" in table.splitlines()[0]
+    cheapest = min((n * int(r), int(r), n) for r, n in expected.items())
+    assert f"retrieval.mrr: {cheapest[2]} cases x {cheapest[1]} trial" in table

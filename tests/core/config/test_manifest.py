@@ -82,7 +82,10 @@ def test_every_setting_survives_manifest_json_and_config_json(tmp_path):
         "shards": 2,
         "name": "manifest-fixture",
         "tags": {"team": "search"},
+        "repeats": 3,
+        "pass_k": 2,
     }
+    assert json.loads(config_json)["judge"]["repeats"] == 2
     assert json.loads(config_json)["gate"] == {
         "retrieval.mrr": {"min": 0.5, "every_case": True, "min_scored": 1}
     }

@@ -102,8 +102,15 @@ def test_run_keys_follow_the_declaration():
         "shards",
         "name",
         "tags",
+        "repeats",
+        "pass_k",
     )
-    assert list(run_settings_dict(RunSettings())) == list(RUN_KEYS)
+    # Keys added later are stored only when set: a run without repeats stores (and
+    # hashes) its settings as before they existed (CONTRACT section 27).
+    assert list(run_settings_dict(RunSettings())) == list(RUN_KEYS[:-2])
+    with_repeats = run_settings_dict(RunSettings(repeats=3, pass_k=2))
+    assert (with_repeats["repeats"], with_repeats["pass_k"]) == (3, 2)
+    assert run_settings_from_dict(with_repeats).trials_k == 2
     stored = run_settings_dict(RunSettings(k=3, metrics=("echo.*",)))
     assert stored["metrics"] == ["echo.exact_match"]
     assert run_settings_from_dict(stored) == RunSettings(k=3, metrics=("echo.exact_match",))

@@ -99,10 +99,10 @@ def test_path_may_be_a_string():
             "unknown_field.jsonl",
             1,
             # CONTRACT section 17 added expected_hops, expected_tools and tool_match,
-            # section 23 allowed_restricted_ids and poison_marker.
+            # section 20 nuggets, section 23 allowed_restricted_ids and poison_marker.
             "annotator: unknown field (known: adversarial_payload, allowed_restricted_ids, "
             "expected_answer, expected_hops, expected_source_ids, expected_tools, id, kind, "
-            "metadata, poison_marker, question, tool_match)",
+            "metadata, nuggets, poison_marker, question, tool_match)",
         ),
         ("bad_last_line.jsonl", 4, "question: missing required field"),
         # CONTRACT section 17: the agent fields.

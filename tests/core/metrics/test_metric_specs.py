@@ -48,6 +48,7 @@ def test_cutoffs_are_declared_on_the_metrics_that_cut_at_k():
         "retrieval.judged_ndcg_at_k",
         "retrieval.hop_recall_at_k",
         "retrieval.hop_precision_at_k",
+        "retrieval.context_precision",
     }
 
 
@@ -69,7 +70,8 @@ def test_selection_reads_the_registry():
         "robustness.abstention",
         "robustness.overrefusal",
     ]
-    assert chosen.judged_groups == ()
+    # The nugget metrics are on by default and scored by one group (CONTRACT section 20).
+    assert [g.name for g in chosen.judged_groups] == ["generation.nugget_recall"]
     with pytest.raises(MetricSelectionError):
         REGISTRY.select(["custom.*"])
 
@@ -93,6 +95,8 @@ def test_calibration_maps_each_prompt_to_the_metric_declared_for_it():
         "context_relevance": "retrieval.context_relevance",
         "knowledge_retention": "conversation.knowledge_retention",
         "task_completion": "agent.task_completion",
+        "claim_check": "generation.hallucination",
+        "nugget_support": "generation.nugget_recall",
     }
     assert set(prompt_metrics()) == set(PROMPT_NAMES)
 

@@ -38,12 +38,13 @@ def test_the_shipped_registry_is_every_metric_module_of_the_package():
     modules = registry.metric_modules()
     assert tuple(s for m in modules for s in m.METRICS) == registry.METRICS
     # The report order the summary, the docs table and the demo output follow.
-    assert [m.__name__.rsplit(".", 1)[1] for m in modules][:9] == [
+    assert [m.__name__.rsplit(".", 1)[1] for m in modules][:10] == [
         "retrieval",
         "context_relevance",
         "hops",
         "citation",
         "generation",
+        "diagnostics",
         "echo",
         "robustness",
         "agent",
