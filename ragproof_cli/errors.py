@@ -123,13 +123,41 @@ def _homes() -> list[tuple[str, Path]]:
     return found
 
 
+# SQLite's own words for a disk that cannot take a write (Dagster's stock storages are
+# SQLite files in DAGSTER_HOME, reached through SQLAlchemy).
+_SQLITE_DISK_FAULTS = (
+    "database or disk is full",
+    "disk i/o error",
+    "attempt to write a readonly database",
+    "unable to open database file",
+)
+
+
+def dagster_home_fault(exc: BaseException) -> str | None:
+    """``DAGSTER_HOME: FILES: ERROR`` when ``exc`` is Dagster's SQLite storage failing on
+    its disk (full, read-only, gone): SQLAlchemy names no file, so the line names the
+    SQLite files DAGSTER_HOME holds."""
+    home = os.environ.get("DAGSTER_HOME")
+    origin = getattr(exc, "orig", None)
+    if not home or not type(exc).__module__.startswith("sqlalchemy") or origin is None:
+        return None
+    if type(origin).__module__ != "sqlite3":
+        return None
+    error = one_line(str(origin))
+    if not error.lower().startswith(_SQLITE_DISK_FAULTS):
+        return None
+    root = Path(home).expanduser().resolve()
+    files = sorted(p.relative_to(root).as_posix() for p in root.glob("*/*.db"))
+    return f"DAGSTER_HOME: {', '.join(files) or '.'}: {error}"
+
+
 def store_fault_line(exc: BaseException) -> str | None:
     """The one line of a store or DAGSTER_HOME fault (``the store: FILE: ERROR``, the file
     relative to where it lives), or None when ``exc`` is no such fault."""
     if isinstance(exc, StoreFault):
         return str(exc)
     if not isinstance(exc, OSError):
-        return None
+        return dagster_home_fault(exc)
     filename = exc.filename
     error = exc.strerror or type(exc).__name__
     if filename is not None:

@@ -40,6 +40,7 @@ from ragproof_core.present import (
     RUNS_PAGE,
     SORT_COLUMNS,
     STATUSES,
+    TREND_RUNS,
     CaseNotFound,
     CaseQuery,
     LabelSession,
@@ -60,6 +61,7 @@ from ragproof_core.present import (
     run_moments,
     runs_data,
     search_cases,
+    trend_window,
     verdict,
 )
 from ragproof_core.store import (
@@ -112,8 +114,16 @@ class Browser:
         return records
 
     def warm(self) -> None:
-        """Read every run's record and moments once, before the first page asks for them."""
-        self.moments([r.run_id for r in self.records()])
+        """Read every run's record, and the moments of the runs each dataset's first trend
+        page shows, once, before the first page asks for them."""
+        records = self.records()
+        self.moments(
+            [
+                r.run_id
+                for dataset in datasets(records)
+                for r in trend_window(records, dataset, limit=TREND_RUNS)[0]
+            ]
+        )
 
     def moments(self, run_ids: Sequence[str]) -> list[MetricMoments]:
         """Every metric's moments of each run; a finished run's are read only once."""
@@ -265,10 +275,13 @@ def build_app(browser: Browser, port: int) -> Starlette:
         dataset = request.query_params.get("dataset") or (names[0] if names else "")
         if names and dataset not in names:
             raise BadRequest(f"no stored run of dataset {dataset!r}")
-        runs = [r for r in records if r.dataset == dataset]
+        # The newest runs of the dataset, a page at a time: a year of runs reads no more.
+        offset = _int(request.query_params.get("offset"), "offset", 0)
+        runs, window = trend_window(records, dataset, offset=offset, limit=TREND_RUNS)
         registry = stored_registry(*(r.config_json for r in runs[-1:]))
         data = dataset_trends(dataset, runs, browser.moments([r.run_id for r in runs]), registry)
         data["datasets"] = names
+        data["window"] = window
         return page("trends", f"ragproof trends: {dataset}", data, store)
 
     def compare(request: Request) -> Response:

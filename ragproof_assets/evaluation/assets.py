@@ -212,17 +212,17 @@ def _store_dataset(
     resolved, dataset = checked.config, checked.dataset
     run_store = store.store()
     # Views exist from the first run's start, so the store reads even if that run is
-    # killed. Refreshed on a thread while the manifest is made (the dataset hashed) and
-    # the run's files are written (DuckDB releases the GIL; on a fresh store it is a
-    # tenth of the step).
+    # killed: before any of its files. Refreshed on a thread while the manifest is made
+    # (the dataset hashed; DuckDB releases the GIL; on a fresh store it is a tenth of
+    # the step).
     with ThreadPoolExecutor(1) as views:
         refreshed = views.submit(_refresh_views, context, run_store)
         manifest = _manifest(context, config, checked)
-        _write_run_files(run_store, run_id, manifest, dataset, recording, checked.secrets_masked)
         # However the run was launched (command line, Launchpad, schedule, sensor), its
         # Dagster run carries its name, tags and digest: the UI's run list filters by them.
         context.instance.add_run_tags(context.run.run_id, identity_tags(manifest))
         refreshed.result()
+    _write_run_files(run_store, run_id, manifest, dataset, recording, checked.secrets_masked)
     return dg.Output(
         run_store.table_handle(run_id, "dataset", dataset.rows),
         metadata={

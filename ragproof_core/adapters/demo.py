@@ -24,8 +24,8 @@ it searches with the question, reads the best passage (the tool
 not cover (the rewritten query), reads that search's best passage, and answers
 with a sentence from each passage it read. Its answer carries those steps.
 
-With the option ``seed`` (``--adapter-options '{"seed": 7}'``) either pipeline is
-stochastic, as a pipeline sampled at a temperature above zero is: each search
+With the option ``seed`` (``[adapter] options = { seed = 7 }``: data/demo/stochastic.toml)
+either pipeline is stochastic, as a pipeline sampled at a temperature above zero is: each search
 scales every passage's BM25 score by ``exp(noise * z)``, z a standard normal draw,
 before it ranks them (``noise``, default 0.5), so a question's retrieved passages,
 and with them its answer, change from one call to the next. The draws of the n-th

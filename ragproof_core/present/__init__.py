@@ -83,9 +83,11 @@ from ragproof_core.present.summary import (
     summary_table,
 )
 from ragproof_core.present.trends import (
+    TREND_RUNS,
     MetricMoments,
     dataset_trends,
     run_moments,
+    trend_window,
 )
 
 __all__ = [
@@ -106,6 +108,8 @@ __all__ = [
     "case_text",
     "compare_data",
     "dataset_trends",
+    "trend_window",
+    "TREND_RUNS",
     "datasets",
     "distributions_markdown",
     "distributions_table",

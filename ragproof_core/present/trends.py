@@ -25,6 +25,9 @@ from ragproof_core.store.run_store import RunRecord, RunStore
 
 Z_95 = 1.96
 COMPLETED = "completed"
+# Runs one trend page shows: a dataset's newest, older ones a page further (``offset``),
+# so a year of runs costs a page no more than a few (CONTRACT section 31).
+TREND_RUNS = 200
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,6 +89,16 @@ def _label(series: Series, runs: Sequence[RunRecord]) -> str:
     head = named[-1] if named else series.short_adapter
     digest = series.config_digest[:SHORT_DIGEST] if series.config_digest else "no digest"
     return f"{head} · {digest}"
+
+
+def trend_window(
+    records: Sequence[RunRecord], dataset: str, offset: int = 0, limit: int = TREND_RUNS
+) -> tuple[list[RunRecord], dict[str, int]]:
+    """The dataset's runs one page shows, oldest first: the newest ``limit`` after the
+    ``offset`` newest; and where the page stands (``offset``, ``limit``, ``total``)."""
+    runs = [r for r in records if r.dataset == dataset]
+    end = max(0, len(runs) - offset)
+    return runs[max(0, end - limit) : end], {"offset": offset, "limit": limit, "total": len(runs)}
 
 
 def dataset_trends(

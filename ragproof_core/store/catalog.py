@@ -157,7 +157,9 @@ class CatalogState:
 
     snapshot: Snapshot
     log: Mapping[str, tuple[str, ...]]  # table -> log file URLs not folded
-    heartbeats: tuple[str, ...]
+    # (run id, last beat as ISO text) of every running run, read as the state was: a
+    # beat file a run's end removes after the listing is then never read by DuckDB.
+    heartbeats: tuple[tuple[str, str], ...]
 
     @property
     def empty(self) -> bool:
@@ -287,7 +289,17 @@ class Catalog:
             table: tuple(self.layout.url(p) for p in paths if key_of(p) not in snapshot.folded)
             for table, paths in listed.items()
         }
-        return CatalogState(snapshot, log, tuple(self.layout.url(p) for p in beats))
+        return CatalogState(snapshot, log, self._read_beats(beats))
+
+    def _read_beats(self, paths: Sequence[PurePath]) -> tuple[tuple[str, str], ...]:
+        """(run id, beat_at) of each beat file still there (a run's end removes its own,
+        maybe since the listing); one that cannot be parsed is no beat."""
+        found = []
+        for data in self.files.read_present(paths):
+            with suppress(ValueError, KeyError, TypeError):
+                beat = json.loads((data or b"").decode("utf-8"))
+                found.append((str(beat["run_id"]), datetime.fromisoformat(beat["beat_at"])))
+        return tuple((run_id, moment.isoformat()) for run_id, moment in found)
 
     def _listed(self, found_damaged: Mapping[str, str] | None = None) -> dict[str, list[PurePath]]:
         """Every catalog table's log files, those of damaged or removed runs' rows left out."""

@@ -34,11 +34,14 @@ class Sources:
     """Where each catalog table's rows are read from, and the log files to skip."""
 
     files: dict[str, tuple[str, ...]]  # table -> paths, URLs or globs
-    heartbeats: tuple[str, ...]
+    heartbeats: tuple[str, ...]  # beat files or a glob of them (the views file)
     folded: frozenset[str]
     seq: int
     # Runs this reader found damaged and could not mark (a read-only store): run -> file.
     found_damaged: tuple[tuple[str, str], ...] = ()
+    # A reader's own connection: the beats as read with the listing, (run id, beat_at),
+    # so no file a run's end removes is left for DuckDB to open (``heartbeats`` unused).
+    beats: tuple[tuple[str, str], ...] | None = None
 
 
 def sql_string(text: str) -> str:
@@ -54,7 +57,7 @@ def reader_sources(
         parts = [_part_url(layout, table, p) for p in state.snapshot.table_parts(table)]
         files[table] = (*parts, *state.log.get(table, ()))
     found = tuple(sorted((found_damaged or {}).items()))
-    return Sources(files, state.heartbeats, frozenset(), state.snapshot.seq, found)
+    return Sources(files, (), frozenset(), state.snapshot.seq, found, state.heartbeats)
 
 
 def glob_sources(layout: StoreLayout, snapshot: cat.Snapshot) -> Sources:
@@ -115,9 +118,17 @@ def source_sql(paths: Sequence[str], schema: pa.Schema, folded: frozenset[str]) 
     return f"({scan} UNION ALL BY NAME {empty})"
 
 
-def beats_sql(paths: Sequence[str]) -> str:
-    """The heartbeats (a line of JSON each; the schema file is empty)."""
+def beats_sql(paths: Sequence[str], beats: Sequence[tuple[str, str]] | None = None) -> str:
+    """The heartbeats: ``beats`` as given, else the files ``paths`` (a line of JSON each;
+    the schema file is empty)."""
     empty = _empty(tables.HEARTBEATS.schema)
+    if beats is not None:
+        if not beats:
+            return f"({empty})"
+        rows = ", ".join(
+            f"({sql_string(run_id)}, CAST({sql_string(at)} AS TIMESTAMPTZ))" for run_id, at in beats
+        )
+        return f"(SELECT * FROM (VALUES {rows}) AS beats(run_id, beat_at))"
     if not paths:
         return f"({empty})"
     listed = ", ".join(sql_string(p) for p in paths)
@@ -132,7 +143,7 @@ def catalog_ddl(sources: Sources) -> list[str]:
     """The internal views: every entry, every visible run as it stands, the entries whose
     rows the other views read (finished, not damaged)."""
     entries = source_sql(sources.files[cat.RUNS], tables.CATALOG_RUNS.schema, sources.folded)
-    beats = beats_sql(sources.heartbeats)
+    beats = beats_sql(sources.heartbeats, sources.beats)
     damaged = (
         "coalesce(CASE WHEN m.damaged_at > live.entry THEN m.marked_file END, live.damaged_file)"
     )

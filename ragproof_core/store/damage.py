@@ -24,18 +24,27 @@ from ragproof_core.store.object_files import files_for
 
 # Damaged runs one reader may find before it gives up (each costs one more attempt).
 MAX_FOUND = 16
+# Times one reader lists the catalog again after a file it listed vanished (a run's end,
+# a compaction or gc removed it meanwhile) before the file counts as missing.
+MAX_VANISHED = 3
 T = TypeVar("T")
 
 
 def retrying(layout: StoreLayout, action: Callable[[dict[str, str]], T]) -> T:
     """``action(found)`` again after each DuckDB error naming a run's file: the run is
     marked damaged (or, on a store that cannot take the mark, added to ``found``, which
-    ``action`` leaves out), so one damaged run never fails a reader of the rest."""
+    ``action`` leaves out), so one damaged run never fails a reader of the rest. A
+    catalog file that vanished since ``action`` listed it (another process's compaction,
+    gc or damaged mark) is first read again from a fresh listing, nothing marked."""
     found: dict[str, str] = {}
+    vanished = 0
     while True:
         try:
             return action(found)
         except duckdb.Error as exc:
+            if vanished < MAX_VANISHED and listed_then_changed(layout, exc):
+                vanished += 1
+                continue
             damaged = found_on_read(layout, exc) if len(found) < MAX_FOUND else None
             if damaged is None or damaged[0] in found:
                 raise
@@ -44,12 +53,29 @@ def retrying(layout: StoreLayout, action: Callable[[dict[str, str]], T]) -> T:
 
 def failed_path(layout: StoreLayout, message: str) -> PurePath | None:
     """The store file a DuckDB error message names, if any (its path inside the store)."""
-    root = str(layout.location).rstrip("/")
-    match = re.search(re.escape(root) + r"/([^'\"\s]+)", message)
+    # An object store's file is named by its URL, or (by fsspec) by its path in the bucket.
+    roots = {str(layout.location).rstrip("/"), str(layout.root).rstrip("/")}
+    pattern = "(?:" + "|".join(re.escape(root) for root in sorted(roots, key=len)[::-1]) + ")"
+    match = re.search(pattern + r"/([^'\"\s]+)", message)
     if match is None or "Permission Error" in message:
         return None  # a path the reader may not read is refused, not damaged
     relative = PurePath(match.group(1).rstrip(".,:;)"))
     return None if ".." in relative.parts else relative
+
+
+def listed_then_changed(layout: StoreLayout, exc: Exception) -> bool:
+    """Whether ``exc`` is DuckDB meeting a file of the catalog (not a run folder's own)
+    that another process changed since it was listed: removed (a run's end, compaction,
+    gc, a damaged mark), or replaced while read (an object store's run entry, whose
+    finished entry replaces its open one: fsspec's "no longer exists")."""
+    message = str(exc)
+    gone = "No files found" in message or "No such file" in message
+    if not gone and "no longer exists" not in message:
+        return False
+    relative = failed_path(layout, message)
+    if relative is None or relative.parts[:1] != ("catalog",):
+        return False
+    return not gone or files_for(layout).size(layout.root / relative) is None
 
 
 def run_of(relative: PurePath) -> str | None:

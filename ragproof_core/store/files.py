@@ -155,6 +155,16 @@ class LocalFiles:
         """The bytes of each of ``paths``, in the order given."""
         return [Path(p).read_bytes() for p in paths]
 
+    def read_present(self, paths: Sequence[Path]) -> list[bytes | None]:
+        """``read_many``, with None for each file gone since it was listed."""
+        found: list[bytes | None] = []
+        for path in paths:
+            try:
+                found.append(Path(path).read_bytes())
+            except FileNotFoundError:
+                found.append(None)
+        return found
+
     def parquet_file(self, path: Path) -> pq.ParquetFile:
         """Raises FileNotFoundError when ``path`` does not exist."""
         return pq.ParquetFile(path)

@@ -94,6 +94,13 @@ class ObjectFiles:
         found = self.fs.cat([str(p) for p in paths], on_error="raise")
         return [found[str(p)] for p in paths]
 
+    def read_present(self, paths: Sequence[PurePath]) -> list[bytes | None]:
+        """``read_many``, with None for each object gone since it was listed."""
+        if not paths:
+            return []
+        found = self.fs.cat([str(p) for p in paths], on_error="omit")
+        return [found.get(str(p)) for p in paths]
+
     def parquet_file(self, path: PurePath) -> pq.ParquetFile:
         """Raises FileNotFoundError when ``path`` does not exist."""
         return pq.ParquetFile(pa.BufferReader(self.fs.cat_file(str(path))))

@@ -123,8 +123,7 @@ def collect_garbage(
 ) -> GcReport:
     """Remove the runs ``policy`` selects (none with ``dry_run``: the report says which
     would go); ``forget(run_id)`` removes each from Dagster too."""
-    with store.catalog_reader() as con:
-        table = con.sql(f"SELECT * FROM {RUN_STATES_VIEW}").to_arrow_table()
+    table = store.catalog_query(f"SELECT * FROM {RUN_STATES_VIEW}")
     rows = [r for r in table.to_pylist() if _matches(r, policy)]
     rows.sort(key=lambda r: (r["started_at"], r["run_id"]), reverse=True)
     if policy.keep_last is not None:

@@ -42,6 +42,7 @@ from ragproof_core.metrics.result_columns import ResultColumns
 from ragproof_core.model import Case, CaseOutput, MetricResult
 from ragproof_core.store import (
     calibrations,
+    damage,
     files,
     probes,
     recording,
@@ -1178,8 +1179,7 @@ class RunStore:
         )
         if limit is not None:
             query += f" LIMIT {int(limit)} OFFSET {int(offset)}"
-        with self.catalog_reader() as con:
-            table = con.sql(query).to_arrow_table()
+        table = self.catalog_query(query)
         records = schema.decode_runs(table)
         damaged = table.column("damaged_file").to_pylist()
         return [
@@ -1197,9 +1197,21 @@ class RunStore:
                 con.execute(statement)
             yield con
 
+    def catalog_query(self, query: str, params: Sequence[Any] = ()) -> pa.Table:
+        """``query``'s rows over the catalog's views. A catalog file another process
+        changed since this reader listed it (a run ending beside it, a compaction) is
+        read again from a fresh listing, never taken for damage (``damage.retrying``)."""
+
+        def attempt(found: dict[str, str]) -> pa.Table:
+            del found  # the catalog's own views read no run's rows
+            with self.catalog_reader() as con:
+                return con.sql(query, params=list(params) or None).to_arrow_table()
+
+        return damage.retrying(self.layout, attempt)
+
     def count_runs(self) -> int:
-        with self.catalog_reader() as con:
-            return con.execute(f"SELECT count(*) FROM {RUN_STATES_VIEW}").fetchone()[0]
+        table = self.catalog_query(f"SELECT count(*) AS n FROM {RUN_STATES_VIEW}")
+        return table.column("n")[0].as_py()
 
     def list_runs(self, known: Mapping[str, RunRecord] | None = None) -> list[RunRecord]:
         """Finished runs in force, oldest first (by ``started_at``, then ``run_id``), from
@@ -1210,14 +1222,14 @@ class RunStore:
 
     def catalog_files(self, run_id: str) -> tuple[str, list[dict[str, Any]], str | None] | None:
         """(status, catalogued files, damaged file) of one run as the catalog has it."""
-        with self.catalog_reader() as con:
-            row = con.execute(
-                f"SELECT status, files, damaged_file FROM {RUN_STATES_VIEW} WHERE run_id = ?",
-                [run_id],
-            ).fetchone()
-        if row is None:
+        rows = self.catalog_query(
+            f"SELECT status, files, damaged_file FROM {RUN_STATES_VIEW} WHERE run_id = ?",
+            [run_id],
+        ).to_pylist()
+        if not rows:
             return None
-        return row[0], list(row[1] or []), row[2]
+        row = rows[0]
+        return row["status"], list(row["files"] or []), row["damaged_file"]
 
     def require_intact(self, run_id: str) -> None:
         """Raise ``RunDamaged`` (exit 5) when the run's files are not what the catalog
@@ -1256,13 +1268,11 @@ class RunStore:
         ids = [r.run_id for r in records if r.status not in ("running", "damaged")]
         listed: dict[str, list[dict[str, Any]]] = {}
         if ids:
-            with self.catalog_reader() as con:
-                rows = con.execute(
-                    f"SELECT run_id, files FROM {RUN_STATES_VIEW} "
-                    "WHERE run_id IN (SELECT unnest(?))",
-                    [ids],
-                ).fetchall()
-            listed = {run_id: list(files or []) for run_id, files in rows}
+            rows = self.catalog_query(
+                f"SELECT run_id, files FROM {RUN_STATES_VIEW} WHERE run_id IN (SELECT unnest(?))",
+                [ids],
+            ).to_pylist()
+            listed = {row["run_id"]: list(row["files"] or []) for row in rows}
         checked = []
         for record in records:
             files = listed.get(record.run_id)

@@ -97,11 +97,10 @@ def verify_store(store: RunStore, *, repair: bool = False) -> VerifyReport:
     views.prepare_store(store.layout)
     catalog = store.catalog
     problems += _check_parts(store, repair)
-    with store.catalog_reader() as con:
-        rows = con.execute(
-            f"SELECT run_id, kind, status, files, damaged_file FROM {RUN_STATES_VIEW} "
-            "ORDER BY run_id"
-        ).fetchall()
+    found = store.catalog_query(
+        f"SELECT run_id, kind, status, files, damaged_file FROM {RUN_STATES_VIEW} ORDER BY run_id"
+    ).to_pylist()
+    rows = [(r["run_id"], r["kind"], r["status"], r["files"], r["damaged_file"]) for r in found]
     catalogued = {row[0] for row in rows}
     for run_id, kind, status, listed, damaged_file in rows:
         runs += 1

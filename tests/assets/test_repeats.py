@@ -13,6 +13,9 @@ import duckdb
 import numpy as np
 import pytest
 
+from ragproof_core.present.app_data import run_data
+from ragproof_core.present.report_data import gather_report
+from ragproof_core.store import RunStore
 from tests.faults.conftest import write_jsonl
 from tests.support.cli import ragproof
 
@@ -134,6 +137,22 @@ def test_trials_on_one_shard_and_two_are_equal_and_their_statistics_exact(
     assert low <= stats["mean"] <= high
     # The adapter was called once per trial.
     assert one["adapter_calls"] == {"retrieve": CASES * TRIALS, "answer": CASES * TRIALS}
+
+    # The report's and the browser's trial strips: flaky cases first, trials in order.
+    store = RunStore(store_path)
+    record = store.get_run(one["run_id"])
+    for shown in (
+        gather_report(store, one["run_id"])["trials"],
+        run_data(store, record, [record])["trials"],
+    ):
+        assert shown["repeats"] == TRIALS
+        # Every case is flaky on echo.exact_match (only its 2nd answer matches).
+        assert shown["flaky_total"] == CASES
+        assert [c["id"] for c in shown["cases"]] == [f"q{i}" for i in range(CASES)]
+        strips = {c["id"]: c["metrics"]["retrieval.recall_at_k"] for c in shown["cases"]}
+        assert strips["q1"] == {"trials": [1.0, 0.0, 1.0], "flaky": True}
+        assert strips["q3"] == {"trials": [0.0, 0.0, 0.0], "flaky": False}
+        assert shown["cases"][0]["metrics"]["echo.exact_match"]["trials"] == [0.0, 1.0, 0.0]
 
 
 @pytest.mark.slow

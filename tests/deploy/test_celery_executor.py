@@ -4,7 +4,9 @@ instance on Postgres (deploy/dagster.yaml), the store on moto's S3 server, a loc
 
 `ragproof run --shards 4` with RAGPROOF_EXECUTOR=celery sends its shard steps to the
 workers; an in-process run on the same bucket then makes no judge request and stores the
-same results."""
+same results. A worker process killed in the middle of a shard fails that step; the run
+re-executed from failure runs that shard and the summary again on the workers, paying
+the judge only for what the dead shard had not cached."""
 
 from __future__ import annotations
 
@@ -178,3 +180,90 @@ def test_shards_run_on_the_workers_and_equal_the_in_process_run_sharing_one_judg
     assert deployment.judge.request_count == 0
     single_id = json.loads(single.stdout)["run_id"]
     assert _results(deployment, single_id) == _results(deployment, sharded_id)
+
+
+# Re-execute a failed run from failure (argv: its run id and partition); prints the new
+# run's id and its succeeded steps as JSON.
+REEXECUTE = """
+import json, sys
+import dagster as dg
+from ragproof_cli.execution import evaluate_job_def
+with dg.DagsterInstance.get() as instance:
+    result = dg.execute_job(
+        dg.reconstructable(evaluate_job_def),
+        instance=instance,
+        reexecution_options=dg.ReexecutionOptions.from_failure(sys.argv[1], instance),
+        tags={"dagster/partition": sys.argv[2]},
+    )
+    assert result.success
+    ran = sorted(e.step_key for e in result.all_events if e.is_step_success)
+    print(json.dumps([result.run_id, ran]))
+"""
+
+
+def _cached_verdicts(s3_server, deployment: Deployment) -> int:
+    """Rows in the bucket's judge cache segments, read with moto's own client."""
+    client = s3_server.client()
+    total = 0
+    for key in s3_server.keys(deployment.bucket, "store/judge_cache/segments/"):
+        body = client.get_object(Bucket=deployment.bucket, Key=key)["Body"].read()
+        total += sum(1 for line in body.splitlines() if line.strip())
+    return total
+
+
+def test_a_worker_killed_in_a_shard_is_re_executed_from_failure_paying_only_what_it_missed(
+    deployment, instance, s3_server, tmp_path
+):
+    # Four shards of two cases; shard 3 holds c6, answered and cached first (one case at
+    # a time in each shard), then "kill me", whose worker process is killed mid-case.
+    questions = [f"What is question number {i}?" for i in range(7)] + ["kill me?"]
+    dataset, config = _plain_files(tmp_path, questions)
+    marker = tmp_path / "killed.pid"
+    # The adapter's call waits for the kill: no per-call timeout may end it first.
+    config.write_text(
+        "[run]\nconcurrency = 4\ntimeout_s = 900\n\n[adapter]\n"
+        'target = "tests.support.killed_adapter:WaitToBeKilledAdapter"\n'
+        f'options = {{ marker = "{marker}" }}\n'
+    )
+    deployment.judge.reset()
+    cached_before = _cached_verdicts(s3_server, deployment)
+    proc = subprocess.Popen(
+        [str(Path(sys.executable).with_name("ragproof")), "run", "--dataset", str(dataset),
+         "--config", str(config), "--shards", "4", "--json"],
+        cwd=REPO, env=deployment.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    # Every other case's two verdicts paid for and in the bucket, then the worker dies.
+    wait_until(lambda: marker.exists() and deployment.judge.request_count == 14, "14 requests")
+    wait_until(
+        lambda: _cached_verdicts(s3_server, deployment) - cached_before >= 14, "14 cached verdicts"
+    )
+    os.kill(int(marker.read_text()), signal.SIGKILL)
+    out, err = proc.communicate(timeout=900)
+    assert proc.returncode == 3, err
+    failed_id = wait_until(
+        lambda: next(
+            (r for r in instance.get_runs(filters=dg.RunsFilter(job_name="evaluate"))
+             if r.status == dg.DagsterRunStatus.FAILURE),
+            None,
+        ),
+        "the killed run to be marked failed",
+    )  # fmt: skip
+
+    deployment.judge.reset()
+    # Re-executed from a process of the deployment's own environment, as the UI's run
+    # worker would: the code location reads RAGPROOF_EXECUTOR as it loads (this test
+    # process imported it before the variable was set).
+    reexecute = subprocess.run(
+        [sys.executable, "-c", REEXECUTE, failed_id.run_id, failed_id.tags["dagster/partition"]],
+        cwd=REPO, env=deployment.env, capture_output=True, text=True, timeout=900,
+    )  # fmt: skip
+    assert reexecute.returncode == 0, reexecute.stderr[-3000:]
+    new_run_id, ran = json.loads(reexecute.stdout.splitlines()[-1])
+    assert ran == ["evaluate_cases.evaluate_shard[shard_0003]", "evaluate_cases.summarize_run"]
+    assert set(_workers_of_steps(instance, new_run_id)) == set(ran)
+    # c6's verdicts were cached before the worker died: only "kill me" asks the judge.
+    assert deployment.judge.request_count == 2
+    done = ragproof("runs", "--json", env=deployment.env)
+    listed = {r["run_id"]: r for r in json.loads(done.stdout)}
+    record = listed[failed_id.tags["dagster/partition"]]
+    assert record["status"] == "completed"

@@ -62,10 +62,10 @@ def started(store: Path, before: set[str], timeout_s: float = 120) -> str:
     raise AssertionError("the run never started")
 
 
-def stopped(slow: dict, signum: int) -> tuple[str, int, str]:
+def stopped(slow: dict, signum: int, *extra: str) -> tuple[str, int, str]:
     store = slow["folder"] / "store"
     before = {p.parent.name for p in store.glob("runs/*/manifest.json")}
-    proc = ragproof_exec_popen("run", *slow["args"], env=slow["env"])
+    proc = ragproof_exec_popen("run", *slow["args"], *extra, env=slow["env"])
     run_id = started(store, before)
     time.sleep(3)  # some cases done, most not
     proc.send_signal(signum)
@@ -73,11 +73,16 @@ def stopped(slow: dict, signum: int) -> tuple[str, int, str]:
     return run_id, proc.returncode, err.decode() if isinstance(err, bytes) else err
 
 
-@pytest.mark.parametrize(("signum", "code"), [(signal.SIGTERM, 143), (signal.SIGINT, 130)])
+@pytest.mark.parametrize(
+    ("signum", "code", "shards"),
+    [(signal.SIGTERM, 143, 1), (signal.SIGINT, 130, 1), (signal.SIGINT, 130, 2)],
+    ids=["SIGTERM", "SIGINT", "SIGINT-two-shards"],
+)
 def test_a_signal_keeps_the_run_and_resume_finishes_it_as_if_never_stopped(
-    slow: dict, signum: int, code: int
+    slow: dict, signum: int, code: int, shards: int
 ) -> None:
-    run_id, returncode, err = stopped(slow, signum)
+    # Ctrl-C on a run of two shards: each shard's step stops and keeps its cases.
+    run_id, returncode, err = stopped(slow, signum, "--shards", str(shards))
     assert returncode == code, err
     line = INTERRUPTED.fullmatch(err.strip().splitlines()[-1])
     assert line is not None, err
@@ -94,6 +99,8 @@ def test_a_signal_keeps_the_run_and_resume_finishes_it_as_if_never_stopped(
     resumed = ragproof("run", "--resume", run_id, "--json", env=slow["env"])
     assert resumed.returncode == 0, resumed.stderr
     assert json.loads(resumed.stdout)["metrics"] == slow["whole"]["metrics"]
+    folder = slow["folder"] / "store" / "runs" / run_id
+    assert bool(list(folder.glob("case_results-shard-*.parquet"))) == (shards > 1)
     whole = slow["whole"]["run_id"]
     differ = sql(
         slow["env"],

@@ -345,6 +345,14 @@
     head.appendChild(el("p", null, "Dataset ", pick, el("span", { class: "sub" }, " " + data.runs.length + " runs over their start times (UTC). One line per adapter and config digest; " +
       "a run that did not complete is a hollow square, not joined. Interval: " + data.interval + ". Metrics no run scored are not plotted.")));
     head.appendChild(legend());
+    // A page of the dataset's newest runs; older ones a page further.
+    var w = data.window || { offset: 0, limit: data.runs.length, total: data.runs.length };
+    if (w.total > data.runs.length) {
+      var pager = el("p", { class: "sub pager", id: "trend-pager" }, "Runs " + (w.total - w.offset - data.runs.length + 1) + " to " + (w.total - w.offset) + " of " + w.total + ". ");
+      if (w.offset + w.limit < w.total) pager.appendChild(link(["trends"], { dataset: data.dataset, offset: w.offset + w.limit }, "← older runs", { id: "trend-older" }));
+      if (w.offset > 0) pager.appendChild(link(["trends"], { dataset: data.dataset, offset: Math.max(0, w.offset - w.limit) }, "newer runs →", { id: "trend-newer" }));
+      head.appendChild(pager);
+    }
     var grid = el("div", { class: "trend-grid", id: "trend-grid" });
     app.appendChild(grid);
     data.metrics.forEach(function (m) {

@@ -12,6 +12,7 @@ from ragproof_core.present.trends import (
     dataset_trends,
     normal_interval,
     run_moments,
+    trend_window,
 )
 from ragproof_core.store.run_store import RunStore
 from tests.support.judged_run import (
@@ -112,3 +113,18 @@ def test_a_bounded_metrics_interval_stays_within_0_and_1(tmp_path):
     )
     (point,) = trend["metrics"][0]["points"]
     assert point["ci"] == pytest.approx([0.9 - 1.96 * 0.5 / math.sqrt(3), 1.0])
+
+
+def test_a_trend_page_shows_the_newest_runs_and_pages_to_older_ones(tmp_path):
+    store = RunStore(tmp_path / "store")
+    first = store.get_run(write_judged_run(store, "r0"))
+    records = [replace(first, run_id=f"r{i}") for i in range(5)]
+    other = replace(first, run_id="x", dataset="other.jsonl")
+    runs, window = trend_window([*records, other], "judged.jsonl", limit=2)
+    assert [r.run_id for r in runs] == ["r3", "r4"]
+    assert window == {"offset": 0, "limit": 2, "total": 5}
+    runs, _ = trend_window(records, "judged.jsonl", offset=2, limit=2)
+    assert [r.run_id for r in runs] == ["r1", "r2"]
+    runs, _ = trend_window(records, "judged.jsonl", offset=4, limit=2)
+    assert [r.run_id for r in runs] == ["r0"]
+    assert trend_window(records, "judged.jsonl", offset=9, limit=2)[0] == []

@@ -6,12 +6,15 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+import duckdb
 import pytest
 
-from ragproof_core.store import RunDamaged, RunStore
-from ragproof_core.store.catalog import COMPACT_EVERY, Catalog
+from ragproof_core.store import RunDamaged, RunStore, damage, views
+from ragproof_core.store.catalog import COMPACT_EVERY, Catalog, new_entry, open_entry_row
+from ragproof_core.store.catalog_views import RUN_STATES_VIEW
 from ragproof_core.store.query import run_read_only
 from tests.core.store import sample
 
@@ -162,3 +165,91 @@ def test_of_two_compactions_at_once_one_wins_and_nothing_is_lost(tmp_path) -> No
     with store.connect() as con:
         assert con.execute("SELECT count(*) FROM runs").fetchone() == (4,)
         assert con.execute("SELECT count(*) FROM case_results").fetchone() == (4 * RESULT_ROWS,)
+
+
+def test_a_running_runs_end_between_a_readers_listing_and_its_query_fails_nothing(
+    tmp_path,
+) -> None:
+    """Two runs at once: one ends (its heartbeat file goes) after the other's reader
+    listed the catalog; the reader still reads (its beats were read with the listing)."""
+    store = RunStore(tmp_path / "store")
+    sample.write_run(store, "done")
+    sample.write_run(store, "busy", finish=False)
+    con = views.connect_confined(store.layout)
+    try:
+        store.catalog.end_beats("busy")
+        assert con.execute("SELECT run_id, status FROM runs ORDER BY run_id").fetchall() == [
+            ("busy", "running"),
+            ("done", "completed"),
+        ]
+    finally:
+        con.close()
+
+
+def test_a_catalog_file_removed_after_the_listing_is_read_again_not_taken_for_damage(
+    compacted, tmp_path, monkeypatch
+) -> None:
+    """gc removes a run between a reader's listing and its query: the query lists again
+    and reads the rest; the run is not marked damaged."""
+    store = copy_of(compacted, tmp_path)
+    victim = "r18"  # in the log: its rows' files are listed by name
+    listing = Catalog.state
+    calls = []
+
+    def listed_then_removed(self, found_damaged=None):
+        state = listing(self, found_damaged)
+        if not calls:
+            Catalog(self.layout, self.files).mark(victim, "removed")
+        calls.append(state)
+        return state
+
+    monkeypatch.setattr(Catalog, "state", listed_then_removed)
+    runs = COMPACT_EVERY + 3
+    assert sql(store, "SELECT count(*) FROM case_results") == [((runs - 1) * RESULT_ROWS,)]
+    assert len(calls) == 2
+    assert store.catalog.entries_of(victim).column("kind").to_pylist().count("damaged") == 0
+    assert victim not in [r.run_id for r in store.list_runs()]
+
+
+def test_an_object_replaced_while_read_is_recognised_by_its_bucket_path(tmp_path) -> None:
+    """fsspec names an object changed under a reader by its path in the bucket (no
+    protocol): a catalog file so named is read again; a run's own file is not."""
+    store = RunStore("memory://catalog-changed/" + tmp_path.name)
+    sample.write_run(store, "m0")
+    entry = store.catalog.log_files("runs")[0]
+    message = (
+        f'Error: The remote file corresponding to filename {entry} and Etag "abc" no longer exists.'
+    )
+    assert damage.listed_then_changed(store.layout, duckdb.Error(message))
+    own = store.layout.table_path("m0", "run")
+    other = message.replace(str(entry), str(own))
+    assert not damage.listed_then_changed(store.layout, duckdb.Error(other))
+
+
+@pytest.mark.parametrize("where", ["local", "object"])
+def test_a_refused_resume_never_beats_for_the_stopped_run(where, tmp_path) -> None:
+    """The command around ``run --resume`` beats only once the resume has opened the run
+    anew (its open entry newer than the command): a refused resume leaves a stopped run
+    interrupted, on a local and an object store alike (CONTRACT section 29)."""
+    root = tmp_path / "store" if where == "local" else f"memory://refused/{tmp_path.name}"
+    store = RunStore(root)
+    manifest = {"run_id": "stopped", "dataset": "golden.jsonl"}
+    store.write_manifest("stopped", manifest)
+    # Stopped an hour ago: its open entry that old, its heartbeat gone.
+    for path in store.catalog.log_files("runs"):
+        store.files.remove(path)
+    hour_ago = datetime.now(UTC) - timedelta(hours=1)
+    store.catalog.write_entry(open_entry_row("stopped", new_entry(hour_ago), manifest))
+    store.catalog.end_beats("stopped")
+    beat = store.layout.heartbeat_path("stopped")
+
+    with store.heartbeat("stopped", once_started=True) as refused:
+        refused._beat_once()
+    assert not store.files.is_file(beat)
+    states = store.catalog_query(f"SELECT status FROM {RUN_STATES_VIEW}")
+    assert states.column("status").to_pylist() == ["interrupted"]
+
+    with store.heartbeat("stopped", once_started=True) as resumed:
+        store.write_manifest("stopped", manifest)  # the resume opens the run anew
+        resumed._beat_once()
+        assert store.files.is_file(beat)
