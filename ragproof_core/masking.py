@@ -75,10 +75,19 @@ def is_secret_key(name: str) -> bool:
     return any(word in SECRET_WORDS or word.endswith(SECRET_ENDINGS) for word in name_words(name))
 
 
+# The shell's working folders: "pwd" ends their names, but as print-working-directory, and
+# masking them would hide every path under the folder a command runs in.
+SHELL_FOLDER_VARIABLES = frozenset({"PWD", "OLDPWD"})
+
+
 def environment_secrets(environ: Mapping[str, str] | None = None) -> list[str]:
     """The values of the environment variables whose names are secrets' names."""
     environ = os.environ if environ is None else environ
-    return [value for name, value in environ.items() if is_secret_key(name) and value]
+    return [
+        value
+        for name, value in environ.items()
+        if name not in SHELL_FOLDER_VARIABLES and is_secret_key(name) and value
+    ]
 
 
 class Masker:

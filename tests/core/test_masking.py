@@ -30,6 +30,12 @@ def test_one_rule_for_config_keys_and_variable_names() -> None:
     assert environment_secrets(environ) == ["abc123def", "sk-1"]
 
 
+def test_the_shells_working_folders_are_not_secrets() -> None:
+    # A DB_PWD is a password; the shell's PWD is the folder every path of a run is under.
+    environ = {"PWD": "/work/repo", "OLDPWD": "/home/me", "DB_PWD": "hunter22"}
+    assert environment_secrets(environ) == ["hunter22"]
+
+
 def test_each_value_is_masked_whole_and_a_longer_one_first() -> None:
     masker = Masker(["sk-live-abcdef", "sk-live-abcdefgh", "t.k+n(1)*", "short"])
     assert masker.secrets == ("sk-live-abcdef", "sk-live-abcdefgh", "t.k+n(1)*")  # >= 6 chars
