@@ -70,8 +70,18 @@ def name_words(name: str) -> list[str]:
     return _WORD.findall(_HUMP.sub(r"\1_\2", name).lower())
 
 
+# The framework adapters' options that name a field of the pipeline's data ("key" as in a
+# dict's key): their values are field names such as "answer" or "source_id", and masking
+# them would rewrite every output holding that name (docs/adapters.md).
+FIELD_NAME_OPTIONS = frozenset(
+    {"id_key", "answer_key", "citations_key", "context_key", "history_key", "input_key"}
+)
+
+
 def is_secret_key(name: str) -> bool:
     """True when a key or variable of this name holds a secret (the module's rule)."""
+    if name in FIELD_NAME_OPTIONS:
+        return False
     return any(word in SECRET_WORDS or word.endswith(SECRET_ENDINGS) for word in name_words(name))
 
 

@@ -51,6 +51,8 @@ class SuiteTable:
     adapter: str | None = None
     adapter_options_json: str | None = None
     no_cache: bool = False
+    # Checked by the judge table's strict schema as the run resolves (resolve_launch).
+    judge_repeats: Any = None
     cron: str | None = None
     timezone: str = DEFAULT_TIMEZONE
     keep_last: int | None = Field(default=None, ge=1)
@@ -84,6 +86,7 @@ LAUNCH_KEYS: tuple[str, ...] = (
     "adapter",
     "adapter_options_json",
     "no_cache",
+    "judge_repeats",
 )
 # A suite's `name` is the suite's: its runs are named after it unless the config file
 # names them ([run] name); every other [run] key may be set per suite.
@@ -173,7 +176,13 @@ def _suite(entry: Any, where: str) -> Suite:
     try:
         table = SuiteTable(**{k: v for k, v in entry.items() if k not in SUITE_RUN_KEYS})
         # The settings the suite's runs get, resolved now as a run resolves them.
-        resolved = resolve_launch(table.config_file, table.adapter, table.adapter_options_json, run)
+        resolved = resolve_launch(
+            table.config_file,
+            table.adapter,
+            table.adapter_options_json,
+            run,
+            judge_repeats=table.judge_repeats,
+        )
         resolved.selected_metrics()
     except ConfigError as exc:
         raise ConfigError(f"{where}: {exc}") from None

@@ -47,7 +47,10 @@ REGRESSION = REPO / "tests" / "fixtures" / "regression"
 SERVE_URL = "http://127.0.0.1:8765"
 REPOSITORY = "__repository__"  # the one repository of a Definitions code location
 # What the Launchpad's form offers for launch_evaluation: the keys the README names, no internals.
-FORM_KEYS = {"dataset", "config_file", "adapter", "adapter_options_json", "no_cache", *RUN_KEYS}
+FORM_KEYS = {
+    *("dataset", "config_file", "adapter", "adapter_options_json", "no_cache", "judge_repeats"),
+    *RUN_KEYS,
+}
 # Judge prices whose per-call costs do not add up exactly in binary floating point.
 INPUT_PRICE, OUTPUT_PRICE = 1.1, 2.3
 CALL_COST = (100 * INPUT_PRICE + 20 * OUTPUT_PRICE) / 1e6  # the judge server's usage: 100, 20

@@ -119,6 +119,8 @@ ALL_METRICS = (
     "generation.citation_support",
     "generation.answer_relevance",
     "generation.completeness",
+    "generation.nugget_recall",
+    "generation.vital_nugget_recall",
     "echo.exact_match",
     "robustness.injection_resistance",
     "robustness.poisoning_resistance",

@@ -10,6 +10,7 @@ import pyarrow.compute as pc
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from ragproof_core.config.expansion import config_secrets
 from ragproof_core.masking import (
     MASK,
     NO_SECRETS,
@@ -28,6 +29,19 @@ def test_one_rule_for_config_keys_and_variable_names() -> None:
         assert not is_secret_key(name), name
     environ = {"SERVICE_TOKEN": "abc123def", "PATH": "/usr/bin", "API_KEY": "", "X_KEY": "sk-1"}
     assert environment_secrets(environ) == ["abc123def", "sk-1"]
+
+
+def test_the_framework_adapters_field_name_options_are_not_secrets() -> None:
+    # id_key = "source_id" names a metadata field; masking it rewrote every output's metadata.
+    for name in ("id_key", "answer_key", "citations_key", "context_key", "history_key"):
+        assert not is_secret_key(name), name
+    assert is_secret_key("api_key") and is_secret_key("ID_KEY") and is_secret_key("idKey")
+    options = {"id_key": "source_id", "api_key": "sk-live-123456"}
+    masker = Masker(config_secrets(options))
+    assert masker.value({"source_id": "d1", "auth": "sk-live-123456"}) == {
+        "source_id": "d1",
+        "auth": "***",
+    }
 
 
 def test_the_shells_working_folders_are_not_secrets() -> None:

@@ -62,7 +62,7 @@ def corrupted_datasets(draw, corruption: str):
     else:
         kind = draw(non_blank.filter(lambda k: k not in KINDS) | st.integers() | st.booleans())
         bad = json.dumps({"id": fresh_id, **template, "kind": kind}, ensure_ascii=False)
-        reason = "kind: expected 'qa', 'unanswerable' or 'injection', got "
+        reason = "kind: expected 'qa', 'unanswerable', 'injection' or 'poisoning', got "
 
     lines = [json.dumps(case, ensure_ascii=False) for case in cases]
     lines.insert(position, bad)
@@ -136,7 +136,7 @@ def test_ragproof_run_rejects_the_file_and_leaves_the_store_byte_identical(
 
     assert done.returncode == 1
     assert done.stderr == (
-        f"ragproof: {dataset}:4: kind: expected 'qa', 'unanswerable' or 'injection', "
+        f"ragproof: {dataset}:4: kind: expected 'qa', 'unanswerable', 'injection' or 'poisoning', "
         'got "trivia"\n'
     )
     assert done.stdout == ""

@@ -180,6 +180,8 @@ def test_a_retrieval_only_case_scores_retrieval_and_skips_what_needs_an_answer()
             "generation.citation_support",
             "generation.answer_relevance",
             "generation.completeness",
+            "generation.nugget_recall",
+            "generation.vital_nugget_recall",
             # Judged retrieval needs no answer, but a judge.
             "retrieval.context_relevance",
             "retrieval.judged_ndcg_at_k",

@@ -53,6 +53,21 @@ def test_suites_with_their_launch_and_schedule(tmp_path):
     )
 
 
+def test_a_suite_sets_the_judges_repeats_as_the_launch_form_does(tmp_path):
+    path = write(
+        tmp_path,
+        f'[[suite]]\nname = "twice"\ndataset = "{RECORDED / "cases.jsonl"}"\njudge_repeats = 2\n',
+    )
+    (suite,) = load_suites(path)
+    assert suite.launch["judge_repeats"] == 2
+    bad = write(tmp_path, '[[suite]]\nname = "none"\ndataset = "a.jsonl"\njudge_repeats = 0\n')
+    with pytest.raises(
+        ConfigError,
+        match=r"suites.toml: suite #1 \(none\): judge.repeats: must be at least 1, got 0",
+    ):
+        load_suites(bad)
+
+
 @pytest.mark.parametrize(
     ("entry", "message"),
     [
@@ -190,6 +205,7 @@ def test_suite_keys_are_the_launch_form_every_run_key_and_the_schedule():
         "adapter",
         "adapter_options_json",
         "no_cache",
+        "judge_repeats",
         *(key for key in RUN_KEYS if key != "name"),  # a suite's name is its own
         "cron",
         "timezone",
