@@ -57,6 +57,17 @@ def expand_text(text: str, environ: Mapping[str, str], where: str = "") -> tuple
     return _REFERENCE.sub(replace, text), values
 
 
+def names_variables(text: str) -> bool:
+    """Whether ``text`` names an environment variable (``$${`` alone names none)."""
+    return any(match.group(1) for match in _REFERENCE.finditer(text))
+
+
+def expand_path(path: str, key: str, environ: Mapping[str, str] | None = None) -> str:
+    """A launch's file path (a suite's ``dataset`` or ``config_file``) as the run opens
+    it, ``${NAME}`` expanded; ``ConfigError`` naming ``key`` for a variable not set."""
+    return expand_text(path, os.environ if environ is None else environ, key)[0]
+
+
 def _expand(value: Any, environ: Mapping[str, str], where: str, found: list[str]) -> Any:
     if isinstance(value, str):
         text, values = expand_text(value, environ, where)
