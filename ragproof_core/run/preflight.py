@@ -253,8 +253,20 @@ def adapter_lent(spec: AdapterSpec, adapter: object) -> Iterator[None]:
 
 def _close_built() -> None:
     for stale in list(_BUILT.values()):
-        asyncio.run(close_adapter(stale))
+        _close(stale)
     _BUILT.clear()
+
+
+def _close(adapter: object) -> None:
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        asyncio.run(close_adapter(adapter))
+        return
+    # The caller's thread runs a loop of its own (a notebook's, ``ragproof.evaluate``),
+    # where asyncio.run cannot: the adapter is closed on a thread of its own.
+    with ThreadPoolExecutor(1) as closer:
+        closer.submit(asyncio.run, close_adapter(adapter)).result()
 
 
 def take_adapter(spec: AdapterSpec, *, prechecked: bool = False, stored: bool = False) -> object:
