@@ -140,10 +140,10 @@ def planned_shards(
     form = EvalRunConfig(**launched)
     try:
         shards = form.resolve().run.shards
+        # Counted up to `shards` lines only: an absurd count must not plan thousands of steps.
+        if shards > 1 and fewer_units_than(form.dataset_file(), shards):
+            return 1
     except ConfigError:
-        return 1
-    # Counted up to `shards` lines only: an absurd count must not plan thousands of steps.
-    if shards > 1 and fewer_units_than(form.dataset, shards):
         return 1
     return shards
 

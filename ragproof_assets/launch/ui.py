@@ -65,7 +65,7 @@ def launch_evaluation_op(context: dg.OpExecutionContext, config: LaunchConfig) -
         resolved = config.resolve()
         # Its credentials too (CONTRACT section 24): a key not set is refused here.
         check_judge_credentials(resolved, judge_environment(resolved.judge))
-        cases = load_dataset(config.dataset)
+        cases = load_dataset(config.dataset_file())
     except (DatasetError, ConfigError, ValueError) as exc:
         raise dg.Failure(description=str(exc), allow_retries=False) from exc
     run_id = new_run_id()

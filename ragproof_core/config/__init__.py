@@ -8,6 +8,7 @@ each other directly.
 from ragproof_core.config.expansion import (
     Expanded,
     check_environment,
+    expand_path,
     expanded,
     run_masker,
     run_secrets,
@@ -72,6 +73,7 @@ __all__ = [
     "SUITES_ENV",
     "Suite",
     "check_environment",
+    "expand_path",
     "expanded",
     "is_secret_key",
     "load_config",

@@ -215,6 +215,9 @@ def staged_recording_of(
 # The adapter preflight built, kept for the evaluation step of the same process
 # (`ragproof run` executes the job in-process), so a 100,000-line recording is
 # parsed once, not once to check it and again to run it. One entry at most.
+# `ragproof.evaluate(adapter=obj)` hands its caller's object to the step the same way
+# (``adapter_lent``): a live object cannot travel in a Dagster run's config, and the
+# job's definitions (its resources) are rebuilt from their module for every run.
 _BUILT: dict[str, object] = {}
 
 
@@ -229,10 +232,41 @@ def check_adapter(spec: AdapterSpec) -> None:
     if key in _BUILT:
         return
     adapter = load_adapter(spec.target, spec.options)
-    for stale in list(_BUILT.values()):
-        asyncio.run(close_adapter(stale))
-    _BUILT.clear()
+    _close_built()
     _BUILT[key] = adapter
+
+
+@contextmanager
+def adapter_lent(spec: AdapterSpec, adapter: object) -> Iterator[None]:
+    """``adapter`` (``lend_adapter``'s) given to this process's evaluation step of
+    ``spec`` meanwhile, as if ``check_adapter`` had built it: the caller runs the job in
+    this process, on one shard. Gone after, whether a step took it or not."""
+    key = _spec_key(spec)
+    _close_built()
+    _BUILT[key] = adapter
+    try:
+        yield
+    finally:
+        if _BUILT.get(key) is adapter:
+            _close_built()
+
+
+def _close_built() -> None:
+    for stale in list(_BUILT.values()):
+        _close(stale)
+    _BUILT.clear()
+
+
+def _close(adapter: object) -> None:
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        asyncio.run(close_adapter(adapter))
+        return
+    # The caller's thread runs a loop of its own (a notebook's, ``ragproof.evaluate``),
+    # where asyncio.run cannot: the adapter is closed on a thread of its own.
+    with ThreadPoolExecutor(1) as closer:
+        closer.submit(asyncio.run, close_adapter(adapter)).result()
 
 
 def take_adapter(spec: AdapterSpec, *, prechecked: bool = False, stored: bool = False) -> object:
