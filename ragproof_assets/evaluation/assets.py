@@ -134,6 +134,7 @@ def ingest_dataset(
                     run_id,
                     adapter_checked=context.run.tags.get(PRECHECKED_TAG) == "true"
                     or recording_path(resolved.adapter) is not None,
+                    launched=config.path_secrets(),
                 )
             )
         except (DatasetError, ConfigError, AdapterLoadError) as exc:
@@ -245,9 +246,10 @@ def _manifest(
     path = config.dataset_file()
     manifest = RunManifest(
         run_id=context.partition_key,
-        # Named as written when it reads the environment (a suite's ${DATA_DIR}/...).
+        # Named as written when it reads the environment (a suite's ${DATA_DIR}/...): what
+        # ${NAME} read is a secret, and a resume reads it again.
         dataset=config.dataset if path != config.dataset else _display_path(path),
-        dataset_path=str(Path(path).resolve()),
+        dataset_path=config.dataset if path != config.dataset else str(Path(path).resolve()),
         dataset_sha256=dataset_sha256(path),
         cases=dataset.rows,
         started_at=_now(),

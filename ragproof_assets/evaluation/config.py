@@ -27,6 +27,7 @@ from ragproof_core.config import (
     Config,
     RunSettings,
     expand_path,
+    path_values,
     resolve_launch,
     run_key_choices,
     run_key_help,
@@ -76,6 +77,11 @@ class LaunchForm(dg.Config):
         """The dataset's path as the run opens it: ``dataset`` with ``${NAME}`` read now
         (``ConfigError`` naming ``dataset`` for a variable not set)."""
         return expand_path(self.dataset, "dataset")
+
+    def path_secrets(self) -> list[str]:
+        """What ``${NAME}`` gives the dataset's and the config file's paths: secrets of the
+        run, as every expanded value is."""
+        return path_values(self.dataset, self.config_file)
 
     def run_overrides(self) -> dict[str, Any]:
         return {name: getattr(self, name) for name in RUN_KEYS}

@@ -196,6 +196,12 @@ def launched_config(
     return replace(manifest.config, adapter=spec, judge=config.judge, source=config.source)
 
 
+def _launch_secrets(context: dg.OpExecutionContext, shape: EvaluationShape) -> list[str]:
+    """What ``${NAME}`` gave the run's launch paths (``LaunchForm.path_secrets``)."""
+    launched = shape.launched_form(context.run)
+    return [] if launched is None else EvalRunConfig(**launched).path_secrets()
+
+
 def evaluate_shard(
     context: dg.OpExecutionContext,
     shape: EvaluationShape,
@@ -243,7 +249,7 @@ def _evaluate_shard(
         config = launched_config(context, shape, manifest)
         # ${NAME} read from this process's environment as the run starts here; the
         # run's secret values are masked in everything this step takes in.
-        masker = run_masker(config)
+        masker = run_masker(config, launched=_launch_secrets(context, shape))
         used = expanded(config).config
         # The ingest step validated the adapter's input (a recording) before this step,
         # and stored it when it could: then the adapter replays the stored rows.
@@ -373,8 +379,9 @@ def _evaluate_shard(
                                 )
                             except Exception as exc:  # noqa: BLE001 - any failure of the store's writes
                                 raise health.record("case results write", exc) from exc
-                            if trial == 1:
-                                # Cases, not trials: each case's first trial runs first.
+                            if trial == repeats:
+                                # Cases, not trials: a case counts once its last trial is
+                                # stored (a resume redoes a case short of trials whole).
                                 evaluated += evaluation.cases
                             failures += evaluation.case_failures
                             statuses.update(evaluation.status_counts())

@@ -10,6 +10,7 @@ from ragproof_core.config.expansion import (
     check_environment,
     expand_path,
     expanded,
+    path_values,
     run_masker,
     run_secrets,
 )
@@ -75,6 +76,7 @@ __all__ = [
     "check_environment",
     "expand_path",
     "expanded",
+    "path_values",
     "is_secret_key",
     "load_config",
     "load_suites",

@@ -25,7 +25,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
@@ -66,6 +66,13 @@ def expand_path(path: str, key: str, environ: Mapping[str, str] | None = None) -
     """A launch's file path (a suite's ``dataset`` or ``config_file``) as the run opens
     it, ``${NAME}`` expanded; ``ConfigError`` naming ``key`` for a variable not set."""
     return expand_text(path, os.environ if environ is None else environ, key)[0]
+
+
+def path_values(*paths: str | None, environ: Mapping[str, str] | None = None) -> list[str]:
+    """The values ``${NAME}`` gives a launch's paths: secrets of the run like any other
+    expanded value (``ConfigError`` for a variable not set)."""
+    environ = os.environ if environ is None else environ
+    return [value for path in paths if path for value in expand_text(path, environ, "")[1]]
 
 
 def _expand(value: Any, environ: Mapping[str, str], where: str, found: list[str]) -> Any:
@@ -126,8 +133,10 @@ def expanded(config: Config, environ: Mapping[str, str] | None = None) -> Expand
             ),
             "traces": _expand_table(config.traces, environ, "traces", found),
         }
-        if not found:
-            return Expanded(config, ())  # nothing named: the config as it is
+        written = (config.run, config.adapter, config.judge, config.traces, *config.metrics)
+        used = (tables["run"], tables["adapter"], tables["judge"], tables["traces"])
+        if all(a is b for a, b in zip((*used, *tables["metrics"]), written, strict=True)):
+            return Expanded(config, ())  # nothing named, no $${: the config as it is
         return Expanded(dataclasses.replace(config, **tables), tuple(found))
     except (ConfigError, ValueError) as exc:
         # A refused value is shown as ***, as everything the run's masker sees is.
@@ -140,12 +149,16 @@ def check_environment(config: Config, environ: Mapping[str, str] | None = None) 
     expanded(config, environ)
 
 
-def run_secrets(config: Config, environ: Mapping[str, str] | None = None) -> list[str]:
-    """The run's secret values (the module docstring), from the config as written."""
+def run_secrets(
+    config: Config, environ: Mapping[str, str] | None = None, launched: Iterable[str] = ()
+) -> list[str]:
+    """The run's secret values (the module docstring), from the config as written;
+    ``launched``: the values its launch's paths read (``path_values``)."""
     environ = os.environ if environ is None else environ
     done = expanded(config, environ)
     return [
         *done.values,
+        *launched,
         *environment_secrets(environ),
         *config_secrets(_as_data(done.config)),
     ]
@@ -162,9 +175,11 @@ def _as_data(config: Config) -> dict[str, Any]:
     }
 
 
-def run_masker(config: Config, environ: Mapping[str, str] | None = None) -> Masker:
+def run_masker(
+    config: Config, environ: Mapping[str, str] | None = None, launched: Iterable[str] = ()
+) -> Masker:
     """The masker of a run with this config (``run_secrets``), in this environment."""
-    return Masker(run_secrets(config, environ))
+    return Masker(run_secrets(config, environ, launched))
 
 
 def config_secrets(value: Any, secret: bool = False) -> Iterator[str]:

@@ -131,3 +131,5 @@ def test_the_forms_paths_read_the_environment_as_the_run_starts(monkeypatch):
     monkeypatch.setenv("RECORDED_DIR", str(RECORDED))
     assert form.dataset_file() == f"{RECORDED}/cases.jsonl"
     assert form.resolve().source == f"{RECORDED}/ragproof.toml"
+    # What they read is a secret of the run, masked in what it writes (its errors too).
+    assert form.path_secrets() == [str(RECORDED)] * 2

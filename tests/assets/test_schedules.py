@@ -89,6 +89,9 @@ def test_a_tick_is_a_new_partition_and_a_run_that_succeeds(suites, store_path):
         record = RunStore(store_path).get_run(request.partition_key)
         assert (record.name, record.tags) == ("recorded_k3", {"suite": "recorded_k3"})
         assert record.dataset == "${RECORDED_DIR}/cases.jsonl"
+        # What ${NAME} read is a secret of the run: the manifest keeps the path as written.
+        manifest = RunStore(store_path).read_manifest(request.partition_key)
+        assert manifest["dataset_path"] == "${RECORDED_DIR}/cases.jsonl"
 
 
 def test_a_bad_suites_file_fails_the_load_in_one_line(tmp_path, monkeypatch):
