@@ -9,6 +9,7 @@ import os
 import sys
 import tempfile
 from collections.abc import Iterable, Mapping, Sequence
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +17,7 @@ from ragproof.errors import BadInput, InternalError
 from ragproof.results import Run, read_run
 from ragproof.stores import using_store
 from ragproof_cli.errors import DEBUG_HINT, internal_message, one_line, store_fault_line
+from ragproof_core.adapters.loading import AdapterLoadError, lend_adapter, object_target
 from ragproof_core.errors import StoreFault, UserError
 from ragproof_core.gc_pause import imports_paused
 from ragproof_core.store_health import STORE_FAULT
@@ -28,7 +30,7 @@ CONFIG_FILE = "ragproof.toml"
 
 def evaluate(
     dataset: Dataset,
-    adapter: str | None = None,
+    adapter: str | object | None = None,
     *,
     config: str | os.PathLike[str] | Mapping[str, Any] | None = None,
     metrics: Iterable[str] | None = None,
@@ -42,7 +44,10 @@ def evaluate(
 
     ``dataset``: a dataset file (JSON Lines or Parquet), a list of dataset lines as
     dicts, or a pandas DataFrame with the dataset's columns. ``adapter``: an import
-    path ``package.module:Name`` (default: the config's, else the demo pipeline).
+    path ``package.module:Name``, or an object with ``answer`` (a pipeline built in
+    this session: the run calls it in this process, on one shard, and leaves it open;
+    the run records its class's path as its adapter); default: the config's, else the
+    demo pipeline.
     ``config``: a ``ragproof.toml`` path, or a dict shaped like one. ``metrics``,
     ``name``, ``tags``, ``shards``: the ``[run]`` keys of the same names, over the
     config's. ``store``: a folder or URL (default: ``RAGPROOF_STORE``, else
@@ -52,16 +57,21 @@ def evaluate(
     the judge stopped is returned with that status (``aborted:budget``,
     ``aborted:judge``); a bug raises ``InternalError``.
     """
+    lent = None
     if adapter is not None and not isinstance(adapter, str):
-        raise TypeError(
-            "adapter: give an import path 'package.module:Name' (an adapter object is "
-            f"not supported yet), got {type(adapter).__name__}"
-        )
+        try:
+            lent = lend_adapter(adapter)
+        except AdapterLoadError as exc:
+            raise BadInput(f"ragproof: {one_line(str(exc))}") from None
+        adapter = object_target(adapter)
     with tempfile.TemporaryDirectory(prefix="ragproof-evaluate-") as scratch:
         folder = Path(scratch)
         dataset_path = _dataset_file(dataset, folder)
         config_path = _config_file(config, folder)
         overrides: dict[str, Any] = {"shards": shards}
+        if lent is not None:
+            # The object is the adapter: the config file's options are not its.
+            overrides["adapter_options_json"] = "{}"
         if metrics is not None:
             overrides["metrics"] = [metrics] if isinstance(metrics, str) else list(metrics)
         if name is not None:
@@ -69,19 +79,25 @@ def evaluate(
         if tags is not None:
             overrides["tags"] = {str(k): str(v) for k, v in tags.items()}
         with using_store(store) as opened:
-            run_id = _launch(dataset_path, adapter, config_path, overrides)
+            run_id = _launch(dataset_path, adapter, config_path, overrides, lent)
             return read_run(opened, run_id)
 
 
 def _launch(
-    dataset: str, adapter: str | None, config_file: str | None, overrides: dict[str, Any]
+    dataset: str,
+    adapter: str | None,
+    config_file: str | None,
+    overrides: dict[str, Any],
+    lent: object | None = None,
 ) -> str:
     """The steps of ``ragproof run`` (``_execute_run``) from its launch form on; returns
-    the run id of a stored run, or raises as the command line would exit."""
+    the run id of a stored run, or raises as the command line would exit. ``lent``: the
+    caller's adapter object (``lend_adapter``'s), which the job's one shard step, run in
+    this process, takes instead of building ``adapter``."""
     with imports_paused():
         from ragproof_assets.evaluation.config import EvalRunConfig
         from ragproof_cli import execution
-    from ragproof_core.run import check_launch
+    from ragproof_core.run import adapter_lent, check_launch
 
     # Like the command line (and uvicorn): an adapter module in the working folder.
     if os.getcwd() not in sys.path:
@@ -89,12 +105,21 @@ def _launch(
     try:
         form = EvalRunConfig(dataset=dataset, config_file=config_file, adapter=adapter, **overrides)
         config = form.resolve()
-        check_launch(config, form.dataset)
-        store_now = _store()
-        store_now.check_writable()
-        run_id, result = execution.run_evaluation(
-            form, config.run.shards, debug=False, progress=sys.stderr.isatty()
-        )
+        if lent is not None and config.run.shards > 1:
+            raise BadInput(
+                f"ragproof: run.shards: {config.run.shards} shards for an adapter object; "
+                "an object is called in this process, on one shard: give its import path "
+                "'package.module:Name' to run shards"
+            )
+        with nullcontext() if lent is None else adapter_lent(config.adapter, lent):
+            check_launch(config, form.dataset)
+            store_now = _store()
+            store_now.check_writable()
+            run_id, result = execution.run_evaluation(
+                form, config.run.shards, debug=False, progress=sys.stderr.isatty()
+            )
+    except BadInput:
+        raise
     except UserError as exc:
         raise BadInput(f"ragproof: {one_line(str(exc))}") from None
     except StoreFault as exc:

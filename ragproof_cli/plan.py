@@ -26,7 +26,10 @@ def register(sub: argparse._SubParsersAction) -> None:
         "alpha 0.05 and 80% power: ceil(((1.96 + 0.8416) * sd / DELTA)^2), with sd the "
         "run's per-case standard deviation of that metric. This is an unpaired-difference "
         "bound; the paired one (the same cases in both runs, as compare uses) is usually "
-        "smaller.",
+        "smaller. A run with repeats (run.repeats) gives the cases needed by trials a case "
+        "from its within- and between-case spreads, and per metric the fewest trials a case "
+        "with which the run's own cases detect DELTA, or the cases it needs when no number "
+        "of trials is enough.",
     )
     plan.add_argument("--run", required=True, metavar="RUN_ID", help="a stored run")
     plan.add_argument("--delta", required=True, type=float, help="the change to detect, e.g. 0.05")

@@ -130,10 +130,11 @@ def ingest_dataset(
             checked, recording = inputs.enter_context(
                 staged_inputs(
                     resolved,
-                    config.dataset,
+                    config.dataset_file(),
                     run_id,
                     adapter_checked=context.run.tags.get(PRECHECKED_TAG) == "true"
                     or recording_path(resolved.adapter) is not None,
+                    launched=config.path_secrets(),
                 )
             )
         except (DatasetError, ConfigError, AdapterLoadError) as exc:
@@ -163,11 +164,12 @@ def _resume_dataset(
     stored = run_store.run_manifest(run_id)
     try:
         resolved = config.resolve()
+        dataset = config.dataset_file()
     except ConfigError as exc:
         raise dg.Failure(description=str(exc), allow_retries=False) from exc
-    if not Path(config.dataset).is_file():
+    if not Path(dataset).is_file():
         raise _refuse(run_id, f"the dataset {config.dataset} is gone")
-    if dataset_sha256(config.dataset) != stored.dataset_sha256:
+    if dataset_sha256(dataset) != stored.dataset_sha256:
         raise _refuse(run_id, f"the dataset {config.dataset} changed since the run")
     env = judge_environment(resolved.judge)
     resumed = replace(
@@ -241,11 +243,14 @@ def _manifest(
 ) -> RunManifest:
     """The run's manifest, its settings hashed from the real values."""
     resolved, dataset = checked.config, checked.dataset
+    path = config.dataset_file()
     manifest = RunManifest(
         run_id=context.partition_key,
-        dataset=_display_path(config.dataset),
-        dataset_path=str(Path(config.dataset).resolve()),
-        dataset_sha256=dataset_sha256(config.dataset),
+        # Named as written when it reads the environment (a suite's ${DATA_DIR}/...): what
+        # ${NAME} read is a secret, and a resume reads it again.
+        dataset=config.dataset if path != config.dataset else _display_path(path),
+        dataset_path=config.dataset if path != config.dataset else str(Path(path).resolve()),
+        dataset_sha256=dataset_sha256(path),
         cases=dataset.rows,
         started_at=_now(),
         run=resolved.run,

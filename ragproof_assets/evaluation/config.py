@@ -26,6 +26,8 @@ from ragproof_core.config import (
     RUN_KEYS,
     Config,
     RunSettings,
+    expand_path,
+    path_values,
     resolve_launch,
     run_key_choices,
     run_key_help,
@@ -71,14 +73,26 @@ class LaunchForm(dg.Config):
         "file's, else 1).",
     )
 
+    def dataset_file(self) -> str:
+        """The dataset's path as the run opens it: ``dataset`` with ``${NAME}`` read now
+        (``ConfigError`` naming ``dataset`` for a variable not set)."""
+        return expand_path(self.dataset, "dataset")
+
+    def path_secrets(self) -> list[str]:
+        """What ``${NAME}`` gives the dataset's and the config file's paths: secrets of the
+        run, as every expanded value is."""
+        return path_values(self.dataset, self.config_file)
+
     def run_overrides(self) -> dict[str, Any]:
         return {name: getattr(self, name) for name in RUN_KEYS}
 
     def resolve(self) -> Config:
         """ragproof.toml (or the defaults) with this form's values over it, validated by the
-        settings' strict schema (``ConfigError`` naming the key)."""
+        settings' strict schema (``ConfigError`` naming the key). A ``${NAME}`` in the
+        config file's path is read now, as the run starts (a suite's, CONTRACT section 28)."""
+        config_file = self.config_file and expand_path(self.config_file, "config_file")
         return resolve_launch(
-            self.config_file,
+            config_file,
             self.adapter,
             self.adapter_options_json,
             self.run_overrides(),

@@ -140,10 +140,10 @@ def planned_shards(
     form = EvalRunConfig(**launched)
     try:
         shards = form.resolve().run.shards
+        # Counted up to `shards` lines only: an absurd count must not plan thousands of steps.
+        if shards > 1 and fewer_units_than(form.dataset_file(), shards):
+            return 1
     except ConfigError:
-        return 1
-    # Counted up to `shards` lines only: an absurd count must not plan thousands of steps.
-    if shards > 1 and fewer_units_than(form.dataset, shards):
         return 1
     return shards
 
@@ -196,6 +196,12 @@ def launched_config(
     return replace(manifest.config, adapter=spec, judge=config.judge, source=config.source)
 
 
+def _launch_secrets(context: dg.OpExecutionContext, shape: EvaluationShape) -> list[str]:
+    """What ``${NAME}`` gave the run's launch paths (``LaunchForm.path_secrets``)."""
+    launched = shape.launched_form(context.run)
+    return [] if launched is None else EvalRunConfig(**launched).path_secrets()
+
+
 def evaluate_shard(
     context: dg.OpExecutionContext,
     shape: EvaluationShape,
@@ -243,7 +249,7 @@ def _evaluate_shard(
         config = launched_config(context, shape, manifest)
         # ${NAME} read from this process's environment as the run starts here; the
         # run's secret values are masked in everything this step takes in.
-        masker = run_masker(config)
+        masker = run_masker(config, launched=_launch_secrets(context, shape))
         used = expanded(config).config
         # The ingest step validated the adapter's input (a recording) before this step,
         # and stored it when it could: then the adapter replays the stored rows.

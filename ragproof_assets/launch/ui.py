@@ -30,7 +30,7 @@ from ragproof_assets.evaluation.config import EvalRunConfig, evaluate_run_config
 from ragproof_assets.evaluation.jobs import evaluate_job
 from ragproof_assets.evaluation.partitions import evaluation_runs
 from ragproof_assets.evaluation.run_tags import LAUNCHED_BY_TAG, RUN_ID_TAG, SOURCE_TAG
-from ragproof_core.config import ConfigError
+from ragproof_core.config import ConfigError, check_environment
 from ragproof_core.data.dataset import DatasetError, load_dataset
 from ragproof_core.judge import judge_environment
 from ragproof_core.run import check_judge_credentials
@@ -63,9 +63,11 @@ def launch_evaluation_op(context: dg.OpExecutionContext, config: LaunchConfig) -
         # The judge's environment too: a budget nothing can price is refused here,
         # before a partition exists, as `ragproof run` refuses it.
         resolved = config.resolve()
+        # Every ${NAME} it names set (CONTRACT section 28): an unset one is refused here.
+        check_environment(resolved)
         # Its credentials too (CONTRACT section 24): a key not set is refused here.
         check_judge_credentials(resolved, judge_environment(resolved.judge))
-        cases = load_dataset(config.dataset)
+        cases = load_dataset(config.dataset_file())
     except (DatasetError, ConfigError, ValueError) as exc:
         raise dg.Failure(description=str(exc), allow_retries=False) from exc
     run_id = new_run_id()

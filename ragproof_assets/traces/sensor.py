@@ -31,7 +31,7 @@ from ragproof_assets.evaluation.config import EvalRunConfig, evaluate_run_config
 from ragproof_assets.evaluation.jobs import evaluate_job
 from ragproof_assets.evaluation.partitions import evaluation_runs
 from ragproof_assets.evaluation.run_tags import RUN_ID_TAG, SOURCE_TAG
-from ragproof_core.config import load_config
+from ragproof_core.config import expanded, load_config
 from ragproof_core.data.dataset import DatasetError
 from ragproof_core.run.trace_feed import import_trace_file, list_trace_files
 from ragproof_core.store import new_run_id
@@ -60,7 +60,8 @@ def trace_sensor(context: dg.SensorEvaluationContext):
     if not location:
         return dg.SkipReason(f"{TRACES_ENV} is not set")
     config_file = os.environ.get(CONFIG_ENV) or None
-    config = load_config(config_file)
+    # [traces] as this evaluation uses it: ${NAME} read as it starts (CONTRACT section 28).
+    traces = expanded(load_config(config_file)).config.traces
     workdir = Path(os.environ.get(WORKDIR_ENV) or DEFAULT_WORKDIR)
     seen = seen_files(context.cursor)
     new = [source for source in list_trace_files(location) if source not in seen]
@@ -70,7 +71,7 @@ def trace_sensor(context: dg.SensorEvaluationContext):
     for source in new:
         seen.add(source)
         try:
-            imported = import_trace_file(source, workdir, config.traces)
+            imported = import_trace_file(source, workdir, traces)
         except DatasetError as exc:
             context.log.error(f"trace file not evaluated: {exc}")
             continue
@@ -85,7 +86,7 @@ def trace_sensor(context: dg.SensorEvaluationContext):
             config_file=config_file,
             adapter=RECORDED_ADAPTER,
             adapter_options_json=json.dumps({"path": str(imported.outputs_path)}),
-            metrics=list(config.traces.metrics),
+            metrics=list(traces.metrics),
         )
         requests.append(
             dg.RunRequest(

@@ -91,3 +91,49 @@ def load_adapter(target: str, options: Mapping[str, Any], *, prechecked: bool = 
             f"adapter {target!r} built a {type(adapter).__name__} without an answer() method"
         )
     return IsolatedAdapter(adapter) if needs_isolation(adapter) else adapter
+
+
+# What ``close_adapter`` calls; a lent adapter has neither, as far as the run can see.
+_CLOSERS = ("aclose", "close")
+
+
+class LentAdapter:
+    """An adapter object its caller built and keeps using (``ragproof.evaluate(adapter=
+    pipeline)`` in a notebook): the run calls it like any adapter, but closing it is the
+    caller's business, so ``aclose`` and ``close`` are hidden from the run."""
+
+    def __init__(self, adapter: object) -> None:
+        self.adapter = adapter
+
+    def __getattr__(self, name: str) -> Any:  # only for names not set in __init__
+        if name in _CLOSERS:
+            raise AttributeError(name)
+        return getattr(self.adapter, name)
+
+    def __repr__(self) -> str:
+        return repr(self.adapter)
+
+
+def object_target(adapter: object) -> str:
+    """The ``package.module:Name`` a run of an adapter object records: its class's."""
+    kind = type(adapter)
+    return f"{kind.__module__}:{kind.__qualname__}"
+
+
+def lend_adapter(adapter: object) -> object:
+    """``adapter``, an object built by the caller, as a run uses it: checked as
+    ``load_adapter`` checks what it builds (``AdapterLoadError`` without ``answer()``),
+    left open by the run (``LentAdapter``), its async methods isolated as a built
+    adapter's are."""
+    if isinstance(adapter, type):
+        raise AdapterLoadError(
+            f"adapter: {adapter.__qualname__} is a class; give an object of it "
+            f"({adapter.__qualname__}(...)) or its import path 'package.module:Name'"
+        )
+    if not callable(getattr(adapter, "answer", None)):
+        raise AdapterLoadError(
+            f"adapter: an object of type {type(adapter).__name__} has no answer() method; "
+            "give an object with answer(question), or an import path 'package.module:Name'"
+        )
+    lent = LentAdapter(adapter)
+    return IsolatedAdapter(lent) if needs_isolation(lent) else lent

@@ -14,6 +14,12 @@ r trials has the variance s_b^2 + s_w^2 / r: the plan gives the cases needed
 with r = 1, 2, 3, 5 and 10 trials a case (``TRIAL_OPTIONS``), its ``sd`` and
 ``cases_needed`` being those at the run's own trials. More trials help only
 while s_w^2 / r is a real part of that variance; past it, only cases do.
+
+Cases x trials is always fewest calls at one trial a case (n(r) r = z^2 (r s_b^2 +
+s_w^2) / D^2 grows with r), so the plan answers what a team with a dataset of C cases
+asks instead: the fewest trials a case (up to ``MAX_REPEATS``) with which these C
+cases detect D, or, when none does, how many cases it needs: at one trial a case, and
+at any number of trials (s_b alone: the floor more trials never go below).
 """
 
 from __future__ import annotations
@@ -24,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 from ragproof_core.compare.power import Z_ALPHA, Z_POWER, cases_needed, sample_sd
 from ragproof_core.compare.trials import CaseTrials, between_case_sd, within_case_sd
+from ragproof_core.config.settings import MAX_REPEATS
 from ragproof_core.metrics.registry import metric_order
 from ragproof_core.model import Status
 from ragproof_core.text_table import text_table
@@ -45,6 +52,12 @@ class TrialsPlan:
     within_case_sd: float | None
     between_case_sd: float | None  # s_b: the cases' own sd, without the trials' noise
     cases_needed: dict[int, int | None]  # trials a case -> cases
+    cases: int  # the run's cases with a scored trial (C)
+    # The fewest trials a case (at most MAX_REPEATS) with which the run's C cases detect
+    # the change; None when no number does.
+    trials_needed: int | None
+    # The cases needed however many trials a case (s_b alone); None when s_b is 0.
+    cases_floor: int | None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -52,6 +65,9 @@ class TrialsPlan:
             "within_case_sd": self.within_case_sd,
             "between_case_sd": self.between_case_sd,
             "cases_needed_by_trials": {str(r): n for r, n in self.cases_needed.items()},
+            "cases_with_a_scored_trial": self.cases,
+            "trials_needed_with_these_cases": self.trials_needed,
+            "cases_needed_at_any_trials": self.cases_floor,
         }
 
 
@@ -155,19 +171,42 @@ def _count(value: int | None) -> str:
 
 
 def _advice(plan: MetricPlan, delta: float) -> str | None:
-    """One line per metric: the cheapest of the options in adapter calls (cases x
-    trials), or None when nothing varies."""
+    """One line per metric: the fewest trials a case with which the run's cases detect
+    ``delta``, or the cases it needs when no number of trials is enough; None when
+    nothing varies (any change is detected)."""
     t = plan.repeats
-    if t is None:
+    if t is None or not any(t.cases_needed.values()):
         return None
-    options = [(n * r, r, n) for r, n in t.cases_needed.items() if n]
-    if not options:
-        return None
-    calls, r, n = min(options)
-    return (
-        f"{plan.metric}: {n} cases x {r} trial{'s' if r > 1 else ''} "
-        f"({calls} calls) is the cheapest way to detect {delta:g}"
+    if t.trials_needed is not None:
+        r = t.trials_needed
+        return (
+            f"{plan.metric}: the run's {t.cases} cases detect {delta:g} with {_trials(r)} "
+            f"a case ({t.cases * r} trials in all)"
+        )
+    at_one = t.cases_needed[1]
+    floor = (
+        f"no fewer than {t.cases_floor} however many trials (between sd {_sd(t.between_case_sd)})"
+        if t.cases_floor is not None
+        else f"{t.cases_needed[TRIAL_OPTIONS[-1]]} at {_trials(TRIAL_OPTIONS[-1])}"
     )
+    return (
+        f"{plan.metric}: {t.cases} cases cannot detect {delta:g} at up to {MAX_REPEATS} trials "
+        f"a case: it needs more cases, {at_one} at 1 trial a case, {floor}"
+    )
+
+
+def _trials(r: int) -> str:
+    return f"{r} trial{'s' if r > 1 else ''}"
+
+
+def _fewest_trials(own: float, within: float, cases: int, delta: float) -> int | None:
+    """The fewest trials r <= ``MAX_REPEATS`` with cases_needed(sqrt(own + within^2 / r))
+    <= ``cases``; None when none."""
+    for r in range(1, MAX_REPEATS + 1):
+        needed = cases_needed(math.sqrt(own + within * within / r), delta)
+        if needed is not None and needed <= cases:
+            return r
+    return None
 
 
 def trials_plan(trials: CaseTrials, delta: float) -> TrialsPlan | None:
@@ -179,7 +218,15 @@ def trials_plan(trials: CaseTrials, delta: float) -> TrialsPlan | None:
     n_bar = trials.trials / trials.cases
     own = max(0.0, between * between - within * within / n_bar)
     needed = {r: cases_needed(math.sqrt(own + within * within / r), delta) for r in TRIAL_OPTIONS}
-    return TrialsPlan(n_bar, within_case_sd(trials), math.sqrt(own), needed)
+    return TrialsPlan(
+        n_bar,
+        within_case_sd(trials),
+        math.sqrt(own),
+        needed,
+        cases=trials.cases,
+        trials_needed=_fewest_trials(own, within, trials.cases, delta),
+        cases_floor=cases_needed(math.sqrt(own), delta) if own > 0 else None,
+    )
 
 
 def _needed(plan: MetricPlan) -> str:

@@ -8,7 +8,9 @@ each other directly.
 from ragproof_core.config.expansion import (
     Expanded,
     check_environment,
+    expand_path,
     expanded,
+    path_values,
     run_masker,
     run_secrets,
 )
@@ -72,7 +74,9 @@ __all__ = [
     "SUITES_ENV",
     "Suite",
     "check_environment",
+    "expand_path",
     "expanded",
+    "path_values",
     "is_secret_key",
     "load_config",
     "load_suites",

@@ -1,8 +1,12 @@
 """``${NAME}`` in a config string: a value read from the environment when the run starts
 (CONTRACT section 28), and the run's secret values, which its masker writes as ``***``.
 
-Any string of the adapter's options (to any depth, keys aside) and of the ``[judge]``
-table may name environment variables as ``${NAME}``; ``$${`` writes a literal ``${``.
+Any string value of ragproof.toml (to any depth, keys aside: ``[run]``, its name and
+tags included, ``[adapter]`` and its options, ``[judge]``, ``[[metric]]``, ``[traces]``)
+may name environment variables as ``${NAME}``; ``$${`` writes a literal ``${``. A key
+whose value must be one of a known set of words (``run.source_match``, a metric's name,
+a function's target) is checked as written when the file loads, so ``${NAME}`` there is
+refused as any unknown word is.
 They are expanded when the run starts (``expanded``), in the process that builds the
 adapter or the judge, never earlier: the config as stored and shown, and its digest,
 keep ``${NAME}`` as written, so a rotated token changes neither. Before a run exists,
@@ -12,8 +16,8 @@ variable SERVICE_TOKEN is not set``). No other way to read the environment exist
 
 A run's secret values (``run_secrets``) are every value expanded from ``${NAME}``;
 every environment variable whose name is a secret's name (``masking.is_secret_key``);
-every value under a secret-named key of the adapter's options; every URL password and
-query value in them. ``masking.Masker`` drops the ones shorter than 6 characters.
+every value under a secret-named key of the config; every URL password and query value
+in it. ``masking.Masker`` drops the ones shorter than 6 characters.
 """
 
 from __future__ import annotations
@@ -21,12 +25,12 @@ from __future__ import annotations
 import dataclasses
 import os
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
 from ragproof_core.config.redaction import find_urls
-from ragproof_core.config.settings import AdapterSpec, Config, ConfigError
+from ragproof_core.config.settings import Config, ConfigError
 from ragproof_core.errors import show_key
 from ragproof_core.masking import Masker, environment_secrets, is_secret_key
 
@@ -51,6 +55,24 @@ def expand_text(text: str, environ: Mapping[str, str], where: str = "") -> tuple
         return environ[name]
 
     return _REFERENCE.sub(replace, text), values
+
+
+def names_variables(text: str) -> bool:
+    """Whether ``text`` names an environment variable (``$${`` alone names none)."""
+    return any(match.group(1) for match in _REFERENCE.finditer(text))
+
+
+def expand_path(path: str, key: str, environ: Mapping[str, str] | None = None) -> str:
+    """A launch's file path (a suite's ``dataset`` or ``config_file``) as the run opens
+    it, ``${NAME}`` expanded; ``ConfigError`` naming ``key`` for a variable not set."""
+    return expand_text(path, os.environ if environ is None else environ, key)[0]
+
+
+def path_values(*paths: str | None, environ: Mapping[str, str] | None = None) -> list[str]:
+    """The values ``${NAME}`` gives a launch's paths: secrets of the run like any other
+    expanded value (``ConfigError`` for a variable not set)."""
+    environ = os.environ if environ is None else environ
+    return [value for path in paths if path for value in expand_text(path, environ, "")[1]]
 
 
 def _expand(value: Any, environ: Mapping[str, str], where: str, found: list[str]) -> Any:
@@ -78,27 +100,46 @@ class Expanded:
     values: tuple[str, ...]
 
 
+def _expand_table(table: Any, environ: Mapping[str, str], where: str, found: list[str]) -> Any:
+    """A table (a dataclass) with every string value expanded, validated again as the
+    file's was (a value that is bad once expanded is refused naming its key); the same
+    object when it names nothing."""
+    changes = {}
+    for field in dataclasses.fields(table):
+        value = getattr(table, field.name)
+        done = _expand(value, environ, f"{where}.{field.name}", found)
+        if done != value:
+            changes[field.name] = done
+    return dataclasses.replace(table, **changes) if changes else table
+
+
 def expanded(config: Config, environ: Mapping[str, str] | None = None) -> Expanded:
-    """``config`` with ``${NAME}`` expanded in the adapter's options and the judge's
-    models; ``ConfigError`` (``SOURCE: KEY: environment variable NAME is not set``)
-    for the first variable that is not set."""
+    """``config`` with ``${NAME}`` expanded in every string value of its tables (keys
+    aside; a floor of ``[gate]`` holds none): ``[run]`` (its name and tags too),
+    ``[adapter]`` and its options, ``[judge]``, each ``[[metric]]`` table and
+    ``[traces]``. ``ConfigError`` (``SOURCE: KEY: environment variable NAME is not set``)
+    for the first variable that is not set, or naming the key whose expanded value the
+    settings refuse (the values masked)."""
     environ = os.environ if environ is None else environ
     found: list[str] = []
     try:
-        options = _expand(dict(config.adapter.options), environ, "adapter.options", found)
-        models = _expand(tuple(config.judge.models), environ, "judge.models", found)
-    except ConfigError as exc:
-        raise ConfigError(f"{config.source}: {exc}" if config.source else str(exc)) from None
-    if options == config.adapter.options and models == tuple(config.judge.models):
-        return Expanded(config, ())  # nothing named: the config as it is
-    return Expanded(
-        dataclasses.replace(
-            config,
-            adapter=AdapterSpec(config.adapter.target, options),
-            judge=dataclasses.replace(config.judge, models=models),
-        ),
-        tuple(found),
-    )
+        tables = {
+            "run": _expand_table(config.run, environ, "run", found),
+            "adapter": _expand_table(config.adapter, environ, "adapter", found),
+            "judge": _expand_table(config.judge, environ, "judge", found),
+            "metrics": tuple(
+                _expand_table(table, environ, f"metric[{number}]", found)
+                for number, table in enumerate(config.metrics, start=1)
+            ),
+            "traces": _expand_table(config.traces, environ, "traces", found),
+        }
+        if not found:
+            return Expanded(config, ())  # nothing named: the config as it is
+        return Expanded(dataclasses.replace(config, **tables), tuple(found))
+    except (ConfigError, ValueError) as exc:
+        # A refused value is shown as ***, as everything the run's masker sees is.
+        reason = Masker(found).text(str(exc))
+        raise ConfigError(f"{config.source}: {reason}" if config.source else reason) from None
 
 
 def check_environment(config: Config, environ: Mapping[str, str] | None = None) -> None:
@@ -106,20 +147,37 @@ def check_environment(config: Config, environ: Mapping[str, str] | None = None) 
     expanded(config, environ)
 
 
-def run_secrets(config: Config, environ: Mapping[str, str] | None = None) -> list[str]:
-    """The run's secret values (the module docstring), from the config as written."""
+def run_secrets(
+    config: Config, environ: Mapping[str, str] | None = None, launched: Iterable[str] = ()
+) -> list[str]:
+    """The run's secret values (the module docstring), from the config as written;
+    ``launched``: the values its launch's paths read (``path_values``)."""
     environ = os.environ if environ is None else environ
     done = expanded(config, environ)
     return [
         *done.values,
+        *launched,
         *environment_secrets(environ),
-        *config_secrets(done.config.adapter.options),
+        *config_secrets(_as_data(done.config)),
     ]
 
 
-def run_masker(config: Config, environ: Mapping[str, str] | None = None) -> Masker:
+def _as_data(config: Config) -> dict[str, Any]:
+    """The config's tables as plain data, keyed as the file keys them."""
+    return {
+        "run": dataclasses.asdict(config.run),
+        "adapter": dataclasses.asdict(config.adapter),
+        "judge": dataclasses.asdict(config.judge),
+        "metric": [dataclasses.asdict(table) for table in config.metrics],
+        "traces": dataclasses.asdict(config.traces),
+    }
+
+
+def run_masker(
+    config: Config, environ: Mapping[str, str] | None = None, launched: Iterable[str] = ()
+) -> Masker:
     """The masker of a run with this config (``run_secrets``), in this environment."""
-    return Masker(run_secrets(config, environ))
+    return Masker(run_secrets(config, environ, launched))
 
 
 def config_secrets(value: Any, secret: bool = False) -> Iterator[str]:

@@ -27,6 +27,7 @@ from pydantic import Field, ValidationError, field_validator
 from pydantic.dataclasses import dataclass as strict_dataclass
 
 from ragproof_core.config.cron import is_valid_cron
+from ragproof_core.config.expansion import names_variables
 from ragproof_core.config.launch import resolve_launch
 from ragproof_core.config.settings import RUN_KEYS, ConfigError
 from ragproof_core.errors import describe, show_key, show_value, unknown_key_reason
@@ -176,8 +177,10 @@ def _suite(entry: Any, where: str) -> Suite:
     try:
         table = SuiteTable(**{k: v for k, v in entry.items() if k not in SUITE_RUN_KEYS})
         # The settings the suite's runs get, resolved now as a run resolves them.
+        # A config file named through ${NAME} is read when a run starts, never earlier.
+        config_file = table.config_file
         resolved = resolve_launch(
-            table.config_file,
+            None if config_file and names_variables(config_file) else config_file,
             table.adapter,
             table.adapter_options_json,
             run,

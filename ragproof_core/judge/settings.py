@@ -9,8 +9,9 @@ import dataclasses
 import os
 from collections.abc import Mapping
 from typing import Any, Literal
+from urllib.parse import urlsplit
 
-from pydantic import Field, TypeAdapter, ValidationError
+from pydantic import Field, TypeAdapter, ValidationError, field_validator
 from pydantic.dataclasses import dataclass
 
 from ragproof_core.errors import ConfigError, describe
@@ -68,6 +69,34 @@ JUDGE_ENV_VARS: dict[str, str] = {
 }
 
 
+def api_base_problem(url: str | None) -> str | None:
+    """Why LiteLLM cannot send requests to ``url``, or None. Credentials in the URL are
+    refused before anything is stored (CONTRACT section 24: a request LiteLLM cannot
+    build), never tried: LiteLLM's HTTP client will not send a user name or password in
+    the URL beside the provider key's Authorization header, and the OpenAI client puts
+    the request's path after a query string (``/v1?key=.../chat/completions``), so
+    every request would fail and the run end ``aborted:judge``. Says nothing of the
+    value: it holds secrets."""
+    if not url:
+        return None
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return None  # not a URL: LiteLLM's own error says so
+    if parts.username is not None or parts.password is not None:
+        return (
+            "credentials in the URL are not sent (LiteLLM's HTTP client refuses a user "
+            "name or password in the URL beside the provider's key): give the server's "
+            "address alone, and the key in the provider's variable"
+        )
+    if parts.query:
+        return (
+            "a query string is not kept (LiteLLM adds the request's path after it): give "
+            "the server's address alone, and a key in the provider's variable"
+        )
+    return None
+
+
 @dataclass(frozen=True, slots=True, config=STRICT)
 class JudgeEnv:
     """Judge settings read from the environment (metrics.md, CONTRACT section 3).
@@ -96,6 +125,14 @@ class JudgeEnv:
     mode_from_env: Literal["per_metric", "combined"] | None = None
     # [judge] repeats (--judge-repeats): no variable sets it.
     repeats: int = Field(default=1, ge=1, le=MAX_JUDGE_REPEATS)
+
+    @field_validator("api_base")
+    @classmethod
+    def _address_alone(cls, value: str | None) -> str | None:
+        problem = api_base_problem(value)
+        if problem:
+            raise ValueError(problem)
+        return value
 
     @property
     def models(self) -> tuple[str, ...]:

@@ -19,6 +19,7 @@ from ragproof_core.run.evaluate import (
 from ragproof_core.run.preflight import (
     Checked,
     Staged,
+    adapter_lent,
     check_judge_credentials,
     check_launch,
     preflight,
@@ -60,6 +61,7 @@ __all__ = [
     "STOPPED_STATUSES",
     "ShardReport",
     "Staged",
+    "adapter_lent",
     "attempt_document",
     "attempt_document_name",
     "check_judge_credentials",

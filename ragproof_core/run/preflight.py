@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
@@ -67,12 +67,15 @@ def preflight(config: Config, dataset: str | Path, *, adapter_checked: bool = Fa
 
 
 @contextmanager
-def secrets_masked_in_errors(config: Config) -> Iterator[tuple[Config, Masker]]:
+def secrets_masked_in_errors(
+    config: Config, launched: Iterable[str] = ()
+) -> Iterator[tuple[Config, Masker]]:
     """The config as the run uses it (``${NAME}`` expanded) and the run's masker; a
-    bad-input error raised inside has the run's secret values masked."""
+    bad-input error raised inside has the run's secret values masked. ``launched``: what
+    ``${NAME}`` gave the launch's paths (a suite's dataset)."""
     masker = NO_SECRETS
     try:
-        masker = run_masker(config)
+        masker = run_masker(config, launched=launched)
         yield expanded(config).config, masker
     except (ConfigError, AdapterLoadError, DatasetError) as exc:
         if not masker:
@@ -100,7 +103,12 @@ class Staged:
 
 @contextmanager
 def staged_inputs(
-    config: Config, dataset: str | Path, run_id: str, *, adapter_checked: bool = False
+    config: Config,
+    dataset: str | Path,
+    run_id: str,
+    *,
+    adapter_checked: bool = False,
+    launched: Iterable[str] = (),
 ) -> Iterator[tuple[Staged, StagedRecording | None]]:
     """``preflight`` for the run's dataset step, with ``staged_recording_of``: the same
     checks and errors, the dataset read as the ``dataset`` table's rows
@@ -109,7 +117,7 @@ def staged_inputs(
     recording is read (pyarrow's reader and writer release the GIL, and the serial
     parts of one fill the other's gaps on a second core). Errors are raised as if the
     two were read one after the other: the dataset's, then the checks', then the
-    recording's."""
+    recording's. ``launched``: what ``${NAME}`` gave the launch's paths, secrets too."""
     # The reader's thread is joined before the stack removes the staged files.
     with ExitStack() as stack, ThreadPoolExecutor(1) as reader:
         dataset_stack = stack.enter_context(ExitStack())
@@ -118,7 +126,7 @@ def staged_inputs(
         )
         refused: AdapterLoadError | None = None
         recording = None
-        with secrets_masked_in_errors(config) as (used, masker):
+        with secrets_masked_in_errors(config, launched) as (used, masker):
             try:
                 recording = stack.enter_context(
                     staged_recording_of(used.adapter, run_id, masker=masker)
@@ -215,6 +223,9 @@ def staged_recording_of(
 # The adapter preflight built, kept for the evaluation step of the same process
 # (`ragproof run` executes the job in-process), so a 100,000-line recording is
 # parsed once, not once to check it and again to run it. One entry at most.
+# `ragproof.evaluate(adapter=obj)` hands its caller's object to the step the same way
+# (``adapter_lent``): a live object cannot travel in a Dagster run's config, and the
+# job's definitions (its resources) are rebuilt from their module for every run.
 _BUILT: dict[str, object] = {}
 
 
@@ -229,10 +240,41 @@ def check_adapter(spec: AdapterSpec) -> None:
     if key in _BUILT:
         return
     adapter = load_adapter(spec.target, spec.options)
-    for stale in list(_BUILT.values()):
-        asyncio.run(close_adapter(stale))
-    _BUILT.clear()
+    _close_built()
     _BUILT[key] = adapter
+
+
+@contextmanager
+def adapter_lent(spec: AdapterSpec, adapter: object) -> Iterator[None]:
+    """``adapter`` (``lend_adapter``'s) given to this process's evaluation step of
+    ``spec`` meanwhile, as if ``check_adapter`` had built it: the caller runs the job in
+    this process, on one shard. Gone after, whether a step took it or not."""
+    key = _spec_key(spec)
+    _close_built()
+    _BUILT[key] = adapter
+    try:
+        yield
+    finally:
+        if _BUILT.get(key) is adapter:
+            _close_built()
+
+
+def _close_built() -> None:
+    for stale in list(_BUILT.values()):
+        _close(stale)
+    _BUILT.clear()
+
+
+def _close(adapter: object) -> None:
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        asyncio.run(close_adapter(adapter))
+        return
+    # The caller's thread runs a loop of its own (a notebook's, ``ragproof.evaluate``),
+    # where asyncio.run cannot: the adapter is closed on a thread of its own.
+    with ThreadPoolExecutor(1) as closer:
+        closer.submit(asyncio.run, close_adapter(adapter)).result()
 
 
 def take_adapter(spec: AdapterSpec, *, prechecked: bool = False, stored: bool = False) -> object:

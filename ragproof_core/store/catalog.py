@@ -12,6 +12,8 @@ out by name instead of failing the whole scan::
                                                       (case_results, outputs, metric_summaries):
                                                       the run's own file, hard-linked
                                                       (copied on object storage)
+    catalog/log/<records>/<run_id>~<record_id>.parquet  a label, calibration or probe added to
+                                                      a finished run (its file, hard-linked)
     catalog/log/<table>/_schema.parquet               zero rows: the log's glob always matches
     catalog/heartbeats/<run_id>.parquet               a running run's last beat (every 5 s)
     catalog/parts/<table>/<part>.parquet              compacted rows of many entries
@@ -24,7 +26,9 @@ entry (the run record, its files and their sha256), after linking its ``case_res
 files damaged adds a ``damaged`` entry; gc and quarantine add a ``removed`` one. The
 latest open or finished entry of a run is the one in force; only its rows of the other
 tables are read (``catalog_views``), so an earlier attempt's rows never mix with a
-resumed or restarted run's.
+resumed or restarted run's. Records (labels, calibrations, probes) are added to a
+finished run one file each, logged as they are written and compacted alike; they
+belong to their run, not to an entry, and are read while the run is in force.
 
 Compaction (``Catalog.compact``, after every ``COMPACT_EVERY`` finished entries) folds
 the log into parts: the runs table is rewritten whole, one row per run as it stands; the
@@ -57,7 +61,13 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from ragproof_core.store import tables
-from ragproof_core.store.layout import ENTRY_SEPARATOR, SCHEMA_DIR_NAME, STOP_NAME, StoreLayout
+from ragproof_core.store.layout import (
+    ENTRY_SEPARATOR,
+    RECORD_FOLDERS,
+    SCHEMA_DIR_NAME,
+    STOP_NAME,
+    StoreLayout,
+)
 
 # Finished entries the log holds before a run's end compacts it.
 COMPACT_EVERY = 16
@@ -75,7 +85,18 @@ DATA_TABLES: dict[str, tables.Table] = {
     "outputs": tables.OUTPUTS,
     "turns": tables.TURNS,
 }
-CATALOG_TABLES: dict[str, tables.Table] = {RUNS: tables.CATALOG_RUNS, **DATA_TABLES}
+# Records added to a finished run (CONTRACT sections 12 and 22), one file each: logged
+# as written under ``<run_id>~<record_id>``, compacted with the entries, kept with their run.
+RECORD_TABLES: dict[str, tables.Table] = {
+    "calibrations": tables.CALIBRATIONS,
+    "labels": tables.LABELS,
+    "probes": tables.PROBES,
+}
+ROW_TABLES: dict[str, tables.Table] = {**DATA_TABLES, **RECORD_TABLES}
+CATALOG_TABLES: dict[str, tables.Table] = {RUNS: tables.CATALOG_RUNS, **ROW_TABLES}
+# Logged records that weigh one pending entry: a person's labels compact the log too,
+# not at every sixteenth label.
+RECORDS_PER_ENTRY = 8
 ENTRY_FIELD = pa.field("entry", pa.string(), nullable=False)
 
 OPEN, FINISHED, DAMAGED, REMOVED = "open", "finished", "damaged", "removed"
@@ -246,6 +267,12 @@ class Catalog:
         """Whether this store has a catalog yet (a store from before it has none)."""
         return self.files.is_file(self.layout.catalog_log_schema_path(RUNS))
 
+    def complete(self) -> bool:
+        """Whether every table's log has its schema file (``ensure_schema_files``)."""
+        return all(
+            self.files.is_file(self.layout.catalog_log_schema_path(t)) for t in CATALOG_TABLES
+        )
+
     def snapshots(self) -> list[int]:
         found = []
         for path in self.files.glob(str(self.layout.snapshots_dir / "*.json")):
@@ -309,7 +336,7 @@ class Catalog:
             run_id, entry = key_of(path).split(ENTRY_SEPARATOR)
             if entry.endswith((f"-{DAMAGED}", f"-{REMOVED}")):
                 marked[run_id] = max(marked.get(run_id, ""), entry)
-        for table in DATA_TABLES:
+        for table in ROW_TABLES:
             listed[table] = [p for p in listed[table] if not _marked_out(p, marked)]
         return listed
 
@@ -345,10 +372,14 @@ class Catalog:
     # --- writing ----------------------------------------------------------------------------
 
     def ensure_schema_files(self) -> None:
-        """The zero-row files that make every log glob match (a new catalog)."""
+        """The zero-row files that make every log glob match (a new catalog). A catalog
+        from before records were logged gets its runs' records logged first (once: the
+        schema file, written after, says they are)."""
         for table in CATALOG_TABLES:
             path = self.layout.catalog_log_schema_path(table)
             if not self.files.is_file(path):
+                if table in RECORD_TABLES:
+                    self._log_stored_records(table)
                 self.files.write_parquet(path, CATALOG_TABLES[table].schema.empty_table())
         if not self.files.is_file(self.layout.heartbeat_schema_path):
             self.files.write_bytes(self.layout.heartbeat_schema_path, b"")
@@ -374,6 +405,26 @@ class Catalog:
     def write_rows(self, table: str, run_id: str, entry: str, rows: pa.Table) -> None:
         self.files.write_parquet(self.layout.catalog_log_path(table, run_id, entry, 0), rows)
 
+    def log_record(self, table: str, run_id: str, record_id: str) -> None:
+        """A record just written to a finished run's folder joins the log; the log is
+        compacted when records and entries together weigh ``COMPACT_EVERY``."""
+        self.ensure_schema_files()
+        self._link_record(table, run_id, record_id)
+        if self.pending() >= COMPACT_EVERY:
+            self.compact()
+
+    def _link_record(self, table: str, run_id: str, record_id: str) -> None:
+        source = self.layout.record_path(run_id, table, record_id)
+        self.files.link(source, self.layout.catalog_log_path(table, run_id, record_id))
+
+    def _log_stored_records(self, table: str) -> None:
+        """Every run folder's records of ``table`` into the log (a catalog built before
+        records were logged, or rebuilt)."""
+        folder = PurePath(RECORD_FOLDERS[table])
+        for path in self.files.glob(str(self.layout.runs_dir / "*" / folder / "*.parquet")):
+            run_id = PurePath(path).parents[len(folder.parts)].name
+            self._link_record(table, run_id, PurePath(path).stem)
+
     def beat(self, run_id: str, now: datetime | None = None) -> None:
         """Renew the run's heartbeat: a line of JSON (no Arrow array is built, so the
         command that beats between a run's steps never imports pandas)."""
@@ -389,7 +440,7 @@ class Catalog:
         log at once (links of its own files, which stay in its folder): a glob over the
         log, the views file's, must never meet a file that cannot be read."""
         self.ensure_schema_files()
-        for table in DATA_TABLES:
+        for table in ROW_TABLES:
             pattern = str(self.layout.catalog_log_dir(table) / f"{run_id}{ENTRY_SEPARATOR}*")
             for path in self.files.glob(pattern):
                 self.files.remove(path)
@@ -553,9 +604,14 @@ class Catalog:
                 fcntl.flock(handle, fcntl.LOCK_UN)
 
     def pending(self) -> int:
-        """Finished (or marked) entries in the log that no snapshot folds yet."""
+        """Entries in the log that no snapshot folds yet, and records by their weight
+        (``RECORDS_PER_ENTRY``)."""
         snapshot = self.snapshot()
-        return sum(1 for p in self.log_files(RUNS) if key_of(p) not in snapshot.folded)
+        entries = sum(1 for p in self.log_files(RUNS) if key_of(p) not in snapshot.folded)
+        records = sum(
+            1 for t in RECORD_TABLES for p in self.log_files(t) if key_of(p) not in snapshot.folded
+        )
+        return entries + records // RECORDS_PER_ENTRY
 
     def compact(self, *, min_entries: int = COMPACT_EVERY, merge_all: bool = False) -> bool:
         """Fold the log into parts when it holds ``min_entries`` settled entries or more;
@@ -575,7 +631,12 @@ class Catalog:
                 rows.append(conform(self.files.parquet_file(path).read(), _RUNS_SCHEMA))
         logged = pa.concat_tables(rows) if rows else _RUNS_SCHEMA.empty_table()
         settled = logged.filter(pc.not_equal(logged["kind"], OPEN))
-        if settled.num_rows < min_entries and not merge_all:
+        records = {
+            table: [p for p in listed[table] if key_of(p) not in snapshot.folded]
+            for table in RECORD_TABLES
+        }
+        weight = settled.num_rows + sum(map(len, records.values())) // RECORDS_PER_ENTRY
+        if weight < min_entries and not merge_all:
             return False
         folding = {
             entry_key(r, e)
@@ -583,6 +644,7 @@ class Catalog:
                 settled["run_id"].to_pylist(), settled["entry"].to_pylist(), strict=True
             )
         }
+        folding |= {key_of(p) for paths in records.values() for p in paths}
         compacted = [self._read_part(RUNS, p) for p in snapshot.table_parts(RUNS)]
         runs_now = resolve_runs(pa.concat_tables([*compacted, settled]))
         live = set(zip(runs_now["run_id"].to_pylist(), runs_now["entry"].to_pylist(), strict=True))
@@ -599,7 +661,7 @@ class Catalog:
         parts: dict[str, tuple[Part, ...]] = {}
         parts[RUNS] = (self._write_part(RUNS, runs_now),)
         written.append((RUNS, parts[RUNS][0]))
-        for table in DATA_TABLES:
+        for table in ROW_TABLES:
             new = self._fold_rows(table, [p for p in listed[table] if key_of(p) in folding])
             kept = list(snapshot.table_parts(table))
             if new is not None and new.num_rows:
@@ -642,9 +704,9 @@ class Catalog:
                 continue
             except (OSError, pa.ArrowException):
                 # Damaged under the run's feet: marked, and its rows left out of the part.
-                run_id = key_of(path).split(ENTRY_SEPARATOR)[0]
+                run_id, logged_as = key_of(path).split(ENTRY_SEPARATOR)
                 with suppress(OSError):
-                    self.mark(run_id, DAMAGED, f"runs/{run_id}/{table}.parquet")
+                    self.mark(run_id, DAMAGED, run_file(table, run_id, logged_as))
                 continue
             entry = PurePath(path).stem.split(ENTRY_SEPARATOR)[1]
             data = conform(data, CATALOG_TABLES[table].schema)
@@ -679,7 +741,7 @@ class Catalog:
         while len(parts) >= 2 and (merge_all or parts[-2].rows <= 2 * parts[-1].rows):
             older, newer = parts[-2], parts[-1]
             rows = pa.concat_tables([self._read_part(table, older), self._read_part(table, newer)])
-            rows = _keep_live(rows, live)
+            rows = _keep_live(rows, live, by_run=table in RECORD_TABLES)
             merged = self._write_part(table, rows)
             written.append(merged)
             parts = [*parts[:-2], merged]
@@ -728,12 +790,28 @@ def entry_time(name: str) -> datetime:
         return datetime.min.replace(tzinfo=UTC)
 
 
-def _keep_live(rows: pa.Table, live: set[tuple[str, str]]) -> pa.Table:
+def _keep_live(rows: pa.Table, live: set[tuple[str, str]], *, by_run: bool = False) -> pa.Table:
+    """The rows of entries in ``live``; ``by_run`` (records): of the runs in ``live``."""
+    if by_run:
+        runs = pa.array(sorted({run_id for run_id, _ in live}), pa.string())
+        return rows.filter(pc.is_in(rows["run_id"], value_set=runs))
     keep = [
         (run_id, entry) in live
         for run_id, entry in zip(rows["run_id"].to_pylist(), rows["entry"].to_pylist(), strict=True)
     ]
     return rows.filter(pa.array(keep, pa.bool_()))
+
+
+def run_file(table: str, run_id: str, logged_as: str) -> str:
+    """The run folder's file (relative to the store) that a log file of ``table`` links,
+    ``logged_as`` the entry or record id its name carries."""
+    if table == RUNS:
+        return f"runs/{run_id}/run.parquet"
+    if table == "turns":
+        return f"runs/{run_id}/dataset.parquet"
+    if table in RECORD_TABLES:
+        return f"runs/{run_id}/{RECORD_FOLDERS[table]}/{logged_as}.parquet"
+    return f"runs/{run_id}/{table}.parquet"
 
 
 def resolve_runs(entries: pa.Table) -> pa.Table:

@@ -193,3 +193,15 @@ def rows_sql(sources: Sources, table: str, columns: Sequence[str]) -> str:
         f"SELECT {', '.join(columns)} FROM {scan} "
         f"WHERE (run_id, {entry}) IN (SELECT run_id, entry FROM {IN_FORCE_VIEW})"
     )
+
+
+def records_sql(sources: Sources, table: str, columns: Sequence[str]) -> str:
+    """``table``'s records (calibrations, labels, probes) of the runs in force, with
+    ``columns`` and each record's id as ``record_id``."""
+    scan = source_sql(sources.files[table], cat.part_schema(table), sources.folded)
+    stem = "parse_filename(filename, true)"
+    record_id = f"coalesce(entry, split_part({stem}, '{ENTRY_SEPARATOR}', 2))"
+    return (
+        f"SELECT {', '.join(columns)}, {record_id} AS record_id FROM {scan} "
+        f"WHERE run_id IN (SELECT run_id FROM {IN_FORCE_VIEW})"
+    )

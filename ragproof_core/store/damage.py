@@ -18,7 +18,7 @@ from typing import TypeVar
 import duckdb
 
 from ragproof_core.errors import StoreFault
-from ragproof_core.store.catalog import RUNS, Catalog
+from ragproof_core.store.catalog import Catalog, run_file
 from ragproof_core.store.layout import ENTRY_SEPARATOR, StoreLayout, validate_run_id
 from ragproof_core.store.object_files import files_for
 
@@ -117,9 +117,4 @@ def _run_file(relative: PurePath, run_id: str) -> str:
     parts = relative.parts
     if parts[0] == "runs":
         return relative.as_posix()
-    table = parts[2]
-    if table == RUNS:
-        return f"runs/{run_id}/run.parquet"
-    if table == "turns":
-        return f"runs/{run_id}/dataset.parquet"
-    return f"runs/{run_id}/{table}.parquet"
+    return run_file(parts[2], run_id, PurePath(parts[3]).stem.split(ENTRY_SEPARATOR)[1])

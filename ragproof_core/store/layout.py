@@ -280,27 +280,11 @@ class StoreLayout:
         validate_run_id(record_id)  # the same safe-name rules
         return self.record_dir(run_id, records) / f"{record_id}.parquet"
 
-    def record_schema_path(self, records: str) -> Path:
-        """Matched by ``record_glob``, so the records' view always has a file to read."""
-        return self.schema_dir / _record_folder(records) / "schema.parquet"
-
-    def record_glob(self, records: str) -> str:
-        """Every run's ``records`` (and the schema file), as DuckDB reads them."""
-        self.table_glob("run")  # the same check of the root for glob characters
-        return self.url(self.runs_dir / "*" / _record_folder(records) / "*.parquet")
-
     def calibrations_dir(self, run_id: str) -> Path:
         return self.record_dir(run_id, CALIBRATIONS_DIR_NAME)
 
     def calibration_path(self, run_id: str, calibration_id: str) -> Path:
         return self.record_path(run_id, CALIBRATIONS_DIR_NAME, calibration_id)
-
-    @property
-    def calibrations_schema_path(self) -> Path:
-        return self.record_schema_path(CALIBRATIONS_DIR_NAME)
-
-    def calibrations_glob(self) -> str:
-        return self.record_glob(CALIBRATIONS_DIR_NAME)
 
     def shard_table_path(self, run_id: str, table: str, shard: int) -> Path:
         """``<table>-shard-NNNN.parquet``: one shard's part of a sharded table."""

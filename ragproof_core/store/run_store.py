@@ -1023,6 +1023,7 @@ class RunStore:
         self.files.write_parquet(
             self.layout.calibration_path(calibration.run_id, calibration_id), table
         )
+        self.catalog.log_record("calibrations", calibration.run_id, calibration_id)
         return calibration_id
 
     def calibrations(self, run_id: str, *, latest: bool = True) -> list[dict[str, Any]]:
@@ -1062,6 +1063,7 @@ class RunStore:
             self.layout.record_path(label.run_id, label_files.LABELS_FOLDER, label_id),
             label_files.encode_label(label),
         )
+        self.catalog.log_record(label_files.LABELS_FOLDER, label.run_id, label_id)
         return label_id
 
     def label_files(self, run_id: str) -> list[Any]:
@@ -1120,6 +1122,7 @@ class RunStore:
             self.layout.record_path(result.run_id, probes.PROBES, probe_id),
             probes.encode_probe(result, probe_id, created_at),
         )
+        self.catalog.log_record(probes.PROBES, result.run_id, probe_id)
         return probe_id
 
     def probes(self, run_id: str, *, latest: bool = True) -> list[dict[str, Any]]:

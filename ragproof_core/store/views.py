@@ -58,16 +58,17 @@ import duckdb
 import pyarrow as pa
 
 from ragproof_core.metrics.registry import METRICS
+from ragproof_core.store import catalog as cat
 from ragproof_core.store import damage, tables
 from ragproof_core.store.catalog import Catalog
 from ragproof_core.store.catalog_views import (
     CATALOG_VIEWS,
-    IN_FORCE_VIEW,
     RUN_STATES_VIEW,
     Sources,
     catalog_ddl,
     glob_sources,
     reader_sources,
+    records_sql,
     rows_sql,
     sql_string,
 )
@@ -132,11 +133,8 @@ REPEATS_COLUMNS: tuple[str, ...] = (
 )
 # A case is flaky when its scored trials lie at least this far apart (max - min).
 FLAKY_SPREAD = 0.5
-# Tables kept one file per record in a folder of each run (``layout.RECORD_FOLDERS``):
-# rows only for runs someone calibrated, labelled or probed.
-RECORD_TABLES: dict[str, tables.Table] = {
-    t.name: t for t in (tables.CALIBRATIONS, tables.LABELS, tables.PROBES)
-}
+# Records added to finished runs, one file each, read through the catalog like every row.
+RECORD_TABLES: dict[str, tables.Table] = cat.RECORD_TABLES
 VIEW_NAMES: tuple[str, ...] = (
     *CATALOG_VIEWS,
     *RUN_VIEWS,
@@ -191,16 +189,19 @@ def view_ddl(layout: StoreLayout, sources: Sources | None = None) -> list[str]:
         ),
         _conversations_view(sources),
         _repeats_view(),
-        _record_view("calibrations", layout, "ORDER BY run_id, created_at, calibration_id, metric"),
+        _record_view(
+            "calibrations", sources, "ORDER BY run_id, created_at, calibration_id, metric"
+        ),
         # A changed mind is a newer label: the view shows the one in force.
         _record_view(
             "labels",
-            layout,
+            sources,
             "QUALIFY row_number() OVER (PARTITION BY run_id, case_id, metric, annotator "
-            "ORDER BY labelled_at DESC, filename DESC) = 1 ORDER BY run_id, labelled_at, filename",
+            "ORDER BY labelled_at DESC, record_id DESC) = 1 "
+            "ORDER BY run_id, labelled_at, record_id",
         ),
         _record_view(
-            "probes", layout, "ORDER BY run_id, created_at, probe_id, metric, perturbation"
+            "probes", sources, "ORDER BY run_id, created_at, probe_id, metric, perturbation"
         ),
         _metrics_view(),
     ]
@@ -237,14 +238,12 @@ def _repeats_view() -> str:
     )
 
 
-def _record_view(name: str, layout: StoreLayout, tail: str) -> str:
-    """The view over one record folder of every finished run (``RECORD_TABLES``)."""
-    return (
-        f"CREATE OR REPLACE VIEW {name} AS SELECT {', '.join(RECORD_TABLES[name].names)} "
-        f"FROM read_parquet({_sql_string(layout.record_glob(name))}, union_by_name = true, "
-        f"hive_partitioning = false, filename = true) "
-        f"WHERE run_id IN (SELECT run_id FROM {IN_FORCE_VIEW}) {tail}"
-    )
+def _record_view(name: str, sources: Sources, tail: str) -> str:
+    """The view over one kind of record (``RECORD_TABLES``) of the runs in force, read
+    through the catalog like every row."""
+    columns = ", ".join(RECORD_TABLES[name].names)
+    rows = records_sql(sources, name, RECORD_TABLES[name].names)
+    return f"CREATE OR REPLACE VIEW {name} AS SELECT {columns} FROM ({rows}) {tail}"
 
 
 def _metrics_view() -> str:
@@ -305,18 +304,12 @@ def write_schema_files(layout: StoreLayout) -> None:
     Catalog(layout, files).ensure_schema_files()
     for table, schema in SCHEMAS.items():
         files.write_parquet(layout.schema_path(table), pa.Table.from_pylist([], schema=schema))
-    for folder, table in RECORD_TABLES.items():
-        files.write_parquet(
-            layout.record_schema_path(folder), pa.Table.from_pylist([], schema=table.schema)
-        )
 
 
 def _schema_files_present(layout: StoreLayout) -> bool:
     files = files_for(layout)
-    return (
-        Catalog(layout, files).exists()
-        and all(files.is_file(layout.record_schema_path(f)) for f in RECORD_TABLES)
-        and all(files.is_file(layout.schema_path(table)) for table in SCHEMAS)
+    return Catalog(layout, files).complete() and all(
+        files.is_file(layout.schema_path(table)) for table in SCHEMAS
     )
 
 
@@ -324,7 +317,6 @@ def _schema_files_current(layout: StoreLayout) -> bool:
     """True when every schema file exists and holds today's schema (remote stores)."""
     files = files_for(layout)
     expected = [(layout.schema_path(t), s) for t, s in SCHEMAS.items()]
-    expected += [(layout.record_schema_path(f), t.schema) for f, t in RECORD_TABLES.items()]
     for path, schema in expected:
         try:
             stored = files.parquet_file(path).schema_arrow

@@ -98,3 +98,16 @@ def test_a_budget_nothing_can_price_fails_the_launch_and_creates_nothing(monkeyp
         failure = launched.get_step_failure_events()[0].step_failure_data.user_failure_data
         assert failure.description == UNPRICED_BUDGET
         assert instance.get_dynamic_partitions(evaluation_runs.name) == []
+
+
+def test_an_unset_variable_fails_the_launch_and_creates_nothing(monkeypatch):
+    monkeypatch.delenv("RAGPROOF_TEST_UNSET", raising=False)
+    with dg.instance_for_test() as instance:
+        launched = _launch(
+            instance, {"dataset": CONFIG["dataset"], "name": "x ${RAGPROOF_TEST_UNSET}"}
+        )
+        failure = launched.get_step_failure_events()[0].step_failure_data.user_failure_data
+        assert failure.description == (
+            "run.name: environment variable RAGPROOF_TEST_UNSET is not set"
+        )
+        assert instance.get_dynamic_partitions(evaluation_runs.name) == []

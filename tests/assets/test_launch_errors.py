@@ -58,8 +58,28 @@ def _launch(config: dict):
             {"RAGPROOF_MAX_COST_USD": "1", "RAGPROOF_JUDGE_MODEL": "openai/judge-test"},
             UNPRICED_BUDGET,
         ),
+        # ${NAME} read as the run starts (CONTRACT section 28): a suite's path, a [run] key.
+        (
+            {"dataset": "${RAGPROOF_TEST_UNSET}/cases.jsonl"},
+            {},
+            "dataset: environment variable RAGPROOF_TEST_UNSET is not set",
+        ),
+        (
+            {"dataset": DATASET, "name": "nightly ${RAGPROOF_TEST_UNSET}"},
+            {},
+            "run.name: environment variable RAGPROOF_TEST_UNSET is not set",
+        ),
     ],
-    ids=["no_module", "no_recording", "options_not_object", "k_zero", "bad_budget", "unpriced"],
+    ids=[
+        "no_module",
+        "no_recording",
+        "options_not_object",
+        "k_zero",
+        "bad_budget",
+        "unpriced",
+        "unset_in_dataset",
+        "unset_in_run_name",
+    ],
 )
 def test_bad_input_fails_the_first_step_and_writes_nothing(
     store_path, monkeypatch, config, env, message

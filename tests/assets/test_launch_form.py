@@ -12,7 +12,7 @@ from ragproof_assets.evaluation.config import EvalRunConfig, evaluate_run_config
 from ragproof_assets.evaluation.partitions import evaluation_runs
 from ragproof_assets.launch.ui import DEMO_DATASET
 from ragproof_cli.execution import step_failures
-from ragproof_core.config.settings import RUN_KEYS
+from ragproof_core.config.settings import RUN_KEYS, ConfigError
 from tests.assets.expected import RECORDED
 from tests.support.snapshot import tree_bytes
 
@@ -114,3 +114,22 @@ def test_a_launch_with_a_bad_run_key_is_refused_with_the_command_lines_message(
         )
         assert step_failures(evaluated) == ([message], False)
     assert tree_bytes(store_path) == before
+
+
+def test_the_forms_paths_read_the_environment_as_the_run_starts(monkeypatch):
+    # A suite's dataset and config file may be named through ${NAME} (CONTRACT section 28).
+    form = EvalRunConfig(
+        dataset="${RECORDED_DIR}/cases.jsonl", config_file="${RECORDED_DIR}/ragproof.toml"
+    )
+    monkeypatch.delenv("RECORDED_DIR", raising=False)
+    with pytest.raises(
+        ConfigError, match="^dataset: environment variable RECORDED_DIR is not set$"
+    ):
+        form.dataset_file()
+    with pytest.raises(ConfigError, match="^config_file: environment variable RECORDED_DIR "):
+        form.resolve()
+    monkeypatch.setenv("RECORDED_DIR", str(RECORDED))
+    assert form.dataset_file() == f"{RECORDED}/cases.jsonl"
+    assert form.resolve().source == f"{RECORDED}/ragproof.toml"
+    # What they read is a secret of the run, masked in what it writes (its errors too).
+    assert form.path_secrets() == [str(RECORDED)] * 2

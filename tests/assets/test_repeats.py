@@ -7,6 +7,7 @@ stored trials, and the dry run counts every trial."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import duckdb
@@ -17,7 +18,7 @@ from ragproof_core.present.app_data import run_data
 from ragproof_core.present.report_data import gather_report
 from ragproof_core.store import RunStore
 from tests.faults.conftest import write_jsonl
-from tests.support.cli import ragproof
+from tests.support.cli import ragproof, ragproof_exec_popen
 
 CASES = 6
 TRIALS = 3
@@ -195,3 +196,101 @@ def test_the_dry_run_and_the_summary_count_trials(dataset: Path):
         line for line in table.stdout.splitlines() if line.startswith("retrieval.recall_at_k")
     )
     assert recall.split()[-2:] == [str(TRIALS), "2"]
+
+
+@pytest.mark.slow
+def test_compare_of_runs_with_repeats_pairs_the_per_case_means(dataset: Path):
+    # A: 3 trials a case; B: 2. The counter's pattern gives each case's trials (recall:
+    # q1 and q5 miss on their 2nd call, q3 always; exact match: only "answer 2").
+    a = _run(dataset)
+    b = _run(dataset, "--repeats", "2")
+    done = ragproof("compare", a["run_id"], b["run_id"], "--json")
+    assert done.returncode == 0, done.stderr
+    compared = json.loads(done.stdout)
+    assert (compared["trials_a"], compared["trials_b"]) == (TRIALS, 2)
+
+    recall_a = np.array([1, 2 / 3, 1, 0, 1, 2 / 3])
+    recall_b = np.array([1, 1 / 2, 1, 0, 1, 1 / 2])
+    exact_a, exact_b = np.full(CASES, 1 / 3), np.full(CASES, 1 / 2)
+    for metric, xa, xb in (
+        ("retrieval.recall_at_k", recall_a, recall_b),
+        ("retrieval.mrr", recall_a, recall_b),
+        ("echo.exact_match", exact_a, exact_b),
+    ):
+        m = compared["metrics"][metric]
+        d = xb - xa
+        assert (m["scored_a"], m["scored_b"], m["paired"]) == (CASES, CASES, CASES), metric
+        assert m["mean_a"] == pytest.approx(xa.mean(), abs=1e-12), metric
+        assert m["mean_b"] == pytest.approx(xb.mean(), abs=1e-12), metric
+        assert m["delta"] == pytest.approx(d.mean(), abs=1e-12), metric
+        if d.std() > 0:
+            expected = (1.96 + 0.8416) * d.std(ddof=1) / np.sqrt(CASES)
+            assert m["mde"] == pytest.approx(expected, rel=1e-12), metric
+        else:  # every case moved alike: nothing varies, any change is detected
+            assert m["mde"] == pytest.approx(0.0, abs=1e-12)
+    # The cases that lost, by their means: q1 and q5 each from 2/3 to 1/2.
+    recall = [r for r in compared["regressions"] if r["metric"] == "retrieval.recall_at_k"]
+    assert [(r["case_id"], r["value_a"], r["value_b"]) for r in recall] == [
+        ("q1", pytest.approx(2 / 3), 0.5),
+        ("q5", pytest.approx(2 / 3), 0.5),
+    ]
+    # The table says what it paired.
+    table = ragproof("compare", a["run_id"], b["run_id"])
+    assert table.returncode == 0, table.stderr
+    assert (
+        "Trials per case: A 3, B 2 (run.repeats): each case is paired by its mean over its "
+        "scored trials." in table.stdout
+    )
+
+
+@pytest.mark.slow
+def test_a_resume_redoes_only_the_cases_short_of_trials(
+    dataset: Path, tmp_path: Path, store_path: Path
+):
+    # Ctrl-C during the 3rd answer of q3 (concurrency 1, each trial over every case in
+    # turn): q0 to q2 have their 3 trials, q3 is cut short, q4 and q5 have 2.
+    marker = tmp_path / "interrupted"
+    config = tmp_path / "ragproof.toml"
+    config.write_text(
+        f"[run]\nrepeats = {TRIALS}\nconcurrency = 1\n\n"
+        f'[adapter]\ntarget = "{ADAPTER}"\n'
+        f'options = {{ interrupt = "question 3?#{TRIALS}", marker = "{marker}" }}\n',
+        encoding="utf-8",
+    )
+    args = ["--dataset", str(dataset), "--config", str(config), "--metrics", METRICS]
+    proc = ragproof_exec_popen("run", *args)
+    _, err = proc.communicate(timeout=240)
+    assert proc.returncode == 130, err
+    assert marker.exists()
+    stopped = re.search(r"interrupted: run (\S+) kept (\d+) of (\d+) cases", err)
+    assert stopped is not None, err
+    run_id = stopped.group(1)
+    assert RunStore(store_path).get_run(run_id).status == "interrupted"
+
+    resumed = ragproof("run", "--resume", run_id, "--json")
+    assert resumed.returncode == 0, resumed.stderr
+    out = json.loads(resumed.stdout)
+    # Only q3, q4 and q5 were asked again, each for all its trials.
+    assert out["adapter_calls"] == {"retrieve": 3 * TRIALS, "answer": 3 * TRIALS}
+    rows = _rows(
+        store_path,
+        "SELECT case_id, trial, value FROM case_results WHERE run_id = ? "
+        "AND metric = 'retrieval.recall_at_k' ORDER BY case_id, trial",
+        run_id,
+    )
+    # Each case's trials once, as a run never stopped has them: a redone case's
+    # counter starts again in the resuming process.
+    misses = {("q1", 2), ("q3", 1), ("q3", 2), ("q3", 3), ("q5", 2)}
+    assert rows == [
+        (f"q{i}", t, 0.0 if (f"q{i}", t) in misses else 1.0)
+        for i in range(CASES)
+        for t in range(1, TRIALS + 1)
+    ]
+    answers = _rows(
+        store_path,
+        "SELECT DISTINCT trial, answer FROM outputs WHERE run_id = ? ORDER BY trial",
+        run_id,
+    )
+    assert answers == [(t, f"answer {t}") for t in range(1, TRIALS + 1)]
+    assert out["metrics"]["retrieval.recall_at_k"]["mean"] == pytest.approx(13 / 18)
+    assert out["metrics"]["retrieval.recall_at_k"]["flaky_cases"] == 2

@@ -25,10 +25,12 @@ def suites(tmp_path, monkeypatch):
     path.write_text(
         f'[[suite]]\nname = "recorded"\ndataset = "{DATASET}"\nconfig_file = "{CONFIG}"\n'
         'cron = "30 6 * * MON-FRI"\ntimezone = "Europe/Paris"\n\n'
-        f'[[suite]]\nname = "recorded_k3"\ndataset = "{DATASET}"\nconfig_file = "{CONFIG}"\n'
-        "k = 3\n"
+        # Paths read from the environment when the run starts (CONTRACT section 28).
+        '[[suite]]\nname = "recorded_k3"\ndataset = "${RECORDED_DIR}/cases.jsonl"\n'
+        'config_file = "${RECORDED_DIR}/ragproof.toml"\nk = 3\n'
     )
     monkeypatch.setenv("RAGPROOF_SUITES", str(path))
+    monkeypatch.setenv("RECORDED_DIR", str(RECORDED))
     return path
 
 
@@ -70,8 +72,8 @@ def test_a_tick_is_a_new_partition_and_a_run_that_succeeds(suites, store_path):
             "ops": {
                 "eval_dataset": {
                     "config": {
-                        "dataset": DATASET,
-                        "config_file": CONFIG,
+                        "dataset": "${RECORDED_DIR}/cases.jsonl",
+                        "config_file": "${RECORDED_DIR}/ragproof.toml",
                         "k": 3,
                         "tags": {"suite": "recorded_k3"},
                         "name": "recorded_k3",
@@ -86,6 +88,10 @@ def test_a_tick_is_a_new_partition_and_a_run_that_succeeds(suites, store_path):
         # A ragproof run named after the suite and tagged with it (CONTRACT section 30).
         record = RunStore(store_path).get_run(request.partition_key)
         assert (record.name, record.tags) == ("recorded_k3", {"suite": "recorded_k3"})
+        assert record.dataset == "${RECORDED_DIR}/cases.jsonl"
+        # What ${NAME} read is a secret of the run: the manifest keeps the path as written.
+        manifest = RunStore(store_path).read_manifest(request.partition_key)
+        assert manifest["dataset_path"] == "${RECORDED_DIR}/cases.jsonl"
 
 
 def test_a_bad_suites_file_fails_the_load_in_one_line(tmp_path, monkeypatch):

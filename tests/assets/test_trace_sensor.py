@@ -13,6 +13,7 @@ import pytest
 
 from ragproof_assets.definitions import defs
 from ragproof_assets.traces.sensor import TRACE_FILE_TAG, trace_sensor
+from ragproof_core.config import ConfigError
 from ragproof_core.store.run_store import RunStore
 from tests.support.otlp import document, root_span, trace_id, write_traces
 
@@ -28,7 +29,11 @@ def instance():
 @pytest.fixture
 def traces_env(tmp_path, monkeypatch):
     config = tmp_path / "ragproof.toml"
-    config.write_text(f"[traces]\nsample = 1.0\nseed = 3\nmetrics = {json.dumps(METRICS)}\n")
+    # The seed read from the environment as the evaluation starts (CONTRACT section 28).
+    config.write_text(
+        f'[traces]\nsample = 1.0\nseed = "${{TRACE_SEED}}"\nmetrics = {json.dumps(METRICS)}\n'
+    )
+    monkeypatch.setenv("TRACE_SEED", "3")
     monkeypatch.setenv("RAGPROOF_TRACES_CONFIG", str(config))
     monkeypatch.setenv("RAGPROOF_TRACES_WORKDIR", str(tmp_path / "work"))
     return tmp_path
@@ -106,6 +111,16 @@ def test_a_bad_file_is_logged_and_not_retried(instance, traces_env, monkeypatch)
     assert [r.tags[TRACE_FILE_TAG] for r in result.run_requests] == [str(good)]
     assert json.loads(result.cursor) == [str(bad), str(good)]
     assert isinstance(_tick(instance, result.cursor), dg.SkipReason)
+
+
+def test_an_unset_variable_in_traces_stops_the_tick_naming_it(instance, traces_env, monkeypatch):
+    folder = traces_env / "traces"
+    folder.mkdir()
+    monkeypatch.setenv("RAGPROOF_TRACES", str(folder))
+    write_traces(folder / "a.jsonl", _spans(1, 1))
+    monkeypatch.delenv("TRACE_SEED")
+    with pytest.raises(ConfigError, match=r"traces\.seed: environment variable TRACE_SEED is not"):
+        _tick(instance, None)
 
 
 def test_no_location_is_a_skip(instance, monkeypatch):

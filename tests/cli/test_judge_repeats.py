@@ -115,3 +115,53 @@ def test_judge_repeats_whose_replies_never_vary_have_no_self_agreement(server, j
     stats = out["metrics"][METRIC]
     assert stats["judge_self_agreement"] is None
     assert stats["judge_repeated"] > 0
+
+
+def test_trials_with_the_same_answer_share_the_judges_reply_per_repeat_index(
+    server, judge_env, store_path: Path, tmp_path: Path
+):
+    # Three trials a case answering "answer 1", "answer 2", "answer 1": the 3rd trial's
+    # judge requests are the 1st's, repeat index by repeat index (CONTRACT section 27).
+    server.fallback = VaryingReplies()  # a text's 1st request relevant, 2nd partial, ...
+    (tmp_path / "cases.jsonl").write_text(
+        "".join(json.dumps({"id": f"q{i}", "question": f"question {i}?"}) + "\n" for i in (0, 1)),
+        encoding="utf-8",
+    )
+    config = tmp_path / "ragproof.toml"
+    config.write_text(
+        '[run]\nrepeats = 3\n\n[adapter]\ntarget = "tests.support.counting_adapter:'
+        'CountingAdapter"\noptions = { cycle = 2 }\n',
+        encoding="utf-8",
+    )
+    done = ragproof(
+        "run",
+        "--dataset",
+        str(tmp_path / "cases.jsonl"),
+        "--config",
+        str(config),
+        "--metrics",
+        METRIC,
+        "--judge-repeats",
+        "2",
+        "--json",
+        env=judge_env,
+    )
+    assert done.returncode == 0, done.stderr
+    # Two cases x two distinct answers x two repeats.
+    assert server.request_count == 8
+    with duckdb.connect(str(store_path / "ragproof.duckdb"), read_only=True) as con:
+        rows = con.execute(
+            "SELECT case_id, trial, judge_raw_json FROM case_results WHERE run_id = ? "
+            "AND metric = ? ORDER BY case_id, trial",
+            [json.loads(done.stdout)["run_id"], METRIC],
+        ).fetchall()
+    stored = {(case, trial): json.loads(raw) for case, trial, raw in rows}
+    for case in ("q0", "q1"):
+        # Each answer's two repeats asked apart (at once: either may be first), one
+        # relevant, one partial.
+        assert sorted(stored[case, 1]["scores"]) == sorted(stored[case, 2]["scores"])
+        assert sorted(stored[case, 1]["scores"]) == [0.5, 1.0]
+        # The 3rd trial asked nothing and has the 1st's reply at each repeat index: had
+        # it asked, its repeats would have been the text's 3rd and 4th requests
+        # (irrelevant and relevant).
+        assert stored[case, 3] == stored[case, 1]

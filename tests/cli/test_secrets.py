@@ -4,13 +4,13 @@ A distinct token is planted in every kind of config place: header names
 (``Ocp-Apim-Subscription-Key``, ``X-Auth-Token``, ``Authorization``), a URL's user
 name and query string, a URL's password, options named ``openai_key``,
 ``bearer``, ``pwd``, a ``creds`` list, a ``Cookie`` deep in lists and tables,
-``RAGPROOF_JUDGE_API_BASE=http://TOKEN@host`` and the judge key. A real
-``ragproof run`` calls the local RAG service (which gets the real values) and
-tries the local judge (every call fails, and the run ends aborted:judge: LiteLLM will
-not send credentials in the URL beside the key); then every file in the store (report
+and the judge key. A real ``ragproof run`` calls the local RAG service (which gets
+the real values) and the local judge; then every file in the store (report
 included), every file of the Dagster home (the event log's SQLite included) and the output of
 ``run``, ``show --json``, ``runs --json``, ``report`` and ``sql`` are searched for
-each token: none is found.
+each token: none is found. ``RAGPROOF_JUDGE_API_BASE=http://TOKEN@host`` (or with a
+query string) is refused before anything is stored, naming the variable, never the
+token: LiteLLM cannot send such a request (CONTRACT section 24).
 """
 
 from __future__ import annotations
@@ -32,6 +32,7 @@ def _tokens() -> dict[str, str]:
     names = re.findall(r"\{(\w+)\}", TEMPLATE.read_text())
     tokens = {name: f"planted-{name.replace('_', '-')}-9c41e7" for name in names if name != "port"}
     tokens["judge_user"] = "planted-judge-user-9c41e7"
+    tokens["judge_query"] = "planted-judge-query-9c41e7"
     tokens["judge_key"] = "planted-judge-key-9c41e7"
     return tokens
 
@@ -52,25 +53,36 @@ def test_no_planted_secret_reaches_the_store_the_dagster_home_or_the_output(tmp_
             RAGPROOF_STORE=str(store),
             DAGSTER_HOME=str(home),
             RAGPROOF_JUDGE_MODEL="openai/judge-test",
-            RAGPROOF_JUDGE_API_BASE=judge.url.replace("://", f"://{tokens['judge_user']}@"),
+            RAGPROOF_JUDGE_API_BASE=judge.url,
             OPENAI_API_KEY=tokens["judge_key"],
         )
-        run = ragproof("run", "--dataset", str(DATASET), "--config", str(config), "--json", env=env)
-        # LiteLLM's HTTP client refuses credentials in the URL beside the key's
-        # Authorization header: every judge call fails, so the judge's breaker stops the
-        # run (aborted:judge, exit 6, CONTRACT section 24); what it kept is stored.
-        assert run.returncode == 6, run.stderr
-        assert run.stderr.startswith("ragproof: judge unavailable: "), run.stderr
+        run_args = ("run", "--dataset", str(DATASET), "--config", str(config), "--json")
+        # Credentials in the judge's URL: LiteLLM's HTTP client will not send a user
+        # name beside the key, and the OpenAI client puts the path after a query
+        # string; refused before anything exists (exit 1), the token never shown.
+        refused = [
+            ragproof(*run_args, env={**env, "RAGPROOF_JUDGE_API_BASE": base})
+            for base in (
+                judge.url.replace("://", f"://{tokens['judge_user']}@"),
+                f"{judge.url}?key={tokens['judge_query']}",
+            )
+        ]
+        assert [(r.returncode, r.stdout, r.stderr.count("\n")) for r in refused] == [(1, "", 1)] * 2
+        assert refused[0].stderr.startswith("ragproof: RAGPROOF_JUDGE_API_BASE: credentials in")
+        assert refused[1].stderr.startswith("ragproof: RAGPROOF_JUDGE_API_BASE: a query string")
+        assert not store.exists() and judge.requests == []
+        run = ragproof(*run_args, env=env)
+        assert run.returncode == 0, run.stderr
         shown = json.loads(run.stdout)
-        assert shown["status"] == "aborted:judge"
-        assert shown["judge"]["judge_errors"] > 0
+        assert shown["status"] == "completed"
+        assert shown["judge"]["requests"] > 0
         run_id = shown["run_id"]
         # The service got the real values: only what is stored is redacted.
         sent = service.requests[0]
         assert sent.headers["Ocp-Apim-Subscription-Key"] == tokens["ocp_apim"]
         assert sent.path == f"/answer?api_key={tokens['url_query']}&v=2"
 
-    outputs = [run]
+    outputs = [*refused, run]
     for args in (
         ("show", run_id, "--json"),
         ("runs", "--json"),
@@ -100,9 +112,6 @@ def test_no_planted_secret_reaches_the_store_the_dagster_home_or_the_output(tmp_
     }
     assert [options[k] for k in ("openai_key", "bearer", "pwd", "creds")] == ["***"] * 4
     assert options["nested"] == {"deeper": [{"Cookie": "***"}, "https://svc:***@example.test/x"]}
-    config_json = json.loads(json.loads(outputs[4].stdout)[0]["config_json"])
-    assert config_json["judge_api_base"] == "http://***@127.0.0.1:{}/v1".format(
-        judge.url.rsplit(":", 1)[1].split("/")[0]
-    )
+    config_json = json.loads(json.loads(outputs[-1].stdout)[0]["config_json"])
     assert re.fullmatch(r"[0-9a-f]{64}", config_json["config_sha256"])
     assert config_json["config_sha256"] == manifest["config_sha256"]

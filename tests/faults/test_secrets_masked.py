@@ -146,11 +146,15 @@ def test_an_http_service_echoing_its_token_leaks_nothing(tmp_path) -> None:
 
 def test_an_unset_name_is_one_line_and_a_doubled_dollar_is_literal(tmp_path) -> None:
     store, home = tmp_path / "store", tmp_path / "home"
-    env = cli_env(RAGPROOF_STORE=str(store), DAGSTER_HOME=str(home))
+    # A tag from the environment is expanded as the run starts (checked set) and, like
+    # the whole config, stored and shown as written: its value is a secret.
+    commit = planted("commit")
+    env = cli_env(RAGPROOF_STORE=str(store), DAGSTER_HOME=str(home), COMMIT=commit)
     dataset = write_jsonl(tmp_path / "cases.jsonl", [{"id": "a", "question": "echo-answer"}])
     with RagService() as service:
         config = tmp_path / "ragproof.toml"
         config.write_text(
+            '[run]\ntags = { commit = "${COMMIT}" }\n\n'
             f'[adapter]\ntarget = "{HTTP}"\n\n[adapter.options]\nurl = "{service.base}/answer"\n'
             'headers = { Authorization = "Bearer ${SERVICE_TOKEN}", X-Cost = "$${5}" }\n'
         )
@@ -163,7 +167,7 @@ def test_an_unset_name_is_one_line_and_a_doubled_dollar_is_literal(tmp_path) -> 
         assert not (store / "runs").exists() or not any((store / "runs").iterdir())
         assert service.requests == []
         token = planted("set")
-        _ok(
+        done = _ok(
             ragproof(
                 "run", "--dataset", str(dataset), "--config", str(config),
                 env={**env, "SERVICE_TOKEN": token},
@@ -177,6 +181,9 @@ def test_an_unset_name_is_one_line_and_a_doubled_dollar_is_literal(tmp_path) -> 
         "Authorization": "***",
         "X-Cost": "$${5}",
     }
+    listed = _ok(ragproof("runs", "--json", env=env))
+    assert json.loads(listed.stdout)[0]["tags"] == {"commit": "${COMMIT}"}
+    assert leaks(commit, {**everything(store, home), **_outputs(unset, done, listed)}) == []
 
 
 def test_a_judge_echoing_its_key_leaks_nothing(tmp_path) -> None:

@@ -143,11 +143,6 @@ def test_a_bad_dataset_line_raises_bad_input_with_the_command_line_line(tmp_path
     assert done.stderr.strip().splitlines()[-1] == message
 
 
-def test_an_adapter_object_is_refused_plainly(module_env):
-    with pytest.raises(TypeError, match="import path"):
-        ragproof.evaluate(CASES, object(), store=module_env[0])
-
-
 def test_check_and_report(runs, tmp_path):
     gate = tmp_path / "gate.toml"
     gate.write_text('[gate]\n"retrieval.mrr" = { min = 0.5 }\n"echo.exact_match" = { min = 0.9 }\n')

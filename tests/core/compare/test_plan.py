@@ -92,5 +92,47 @@ def test_a_run_with_repeats_plans_cases_and_trials_from_its_measured_spreads() -
     assert d["cases_needed"] == expected["3"]  # the run's own trials
     table = plan.render_table()
     assert "by trials a case" in table.splitlines()[0]
-    cheapest = min((n * int(r), int(r), n) for r, n in expected.items())
-    assert f"retrieval.mrr: {cheapest[2]} cases x {cheapest[1]} trial" in table
+    # Three cases are too few at any trials: the advice names the cases needed.
+    floor = math.ceil((2.8016 * np.sqrt(own) / 0.1) ** 2)
+    assert (d["cases_with_a_scored_trial"], d["trials_needed_with_these_cases"]) == (3, None)
+    assert d["cases_needed_at_any_trials"] == floor
+    assert table.splitlines()[-1] == (
+        "retrieval.mrr: 3 cases cannot detect 0.1 at up to 100 trials a case: it needs more "
+        f"cases, {expected['1']} at 1 trial a case, no fewer than {floor} however many trials "
+        f"(between sd {np.sqrt(own):.4f})"
+    )
+
+
+def _trials_frame(matrix: dict[str, list[float]]) -> pd.DataFrame:
+    rows = [
+        (case, "retrieval.mrr", "scored", value, trial)
+        for case, values in matrix.items()
+        for trial, value in enumerate(values, 1)
+    ]
+    return pd.DataFrame(rows, columns=["case_id", "metric", "status", "value", "trial"])
+
+
+def test_a_plan_with_repeats_says_how_many_trials_the_runs_own_cases_need() -> None:
+    # Three cases alike on average, each flipping between trials: only the trials' noise
+    # varies, so more trials of the same three cases detect 0.5.
+    matrix = {"a": [0, 1, 0, 1], "b": [1, 0, 1, 0], "c": [0, 1, 1, 0]}
+    plan = plan_run("r1", _trials_frame(matrix), 0.5)
+    d = plan.metrics[0].to_dict()
+    x = np.array(list(matrix.values()), dtype=float)
+    within = np.sqrt(x.var(axis=1, ddof=1).mean())
+    assert x.mean(axis=1).std(ddof=1) == 0  # s_b = 0
+    needed = [math.ceil((2.8016 * within / np.sqrt(r) / 0.5) ** 2) for r in range(1, 101)]
+    fewest = 1 + next(i for i, n in enumerate(needed) if n <= 3)
+    assert fewest == 4  # 11, 6, 4, 3, ... cases at 1, 2, 3, 4 trials
+    assert d["trials_needed_with_these_cases"] == fewest
+    assert d["cases_needed_at_any_trials"] is None
+    assert plan.render_table().splitlines()[-1] == (
+        "retrieval.mrr: the run's 3 cases detect 0.5 with 4 trials a case (12 trials in all)"
+    )
+
+
+def test_a_plan_with_repeats_gives_no_advice_where_nothing_varies() -> None:
+    plan = plan_run("r1", _trials_frame({"a": [1, 1], "b": [1, 1]}), 0.1)
+    table = plan.render_table()
+    assert plan.metrics[0].to_dict()["cases_needed_by_trials"]["1"] == 0
+    assert "retrieval.mrr:" not in table

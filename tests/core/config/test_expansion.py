@@ -107,3 +107,87 @@ note = "${NOTE}"
         "query-value-1",  # a URL query value
     } <= found
     assert "/root/not-a-secret" not in found and "application/json" not in found
+
+
+EVERY_TABLE = """[run]
+name = "nightly ${BUILD}"
+tags = { commit = "${COMMIT}", branch = "main" }
+source_match = "document"
+
+[adapter]
+target = "${ADAPTER_MODULE}:DemoRAG"
+options = { note = "${NOTE}" }
+
+[judge]
+models = ["${JUDGE}"]
+
+[[metric]]
+name = "custom.tone"
+rubric = "Polite, and never names ${PRODUCT}."
+bands = ["no", "${MIDDLE}", "yes"]
+material = ["answer"]
+
+[traces]
+seed = "${SEED}"
+"""
+EVERY_ENV = {
+    "BUILD": "build-1234",
+    "COMMIT": "0123abcd",
+    "ADAPTER_MODULE": "ragproof_core.adapters.demo",
+    "NOTE": "note-value",
+    "JUDGE": "openai/gpt-x",
+    "PRODUCT": "Widget Pro",
+    "MIDDLE": "partly",
+    "SEED": "seed-42",
+}
+
+
+def test_every_string_value_of_every_table_is_expanded(tmp_path) -> None:
+    config = _config(tmp_path, EVERY_TABLE)
+    assert (config.run.name, config.run.tags["commit"]) == ("nightly ${BUILD}", "${COMMIT}")
+    done = expanded(config, EVERY_ENV)
+    used = done.config
+    assert used.run.name == "nightly build-1234"
+    assert used.run.tags == {"commit": "0123abcd", "branch": "main"}
+    assert used.run.source_match == "document"
+    assert used.adapter.target == "ragproof_core.adapters.demo:DemoRAG"
+    assert used.adapter.options == {"note": "note-value"}
+    assert used.judge.models == ("openai/gpt-x",)
+    assert used.metrics[0].rubric == "Polite, and never names Widget Pro."
+    assert used.metrics[0].bands == ("no", "partly", "yes")
+    assert used.traces.seed == "seed-42"
+    assert sorted(done.values) == sorted(EVERY_ENV.values())
+    # Each expanded value is a run secret, wherever it was written.
+    assert set(EVERY_ENV.values()) <= set(run_secrets(config, EVERY_ENV))
+
+
+@pytest.mark.parametrize(
+    ("unset", "key"),
+    [
+        ("BUILD", "run.name"),
+        ("COMMIT", "run.tags.commit"),
+        ("ADAPTER_MODULE", "adapter.target"),
+        ("JUDGE", "judge.models[0]"),
+        ("PRODUCT", "metric[1].rubric"),
+        ("MIDDLE", "metric[1].bands[1]"),
+        ("SEED", "traces.seed"),
+    ],
+)
+def test_an_unset_variable_anywhere_names_its_key(tmp_path, unset: str, key: str) -> None:
+    config = _config(tmp_path, EVERY_TABLE)
+    environ = {name: value for name, value in EVERY_ENV.items() if name != unset}
+    with pytest.raises(ConfigError) as raised:
+        expanded(config, environ)
+    assert str(raised.value) == (
+        f"{tmp_path / 'ragproof.toml'}: {key}: environment variable {unset} is not set"
+    )
+
+
+def test_a_value_refused_once_expanded_names_its_key_and_shows_no_value(tmp_path) -> None:
+    config = _config(tmp_path, '[run]\ntags = { commit = "${COMMIT}" }\n')
+    with pytest.raises(ConfigError) as raised:
+        expanded(config, {"COMMIT": "line-one\nline-two"})
+    assert str(raised.value) == (
+        f"{tmp_path / 'ragproof.toml'}: run.tags.commit: no control characters "
+        "(a line break, a tab)"
+    )

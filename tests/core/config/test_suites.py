@@ -221,8 +221,10 @@ def test_the_launch_keeps_environment_references_as_written(tmp_path, monkeypatc
     path = write(
         tmp_path,
         '[[suite]]\nname = "a"\ndataset = "${DATA_DIR}/cases.jsonl"\n'
+        'config_file = "${DATA_DIR}/ragproof.toml"\n'
         'adapter_options_json = \'{"token": "${TOK}"}\'\n',
     )
     (suite,) = load_suites(path)
     assert suite.launch["dataset"] == "${DATA_DIR}/cases.jsonl"
+    assert suite.launch["config_file"] == "${DATA_DIR}/ragproof.toml"
     assert suite.launch["adapter_options_json"] == '{"token": "${TOK}"}'

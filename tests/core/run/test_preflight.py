@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import replace
 
 import pytest
 
-from ragproof_core.adapters.loading import AdapterLoadError
+from ragproof_core.adapters.isolation import IsolatedAdapter
+from ragproof_core.adapters.loading import AdapterLoadError, lend_adapter, object_target
+from ragproof_core.adapters.runner import close_adapter
 from ragproof_core.config.settings import AdapterSpec, Config, ConfigError
 from ragproof_core.data.dataset import DatasetError
 from ragproof_core.run.preflight import (
+    adapter_lent,
     check_adapter,
     check_launch,
     preflight,
@@ -55,6 +59,44 @@ def test_the_checked_adapter_is_handed_to_the_run_once():
     second = take_adapter(spec)  # nothing kept any more: a new one
     assert type(first).__name__ == type(second).__name__ == "RecordedAdapter"
     assert first is not second
+
+
+class _Pipeline:
+    """An async pipeline a notebook built, whose ``aclose`` is its owner's to call."""
+
+    closed = False
+
+    async def answer(self, question: str) -> dict:
+        return {"text": question.upper()}
+
+    async def aclose(self) -> None:
+        self.closed = True
+
+
+def test_a_lent_object_is_taken_by_the_run_and_left_open_within_a_running_loop():
+    """``ragproof.evaluate(adapter=obj)``, called where a loop runs (a notebook's cell):
+    the run's step takes the caller's object, closes only what wraps it, and an object
+    no step took is let go (its wrapper's loop stopped) without asyncio.run failing."""
+    pipeline = _Pipeline()
+    spec = AdapterSpec(object_target(pipeline))
+
+    async def notebook_cell() -> None:
+        lent = lend_adapter(pipeline)
+        assert isinstance(lent, IsolatedAdapter)  # async methods on a loop of their own
+        with adapter_lent(spec, lent):
+            taken = take_adapter(spec, prechecked=True)
+            assert taken is lent
+            assert await taken.answer("q?") == {"text": "Q?"}
+            await close_adapter(taken)
+        with adapter_lent(spec, lend_adapter(pipeline)):
+            pass  # the run failed before its step: nothing took it
+
+    asyncio.run(notebook_cell())
+    assert not pipeline.closed
+    # Nothing kept: a step of another run builds the class path anew.
+    fresh = take_adapter(spec)
+    assert type(fresh.adapter) is _Pipeline and fresh.adapter is not pipeline
+    asyncio.run(close_adapter(fresh))
 
 
 def test_the_command_leaves_the_dataset_and_the_recording_to_the_dataset_step(tmp_path):

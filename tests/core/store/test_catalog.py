@@ -12,7 +12,8 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from ragproof_core.store import RunDamaged, RunStore, damage, views
+from ragproof_core.calibration.probe import ProbeResult, ProbeRow
+from ragproof_core.store import RunDamaged, RunStore, damage, new_label, views
 from ragproof_core.store.catalog import COMPACT_EVERY, Catalog, new_entry, open_entry_row
 from ragproof_core.store.catalog_views import RUN_STATES_VIEW
 from ragproof_core.store.query import run_read_only
@@ -123,6 +124,58 @@ def test_a_compacted_runs_deleted_file_is_found_when_the_run_is_named_or_listed(
     assert sql(store, "SELECT count(DISTINCT run_id) FROM metric_summaries") == [
         (COMPACT_EVERY + 2,)
     ]
+
+
+def test_labels_and_probes_are_read_through_the_catalog_and_left_out_with_a_damaged_run(
+    tmp_path,
+) -> None:
+    """Records join the log as written, compaction folds them into parts, no view globs a
+    run folder; a run found damaged after compaction takes its records out of the views."""
+    store = RunStore(tmp_path / "store")
+    for run_id in ("r0", "r1", "r2"):
+        sample.write_run(store, run_id)
+    metric, t0 = "generation.groundedness", datetime(2026, 12, 2, 9, tzinfo=UTC)
+    for run_id in ("r0", "r1"):
+        store.write_label(new_label(run_id, "c1", metric, 1.0, "ann", now=t0))
+    store.write_label(new_label("r0", "c1", metric, 0.0, "ann", now=t0 + timedelta(hours=1)))
+    probe = ProbeResult("r1", "openai/judge", 10, 4, (ProbeRow(metric, "position", 8, 2, 0),))
+    store.write_probe(probe, now=t0)
+    labels = "SELECT run_id, case_id, score FROM labels ORDER BY run_id"
+    probes = "SELECT run_id, cases, changed FROM probes"
+    assert sql(store, labels) == [("r0", "c1", 0.0), ("r1", "c1", 1.0)]  # r0's mind changed
+    assert len(store.catalog.log_files("labels")) == 3
+    store.catalog.compact(min_entries=0, merge_all=True)
+    assert [p.rows for p in store.catalog.snapshot().table_parts("labels")] == [3]
+    assert sql(store, labels) == [("r0", "c1", 0.0), ("r1", "c1", 1.0)]
+    assert sql(store, probes) == [("r1", 8, 2)]
+    with store.connect() as con:  # the views file: parts named, no run folder globbed
+        assert con.execute(labels).fetchall() == [("r0", "c1", 0.0), ("r1", "c1", 1.0)]
+        ddl = con.execute(
+            "SELECT string_agg(sql, ' ') FROM duckdb_views() WHERE view_name IN "
+            "('labels', 'calibrations', 'probes')"
+        ).fetchone()[0]
+    assert "/runs/" not in ddl
+    # Damaged after compaction: found when named, then out of every view with its records.
+    os.truncate(store.layout.table_path("r1", "outputs"), 10)
+    with pytest.raises(RunDamaged, match="outputs.parquet: truncated"):
+        store.require_intact("r1")
+    assert sql(store, labels) == [("r0", "c1", 0.0)]
+    assert sql(store, probes) == []
+    assert sql(store, "SELECT DISTINCT run_id FROM metric_summaries ORDER BY 1") == [
+        ("r0",),
+        ("r2",),
+    ]
+    assert [r.run_id for r in store.damaged_runs()] == ["r1"]
+
+
+def test_a_catalog_from_before_records_were_logged_logs_them_once(tmp_path) -> None:
+    store = RunStore(tmp_path / "store")
+    sample.write_run(store, "r0")
+    store.write_label(new_label("r0", "c1", "generation.groundedness", 1.0, "ann"))
+    shutil.rmtree(store.layout.catalog_log_dir("labels"))
+    store.ensure_views()
+    assert len(store.catalog.log_files("labels")) == 1
+    assert sql(store, "SELECT run_id, score FROM labels") == [("r0", 1.0)]
 
 
 def test_a_damaged_run_on_a_read_only_store_is_left_out_by_the_reader(
