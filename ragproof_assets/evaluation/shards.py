@@ -379,8 +379,9 @@ def _evaluate_shard(
                                 )
                             except Exception as exc:  # noqa: BLE001 - any failure of the store's writes
                                 raise health.record("case results write", exc) from exc
-                            if trial == 1:
-                                # Cases, not trials: each case's first trial runs first.
+                            if trial == repeats:
+                                # Cases, not trials: a case counts once its last trial is
+                                # stored (a resume redoes a case short of trials whole).
                                 evaluated += evaluation.cases
                             failures += evaluation.case_failures
                             statuses.update(evaluation.status_counts())

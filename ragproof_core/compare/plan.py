@@ -187,7 +187,9 @@ def _advice(plan: MetricPlan, delta: float) -> str | None:
     floor = (
         f"no fewer than {t.cases_floor} however many trials (between sd {_sd(t.between_case_sd)})"
         if t.cases_floor is not None
-        else f"{t.cases_needed[TRIAL_OPTIONS[-1]]} at {_trials(TRIAL_OPTIONS[-1])}"
+        # Cases alike (s_b 0): the trials' noise alone, at the most trials a run takes.
+        else f"{cases_needed((t.within_case_sd or 0.0) / math.sqrt(MAX_REPEATS), delta)} "
+        f"at {_trials(MAX_REPEATS)}"
     )
     return (
         f"{plan.metric}: {t.cases} cases cannot detect {delta:g} at up to {MAX_REPEATS} trials "

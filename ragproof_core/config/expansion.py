@@ -133,8 +133,10 @@ def expanded(config: Config, environ: Mapping[str, str] | None = None) -> Expand
             ),
             "traces": _expand_table(config.traces, environ, "traces", found),
         }
-        if not found:
-            return Expanded(config, ())  # nothing named: the config as it is
+        written = (config.run, config.adapter, config.judge, config.traces, *config.metrics)
+        used = (tables["run"], tables["adapter"], tables["judge"], tables["traces"])
+        if all(a is b for a, b in zip((*used, *tables["metrics"]), written, strict=True)):
+            return Expanded(config, ())  # nothing named, no $${: the config as it is
         return Expanded(dataclasses.replace(config, **tables), tuple(found))
     except (ConfigError, ValueError) as exc:
         # A refused value is shown as ***, as everything the run's masker sees is.

@@ -265,6 +265,8 @@ def test_a_resume_redoes_only_the_cases_short_of_trials(
     stopped = re.search(r"interrupted: run (\S+) kept (\d+) of (\d+) cases", err)
     assert stopped is not None, err
     run_id = stopped.group(1)
+    # Kept: the cases with every trial stored.
+    assert (stopped.group(2), stopped.group(3)) == ("3", str(CASES))
     assert RunStore(store_path).get_run(run_id).status == "interrupted"
 
     resumed = ragproof("run", "--resume", run_id, "--json")

@@ -136,3 +136,16 @@ def test_a_plan_with_repeats_gives_no_advice_where_nothing_varies() -> None:
     table = plan.render_table()
     assert plan.metrics[0].to_dict()["cases_needed_by_trials"]["1"] == 0
     assert "retrieval.mrr:" not in table
+
+
+def test_a_plan_with_repeats_of_cases_alike_names_the_cases_needed_at_the_most_trials() -> None:
+    # s_b = 0 and s_w^2 = 1/2: two cases are too few even at 100 trials a case.
+    plan = plan_run("r1", _trials_frame({"a": [0, 1], "b": [1, 0]}), 0.1)
+    at_one = math.ceil((2.8016 * np.sqrt(0.5) / 0.1) ** 2)
+    at_most = math.ceil((2.8016 * np.sqrt(0.5 / 100) / 0.1) ** 2)
+    assert (at_one, at_most) == (393, 4)
+    assert plan.metrics[0].to_dict()["trials_needed_with_these_cases"] is None
+    assert plan.render_table().splitlines()[-1] == (
+        "retrieval.mrr: 2 cases cannot detect 0.1 at up to 100 trials a case: it needs more "
+        "cases, 393 at 1 trial a case, 4 at 100 trials"
+    )

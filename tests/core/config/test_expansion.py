@@ -191,3 +191,9 @@ def test_a_value_refused_once_expanded_names_its_key_and_shows_no_value(tmp_path
         f"{tmp_path / 'ragproof.toml'}: run.tags.commit: no control characters "
         "(a line break, a tab)"
     )
+
+
+def test_a_doubled_dollar_alone_is_written_as_one(tmp_path) -> None:
+    config = _config(tmp_path, '[adapter.options]\nnote = "cost $${5}"\n')
+    assert expanded(config, {}).config.adapter.options == {"note": "cost ${5}"}
+    assert expanded(_config(tmp_path, "[run]\nk = 3\n"), {}).config.run.k == 3
