@@ -93,7 +93,10 @@ def _load() -> float:
     return float(Path("/proc/loadavg").read_text().split()[0])
 
 
-def _run(store: RunStore, run_id: str, n: int, started: datetime, rng: random.Random) -> None:
+def write_stored_run(
+    store: RunStore, run_id: str, n: int, started: datetime, rng: random.Random
+) -> None:
+    """A finished ``n``-case run of 6 metrics through the store's own writers."""
     cases, outputs, results = [], [], []
     for i in range(n):
         case_id = f"c{i:06d}"
@@ -141,9 +144,11 @@ def build_store(root: Path, runs: int, big: int) -> str:
     rng = random.Random(25)
     for index in range(runs):
         started = T0 + timedelta(hours=index)
-        _run(store, started.strftime("%Y%m%dT%H%M%SZ") + f"-{index:06x}", RUN_CASES, started, rng)
+        write_stored_run(
+            store, started.strftime("%Y%m%dT%H%M%SZ") + f"-{index:06x}", RUN_CASES, started, rng
+        )
     big_id = "20270101T000000Z-b19b19"
-    _run(store, big_id, big, T0 + timedelta(days=400), rng)
+    write_stored_run(store, big_id, big, T0 + timedelta(days=400), rng)
     store.ensure_views()
     return big_id
 
@@ -154,7 +159,7 @@ _PAINT = """() => {
 }"""
 
 
-def _open(browser, url: str) -> tuple[float, float]:
+def open_page(browser, url: str) -> tuple[float, float]:
     """(first contentful paint, drawn) in ms from the start of the navigation."""
     page = browser.new_page(viewport={"width": 1280, "height": 900})
     try:
@@ -205,8 +210,8 @@ def measure(runs: int, big: int) -> list[dict]:
             with chromium() as browser:
                 for name, path in pages:
                     load = _load()
-                    first = _open(browser, base + path)
-                    again = [_open(browser, base + path) for _ in range(OPENS)]
+                    first = open_page(browser, base + path)
+                    again = [open_page(browser, base + path) for _ in range(OPENS)]
                     found.append(
                         {
                             "page": name,

@@ -280,6 +280,13 @@ class Catalog:
                 found.append(int(PurePath(path).stem))
         return sorted(found)
 
+    def _snapshot_at(self, seq: int) -> Snapshot:
+        """Snapshot ``seq``, or an empty one when it is gone or unreadable."""
+        try:
+            return Snapshot.from_json(self.files.read_text(self.layout.snapshot_path(seq)))
+        except (FileNotFoundError, ValueError, KeyError):
+            return Snapshot()
+
     def snapshot(self) -> Snapshot:
         """The latest snapshot (an empty one before the first compaction)."""
         for seq in reversed(self.snapshots()):
@@ -687,6 +694,11 @@ class Catalog:
             for table, part in written:
                 self.files.remove(self.layout.catalog_part_path(table, part.name))
             return False
+        # Parts this compaction wrote and merged at once: no snapshot ever named them.
+        named = {(t, p.name) for t, ps in successor.parts.items() for p in ps}
+        for table, part in written:
+            if (table, part.name) not in named:
+                self.files.remove(self.layout.catalog_part_path(table, part.name))
         self._retire(snapshot, successor, listed)
         return True
 
@@ -762,6 +774,15 @@ class Catalog:
             for t, ps in snap.parts.items()
             for p in ps
         }
+        # Parts of the snapshots before the previous one: no reader is sent to them now.
+        older = self.snapshots()
+        retired = {
+            (t, p.name)
+            for seq in older
+            if seq < previous.seq
+            for t, ps in self._snapshot_at(seq).parts.items()
+            for p in ps
+        }
         cutoff = datetime.now(UTC) - ORPHAN_AGE
         for table in CATALOG_TABLES:
             folder = self.layout.catalog_dir / "parts" / table
@@ -769,10 +790,12 @@ class Catalog:
                 name = PurePath(path).stem
                 if (table, name) in keep:
                     continue
-                referenced_before = any(p.name == name for p in previous.table_parts(table))
+                referenced_before = (table, name) in retired or any(
+                    p.name == name for p in previous.table_parts(table)
+                )
                 if referenced_before or entry_time(name) < cutoff:
                     self.files.remove(path)
-        for seq in self.snapshots():
+        for seq in older:
             if seq < previous.seq:
                 self.files.remove(self.layout.snapshot_path(seq))
 

@@ -70,6 +70,15 @@ def test_a_second_compaction_retires_what_the_first_folded(compacted, tmp_path) 
     total = 2 * COMPACT_EVERY + 3
     assert sql(store, "SELECT count(*) FROM runs") == [(total,)]
     assert sql(store, "SELECT count(*) FROM case_results") == [(total * RESULT_ROWS,)]
+    # A third compaction: only the parts of the last two snapshots stay on disk (none of
+    # the first's, none written and merged at once).
+    for index in range(COMPACT_EVERY):
+        sample.write_run(store, f"t{index:02d}")
+    third = store.catalog.snapshot()
+    assert third.seq == 3
+    named = {(t, p.name) for snap in (second, third) for t, ps in snap.parts.items() for p in ps}
+    parts = store.layout.catalog_dir / "parts"
+    assert {(f.parent.name, f.stem) for f in parts.glob("*/*.parquet")} == named
 
 
 def test_a_restarted_run_shows_only_its_latest_attempts_rows(tmp_path) -> None:
