@@ -73,15 +73,15 @@ def read_results(folder: Path = RESULTS) -> list[Result]:
 
 def verdicts(tables: Iterable[Table]) -> tuple[int, int]:
     """How many of the tables' cells say a target was met, and how many missed
-    (``_common.verdict``'s words: a cell that is or starts with them)."""
+    (``_common.verdict``'s words: a cell that is or starts with them, or a note's
+    "(target ...): met." that a benchmark without a verdict column ends with)."""
     met = missed = 0
     for table in tables:
-        for row in table.rows:
-            for cell in row:
-                if cell.startswith("**MISSED**") or ": **MISSED**" in cell:
-                    missed += 1
-                elif cell == "met" or cell.startswith("met ") or cell.endswith(": met"):
-                    met += 1
+        for cell in (*(cell for row in table.rows for cell in row), *table.notes):
+            if cell.startswith("**MISSED**") or ": **MISSED**" in cell:
+                missed += 1
+            elif cell == "met" or cell.startswith("met ") or cell.rstrip(".").endswith(": met"):
+                met += 1
     return met, missed
 
 
