@@ -214,8 +214,9 @@ def _cached_verdicts(s3_server, deployment: Deployment) -> int:
 def test_a_worker_killed_in_a_shard_is_re_executed_from_failure_paying_only_what_it_missed(
     deployment, instance, s3_server, tmp_path
 ):
-    # Four shards of two cases; shard 3 holds c6, answered and cached first (one case at
-    # a time in each shard), then "kill me", whose worker process is killed mid-case.
+    # Two shards of four cases, one on each worker at once (four shards queued behind the
+    # stuck one on two workers, and under load the queue outlasted every wait); shard 1
+    # holds c4 to c6, answered and cached, and "kill me", whose worker is killed mid-case.
     questions = [f"What is question number {i}?" for i in range(7)] + ["kill me?"]
     dataset, config = _plain_files(tmp_path, questions)
     marker = tmp_path / "killed.pid"
@@ -229,11 +230,12 @@ def test_a_worker_killed_in_a_shard_is_re_executed_from_failure_paying_only_what
     cached_before = _cached_verdicts(s3_server, deployment)
     proc = subprocess.Popen(
         [str(Path(sys.executable).with_name("ragproof")), "run", "--dataset", str(dataset),
-         "--config", str(config), "--shards", "4", "--json"],
+         "--config", str(config), "--shards", "2", "--json"],
         cwd=REPO, env=deployment.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
     # Every other case's two verdicts paid for and in the bucket, then the worker dies.
-    wait_until(lambda: marker.exists() and deployment.judge.request_count == 14, "14 requests")
+    # At least: a request the loaded machine timed out is asked again.
+    wait_until(lambda: marker.exists() and deployment.judge.request_count >= 14, "14 requests")
     wait_until(
         lambda: _cached_verdicts(s3_server, deployment) - cached_before >= 14, "14 cached verdicts"
     )
@@ -259,9 +261,9 @@ def test_a_worker_killed_in_a_shard_is_re_executed_from_failure_paying_only_what
     )  # fmt: skip
     assert reexecute.returncode == 0, reexecute.stderr[-3000:]
     new_run_id, ran = json.loads(reexecute.stdout.splitlines()[-1])
-    assert ran == ["evaluate_cases.evaluate_shard[shard_0003]", "evaluate_cases.summarize_run"]
+    assert ran == ["evaluate_cases.evaluate_shard[shard_0001]", "evaluate_cases.summarize_run"]
     assert set(_workers_of_steps(instance, new_run_id)) == set(ran)
-    # c6's verdicts were cached before the worker died: only "kill me" asks the judge.
+    # c4 to c6's verdicts were cached before the worker died: only "kill me" asks the judge.
     assert deployment.judge.request_count == 2
     done = ragproof("runs", "--json", env=deployment.env)
     listed = {r["run_id"]: r for r in json.loads(done.stdout)}

@@ -70,7 +70,9 @@ FORKABLE_PREFIXES = ("RAGPROOF_JUDGE_",)
 # What the `ragproof` script imports before its first line of work.
 SCRIPT_IMPORT = "ragproof_cli"
 STEP_MODULES_MODULE = "ragproof_cli.execution"
-START_TIMEOUT_S = 120.0
+# Generous: on a machine loaded 10-20 times over, the imports alone took past 120 s, and a
+# server not ready in time leaves its whole pytest worker exec-ing every command.
+START_TIMEOUT_S = 600.0
 _BOOT = "import sys; from tests.support.preloaded_cli import serve; serve(sys.argv[1], sys.argv[2])"
 
 
