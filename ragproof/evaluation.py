@@ -83,6 +83,14 @@ def evaluate(
             return read_run(opened, run_id)
 
 
+def _in_a_notebook() -> bool:
+    """True in a Jupyter kernel (IPython's shell there has a kernel; a terminal IPython's
+    has none): the run draws tqdm's notebook bar."""
+    ipython = sys.modules.get("IPython")
+    shell = ipython.get_ipython() if ipython is not None else None
+    return getattr(shell, "kernel", None) is not None
+
+
 def _launch(
     dataset: str,
     adapter: str | None,
@@ -115,8 +123,11 @@ def _launch(
             check_launch(config, form.dataset)
             store_now = _store()
             store_now.check_writable()
+            watched = execution.progress_where(
+                notebook=_in_a_notebook(), terminal=sys.stderr.isatty()
+            )
             run_id, result = execution.run_evaluation(
-                form, config.run.shards, debug=False, progress=sys.stderr.isatty()
+                form, config.run.shards, debug=False, progress=watched
             )
     except BadInput:
         raise

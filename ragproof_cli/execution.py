@@ -42,7 +42,9 @@ from ragproof_assets.definitions import defs
 from ragproof_assets.evaluation.config import (
     EVAL_OP,
     PRECHECKED_TAG,
+    PROGRESS_NOTEBOOK,
     PROGRESS_TAG,
+    PROGRESS_TERMINAL,
     RESUME_TAG,
     EvalRunConfig,
     evaluate_run_config,
@@ -237,16 +239,25 @@ def resume_form(run_id: str, config_file: str | None) -> EvalRunConfig:
     return EvalRunConfig(**fields)
 
 
+def progress_where(*, notebook: bool, terminal: bool) -> str | None:
+    """Where a person watches the run (``run_evaluation``'s ``progress``): a notebook's
+    kernel first (its stderr may look like a terminal), else a terminal, else nowhere."""
+    if notebook:
+        return PROGRESS_NOTEBOOK
+    return PROGRESS_TERMINAL if terminal else None
+
+
 def run_evaluation(
     form: EvalRunConfig,
     shards: int,
     *,
     debug: bool,
-    progress: bool,
+    progress: str | None,
     resume: str | None = None,
 ) -> tuple[str, Any]:
     """A new partition for the run and the evaluate job run on it: the run id and
-    Dagster's result. ``progress``: draw the progress bar (a person is watching). A
+    Dagster's result. ``progress``: where a person watches the run, so its progress bar
+    is drawn there (``PROGRESS_TERMINAL``, ``PROGRESS_NOTEBOOK``), or None. A
     signal stops the run and keeps it (``interrupts.py``; ``RunStore.stop_signal``
     then says which)."""
     # Its imports run while this process opens the instance and creates the run.
@@ -258,8 +269,8 @@ def run_evaluation(
         # The command has just built a live adapter: the dataset step need not.
         PRECHECKED_TAG: "true",
     }
-    if progress:
-        tags[PROGRESS_TAG] = "true"
+    if progress is not None:
+        tags[PROGRESS_TAG] = progress
     if resume is not None:
         tags[RESUME_TAG] = "true"
     instance = open_run_instance(run_id)

@@ -165,7 +165,7 @@ def _execute_run(args: argparse.Namespace) -> tuple[int, Callable[[], None] | No
         form,
         config.run.shards,
         debug=args.debug,
-        progress=sys.stderr.isatty(),
+        progress=execution.progress_where(notebook=False, terminal=sys.stderr.isatty()),
         resume=args.resume,
     )
     if not result.success:

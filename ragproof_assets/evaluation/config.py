@@ -35,8 +35,11 @@ from ragproof_core.config import (
 )
 
 EVAL_OP = "eval_dataset"
-# Set by the command line only (see the module's docstring); "true" when set.
+# Set by the command line and ragproof.evaluate only: where a person watches the run,
+# PROGRESS_TERMINAL or PROGRESS_NOTEBOOK (evaluation/progress.py draws the bar there).
 PROGRESS_TAG = "ragproof/progress"
+PROGRESS_TERMINAL = "true"
+PROGRESS_NOTEBOOK = "notebook"
 PRECHECKED_TAG = "ragproof/prechecked"
 # `ragproof run --resume R`: the run continues partition R in place (CONTRACT section 29).
 RESUME_TAG = "ragproof/resume"

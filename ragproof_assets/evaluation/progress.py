@@ -1,8 +1,10 @@
-"""The run's progress bar: drawn on the controlling terminal when a person is
-watching (the command line's ``ragproof/progress`` run tag), never in CI or the
-UI's run workers."""
+"""The run's progress bar: drawn where a person is watching (the ``ragproof/progress``
+run tag: the command line on a terminal, ``ragproof.evaluate`` in a notebook), never in
+CI or the UI's run workers."""
 
 from __future__ import annotations
+
+from ragproof_assets.evaluation.config import PROGRESS_NOTEBOOK, PROGRESS_TERMINAL
 
 
 class NoProgress:
@@ -22,7 +24,7 @@ class TerminalProgress:
     """
 
     def __init__(self, total: int, tty) -> None:
-        # Lazy: tqdm takes a quarter second to import; only a run watched on a terminal
+        # Lazy: tqdm takes a quarter second to import; only a run someone watches
         # draws a bar.
         from tqdm import tqdm
 
@@ -37,9 +39,32 @@ class TerminalProgress:
         self._tty.close()
 
 
-def progress_bar(total: int, *, enabled: bool) -> NoProgress | TerminalProgress:
-    """A bar on the terminal when ``enabled`` and there is one, else a bar that draws nothing."""
-    if not enabled:
+class NotebookProgress:
+    """tqdm's notebook bar (a widget, when ipywidgets is installed; else tqdm's text on
+    the kernel's stderr). ``ragproof.evaluate`` runs a one-shard run's step in the
+    notebook's own process, whose display reaches the notebook through the kernel,
+    not through the file descriptors Dagster captures."""
+
+    def __init__(self, total: int) -> None:
+        from tqdm.auto import tqdm
+
+        self._bar = tqdm(total=total, unit="case", desc="ragproof")
+
+    def update(self, n: int = 1) -> None:
+        self._bar.update(n)
+
+    def close(self) -> None:
+        self._bar.close()
+
+
+def progress_bar(
+    total: int, *, where: str | None
+) -> NoProgress | TerminalProgress | NotebookProgress:
+    """A bar where the run's ``ragproof/progress`` tag says a person watches (``where``),
+    else a bar that draws nothing."""
+    if where == PROGRESS_NOTEBOOK:
+        return NotebookProgress(total)
+    if where != PROGRESS_TERMINAL:
         return NoProgress()
     try:
         tty = open("/dev/tty", "w", encoding="utf-8")  # noqa: SIM115 - closed by close()

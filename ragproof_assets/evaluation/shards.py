@@ -306,7 +306,7 @@ def _evaluate_shard(
     # Several processes drawing one terminal bar would garble it: one shard only.
     progress = progress_bar(
         (end - start) * repeats,
-        enabled=context.run.tags.get(PROGRESS_TAG) == "true" and shards == 1,
+        where=context.run.tags.get(PROGRESS_TAG) if shards == 1 else None,
     )
 
     status, evaluated, failures = "completed", 0, 0
