@@ -217,7 +217,9 @@ def test_a_worker_killed_in_a_shard_is_re_executed_from_failure_paying_only_what
     # Two shards of four cases, one on each worker at once (four shards queued behind the
     # stuck one on two workers, and under load the queue outlasted every wait); shard 1
     # holds c4 to c6, answered and cached, and "kill me", whose worker is killed mid-case.
-    questions = [f"What is question number {i}?" for i in range(7)] + ["kill me?"]
+    # Questions of their own: the module's other test cached its questions' verdicts in
+    # the shared judge cache, and a cached case asks the judge nothing.
+    questions = [f"Which case is number {i}?" for i in range(7)] + ["kill me?"]
     dataset, config = _plain_files(tmp_path, questions)
     marker = tmp_path / "killed.pid"
     # The adapter's call waits for the kill: no per-call timeout may end it first.
