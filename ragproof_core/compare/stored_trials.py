@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ragproof_core.compare.trials import CaseTrials, TrialStatistics, trial_statistics
+from ragproof_core.compare.trials import CaseTrials, TrialStatistics, trial_statistics_by_metric
 from ragproof_core.model import Status
 from ragproof_core.store.file_sql import file_reader
 from ragproof_core.store.run_store import RunStore
@@ -64,7 +64,4 @@ def stored_case_trials(store: RunStore, run_id: str) -> dict[str, CaseTrials]:
 
 def stored_trial_statistics(store: RunStore, run_id: str, k: int) -> dict[str, TrialStatistics]:
     """``trials.trial_statistics`` of every metric a stored run scored, pass@k at ``k``."""
-    return {
-        metric: trial_statistics(trials, k)
-        for metric, trials in stored_case_trials(store, run_id).items()
-    }
+    return trial_statistics_by_metric(stored_case_trials(store, run_id), k)

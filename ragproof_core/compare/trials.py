@@ -33,14 +33,14 @@ metric not 0/1 or without a case of k scored trials.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 import pyarrow as pa
 
-from ragproof_core.compare.stats import paired_bootstrap_ci
+from ragproof_core.compare.stats import bootstrap_mean_cis, paired_bootstrap_ci
 from ragproof_core.metrics.aggregate import P50, P95, MetricSummary, nearest_rank
 
 # A case is flaky when its scored trials lie at least this far apart (max - min); the
@@ -205,6 +205,14 @@ def cluster_bootstrap_ci(
     return paired_bootstrap_ci(trials.mean, resamples=resamples, confidence=confidence, seed=seed)
 
 
+def cluster_bootstrap_cis(trials: Sequence[CaseTrials]) -> list[tuple[float, float] | None]:
+    """``cluster_bootstrap_ci`` of each metric's trials, bit for bit: metrics with as
+    many cases share the drawn resample indices (``stats.bootstrap_mean_cis``)."""
+    return bootstrap_mean_cis(
+        [t.mean for t in trials], resamples=RESAMPLES, confidence=CONFIDENCE, seed=SEED
+    )
+
+
 @dataclass(frozen=True, slots=True)
 class TrialStatistics:
     """What ``run --json`` adds to a metric of a run with repeats (CONTRACT section 27)."""
@@ -246,7 +254,24 @@ class TrialStatistics:
 
 def trial_statistics(trials: CaseTrials, k: int) -> TrialStatistics:
     """Every statistic of one metric's trials, pass@k and pass^k at ``k``."""
-    interval = cluster_bootstrap_ci(trials)
+    return _statistics(trials, k, cluster_bootstrap_ci(trials))
+
+
+def trial_statistics_by_metric(
+    by_metric: Mapping[str, CaseTrials], k: int
+) -> dict[str, TrialStatistics]:
+    """``trial_statistics`` of each metric's trials, the intervals drawn together
+    (``cluster_bootstrap_cis``)."""
+    intervals = cluster_bootstrap_cis(list(by_metric.values()))
+    return {
+        metric: _statistics(trials, k, interval)
+        for (metric, trials), interval in zip(by_metric.items(), intervals, strict=True)
+    }
+
+
+def _statistics(
+    trials: CaseTrials, k: int, interval: tuple[float, float] | None
+) -> TrialStatistics:
     means = sorted(trials.mean.tolist())
     return TrialStatistics(
         cases=trials.cases,

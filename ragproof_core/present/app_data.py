@@ -20,14 +20,11 @@ from ragproof_core.compare.comparison import (
 from ragproof_core.compare.trials import FLAKY_SPREAD
 from ragproof_core.metrics.custom import stored_registry
 from ragproof_core.present.judge_activity import judge_failures_line
-from ragproof_core.present.report_queries import RunFiles, trials_of
+from ragproof_core.present.report_queries import TRIAL_CASES, RunFiles, trials_of
 from ragproof_core.present.run_list import run_dict
 from ragproof_core.present.summary import nothing_scored
 from ragproof_core.present.trends import dataset_runs
 from ragproof_core.store.run_store import IN_FORCE, RunRecord, RunStore, stored_run_settings
-
-# A run with repeats' page shows this many cases' trials, flaky ones first.
-TRIAL_CASES = 50
 
 
 def datasets(records: Sequence[RunRecord]) -> list[str]:
@@ -124,8 +121,7 @@ def _trials(store: RunStore, record: RunRecord) -> dict[str, Any] | None:
     repeats = int(stored_run_settings(record).get("repeats", 1))
     if repeats == 1:
         return None
-    found = trials_of(RunFiles(store, record.run_id), TRIAL_CASES, FLAKY_SPREAD)
-    return {"repeats": repeats, "cases": found.items, "flaky_total": found.total}
+    return trials_of(RunFiles(store, record.run_id), TRIAL_CASES, FLAKY_SPREAD).as_json(repeats)
 
 
 def probe_row(row: dict[str, Any]) -> dict[str, Any]:

@@ -116,6 +116,8 @@ class ReportLimits:
     # Cases the "All cases" table lists (with every case shown in full): a run of up to
     # this many lists every case; a larger one points to `ragproof serve` and SQL.
     cases_listed: int = 10_000
+    # Cases whose trials a run with repeats shows as strips, flaky first (as the browser).
+    trial_cases: int = queries.TRIAL_CASES
 
 
 def _now() -> datetime:
@@ -868,6 +870,7 @@ def _report(
             "failures": limits.failures,
             "injections": limits.injections,
             "cases_listed": limits.cases_listed,
+            "trial_cases": limits.trial_cases,
         },
         "comparison": comparison,
         # The latest human-label calibration per judge metric (PPI), beside the raw mean.
@@ -877,10 +880,10 @@ def _report(
 
 
 def _trials(run: _StoredRun, limits: ReportLimits) -> dict[str, Any] | None:
-    """A run with repeats' trials per case (CONTRACT section 27): the first listed cases,
-    flaky cases first, each metric's scored trials in order; None without repeats."""
+    """A run with repeats' trials per case (CONTRACT section 27): the first
+    ``limits.trial_cases`` cases, flaky cases first, each metric's scored trials in order;
+    None without repeats."""
     repeats = int(stored_run_settings(run.record).get("repeats", 1))
     if repeats == 1:
         return None
-    found = queries.trials_of(run.files, limits.cases_listed, FLAKY_SPREAD)
-    return {"repeats": repeats, "cases": found.items, "flaky_total": found.total}
+    return queries.trials_of(run.files, limits.trial_cases, FLAKY_SPREAD).as_json(repeats)

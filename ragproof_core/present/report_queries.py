@@ -100,26 +100,43 @@ WHERE case_id IN (SELECT unnest($ids))
 
 # A run with repeats (CONTRACT section 27): each case's scored trials per metric, in
 # trial order (NULL for a trial not scored), the cases with a flaky metric first (scored
-# trials 0.5 or more apart), then by case id; the first $n cases, and how many are flaky.
+# trials 0.5 or more apart), then by case id; the first $n cases, how many are flaky and
+# how many there are.
+# The cases are chosen from per-case aggregates first: only the $n chosen build lists
+# (a run of 10,000 cases x 5 trials would build 10,000 cases' lists to keep 50).
 _TRIALS = """
-WITH per_metric AS (
-    SELECT case_id, metric,
-           list(CASE WHEN status = 'scored' THEN value END ORDER BY coalesce(trial, 1))
-               AS trials,
+WITH results AS (
+    SELECT case_id, metric, trial, status, value
+    FROM read_parquet($results, union_by_name = true)
+), per_metric AS (
+    SELECT case_id,
            coalesce(max(value) FILTER (WHERE status = 'scored')
                     - min(value) FILTER (WHERE status = 'scored') >= $spread, false) AS flaky
-    FROM read_parquet($results, union_by_name = true)
+    FROM results
     GROUP BY case_id, metric
-), per_case AS (
-    SELECT case_id, bool_or(flaky) AS flaky,
-           list(struct_pack(m := metric, t := trials, f := flaky) ORDER BY metric) AS metrics
-    FROM per_metric
-    GROUP BY case_id
+), chosen AS (
+    SELECT case_id, flaky, count(*) FILTER (WHERE flaky) OVER () AS flaky_total,
+           count(*) OVER () AS cases_total
+    FROM (SELECT case_id, bool_or(flaky) AS flaky FROM per_metric GROUP BY case_id)
+    ORDER BY flaky DESC, case_id
+    LIMIT $n
+), chosen_metrics AS (
+    SELECT r.case_id, r.metric,
+           list(CASE WHEN r.status = 'scored' THEN r.value END ORDER BY coalesce(r.trial, 1))
+               AS trials,
+           coalesce(max(r.value) FILTER (WHERE r.status = 'scored')
+                    - min(r.value) FILTER (WHERE r.status = 'scored') >= $spread, false)
+               AS flaky
+    FROM results r SEMI JOIN chosen c ON r.case_id = c.case_id
+    GROUP BY r.case_id, r.metric
 )
-SELECT case_id, flaky, metrics, count(*) FILTER (WHERE flaky) OVER () AS flaky_total
-FROM per_case
-ORDER BY flaky DESC, case_id
-LIMIT $n
+SELECT c.case_id, c.flaky,
+       list(struct_pack(m := m.metric, t := m.trials, f := m.flaky) ORDER BY m.metric)
+           AS metrics,
+       c.flaky_total, c.cases_total
+FROM chosen c JOIN chosen_metrics m ON m.case_id = c.case_id
+GROUP BY c.case_id, c.flaky, c.flaky_total, c.cases_total
+ORDER BY c.flaky DESC, c.case_id
 """
 
 # Every turn of the conversations a wanted case belongs to, or that are wanted themselves
@@ -252,10 +269,34 @@ def rows_of(files: RunFiles, table: str, key: str, case_ids: Sequence[str]) -> p
         ).to_arrow_table()
 
 
-def trials_of(files: RunFiles, n: int, spread: float) -> Capped:
+# A run with repeats' report and browser page show this many cases' trials, flaky first
+# (a strip per case and metric: 10,000 cases' strips made the report megabytes).
+TRIAL_CASES = 50
+
+
+@dataclass(frozen=True, slots=True)
+class TrialStrips:
+    """A run with repeats' first cases' trials (``trials_of``), the run's flaky cases and
+    its cases with a result."""
+
+    items: list[dict[str, Any]]
+    flaky_total: int
+    cases_total: int
+
+    def as_json(self, repeats: int) -> dict[str, Any]:
+        """What the report and the browser page read (``data.trials``)."""
+        return {
+            "repeats": repeats,
+            "cases": self.items,
+            "flaky_total": self.flaky_total,
+            "cases_total": self.cases_total,
+        }
+
+
+def trials_of(files: RunFiles, n: int, spread: float) -> TrialStrips:
     """A run with repeats' first ``n`` cases, flaky first, each as ``{"id", "flaky",
-    "metrics": {metric: {"trials": [value or None, ...], "flaky"}}}``; the total is the
-    run's flaky cases."""
+    "metrics": {metric: {"trials": [value or None, ...], "flaky"}}}``, with the counts of
+    the run's flaky cases and of all its cases."""
     rows = files.rows(_TRIALS, results=files.of("case_results"), n=n, spread=spread)
     items = [
         {
@@ -268,9 +309,10 @@ def trials_of(files: RunFiles, n: int, spread: float) -> Capped:
                 if any(v is not None for v in m["t"])
             },
         }
-        for case_id, flaky, metrics, _ in rows
+        for case_id, flaky, metrics, _, _ in rows
     ]
-    return Capped(items, rows[0][3] if rows else 0)
+    flaky_total, cases_total = (rows[0][3], rows[0][4]) if rows else (0, 0)
+    return TrialStrips(items, flaky_total, cases_total)
 
 
 def threads_of(files: RunFiles, case_ids: Sequence[str]) -> dict[str, tuple[str, ...]]:

@@ -25,8 +25,17 @@ from ragproof_core.store.object_files import files_for
 # Damaged runs one reader may find before it gives up (each costs one more attempt).
 MAX_FOUND = 16
 # Times one reader lists the catalog again after a file it listed vanished (a run's end,
-# a compaction or gc removed it meanwhile) before the file counts as missing.
+# a compaction or gc removed it meanwhile) or was replaced while read, before the error
+# counts as damage.
 MAX_VANISHED = 3
+# What DuckDB says when a Parquet file is replaced between a query's bind and its scan
+# (a run's end replaces its open catalog entry with the finished one): the footer read
+# at bind points into the new file's bytes. DuckDB 2.0 names no file for the last two.
+TORN_READ_MARKERS = (
+    "Prefetch registered",
+    "TProtocolException",
+    "don't know what type",
+)
 T = TypeVar("T")
 
 
@@ -35,20 +44,31 @@ def retrying(layout: StoreLayout, action: Callable[[dict[str, str]], T]) -> T:
     marked damaged (or, on a store that cannot take the mark, added to ``found``, which
     ``action`` leaves out), so one damaged run never fails a reader of the rest. A
     catalog file that vanished since ``action`` listed it (another process's compaction,
-    gc or damaged mark) is first read again from a fresh listing, nothing marked."""
+    gc or damaged mark), or any file replaced between the query's bind and its scan, is
+    first read again from a fresh listing, nothing marked."""
     found: dict[str, str] = {}
     vanished = 0
     while True:
         try:
             return action(found)
         except duckdb.Error as exc:
-            if vanished < MAX_VANISHED and listed_then_changed(layout, exc):
+            if vanished < MAX_VANISHED and (
+                listed_then_changed(layout, exc) or replaced_while_read(exc)
+            ):
                 vanished += 1
                 continue
             damaged = found_on_read(layout, exc) if len(found) < MAX_FOUND else None
             if damaged is None or damaged[0] in found:
                 raise
             found[damaged[0]] = damaged[1]
+
+
+def replaced_while_read(exc: Exception) -> bool:
+    """Whether ``exc`` is DuckDB reading a file that was atomically replaced under it.
+    A file damaged for good fails the same way on every attempt, so after
+    ``MAX_VANISHED`` attempts it is taken for damage all the same."""
+    message = str(exc)
+    return any(marker in message for marker in TORN_READ_MARKERS)
 
 
 def failed_path(layout: StoreLayout, message: str) -> PurePath | None:

@@ -1,15 +1,17 @@
 """A large run's report as a person sees it in Chromium: the cases table, the failures and
 the obeyed injections say how many the run has, list the first few, and say where the
-rest are (CONTRACT section 10). The run is the bounded-report fixture of
-tests/core/present/test_report_queries.py, with its small limits standing in for a
-million cases."""
+rest are (CONTRACT section 10); a run with repeats, the first cases' trials and how many
+are left out (section 27). The runs are the fixtures of
+tests/core/present/test_report_queries.py and test_trial_strips.py, with small limits
+standing in for a million cases."""
 
 from __future__ import annotations
 
 from ragproof_core.present.html import write_html
-from ragproof_core.present.report_data import gather_report
+from ragproof_core.present.report_data import ReportLimits, gather_report
 from ragproof_core.store.run_store import RunStore
 from tests.core.present.test_report_queries import CASES, LIMITS, write_run
+from tests.core.present.test_trial_strips import strips_in_order, write_trials_run
 
 
 def test_bounded_sets_show_their_totals_and_where_the_rest_is(browser, tmp_path):
@@ -47,5 +49,35 @@ def test_bounded_sets_show_their_totals_and_where_the_rest_is(browser, tmp_path)
     title = f"Injections the pipeline obeyed ({obeyed})"
     assert page.locator("#injections h2").inner_text() == title
     assert page.locator("#injections-more").is_visible()
+    assert errors == []
+    page.close()
+
+
+def test_a_run_with_repeats_shows_the_first_cases_trials_and_says_how_many_are_left(
+    browser, tmp_path
+):
+    store = RunStore(tmp_path / "store")
+    expected = write_trials_run(store, "r1")
+    ordered = strips_in_order(expected)
+    data = gather_report(store, "r1", limits=ReportLimits(trial_cases=7))
+    path = write_html(tmp_path / "report.html", data)
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    errors: list[str] = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.goto(path.resolve().as_uri())
+    page.wait_for_selector("body[data-ready='1']", timeout=10_000)
+
+    flaky = sum(f for _, f in ordered)
+    assert page.locator("#trials h2").inner_text() == f"Trials per case (3 a case; {flaky} flaky)"
+    rows = page.locator("#trials-table tr[data-case]")
+    assert [rows.nth(i).get_attribute("data-case") for i in range(rows.count())] == [
+        cid for cid, _ in ordered[:7]
+    ]
+    assert page.locator("#trials-table tr.flaky").count() == flaky
+    # One mark a trial: two metrics' strips of 3 marks on every row.
+    assert page.locator("#trials-table span.trial").count() == 7 * 2 * 3
+    assert page.locator("#trials-left-out").inner_text() == (
+        "The first 7 of 12 cases, flaky first; 5 more not shown here. Every case:"
+    )
     assert errors == []
     page.close()

@@ -476,7 +476,9 @@
         names.map(function (n) { return el("td", null, c.metrics[n] ? trialStrip(n, c.metrics[n]) : null); })));
     });
     add(s, table);
-    if (totalOf("cases_total", data.cases.ids) > t.cases.length) add(s, el("p", { class: "sub" }, "The first " + t.cases.length + " cases, flaky first. Every case:"),
+    var left = t.cases_total - t.cases.length;
+    if (left > 0) add(s, el("p", { class: "sub", id: "trials-left-out" }, "The first " + t.cases.length + " of " + t.cases_total +
+      " cases, flaky first; " + left + " more not shown here. Every case:"),
       el("pre", null, "SELECT * FROM repeats WHERE run_id = '" + data.run.run_id + "' ORDER BY flaky DESC, case_id;"));
   }
 

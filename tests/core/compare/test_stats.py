@@ -3,7 +3,11 @@ import itertools
 import numpy as np
 import pytest
 
-from ragproof_core.compare.stats import paired_bootstrap_ci, paired_randomization_p
+from ragproof_core.compare.stats import (
+    bootstrap_mean_cis,
+    paired_bootstrap_ci,
+    paired_randomization_p,
+)
 
 
 def test_exact_enumeration_p_for_four_equal_deltas():
@@ -85,3 +89,22 @@ def test_bad_inputs_are_rejected():
         paired_randomization_p([0.1, float("nan")])
     with pytest.raises(ValueError, match="confidence"):
         paired_bootstrap_ci([0.1], confidence=1.5)
+
+
+def test_intervals_drawn_together_equal_each_drawn_alone_bit_for_bit():
+    # Columns of one length share the drawn indices; lengths differ, an all-zero and an
+    # empty column keep their own answers; 5,000 values x 10,000 resamples take blocks.
+    rng = np.random.default_rng(3)
+    columns = [
+        rng.random(100),
+        np.zeros(100),
+        rng.random(37),
+        [],
+        rng.normal(0.1, 0.3, 100),
+        [0.5] * 8,
+        rng.random(5_000),
+    ]
+    alone = [paired_bootstrap_ci(c, resamples=10_000, seed=4) for c in columns]
+    assert bootstrap_mean_cis(columns, resamples=10_000, seed=4) == alone
+    assert alone[1] == (0.0, 0.0) and alone[3] is None
+    assert bootstrap_mean_cis([[], []]) == [None, None]

@@ -20,6 +20,7 @@ from ragproof_core.compare.trials import (
     pass_at_k,
     pass_hat_k,
     trial_statistics,
+    trial_statistics_by_metric,
     within_case_sd,
 )
 
@@ -194,3 +195,21 @@ def test_trial_statistics_object():
     assert found["pass_at_k"] == pytest.approx(_ref_pass(BINARY, 2, False))
     assert found["ci_low"] <= found["mean"] <= found["ci_high"]
     assert trial_statistics(_trials(BALANCED), 2).k is None
+
+
+def test_statistics_of_several_metrics_equal_each_metric_alone():
+    # BALANCED and BINARY-like matrices of 4 cases share the drawn resample indices
+    # (one seed), UNBALANCED has 5 cases: every figure equals its metric's alone.
+    matrices = {"m.balanced": BALANCED, "m.unbalanced": UNBALANCED, "m.binary": BINARY}
+    four = {case: [1.0 - v for v in trials] for case, trials in BALANCED.items()}
+    matrices["m.mirror"] = four
+    by_metric = {name: _trials(matrix) for name, matrix in matrices.items()}
+    together = trial_statistics_by_metric(by_metric, 2)
+    assert together == {name: trial_statistics(t, 2) for name, t in by_metric.items()}
+    # The shared draws, computed here: four cases, 2,000 resamples, seed 0.
+    draws = np.random.default_rng(0).integers(0, 4, size=(2000, 4), dtype=np.int32)
+    for name in ("m.balanced", "m.mirror"):
+        means = np.array([np.mean(v) for v in matrices[name].values()])
+        low, high = np.quantile(means[draws].mean(axis=1), [0.025, 0.975])
+        found = together[name]
+        assert (found.ci_low, found.ci_high) == pytest.approx((low, high), abs=1e-12)

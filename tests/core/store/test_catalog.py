@@ -6,6 +6,8 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import sys
+import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -286,6 +288,81 @@ def test_an_object_replaced_while_read_is_recognised_by_its_bucket_path(tmp_path
     own = store.layout.table_path("m0", "run")
     other = message.replace(str(entry), str(own))
     assert not damage.listed_then_changed(store.layout, duckdb.Error(other))
+
+
+# Replaces one file with either of two others, atomically, every 0.1 s until killed: a
+# run's end replacing its open catalog entry with the finished one, again and again.
+REPLACER = """
+import os, sys, time
+target, first, second = sys.argv[1:]
+tmp = target + ".swap"
+while True:
+    for source in (first, second):
+        with open(source, "rb") as src, open(tmp, "wb") as out:
+            out.write(src.read())
+        os.replace(tmp, target)
+        time.sleep(0.1)
+"""
+
+
+def test_a_catalog_entry_replaced_while_read_is_read_again_not_taken_for_damage(
+    tmp_path, monkeypatch
+) -> None:
+    """DuckDB reads a Parquet footer when it binds a query and the file's bytes when it
+    scans: a run's entry replaced in between (its end writes the finished entry over
+    the open one) fails the read with a garbled footer and often no file named. A
+    reader lists again and reads again (CI caught it as `don't know what type` in a
+    run's summary step beside another run's end); no run is marked damaged."""
+    store = RunStore(tmp_path / "store")
+    sample.write_run(store, "done")
+    sample.write_run(store, "ending", finish=False)
+    entry = next(p for p in store.catalog.log_files("runs") if "ending" in p.name)
+    opened = tmp_path / "open.parquet"
+    shutil.copyfile(entry, opened)
+    store.write_run(sample.record("ending"))
+    finished = tmp_path / "finished.parquet"
+    shutil.copyfile(entry, finished)
+    torn = []
+    recognise = damage.replaced_while_read
+
+    def counted(exc):
+        torn.append(recognise(exc))
+        return torn[-1]
+
+    monkeypatch.setattr(damage, "replaced_while_read", counted)
+    replacer = subprocess.Popen(
+        [sys.executable, "-c", REPLACER, str(entry), str(opened), str(finished)]
+    )
+    listed = set()
+    deadline = time.monotonic() + 60
+    try:
+        # Until the race has been met a few times (each torn read is one more attempt).
+        while torn.count(True) < 3 and time.monotonic() < deadline:
+            listed.add(tuple(r.run_id for r in store.list_runs()))
+    finally:
+        replacer.kill()
+        replacer.wait()
+    assert torn.count(True) >= 1, "the replacement never landed between bind and scan"
+    assert listed == {("done",), ("done", "ending")}
+    kinds = store.catalog.entries_of("ending").column("kind").to_pylist()
+    assert "damaged" not in kinds
+
+
+def test_a_garbled_footer_is_retried_a_bounded_number_of_times(tmp_path) -> None:
+    """A file damaged for good fails every attempt the same way: the reader tries
+    `MAX_VANISHED` more times, then the error stands."""
+    store = RunStore(tmp_path / "store")
+    attempts = []
+
+    def garbled(found):
+        attempts.append(dict(found))
+        raise duckdb.Error("TProtocolException: Invalid data")
+
+    with pytest.raises(duckdb.Error, match="Invalid data"):
+        damage.retrying(store.layout, garbled)
+    assert len(attempts) == damage.MAX_VANISHED + 1
+    assert damage.replaced_while_read(duckdb.Error("Error: don't know what type: \x0e"))
+    assert not damage.replaced_while_read(duckdb.Error("Binder Error: no column x"))
 
 
 @pytest.mark.parametrize("where", ["local", "object"])
