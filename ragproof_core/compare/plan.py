@@ -143,7 +143,9 @@ class RunPlan:
                 cells += ["-", "-"] + ["-"] * len(TRIAL_OPTIONS)
             else:
                 cells += [_sd(t.within_case_sd), _sd(t.between_case_sd)]
-                cells += [_count(t.cases_needed[r]) for r in TRIAL_OPTIONS]
+                # Nothing varies: 0 cases would read as "none needed" (its advice says).
+                still = _nothing_varies(t)
+                cells += ["-" if still else _count(t.cases_needed[r]) for r in TRIAL_OPTIONS]
             rows.append(cells)
         headers = ["metric", "scored", "within sd", "between sd"]
         headers += [f"{r} trial{'s' if r > 1 else ''}" for r in TRIAL_OPTIONS]
@@ -170,13 +172,20 @@ def _count(value: int | None) -> str:
     return "-" if value is None else str(value)
 
 
+def _nothing_varies(t: TrialsPlan) -> bool:
+    """Neither cases nor trials vary: every count of cases needed is 0."""
+    return all(n == 0 for n in t.cases_needed.values())
+
+
 def _advice(plan: MetricPlan, delta: float) -> str | None:
     """One line per metric: the fewest trials a case with which the run's cases detect
-    ``delta``, or the cases it needs when no number of trials is enough; None when
-    nothing varies (any change is detected)."""
+    ``delta``, the cases it needs when no number of trials is enough, or that nothing
+    varies (any change is detected)."""
     t = plan.repeats
-    if t is None or not any(t.cases_needed.values()):
+    if t is None or not any(n is not None for n in t.cases_needed.values()):
         return None
+    if _nothing_varies(t):
+        return f"{plan.metric}: no variation in cases or trials: any difference is detectable"
     if t.trials_needed is not None:
         r = t.trials_needed
         return (
