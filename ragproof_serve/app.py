@@ -49,19 +49,18 @@ from ragproof_core.present import (
     app_content_security_policy,
     compare_data,
     dataset_trends,
-    datasets,
     gather_case,
     gather_report,
     label_page_data,
     label_tally,
     render_app_page,
     render_html,
-    run_data,
     run_dict,
     run_moments,
-    runs_data,
+    run_page_data,
+    runs_page_data,
     search_cases,
-    trend_window,
+    trend_page,
     verdict,
 )
 from ragproof_core.store import (
@@ -69,7 +68,6 @@ from ragproof_core.store import (
     LabelError,
     LabelLedger,
     RunNotFound,
-    RunRecord,
     RunStore,
     StoredLabel,
 )
@@ -99,29 +97,23 @@ class Browser:
 
     def __post_init__(self) -> None:
         self._lock = threading.Lock()
-        self._records: dict[str, RunRecord] = {}
         self._moments: dict[str, list[MetricMoments]] = {}
         self._queues: dict[tuple[str, str | None, int, int], LabelQueue] = {}
         self._ledgers: dict[str, LabelLedger] = {}
 
-    def records(self) -> list[RunRecord]:
-        """The finished runs, oldest first: one listing, and only new runs' records read."""
-        with self._lock:
-            known = dict(self._records)
-        records = self.store.list_runs(known=known)
-        with self._lock:
-            self._records.update((r.run_id, r) for r in records)
-        return records
+    def counts(self) -> dict[str, int]:
+        """The finished runs of each dataset, from the catalog as it is at the request (one
+        query, no run's record read): the pages' dataset lists and totals."""
+        return self.store.dataset_counts()
 
     def warm(self) -> None:
-        """Read every run's record, and the moments of the runs each dataset's first trend
-        page shows, once, before the first page asks for them."""
-        records = self.records()
+        """Read the moments of the runs each dataset's first trend page shows, once,
+        before the first page asks for them."""
         self.moments(
             [
                 r.run_id
-                for dataset in datasets(records)
-                for r in trend_window(records, dataset, limit=TREND_RUNS)[0]
+                for dataset in self.counts()
+                for r in trend_page(self.store, dataset, limit=TREND_RUNS)[0]
             ]
         )
 
@@ -240,7 +232,8 @@ def build_app(browser: Browser, port: int) -> Starlette:
 
     def runs_page(request: Request) -> Response:
         offset = _int(request.query_params.get("offset"), "offset", 0)
-        data = runs_data(browser.records(), offset=offset, limit=RUNS_PAGE)
+        # The page's runs and the counts from the catalog: no other run's record read.
+        data = runs_page_data(store, offset=offset, limit=RUNS_PAGE)
         return page("runs", "ragproof runs", data, store)
 
     def home(request: Request) -> Response:
@@ -249,10 +242,8 @@ def build_app(browser: Browser, port: int) -> Starlette:
         return runs_page(request)
 
     def run_page(request: Request) -> Response:
-        records = browser.records()
         run_id = request.path_params["run_id"]
-        record = next((r for r in records if r.run_id == run_id), None) or store.get_run(run_id)
-        data = run_data(store, record, records)
+        data = run_page_data(store, run_id)
         labels = browser.labels(run_id)
         if labels:
             judged = judge_scores(store.case_results_frame(run_id))
@@ -270,14 +261,14 @@ def build_app(browser: Browser, port: int) -> Starlette:
         return HTMLResponse(render_html(data), headers=HEADERS)
 
     def trends(request: Request) -> Response:
-        records = browser.records()
-        names = datasets(records)
-        dataset = request.query_params.get("dataset") or (names[0] if names else "")
+        offset = _int(request.query_params.get("offset"), "offset", 0)
+        dataset = request.query_params.get("dataset") or min(browser.counts(), default="")
+        # The newest runs of the dataset, a page at a time, read from the catalog as the
+        # page shows them with the datasets counted: a year of runs reads no more.
+        runs, window, counts = trend_page(store, dataset, offset, TREND_RUNS)
+        names = sorted(counts)
         if names and dataset not in names:
             raise BadRequest(f"no stored run of dataset {dataset!r}")
-        # The newest runs of the dataset, a page at a time: a year of runs reads no more.
-        offset = _int(request.query_params.get("offset"), "offset", 0)
-        runs, window = trend_window(records, dataset, offset=offset, limit=TREND_RUNS)
         registry = stored_registry(*(r.config_json for r in runs[-1:]))
         data = dataset_trends(dataset, runs, browser.moments([r.run_id for r in runs]), registry)
         data["datasets"] = names
@@ -290,7 +281,7 @@ def build_app(browser: Browser, port: int) -> Starlette:
             raise BadRequest("name two runs: /compare?a=BASELINE&b=RUN")
         allow = request.query_params.get("allow_mixed") == "1"
         data = compare_data(store, a, b, allow_mixed=allow)
-        data["datasets"] = datasets(browser.records())
+        data["datasets"] = sorted(browser.counts())
         return page("compare", f"ragproof compare {a} {b}", data, store)
 
     def cases(request: Request) -> Response:

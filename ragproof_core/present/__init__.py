@@ -12,11 +12,14 @@ each other directly.
 """
 
 from ragproof_core.present.app_data import (
+    OTHER_RUNS,
     RUNS_PAGE,
     compare_data,
     datasets,
     run_data,
+    run_page_data,
     runs_data,
+    runs_page_data,
 )
 from ragproof_core.present.app_page import (
     app_content_security_policy,
@@ -87,10 +90,12 @@ from ragproof_core.present.trends import (
     MetricMoments,
     dataset_trends,
     run_moments,
+    trend_page,
     trend_window,
 )
 
 __all__ = [
+    "OTHER_RUNS",
     "RUNS_PAGE",
     "CaseNotFound",
     "CaseQuery",
@@ -108,6 +113,7 @@ __all__ = [
     "case_text",
     "compare_data",
     "dataset_trends",
+    "trend_page",
     "trend_window",
     "TREND_RUNS",
     "datasets",
@@ -128,10 +134,12 @@ __all__ = [
     "render_html",
     "render_markdown",
     "run_data",
+    "run_page_data",
     "run_dict",
     "run_json",
     "run_moments",
     "runs_data",
+    "runs_page_data",
     "runs_table",
     "search_cases",
     "served_run_links",

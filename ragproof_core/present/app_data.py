@@ -23,7 +23,8 @@ from ragproof_core.present.judge_activity import judge_failures_line
 from ragproof_core.present.report_queries import TRIAL_CASES, RunFiles, trials_of
 from ragproof_core.present.run_list import run_dict
 from ragproof_core.present.summary import nothing_scored
-from ragproof_core.store.run_store import RunRecord, RunStore, stored_run_settings
+from ragproof_core.present.trends import dataset_runs
+from ragproof_core.store.run_store import IN_FORCE, RunRecord, RunStore, stored_run_settings
 
 
 def datasets(records: Sequence[RunRecord]) -> list[str]:
@@ -51,8 +52,40 @@ def runs_data(
     }
 
 
-def run_data(store: RunStore, record: RunRecord, records: Sequence[RunRecord]) -> dict[str, Any]:
-    """One run: its record, its metric summaries and the other runs of its dataset."""
+# A run's page offers this many of its dataset's newest runs to compare it with.
+OTHER_RUNS = 200
+
+
+def runs_page_data(store: RunStore, *, offset: int = 0, limit: int = RUNS_PAGE) -> dict[str, Any]:
+    """``runs_data``'s page read from the catalog as the page needs it: the ``limit`` runs
+    ``offset`` back from the newest, every dataset and the total, in one reader of the
+    catalog; no other run's record read, so a year of runs costs the page what a few do."""
+    page, counts = store.catalog_page(newest_first=True, limit=limit, offset=offset)
+    return {
+        "runs": [run_dict(r) for r in page[::-1]],
+        "datasets": sorted(counts),
+        "paging": {"offset": offset, "limit": limit, "total": sum(counts.values())},
+    }
+
+
+def run_page_data(store: RunStore, run_id: str) -> dict[str, Any]:
+    """``run_data`` for a run's page: the run as the catalog lists it (else its record file:
+    a damaged run) with the datasets, then the ``OTHER_RUNS`` newest of its dataset offered
+    to compare with; no other run's record read."""
+    listed, counts = store.catalog_page(f"{IN_FORCE} AND run_id = ?", params=[run_id], limit=1)
+    record = listed[0] if listed else store.get_run(run_id)
+    others = dataset_runs(store, record.dataset, limit=OTHER_RUNS)
+    return run_data(store, record, others, sorted(counts))
+
+
+def run_data(
+    store: RunStore,
+    record: RunRecord,
+    records: Sequence[RunRecord],
+    names: Sequence[str] | None = None,
+) -> dict[str, Any]:
+    """One run: its record, its metric summaries and the other runs of its dataset (those
+    among ``records``, the newest first); the datasets are ``names``, else ``records``'."""
     registry = stored_registry(record.config_json)
     summaries = {s["metric"]: s for s in store.summaries(record.run_id)}
     others = [
@@ -62,7 +95,7 @@ def run_data(store: RunStore, record: RunRecord, records: Sequence[RunRecord]) -
         # Its judge failures shown beside its status (CONTRACT section 24).
         "run": {**run_dict(record), "judge_failures": judge_failures_line(record)},
         "dataset": record.dataset,
-        "datasets": datasets(records),
+        "datasets": list(names) if names is not None else datasets(records),
         "metrics": [
             {
                 "metric": metric,

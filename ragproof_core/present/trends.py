@@ -21,7 +21,7 @@ from ragproof_core.config.identity import SHORT_DIGEST
 from ragproof_core.metrics.registry import Registry
 from ragproof_core.model import Status
 from ragproof_core.present.run_files import reader, table_files
-from ragproof_core.store.run_store import RunRecord, RunStore
+from ragproof_core.store.run_store import IN_FORCE, RunRecord, RunStore
 
 Z_95 = 1.96
 COMPLETED = "completed"
@@ -99,6 +99,31 @@ def trend_window(
     runs = [r for r in records if r.dataset == dataset]
     end = max(0, len(runs) - offset)
     return runs[max(0, end - limit) : end], {"offset": offset, "limit": limit, "total": len(runs)}
+
+
+def trend_page(
+    store: RunStore, dataset: str, offset: int = 0, limit: int = TREND_RUNS
+) -> tuple[list[RunRecord], dict[str, int], dict[str, int]]:
+    """``trend_window`` read from the catalog: only the ``limit`` runs of ``dataset`` after
+    its ``offset`` newest are decoded; with where the page stands and every dataset's
+    runs counted (the page's list), in one reader of the catalog."""
+    runs, counts = store.catalog_page(
+        f"{IN_FORCE} AND dataset = ?", params=[dataset], limit=limit, offset=offset
+    )
+    window = {"offset": offset, "limit": limit, "total": counts.get(dataset, 0)}
+    return runs[::-1], window, counts
+
+
+def dataset_runs(store: RunStore, dataset: str, *, limit: int, offset: int = 0) -> list[RunRecord]:
+    """The ``limit`` finished runs of ``dataset`` after its ``offset`` newest, oldest first,
+    from the catalog: no other run's record decoded."""
+    return store.catalog_records(
+        f"{IN_FORCE} AND dataset = ?",
+        params=[dataset],
+        newest_first=True,
+        limit=limit,
+        offset=offset,
+    )[::-1]
 
 
 def dataset_trends(

@@ -85,6 +85,40 @@ __all__ = [
 # good Parquet row groups, small enough that a 100,000-case run's Arrow copy
 # never has to exist whole.
 WRITE_BATCH_ROWS = 50_000
+# The catalog's finished runs in force (damaged ones aside): what lists and pages show.
+IN_FORCE = "kind = 'finished' AND status <> 'damaged'"
+
+
+DATASET_COUNTS = (
+    f"SELECT dataset, count(*) AS n FROM {RUN_STATES_VIEW} WHERE {IN_FORCE} "
+    "GROUP BY dataset ORDER BY dataset"
+)
+
+
+def _records_query(where: str, newest_first: bool, limit: int | None, offset: int) -> str:
+    order = "DESC" if newest_first else "ASC"
+    query = (
+        f"SELECT * FROM {RUN_STATES_VIEW} WHERE {where} ORDER BY started_at {order}, run_id {order}"
+    )
+    if limit is not None:
+        query += f" LIMIT {int(limit)} OFFSET {int(offset)}"
+    return query
+
+
+def _catalogued(table: pa.Table) -> list[RunRecord]:
+    """The run records of catalog rows, each with the file found damaged, if any."""
+    records = schema.decode_runs(table)
+    damaged = table.column("damaged_file").to_pylist()
+    return [
+        replace(record, damaged_file=file) if file else record
+        for record, file in zip(records, damaged, strict=True)
+    ]
+
+
+def _counts(table: pa.Table) -> dict[str, int]:
+    return dict(
+        zip(table.column("dataset").to_pylist(), table.column("n").to_pylist(), strict=True)
+    )
 
 
 class RunDamaged(StoreFault):
@@ -1167,28 +1201,33 @@ class RunStore:
 
     def catalog_records(
         self,
-        where: str = "kind = 'finished' AND status <> 'damaged'",
+        where: str = IN_FORCE,
         *,
+        params: Sequence[Any] = (),
         newest_first: bool = False,
         limit: int | None = None,
         offset: int = 0,
     ) -> list[RunRecord]:
         """Runs as the catalog has them (``catalog_views.RUN_STATES_VIEW``), ``where`` they
-        match, oldest first (by ``started_at``, then ``run_id``) or newest first."""
-        order = "DESC" if newest_first else "ASC"
-        query = (
-            f"SELECT * FROM {RUN_STATES_VIEW} WHERE {where} "
-            f"ORDER BY started_at {order}, run_id {order}"
-        )
-        if limit is not None:
-            query += f" LIMIT {int(limit)} OFFSET {int(offset)}"
-        table = self.catalog_query(query)
-        records = schema.decode_runs(table)
-        damaged = table.column("damaged_file").to_pylist()
-        return [
-            replace(record, damaged_file=file) if file else record
-            for record, file in zip(records, damaged, strict=True)
-        ]
+        match (``params`` its ``?``), oldest first (by ``started_at``, then ``run_id``) or
+        newest first; ``limit`` of them after ``offset``: no other run's record decoded."""
+        query = _records_query(where, newest_first, limit, offset)
+        return _catalogued(self.catalog_query(query, params))
+
+    def catalog_page(
+        self,
+        where: str = IN_FORCE,
+        *,
+        params: Sequence[Any] = (),
+        newest_first: bool = True,
+        limit: int,
+        offset: int = 0,
+    ) -> tuple[list[RunRecord], dict[str, int]]:
+        """``catalog_records``' page and ``dataset_counts`` read in one connection of the
+        catalog (a page's runs and its dataset list with the totals: one reader's cost)."""
+        query = _records_query(where, newest_first, limit, offset)
+        table, counts = self.catalog_queries([(query, params), (DATASET_COUNTS, ())])
+        return _catalogued(table), _counts(counts)
 
     @contextmanager
     def catalog_reader(self) -> Iterator[duckdb.DuckDBPyConnection]:
@@ -1204,17 +1243,29 @@ class RunStore:
         """``query``'s rows over the catalog's views. A catalog file another process
         changed since this reader listed it (a run ending beside it, a compaction) is
         read again from a fresh listing, never taken for damage (``damage.retrying``)."""
+        return self.catalog_queries([(query, params)])[0]
 
-        def attempt(found: dict[str, str]) -> pa.Table:
+    def catalog_queries(self, queries: Sequence[tuple[str, Sequence[Any]]]) -> list[pa.Table]:
+        """Each (query, params)'s rows, over one reader of the catalog as it is."""
+
+        def attempt(found: dict[str, str]) -> list[pa.Table]:
             del found  # the catalog's own views read no run's rows
             with self.catalog_reader() as con:
-                return con.sql(query, params=list(params) or None).to_arrow_table()
+                return [
+                    con.sql(query, params=list(params) or None).to_arrow_table()
+                    for query, params in queries
+                ]
 
         return damage.retrying(self.layout, attempt)
 
     def count_runs(self) -> int:
         table = self.catalog_query(f"SELECT count(*) AS n FROM {RUN_STATES_VIEW}")
         return table.column("n")[0].as_py()
+
+    def dataset_counts(self) -> dict[str, int]:
+        """The finished runs in force of each dataset, in one query of the catalog (no run
+        record decoded): a page's dataset list and its total."""
+        return _counts(self.catalog_query(DATASET_COUNTS))
 
     def list_runs(self, known: Mapping[str, RunRecord] | None = None) -> list[RunRecord]:
         """Finished runs in force, oldest first (by ``started_at``, then ``run_id``), from

@@ -9,9 +9,12 @@ from __future__ import annotations
 
 from ragproof_core.present.html import write_html
 from ragproof_core.present.report_data import ReportLimits, gather_report
+from ragproof_core.present.report_queries import TRIAL_CASES
 from ragproof_core.store.run_store import RunStore
 from tests.core.present.test_report_queries import CASES, LIMITS, write_run
 from tests.core.present.test_trial_strips import strips_in_order, write_trials_run
+from tests.support.cli import cli_env
+from tests.support.served import ServedApp
 
 
 def test_bounded_sets_show_their_totals_and_where_the_rest_is(browser, tmp_path):
@@ -81,3 +84,30 @@ def test_a_run_with_repeats_shows_the_first_cases_trials_and_says_how_many_are_l
     )
     assert errors == []
     page.close()
+
+
+def test_the_browser_shows_the_first_trial_cases_of_a_run_with_repeats(browser, tmp_path):
+    # 61 cases: the page shows its first TRIAL_CASES, flaky first, and counts the rest.
+    store = RunStore(tmp_path / "store")
+    ordered = strips_in_order(write_trials_run(store, "r1", cases=61))
+    flaky = sum(f for _, f in ordered)
+    env = cli_env(RAGPROOF_STORE=str(store.layout.root))
+    with ServedApp("serve", "--port", "0", env=env) as app:
+        page = browser.new_page(viewport={"width": 1280, "height": 900})
+        errors: list[str] = []
+        page.on("pageerror", lambda e: errors.append(str(e)))
+        page.goto(f"{app.url}/runs/r1")
+        page.wait_for_selector("#trials-table", timeout=20_000)
+        assert (
+            page.locator("#trials h2").inner_text() == f"Trials per case (3 a case; {flaky} flaky)"
+        )
+        rows = page.locator("#trials-table tr[data-case]")
+        assert [rows.nth(i).get_attribute("data-case") for i in range(rows.count())] == [
+            cid for cid, _ in ordered[:TRIAL_CASES]
+        ]
+        assert (
+            f"The first {TRIAL_CASES} of 61 cases, flaky first ({61 - TRIAL_CASES} more not shown)"
+            in page.locator("#trials p.sub").first.inner_text()
+        )
+        assert errors == []
+        page.close()

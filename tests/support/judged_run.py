@@ -97,11 +97,13 @@ def write_judged_run(
     prompt_hashes: dict[str, str] | None = None,
     judge_mode: str = "per_metric",
     rubric: bool = False,
+    dataset: str = "judged.jsonl",
+    started_at: datetime = T0,
 ) -> str:
     config: dict = {"run": {"k": 5, "source_match": "chunk"}}
     if rubric:
         config["metrics"] = [RUBRIC_TABLE]
-    store.write_manifest(run_id, {"run_id": run_id, "dataset": "judged.jsonl"})
+    store.write_manifest(run_id, {"run_id": run_id, "dataset": dataset})
     store.write_dataset(run_id, cases())
     store.write_outputs(run_id, outputs())
     store.write_case_results(run_id, results() + (rubric_results() if rubric else []))
@@ -109,11 +111,11 @@ def write_judged_run(
     store.write_run(
         RunRecord(
             run_id=run_id,
-            dataset="judged.jsonl",
+            dataset=dataset,
             adapter="recorded",
             status="completed",
-            started_at=T0,
-            finished_at=T0 + timedelta(seconds=5),
+            started_at=started_at,
+            finished_at=started_at + timedelta(seconds=5),
             judge_model=judge_model,
             prompt_hashes=prompt_hashes or {},
             config_json=json.dumps(config),

@@ -230,8 +230,8 @@
   function trialsSection(t, order) {
     var s = section("trials", "Trials per case (" + t.repeats + " a case; " + t.flaky_total + " flaky)");
     s.appendChild(el("p", { class: "sub" }, "One mark a trial, darker the higher its score; a case is flaky when a metric's trials lie 0.5 or more apart. " +
-      "The first " + t.cases.length + " of " + t.cases_total + " cases, flaky first" +
-      (t.cases_total > t.cases.length ? " (" + (t.cases_total - t.cases.length) + " more not shown)" : "") +
+      (t.cases_total > t.cases.length ? "The first " + t.cases.length + " of " + t.cases_total + " cases, flaky first (" +
+        (t.cases_total - t.cases.length) + " more not shown)" : "Flaky cases first") +
       "; every case: SELECT * FROM repeats WHERE run_id = '" + data.run.run_id + "'"));
     var names = order.filter(function (n) { return t.cases.some(function (c) { return c.metrics[n]; }); });
     s.appendChild(table("trials-table", ["case"].concat(names.map(function (n) { return n.split(".")[1] || n; })),

@@ -99,7 +99,7 @@ def test_a_run_with_repeats_plans_cases_and_trials_from_its_measured_spreads() -
     assert table.splitlines()[-1] == (
         "retrieval.mrr: 3 cases cannot detect 0.1 at up to 100 trials a case: it needs more "
         f"cases, {expected['1']} at 1 trial a case, no fewer than {floor} however many trials "
-        f"(between sd {np.sqrt(own):.4f})"
+        f"(cases' own sd {np.sqrt(own):.4f})"
     )
 
 
@@ -131,11 +131,16 @@ def test_a_plan_with_repeats_says_how_many_trials_the_runs_own_cases_need() -> N
     )
 
 
-def test_a_plan_with_repeats_gives_no_advice_where_nothing_varies() -> None:
+def test_a_plan_with_repeats_says_any_difference_is_detectable_where_nothing_varies() -> None:
     plan = plan_run("r1", _trials_frame({"a": [1, 1], "b": [1, 1]}), 0.1)
-    table = plan.render_table()
+    lines = plan.render_table().splitlines()
     assert plan.metrics[0].to_dict()["cases_needed_by_trials"]["1"] == 0
-    assert "retrieval.mrr:" not in table
+    # The table's counts say nothing (0 cases would read as "none needed"); a line says why.
+    assert lines[2].split()[:6] == ["metric", "scored", "within", "sd", "cases'", "own"]
+    assert lines[4].split() == ["retrieval.mrr", "4", "0.0000", "0.0000"] + ["-"] * 5
+    assert (
+        lines[-1] == "retrieval.mrr: no variation in cases or trials: any difference is detectable"
+    )
 
 
 def test_a_plan_with_repeats_of_cases_alike_names_the_cases_needed_at_the_most_trials() -> None:

@@ -33,13 +33,17 @@ def score(i: int, metric: str, trial: int) -> float | None:
     return [1.0, 0.0, 1.0][trial - 1] if i % 3 == 2 else 0.25 * (i % 4)
 
 
-def write_trials_run(store: RunStore, run_id: str) -> dict[str, dict[str, list]]:
-    """The run, and each case's trials per metric as the strips should show them."""
+def write_trials_run(
+    store: RunStore, run_id: str, cases: int = CASES
+) -> dict[str, dict[str, list]]:
+    """The run (``cases`` cases, coprime with 5), and each case's trials per metric as the
+    strips should show them."""
     # Ids out of case order, so "flaky first, then by id" is not the written order.
-    ids = [f"t{(i * 5) % CASES:02d}" for i in range(CASES)]
-    cases = [Case(cid, f"question {cid}?", CaseKind.QA, ("d1",)) for cid in ids]
+    ids = [f"t{(i * 5) % cases:03d}" for i in range(cases)]
     store.write_manifest(run_id, {"run_id": run_id, "dataset": "trials.jsonl"})
-    store.write_dataset(run_id, cases)
+    store.write_dataset(
+        run_id, [Case(cid, f"question {cid}?", CaseKind.QA, ("d1",)) for cid in ids]
+    )
     expected: dict[str, dict[str, list]] = {cid: {MRR: [], RECALL: []} for cid in ids}
     everything = []
     with store.results_writer(run_id, shard=0) as writer:
@@ -72,7 +76,7 @@ def write_trials_run(store: RunStore, run_id: str) -> dict[str, dict[str, list]]
             prompt_hashes={},
             config_json=json.dumps({"run": {"k": 5, "repeats": TRIALS}}),
             cost_usd=None,
-            cases=CASES,
+            cases=cases,
             case_failures=0,
             judge_requests=0,
             cache_hits=0,
