@@ -10,6 +10,7 @@ it is listed, shown, compared, reported and served like any other::
     run.summary          # one row per metric
     run.cases            # one row per case and metric
     ragproof.compare(baseline_id, run).regressions
+    ragproof.resume(stopped_id)   # an interrupted or aborted run, continued in place
 
 ``ragproof_core`` stays the engine; this package re-exports nothing else. Its names
 are imported when first used: the pytest plugin (``ragproof.pytest_plugin``), loaded
@@ -25,10 +26,10 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from ragproof.comparison import Comparison, compare
     from ragproof.errors import BadInput
-    from ragproof.evaluation import evaluate
+    from ragproof.evaluation import evaluate, resume
     from ragproof.results import Run, load_run
 
-__all__ = ["BadInput", "Comparison", "Run", "compare", "evaluate", "load_run"]
+__all__ = ["BadInput", "Comparison", "Run", "compare", "evaluate", "load_run", "resume"]
 
 # Each public name and the module defining it.
 _DEFINED_IN = {
@@ -38,6 +39,7 @@ _DEFINED_IN = {
     "compare": "ragproof.comparison",
     "evaluate": "ragproof.evaluation",
     "load_run": "ragproof.results",
+    "resume": "ragproof.evaluation",
 }
 
 

@@ -16,7 +16,13 @@ from typing import Any
 from ragproof.errors import BadInput, InternalError
 from ragproof.results import Run, read_run
 from ragproof.stores import using_store
-from ragproof_cli.errors import DEBUG_HINT, internal_message, one_line, store_fault_line
+from ragproof_cli.errors import (
+    DEBUG_HINT,
+    UsageError,
+    internal_message,
+    one_line,
+    store_fault_line,
+)
 from ragproof_core.adapters.loading import AdapterLoadError, lend_adapter, object_target
 from ragproof_core.errors import StoreFault, UserError
 from ragproof_core.gc_pause import imports_paused
@@ -79,7 +85,8 @@ def evaluate(
         if tags is not None:
             overrides["tags"] = {str(k): str(v) for k, v in tags.items()}
         with using_store(store) as opened:
-            run_id = _launch(dataset_path, adapter, config_path, overrides, lent)
+            fields = {"dataset": dataset_path, "config_file": config_path, "adapter": adapter}
+            run_id = _launch({**fields, **overrides}, lent)
             return read_run(opened, run_id)
 
 
@@ -91,17 +98,48 @@ def _in_a_notebook() -> bool:
     return getattr(shell, "kernel", None) is not None
 
 
-def _launch(
-    dataset: str,
-    adapter: str | None,
-    config_file: str | None,
-    overrides: dict[str, Any],
-    lent: object | None = None,
-) -> str:
+def resume(
+    run_id: str,
+    adapter: object | None = None,
+    *,
+    config: str | os.PathLike[str] | Mapping[str, Any] | None = None,
+    store: str | os.PathLike[str] | None = None,
+) -> Run:
+    """Continue an ``interrupted``, ``aborted:budget`` or ``aborted:judge`` run in place,
+    as ``ragproof run --resume`` does (CONTRACT section 29), and return it: the adapter
+    is called only for cases without results, and the finished run's numbers equal a
+    run never stopped.
+
+    ``adapter``: for a run ``evaluate`` made with an adapter object, that object (or
+    one of its class) again; else the run builds its adapter from its own import path.
+    ``config``: a ``ragproof.toml`` path or dict to resume with instead of the run's own
+    (a new budget is allowed; a config whose digest differs is refused). ``store``: as
+    ``evaluate``'s. A run that is not resumable, or whose dataset, config or judge
+    settings changed, raises ``BadInput`` with the command line's one line.
+    """
+    lent = None
+    fields: dict[str, Any] = {}
+    if adapter is not None:
+        try:
+            lent = lend_adapter(adapter)
+        except AdapterLoadError as exc:
+            raise BadInput(f"ragproof: {one_line(str(exc))}") from None
+        fields["adapter"] = object_target(adapter)
+    with tempfile.TemporaryDirectory(prefix="ragproof-resume-") as scratch:
+        fields["config_file"] = _config_file(config, Path(scratch))
+        with using_store(store) as opened:
+            resumed = _launch(fields, lent, resume=run_id)
+            return read_run(opened, resumed)
+
+
+def _launch(fields: dict[str, Any], lent: object | None = None, resume: str | None = None) -> str:
     """The steps of ``ragproof run`` (``_execute_run``) from its launch form on; returns
-    the run id of a stored run, or raises as the command line would exit. ``lent``: the
-    caller's adapter object (``lend_adapter``'s), which the job's one shard step, run in
-    this process, takes instead of building ``adapter``."""
+    the run id of a stored run, or raises as the command line would exit. ``fields``:
+    the launch form's (``EvalRunConfig``); with ``resume``, the form is the run's own
+    and ``fields`` gives only a ``config_file`` to use instead and the ``adapter`` path
+    of the object lent, which must be the run's. ``lent``: the caller's
+    adapter object (``lend_adapter``'s), which the job's one shard step, run in this
+    process, takes instead of building the config's adapter."""
     with imports_paused():
         from ragproof_assets.evaluation.config import EvalRunConfig
         from ragproof_cli import execution
@@ -111,8 +149,19 @@ def _launch(
     if os.getcwd() not in sys.path:
         sys.path.insert(0, os.getcwd())
     try:
-        form = EvalRunConfig(dataset=dataset, config_file=config_file, adapter=adapter, **overrides)
+        form = (
+            EvalRunConfig(**fields)
+            if resume is None
+            else execution.resume_form(resume, fields.get("config_file"))
+        )
         config = form.resolve()
+        if resume is not None and fields.get("adapter", config.adapter.target) != (
+            config.adapter.target
+        ):
+            raise BadInput(
+                f"ragproof: adapter: run {resume}'s adapter is {config.adapter.target}, "
+                f"the object given is a {fields['adapter']}"
+            )
         if lent is not None and config.run.shards > 1:
             raise BadInput(
                 f"ragproof: run.shards: {config.run.shards} shards for an adapter object; "
@@ -127,11 +176,11 @@ def _launch(
                 notebook=_in_a_notebook(), terminal=sys.stderr.isatty()
             )
             run_id, result = execution.run_evaluation(
-                form, config.run.shards, debug=False, progress=watched
+                form, config.run.shards, debug=False, progress=watched, resume=resume
             )
     except BadInput:
         raise
-    except UserError as exc:
+    except (UserError, UsageError) as exc:
         raise BadInput(f"ragproof: {one_line(str(exc))}") from None
     except StoreFault as exc:
         raise StoreFault(f"ragproof: {one_line(str(exc))}") from None

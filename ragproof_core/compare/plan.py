@@ -147,7 +147,9 @@ class RunPlan:
                 still = _nothing_varies(t)
                 cells += ["-" if still else _count(t.cases_needed[r]) for r in TRIAL_OPTIONS]
             rows.append(cells)
-        headers = ["metric", "scored", "within sd", "between sd"]
+        # "cases' own sd" is s_b, not run --json's between_case_sd (the per-case means' sd,
+        # which still holds the trials' noise): one name for two figures would mislead.
+        headers = ["metric", "scored", "within sd", "cases' own sd"]
         headers += [f"{r} trial{'s' if r > 1 else ''}" for r in TRIAL_OPTIONS]
         return "\n".join(
             [
@@ -155,8 +157,9 @@ class RunPlan:
                 "(two-sided alpha 0.05, power 80%), by trials a case:",
                 "",
                 *text_table(headers, rows),
-                "Read: ceil(((1.96 + 0.8416) * sd / delta)^2) with sd^2 = between^2 + "
-                "within^2 / trials, the spreads this run's trials measured; more trials "
+                "Read: ceil(((1.96 + 0.8416) * sd / delta)^2) with sd^2 = own^2 + "
+                "within^2 / trials, the spreads this run's trials measured (own: the per-case "
+                "means' sd less the trials' noise); more trials "
                 "shrink only the within part, cases shrink both. An unpaired-difference "
                 "bound, the paired comparison usually needs fewer.",
                 *[line for m in self.metrics if (line := _advice(m, self.delta))],
@@ -194,7 +197,8 @@ def _advice(plan: MetricPlan, delta: float) -> str | None:
         )
     at_one = t.cases_needed[1]
     floor = (
-        f"no fewer than {t.cases_floor} however many trials (between sd {_sd(t.between_case_sd)})"
+        f"no fewer than {t.cases_floor} however many trials "
+        f"(cases' own sd {_sd(t.between_case_sd)})"
         if t.cases_floor is not None
         # Cases alike (s_b 0): the trials' noise alone, at the most trials a run takes.
         else f"{cases_needed((t.within_case_sd or 0.0) / math.sqrt(MAX_REPEATS), delta)} "

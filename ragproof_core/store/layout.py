@@ -12,7 +12,7 @@ The store is a folder (``RAGPROOF_STORE``, default ``data/store``)::
     runs/<run_id>/metric_summaries.parquet
     runs/<run_id>/run.parquet             the run record, written LAST: its
                                           presence marks the run finished
-    runs/<run_id>/outputs_to_judge.parquet  outputs a stopped run did not judge,
+    runs/<run_id>/pending_judge.parquet   outputs a stopped run did not judge,
                                           judged as they are by its resume
     runs/<run_id>/calibrations/<id>.parquet  bias-corrected means from human
                                           labels, one file per calibration
@@ -73,7 +73,9 @@ MANIFEST_NAME = "manifest.json"
 STOP_NAME = "stop.json"
 # The outputs of cases a stopped run answered but did not judge: its resume judges them
 # as they are, without asking the pipeline again (``RunStore.set_aside_prior``).
-TO_JUDGE_NAME = "outputs_to_judge.parquet"
+# Its name must not start with a sharded table's (``outputs*.parquet`` is that table's
+# glob): named ``outputs_to_judge``, its rows were read as the run's outputs twice.
+TO_JUDGE_NAME = "pending_judge.parquet"
 CALIBRATIONS_DIR_NAME = "calibrations"
 # Folders of a run holding one small Parquet file per record, each with its own view:
 # view name -> folder. What calibrates a run's judge (human labels, bias probes) sits

@@ -110,3 +110,7 @@ def test_a_budget_breach_aborts_the_run_and_keeps_what_was_scored(store_path, tm
         store_path, "select cases, status from runs where run_id = ?", [run_id]
     )
     assert (resumed_cases, resumed_status) == (CASES, "completed")
+    # The outputs judged as they were are the run's once, not once more beside.
+    assert query(store_path, "select count(*) from outputs where run_id = ?", [run_id]) == [
+        (CASES,)
+    ]

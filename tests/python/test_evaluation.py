@@ -48,7 +48,7 @@ def runs(module_env) -> dict[str, ragproof.Run]:
 
 def test_exports_exactly_the_surface():
     assert sorted(ragproof.__all__) == sorted(
-        ["evaluate", "load_run", "compare", "Run", "Comparison", "BadInput"]
+        ["evaluate", "load_run", "compare", "Run", "Comparison", "BadInput", "resume"]
     )
     assert issubclass(ragproof.BadInput, ValueError)
 

@@ -99,7 +99,7 @@ def test_a_run_with_repeats_plans_cases_and_trials_from_its_measured_spreads() -
     assert table.splitlines()[-1] == (
         "retrieval.mrr: 3 cases cannot detect 0.1 at up to 100 trials a case: it needs more "
         f"cases, {expected['1']} at 1 trial a case, no fewer than {floor} however many trials "
-        f"(between sd {np.sqrt(own):.4f})"
+        f"(cases' own sd {np.sqrt(own):.4f})"
     )
 
 
@@ -136,6 +136,7 @@ def test_a_plan_with_repeats_says_any_difference_is_detectable_where_nothing_var
     lines = plan.render_table().splitlines()
     assert plan.metrics[0].to_dict()["cases_needed_by_trials"]["1"] == 0
     # The table's counts say nothing (0 cases would read as "none needed"); a line says why.
+    assert lines[2].split()[:6] == ["metric", "scored", "within", "sd", "cases'", "own"]
     assert lines[4].split() == ["retrieval.mrr", "4", "0.0000", "0.0000"] + ["-"] * 5
     assert (
         lines[-1] == "retrieval.mrr: no variation in cases or trials: any difference is detectable"
