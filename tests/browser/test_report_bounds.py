@@ -17,16 +17,22 @@ from tests.support.cli import cli_env
 from tests.support.served import ServedApp
 
 
+def opened(browser, url: str, ready: str, timeout_ms: int = 10_000):
+    """A page of ``url`` once ``ready`` is there, and the script errors it raises."""
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    errors: list[str] = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.goto(url)
+    page.wait_for_selector(ready, timeout=timeout_ms)
+    return page, errors
+
+
 def test_bounded_sets_show_their_totals_and_where_the_rest_is(browser, tmp_path):
     store = RunStore(tmp_path / "store")
     write_run(store, "r1", seed=5)
     data = gather_report(store, "r1", limits=LIMITS)
     path = write_html(tmp_path / "report.html", data)
-    page = browser.new_page(viewport={"width": 1280, "height": 900})
-    errors: list[str] = []
-    page.on("pageerror", lambda e: errors.append(str(e)))
-    page.goto(path.resolve().as_uri())
-    page.wait_for_selector("body[data-ready='1']", timeout=10_000)
+    page, errors = opened(browser, path.resolve().as_uri(), "body[data-ready='1']")
 
     listed = len(data["cases"]["ids"])
     assert page.locator("#cases h2").inner_text() == "Cases"
@@ -64,11 +70,7 @@ def test_a_run_with_repeats_shows_the_first_cases_trials_and_says_how_many_are_l
     ordered = strips_in_order(expected)
     data = gather_report(store, "r1", limits=ReportLimits(trial_cases=7))
     path = write_html(tmp_path / "report.html", data)
-    page = browser.new_page(viewport={"width": 1280, "height": 900})
-    errors: list[str] = []
-    page.on("pageerror", lambda e: errors.append(str(e)))
-    page.goto(path.resolve().as_uri())
-    page.wait_for_selector("body[data-ready='1']", timeout=10_000)
+    page, errors = opened(browser, path.resolve().as_uri(), "body[data-ready='1']")
 
     flaky = sum(f for _, f in ordered)
     assert page.locator("#trials h2").inner_text() == f"Trials per case (3 a case; {flaky} flaky)"
@@ -93,11 +95,7 @@ def test_the_browser_shows_the_first_trial_cases_of_a_run_with_repeats(browser, 
     flaky = sum(f for _, f in ordered)
     env = cli_env(RAGPROOF_STORE=str(store.layout.root))
     with ServedApp("serve", "--port", "0", env=env) as app:
-        page = browser.new_page(viewport={"width": 1280, "height": 900})
-        errors: list[str] = []
-        page.on("pageerror", lambda e: errors.append(str(e)))
-        page.goto(f"{app.url}/runs/r1")
-        page.wait_for_selector("#trials-table", timeout=20_000)
+        page, errors = opened(browser, f"{app.url}/runs/r1", "#trials-table", timeout_ms=20_000)
         assert (
             page.locator("#trials h2").inner_text() == f"Trials per case (3 a case; {flaky} flaky)"
         )
