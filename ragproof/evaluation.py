@@ -155,12 +155,11 @@ def _launch(fields: dict[str, Any], lent: object | None = None, resume: str | No
             else execution.resume_form(resume, fields.get("config_file"))
         )
         config = form.resolve()
-        if resume is not None and fields.get("adapter", config.adapter.target) != (
-            config.adapter.target
-        ):
+        lent_target = fields.get("adapter") if resume is not None else None
+        if lent_target is not None and lent_target != config.adapter.target:
             raise BadInput(
                 f"ragproof: adapter: run {resume}'s adapter is {config.adapter.target}, "
-                f"the object given is a {fields['adapter']}"
+                f"the object given is a {lent_target}"
             )
         if lent is not None and config.run.shards > 1:
             raise BadInput(

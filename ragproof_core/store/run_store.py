@@ -1267,11 +1267,9 @@ class RunStore:
         record decoded): a page's dataset list and its total."""
         return _counts(self.catalog_query(DATASET_COUNTS))
 
-    def list_runs(self, known: Mapping[str, RunRecord] | None = None) -> list[RunRecord]:
+    def list_runs(self) -> list[RunRecord]:
         """Finished runs in force, oldest first (by ``started_at``, then ``run_id``), from
-        the catalog (one query: no run record is read). ``known`` is accepted for callers
-        that keep records; the catalog already hands every one over at once."""
-        del known
+        the catalog (one query: no run record is read)."""
         return self.catalog_records()
 
     def catalog_files(self, run_id: str) -> tuple[str, list[dict[str, Any]], str | None] | None:
