@@ -15,6 +15,7 @@ import math
 
 from ragproof_cli.common import EXIT_OK, UsageError, open_store, print_json, warn_damaged
 from ragproof_core.store import QueryRefused, QueryResult, run_read_only
+from ragproof_core.store.query import check_read_only
 
 
 def _json_value(value):
@@ -43,8 +44,13 @@ def _table(columns: list[str], rows: list[tuple]) -> str:
 
 
 def run_query(query: str) -> QueryResult:
+    store = open_store()
     try:
-        return run_read_only(open_store().layout, query)
+        check_read_only(query)
+        # The newest runs' files checked as `ragproof runs` checks them (CONTRACT section
+        # 29): a run damaged since its rows were compacted is `damaged` here too.
+        found = store.check_newest()
+        return run_read_only(store.layout, query, found)
     except QueryRefused as exc:
         raise UsageError(f"sql: {exc}") from None
 

@@ -39,14 +39,19 @@ TORN_READ_MARKERS = (
 T = TypeVar("T")
 
 
-def retrying(layout: StoreLayout, action: Callable[[dict[str, str]], T]) -> T:
+def retrying(
+    layout: StoreLayout,
+    action: Callable[[dict[str, str]], T],
+    found_damaged: dict[str, str] | None = None,
+) -> T:
     """``action(found)`` again after each DuckDB error naming a run's file: the run is
     marked damaged (or, on a store that cannot take the mark, added to ``found``, which
     ``action`` leaves out), so one damaged run never fails a reader of the rest. A
     catalog file that vanished since ``action`` listed it (another process's compaction,
     gc or damaged mark), or any file replaced between the query's bind and its scan, is
-    first read again from a fresh listing, nothing marked."""
-    found: dict[str, str] = {}
+    first read again from a fresh listing, nothing marked. ``found_damaged``: runs the
+    caller found damaged before (left out from the first attempt)."""
+    found: dict[str, str] = dict(found_damaged or {})
     vanished = 0
     while True:
         try:

@@ -53,13 +53,16 @@ def check_read_only(query: str) -> None:
         raise QueryRefused(f"only read-only queries (SELECT) are allowed, got {kind.name}")
 
 
-def run_read_only(layout: StoreLayout, query: str) -> QueryResult:
+def run_read_only(
+    layout: StoreLayout, query: str, found_damaged: dict[str, str] | None = None
+) -> QueryResult:
     """Rows of ``query`` over the views of ``layout``'s store, read-only and confined.
 
     A run whose file cannot be read is found on read (CONTRACT section 29): marked
     damaged (or, on a store that cannot be written, left out by this query alone) and
     the query run again without it (``damage.retrying``), so one damaged run never fails
-    a query of the rest.
+    a query of the rest. ``found_damaged``: runs the caller found damaged beforehand
+    (run -> file), left out even where the store could not take their mark.
     """
     check_read_only(query)
 
@@ -73,6 +76,6 @@ def run_read_only(layout: StoreLayout, query: str) -> QueryResult:
             con.close()
 
     try:
-        return damage.retrying(layout, attempt)
+        return damage.retrying(layout, attempt, found_damaged)
     except duckdb.Error as exc:
         raise QueryRefused(_first_line(exc)) from None

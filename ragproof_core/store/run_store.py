@@ -87,6 +87,9 @@ __all__ = [
 WRITE_BATCH_ROWS = 50_000
 # The catalog's finished runs in force (damaged ones aside): what lists and pages show.
 IN_FORCE = "kind = 'finished' AND status <> 'damaged'"
+# The newest runs whose files every listing or query of the store checks (`runs` lists as
+# many by default): a bounded set, so the check costs the same at any store size.
+CHECKED_NEWEST = 50
 
 
 DATASET_COUNTS = (
@@ -1335,6 +1338,18 @@ class RunStore:
             self.mark_damaged(record.run_id, damaged[0])
             checked.append(replace(record, status="damaged", damaged_file=damaged[0]))
         return checked
+
+    def check_newest(self, limit: int = CHECKED_NEWEST) -> dict[str, str]:
+        """The newest ``limit`` runs checked as ``runs`` checks its page (one stat a file,
+        the store's size aside): those found damaged are marked so (``check_listed``).
+        Returns run -> damaged file of those found, for a reader of a store that cannot
+        take the mark to leave them out all the same."""
+        page = self.catalog_records("true", newest_first=True, limit=limit)
+        return {
+            r.run_id: r.damaged_file
+            for r in self.check_listed(page)
+            if r.status == "damaged" and r.damaged_file
+        }
 
     def damaged_runs(self) -> list[RunRecord]:
         """Runs the catalog has found damaged (``damaged_file`` says which file)."""

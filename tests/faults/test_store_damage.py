@@ -13,7 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.cli import ragproof
+from ragproof_core.store import RunStore
+from ragproof_core.store.catalog import COMPACT_EVERY
+from tests.core.store import sample
+from tests.support.cli import cli_env, ragproof
 from tests.support.runs import Runs
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "serve"
@@ -179,3 +182,57 @@ def test_gc_keeps_the_newest_and_removes_the_rest_from_store_and_dagster(store: 
     )
     assert probe.returncode == 0, probe.stderr
     assert oldest not in probe.stdout and newest in probe.stdout
+
+
+@pytest.fixture(scope="module")
+def compacted_store(tmp_path_factory) -> Path:
+    """More runs than one compaction folds, written through the store's own write path:
+    the oldest runs' rows are read from the catalog's parts, not their folders."""
+    root = tmp_path_factory.mktemp("store-damage-compacted") / "store"
+    store = RunStore(root)
+    for index in range(COMPACT_EVERY + 3):
+        sample.write_run(store, f"r{index:02d}")
+    assert store.catalog.snapshot().seq == 1
+    return root
+
+
+def test_a_compacted_run_truncated_is_damaged_in_sql_and_runs(compacted_store, tmp_path) -> None:
+    root = tmp_path / "store"
+    subprocess.run(["cp", "-a", str(compacted_store), str(root)], check=True)
+    env = cli_env(RAGPROOF_STORE=str(root))
+    victim, runs = "r02", COMPACT_EVERY + 3  # compacted: no view reads its folder
+    damaged_file = f"runs/{victim}/case_results.parquet"
+    os.truncate(root / damaged_file, 20)
+    # No command named or listed the run before: `sql` checks the newest runs itself.
+    states = ragproof("sql", "SELECT run_id, status, damaged_file FROM runs", "--json", env=env)
+    assert states.returncode == 0, states.stderr
+    rows = {row["run_id"]: row for row in json.loads(states.stdout)}
+    assert len(rows) == runs
+    assert (rows[victim]["status"], rows[victim]["damaged_file"]) == ("damaged", damaged_file)
+    assert {row["status"] for id_, row in rows.items() if id_ != victim} == {"completed"}
+    assert states.stderr.splitlines() == [
+        f"ragproof: warning: run {victim} is damaged ({damaged_file}) and left out; "
+        "`ragproof verify --repair` moves it to quarantine/"
+    ]
+    counted = ragproof("sql", "SELECT count(DISTINCT run_id) AS n FROM case_results", env=env)
+    assert counted.returncode == 0, counted.stderr
+    assert counted.stdout.split()[-1] == str(runs - 1)
+    listed = ragproof("runs", "--json", env=env)
+    assert listed.returncode == 0, listed.stderr
+    assert [
+        (r["run_id"], r["damaged_file"])
+        for r in json.loads(listed.stdout)
+        if r["status"] == "damaged"
+    ] == [(victim, damaged_file)]
+
+
+def test_sql_checks_only_the_newest_runs_files(compacted_store, tmp_path) -> None:
+    """The check is bounded (a year of runs costs what 50 do): a run older than the newest
+    ``limit`` is found when named, listed or read from its folder, not by this check."""
+    root = tmp_path / "store"
+    subprocess.run(["cp", "-a", str(compacted_store), str(root)], check=True)
+    store = RunStore(root)
+    os.remove(root / "runs" / "r00" / "outputs.parquet")
+    assert store.check_newest(limit=3) == {}
+    assert store.check_newest() == {"r00": "runs/r00/outputs.parquet"}
+    assert [r.run_id for r in store.damaged_runs()] == ["r00"]
