@@ -3,6 +3,7 @@ with few.
 
     .venv/bin/python -m benchmarks.run_all --only store_scale          # 10, 1,000, 10,000
     .venv/bin/python -m benchmarks.run_all --only store_scale -- --sizes 10,1000
+    .venv/bin/python -m benchmarks.store_scale --verify-only --sizes 10,100,1000
 
 Each store is filled through the store's own write path in this process (50-case runs
 of one dataset, six metrics a case: the files `ragproof run` writes, the catalog
@@ -142,11 +143,19 @@ def main(argv: Sequence[str] | None = None) -> None:
         action="store_true",
         help="only the browser's pages, on the stores a former run left (filled if absent)",
     )
+    parser.add_argument(
+        "--verify-only",
+        action="store_true",
+        help="only `ragproof verify` and `verify --json`, on stores filled as above",
+    )
     args = parser.parse_args(argv)
     sizes = [10, 40] if args.quick else [int(s) for s in args.sizes.split(",")]
     rounds = 1 if args.quick else args.rounds
     if args.pages_only:
         publish([pages_only(sizes, rounds)], None)
+        return
+    if args.verify_only:
+        publish([verify_only(sizes, rounds)], args.emit)
         return
     stores: dict[int, dict] = {}
     for size in sizes:
@@ -345,6 +354,55 @@ def pages_only(sizes: Sequence[int], rounds: int) -> Table:
             "client, the server warmed as `serve` warms it): the store's part of the page.",
             f"The trends page is the stored runs' dataset ({STORED_DATASET}): its newest 200 "
             "runs (TREND_RUNS), every run of a smaller store.",
+        ],
+    )
+
+
+def verify_only(sizes: Sequence[int], rounds: int) -> Table:
+    """`ragproof verify` (every file's sha256) on a store of each size, filled through the
+    store's write path (``fill``), alternated between the sizes: its time and its time a
+    stored run, which a linear check keeps flat."""
+    stores: dict[int, dict] = {}
+    for size in sizes:
+        root = WORK / f"store-verify-{size}"
+        if not (root / "store" / "runs").is_dir():  # a former run's store is read again
+            shutil.rmtree(root, ignore_errors=True)
+            started = time.perf_counter()
+            fill(root / "store", size)
+            print(f"{size:,} runs written in {time.perf_counter() - started:.0f} s", flush=True)
+        (root / "home").mkdir(parents=True, exist_ok=True)
+        env = clean_env(RAGPROOF_STORE=str(root / "store"), DAGSTER_HOME=str(root / "home"))
+        stores[size] = {"env": env, "bytes": folder_bytes(root / "store")}
+    took: dict[int, list[tuple[float, float]]] = {}
+    for _ in range(rounds):
+        for size in sizes:
+            before = load()
+            took.setdefault(size, []).append((timed(["verify"], stores[size]["env"]), before))
+    medians = {s: statistics.median(t for t, _ in took[s]) for s in sizes}
+    loads = {s: statistics.median(lo for _, lo in took[s]) for s in sizes}
+    smallest, largest = sizes[0], sizes[-1]
+    rows = [
+        ["verify (every file's sha256)"]
+        + [f"{seconds(medians[s])} (load {loads[s]:.1f})" for s in sizes]
+        + [f"{medians[largest] / medians[smallest]:.2f}x"],
+        [f"verify: each run beyond {smallest:,} (the difference over the runs added)"]
+        + ["-"]
+        + [f"{(medians[s] - medians[smallest]) / (s - smallest) * 1000:,.1f} ms" for s in sizes[1:]]
+        + ["-"],
+        ["store size"]
+        + [f"{stores[s]['bytes'] / 2**20:,.1f} MiB" for s in sizes]
+        + [f"{stores[largest]['bytes'] / stores[smallest]['bytes']:.0f}x"],
+    ]
+    return Table(
+        f"`ragproof verify` against the number of stored runs (`--verify-only`, median of "
+        f"{rounds}, alternated; wall of the installed command, load before it)",
+        ["measure", *(f"{s:,} runs" for s in sizes), f"{largest:,} / {smallest:,}"],
+        rows,
+        [
+            f"Stored runs as above ({RUN_CASES} cases and 6 metrics each, written through "
+            "RunStore); verify reads every file of every run against the catalog's size and "
+            "sha256: linear in the store's size (CONTRACT section 29): a fixed start (the "
+            "interpreter, the imports, the catalog read) and a cost a run.",
         ],
     )
 

@@ -108,7 +108,7 @@ def internal_message(exc: BaseException) -> str:
 
 
 # Errors of a disk or a mount, not of ragproof: wherever they happen, a store fault.
-_FAULT_ERRNOS = frozenset({errno.ENOSPC, errno.EROFS, errno.EDQUOT, errno.EIO, errno.EACCES})
+FAULT_ERRNOS = frozenset({errno.ENOSPC, errno.EROFS, errno.EDQUOT, errno.EIO, errno.EACCES})
 
 
 def _homes() -> list[tuple[str, Path]]:
@@ -166,7 +166,7 @@ def store_fault_line(exc: BaseException) -> str | None:
             if path == root or root in path.parents:
                 shown = path.relative_to(root).as_posix() if path != root else "."
                 return f"{name}: {shown}: {error}"
-    if exc.errno in _FAULT_ERRNOS:
+    if exc.errno in FAULT_ERRNOS:
         where = "" if filename is None else f"{os.fsdecode(filename)}: "
         return f"the store could not be written: {where}{error}"
     return None

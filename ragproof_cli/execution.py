@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import sys
 from typing import Any
 
@@ -52,13 +53,14 @@ from ragproof_assets.evaluation.config import (
 from ragproof_assets.evaluation.partitions import evaluation_runs, forget_run_partition
 from ragproof_assets.evaluation.run_tags import RUN_ID_TAG, SOURCE_TAG
 from ragproof_cli import step_server
-from ragproof_cli.errors import UsageError, one_line
+from ragproof_cli.errors import FAULT_ERRNOS, UsageError, one_line, store_fault_line
 from ragproof_cli.instance import instance_modules, open_instance_with_partition, use_dagster_home
 from ragproof_cli.interrupts import Interrupts
 from ragproof_cli.step_server import STEP_PRELOAD_MODULE
 from ragproof_core.config import RUN_KEYS, store_root
 from ragproof_core.gc_pause import collector_paused, imports_paused
 from ragproof_core.store import RunStore, new_run_id
+from ragproof_core.store_health import STORE_FAULT
 
 JOB_NAME = "evaluate"
 # workspace.yaml's one code location: its module and its location_name.
@@ -325,6 +327,27 @@ def forget_partition(run_id: str) -> None:
     forget_run_partition(dg.DagsterInstance.get(), evaluation_runs, run_id)
 
 
+# An OSError as a step's failure reports it: ``[Errno N] ERROR: 'FILE'``.
+_OS_ERROR = re.compile(r"\[Errno (\d+)\] (.*?)(?:: '(.*)')?$")
+_OS_ERRORS = ("OSError", "PermissionError", "FileNotFoundError", "IOError")
+
+
+def disk_fault(cls_name: str, message: str) -> str | None:
+    """``the store could not be written: FILE: ERROR`` (the file relative to the store
+    or DAGSTER_HOME) when a step failed on a disk's fault (full, read-only, quota, I/O)
+    the store's writers did not report themselves (CONTRACT section 29: exit 5)."""
+    match = _OS_ERROR.match(message.removeprefix(f"{cls_name}: "))
+    if cls_name not in _OS_ERRORS or match is None:
+        return None
+    exc = OSError(int(match.group(1)), match.group(2), match.group(3))
+    if exc.errno not in FAULT_ERRNOS:
+        return None
+    line = store_fault_line(exc)
+    if line is not None and line.startswith("the store: "):
+        return f"{STORE_FAULT}: {line.removeprefix('the store: ')}"
+    return line
+
+
 def step_failures(result) -> tuple[list[str], bool]:
     """The failed steps' messages, and whether any failure was a bug rather than bad input.
 
@@ -339,12 +362,16 @@ def step_failures(result) -> tuple[list[str], bool]:
         if data.user_failure_data is not None and data.user_failure_data.description:
             messages.append(data.user_failure_data.description)
         elif data.error is not None:
-            internal = True
             # Dagster wraps the step's exception; the innermost cause is the bug itself.
             error = data.error
             while error.cause is not None:
                 error = error.cause
             text = one_line(error.message)
+            fault = disk_fault(error.cls_name, text)
+            if fault is not None:  # a disk's fault met by a step: the store's, not a bug
+                messages.append(fault)
+                continue
+            internal = True
             messages.append(
                 text if text.startswith(f"{error.cls_name}") else f"{error.cls_name}: {text}"
             )

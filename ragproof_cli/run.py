@@ -170,7 +170,8 @@ def _execute_run(args: argparse.Namespace) -> tuple[int, Callable[[], None] | No
     )
     if not result.success:
         messages, internal = execution.step_failures(result)
-        refused = not internal and not messages[0].startswith(STORE_FAULT)
+        faulted = messages[0].startswith((STORE_FAULT, "DAGSTER_HOME: "))
+        refused = not internal and not faulted
         if refused and not open_store().run_exists(run_id):
             # Refused on its input: nothing is stored, and the run leaves no trace.
             execution.forget_run(run_id, result)
@@ -182,7 +183,7 @@ def _execute_run(args: argparse.Namespace) -> tuple[int, Callable[[], None] | No
             )
             return EXIT_INTERNAL, None
         print(f"ragproof: {one_line(messages[0])}", file=sys.stderr)
-        if messages[0].startswith(STORE_FAULT):
+        if faulted:
             return EXIT_STORE_FAULT, None
         return EXIT_BAD_INPUT, None
 

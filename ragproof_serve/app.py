@@ -47,6 +47,7 @@ from ragproof_core.present import (
     MetricMoments,
     MixedJudgesError,
     app_content_security_policy,
+    chosen_filters,
     compare_data,
     dataset_trends,
     gather_case,
@@ -232,8 +233,10 @@ def build_app(browser: Browser, port: int) -> Starlette:
 
     def runs_page(request: Request) -> Response:
         offset = _int(request.query_params.get("offset"), "offset", 0)
-        # The page's runs and the counts from the catalog: no other run's record read.
-        data = runs_page_data(store, offset=offset, limit=RUNS_PAGE)
+        # The page's runs and the counts from the catalog: no other run's record read;
+        # its filters (?dataset=, ?tag=KEY=VALUE, ...) applied in the catalog's query.
+        filters = chosen_filters(request.query_params)
+        data = runs_page_data(store, offset=offset, limit=RUNS_PAGE, filters=filters)
         return page("runs", "ragproof runs", data, store)
 
     def home(request: Request) -> Response:

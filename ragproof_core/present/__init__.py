@@ -70,6 +70,9 @@ from ragproof_core.present.report_data import (
     gather_report,
     stored_diagnosis,
 )
+from ragproof_core.present.run_filters import (
+    chosen_filters,
+)
 from ragproof_core.present.run_list import (
     identity_line,
     run_dict,
@@ -110,6 +113,7 @@ __all__ = [
     "app_content_security_policy",
     "calibration_json",
     "calibration_table",
+    "chosen_filters",
     "case_text",
     "compare_data",
     "dataset_trends",

@@ -9,7 +9,7 @@ shows its paired statistics, never a second implementation of them.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ragproof_core.compare.comparison import (
@@ -19,6 +19,7 @@ from ragproof_core.compare.comparison import (
 )
 from ragproof_core.compare.trials import FLAKY_SPREAD
 from ragproof_core.metrics.custom import stored_registry
+from ragproof_core.present import run_filters
 from ragproof_core.present.judge_activity import judge_failures_line
 from ragproof_core.present.report_queries import TRIAL_CASES, RunFiles, trials_of
 from ragproof_core.present.run_list import run_dict
@@ -56,15 +57,35 @@ def runs_data(
 OTHER_RUNS = 200
 
 
-def runs_page_data(store: RunStore, *, offset: int = 0, limit: int = RUNS_PAGE) -> dict[str, Any]:
+def runs_page_data(
+    store: RunStore,
+    *,
+    offset: int = 0,
+    limit: int = RUNS_PAGE,
+    filters: Mapping[str, str] | None = None,
+) -> dict[str, Any]:
     """``runs_data``'s page read from the catalog as the page needs it: the ``limit`` runs
-    ``offset`` back from the newest, every dataset and the total, in one reader of the
+    ``offset`` back from the newest of those matching ``filters`` (``run_filters``), every
+    dataset, every filter's values and the runs that match counted, in one reader of the
     catalog; no other run's record read, so a year of runs costs the page what a few do."""
-    page, counts = store.catalog_page(newest_first=True, limit=limit, offset=offset)
+    chosen = dict(filters or {})
+    if not chosen:  # every run: the datasets' counts are the total
+        page, counts = store.catalog_page(newest_first=True, limit=limit, offset=offset)
+        total = sum(counts.values())
+        options = None
+    else:
+        condition, params, also = run_filters.queries(chosen)
+        page, counts, (matching, values) = store.catalog_page_with(
+            condition, params=params, newest_first=True, limit=limit, offset=offset, also=also
+        )
+        total = run_filters.total(matching)
+        options = run_filters.options(values)
     return {
         "runs": [run_dict(r) for r in page[::-1]],
         "datasets": sorted(counts),
-        "paging": {"offset": offset, "limit": limit, "total": sum(counts.values())},
+        "paging": {"offset": offset, "limit": limit, "total": total},
+        "filters": chosen,
+        "options": options,
     }
 
 

@@ -10,6 +10,7 @@ catalog itself, which ``ragproof verify --repair`` rebuilds from the run folders
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Callable
 from contextlib import suppress
 from pathlib import PurePath
@@ -26,8 +27,13 @@ from ragproof_core.store.object_files import files_for
 MAX_FOUND = 16
 # Times one reader lists the catalog again after a file it listed vanished (a run's end,
 # a compaction or gc removed it meanwhile) or was replaced while read, before the error
-# counts as damage.
-MAX_VANISHED = 3
+# counts as damage. A reader descheduled between a query's bind and its scan on a loaded
+# machine can meet several replacements in a row (CI met four), so each attempt waits
+# twice as long as the one before: about 1.6 s in all, a cost paid in full only by a
+# file that is damaged for good.
+MAX_VANISHED = 8
+FIRST_PAUSE_S = 0.01
+LONGEST_PAUSE_S = 0.5
 # What DuckDB says when a Parquet file is replaced between a query's bind and its scan
 # (a run's end replaces its open catalog entry with the finished one): the footer read
 # at bind points into the new file's bytes. DuckDB 2.0 names no file for the last two.
@@ -55,6 +61,7 @@ def retrying(layout: StoreLayout, action: Callable[[dict[str, str]], T]) -> T:
             if vanished < MAX_VANISHED and (
                 listed_then_changed(layout, exc) or replaced_while_read(exc)
             ):
+                time.sleep(min(FIRST_PAUSE_S * 2**vanished, LONGEST_PAUSE_S))
                 vanished += 1
                 continue
             damaged = found_on_read(layout, exc) if len(found) < MAX_FOUND else None

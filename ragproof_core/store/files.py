@@ -59,6 +59,13 @@ def atomic_path(final: Path) -> Iterator[Path]:
         yield tmp
         _fsync_path(tmp)
         os.replace(tmp, final)
+    except OSError as exc:
+        with suppress(FileNotFoundError):
+            tmp.unlink()
+        if exc.filename is None and exc.errno is not None:
+            # A writer that names no file (pyarrow's full disk): the fault names it.
+            raise OSError(exc.errno, os.strerror(exc.errno), str(final)) from None
+        raise
     except BaseException:
         with suppress(FileNotFoundError):
             tmp.unlink()

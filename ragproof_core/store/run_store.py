@@ -1225,9 +1225,35 @@ class RunStore:
     ) -> tuple[list[RunRecord], dict[str, int]]:
         """``catalog_records``' page and ``dataset_counts`` read in one connection of the
         catalog (a page's runs and its dataset list with the totals: one reader's cost)."""
+        records, counts, _ = self._page(where, params, newest_first, limit, offset, ())
+        return records, counts
+
+    def catalog_page_with(
+        self,
+        where: str = IN_FORCE,
+        *,
+        params: Sequence[Any] = (),
+        newest_first: bool = True,
+        limit: int,
+        offset: int = 0,
+        also: Sequence[tuple[str, Sequence[Any]]],
+    ) -> tuple[list[RunRecord], dict[str, int], list[pa.Table]]:
+        """``catalog_page`` and the rows of the queries ``also`` (query, params) names, all
+        in the same connection of the catalog."""
+        return self._page(where, params, newest_first, limit, offset, also)
+
+    def _page(
+        self,
+        where: str,
+        params: Sequence[Any],
+        newest_first: bool,
+        limit: int,
+        offset: int,
+        also: Sequence[tuple[str, Sequence[Any]]],
+    ) -> tuple[list[RunRecord], dict[str, int], list[pa.Table]]:
         query = _records_query(where, newest_first, limit, offset)
-        table, counts = self.catalog_queries([(query, params), (DATASET_COUNTS, ())])
-        return _catalogued(table), _counts(counts)
+        table, counts, *more = self.catalog_queries([(query, params), (DATASET_COUNTS, ()), *also])
+        return _catalogued(table), _counts(counts), more
 
     @contextmanager
     def catalog_reader(self) -> Iterator[duckdb.DuckDBPyConnection]:

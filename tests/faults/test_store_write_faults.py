@@ -6,6 +6,8 @@ exits 5 with one line naming the store fault."""
 
 from __future__ import annotations
 
+import json
+import random
 import subprocess
 import time
 from pathlib import Path
@@ -14,7 +16,7 @@ import pytest
 
 from ragproof_core.judge.segment_cache import FLUSH_INTERVAL_S
 from tests.faults.conftest import judge_env, plain_run_files
-from tests.support.cli import cli_env, ragproof_popen
+from tests.support.cli import cli_env, ragproof, ragproof_popen
 from tests.support.judge_server import JudgeServer
 from tests.support.s3_server import MotoServer
 from tests.support.stores import StoreUnderTest
@@ -118,3 +120,43 @@ def test_a_local_store_on_a_full_disk_stops_judge_requests(tmp_path):
     assert total - at_fault <= WINDOW_REQUESTS < 2 * CASES - at_fault
     # A local cache write fails at once: only the requests in flight were paid and lost.
     assert total - cached <= CONCURRENCY
+
+
+def test_a_full_disk_outside_the_judge_is_exit_5_naming_the_file(tmp_path):
+    """The store's own files (the dataset's copy, the catalog's entry) on a disk that
+    fills as the run starts: pyarrow's error names no file; the line names it."""
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    mounted = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=600k", "tmpfs", str(disk)], capture_output=True
+    )
+    if mounted.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {mounted.stderr.decode().strip()}")
+    rng = random.Random(29)
+    dataset = tmp_path / "cases.jsonl"
+    dataset.write_text(
+        "".join(
+            json.dumps({"id": f"c{i:04d}", "question": rng.randbytes(1000).hex(), "kind": "qa"})
+            + "\n"
+            for i in range(1000)
+        ),
+        encoding="utf-8",
+    )
+    config = tmp_path / "ragproof.toml"
+    config.write_text(
+        '[adapter]\ntarget = "tests.support.slow_adapter:SlowAdapter"\noptions = {delay_s = 0}\n',
+        encoding="utf-8",
+    )
+    try:
+        env = cli_env(RAGPROOF_STORE=str(disk / "store"), DAGSTER_HOME=str(tmp_path / "home"))
+        (tmp_path / "home").mkdir()
+        done = ragproof("run", "--dataset", str(dataset), "--config", str(config), env=env)
+        leftovers = [p.name for p in (disk / "store").rglob("*") if ".tmp-" in p.name]
+    finally:
+        subprocess.run(["umount", "-l", str(disk)], check=False)
+    assert done.returncode == 5, done.stderr
+    (line,) = done.stderr.splitlines()
+    assert line.startswith("ragproof: the store could not be written: "), line
+    assert line.endswith(": No space left on device"), line
+    assert str(disk) not in line  # named relative to the store
+    assert leftovers == []

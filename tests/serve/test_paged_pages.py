@@ -46,6 +46,7 @@ def decoded(store, monkeypatch) -> list[int]:
     catalog opened; reading every run is refused."""
     counts: list[int] = []
     records, page, queries = store.catalog_records, store.catalog_page, store.catalog_queries
+    page_with = store.catalog_page_with
 
     def counted_records(*args, **kwargs):
         found = records(*args, **kwargs)
@@ -54,6 +55,11 @@ def decoded(store, monkeypatch) -> list[int]:
 
     def counted_page(*args, **kwargs):
         found = page(*args, **kwargs)
+        counts.append(len(found[0]))
+        return found
+
+    def counted_page_with(*args, **kwargs):
+        found = page_with(*args, **kwargs)
         counts.append(len(found[0]))
         return found
 
@@ -66,6 +72,7 @@ def decoded(store, monkeypatch) -> list[int]:
 
     monkeypatch.setattr(store, "catalog_records", counted_records)
     monkeypatch.setattr(store, "catalog_page", counted_page)
+    monkeypatch.setattr(store, "catalog_page_with", counted_page_with)
     monkeypatch.setattr(store, "catalog_queries", counted_queries)
     monkeypatch.setattr(store, "list_runs", every_run)
     return counts

@@ -99,6 +99,9 @@ def write_judged_run(
     rubric: bool = False,
     dataset: str = "judged.jsonl",
     started_at: datetime = T0,
+    adapter: str = "recorded",
+    name: str | None = None,
+    tags: dict[str, str] | None = None,
 ) -> str:
     config: dict = {"run": {"k": 5, "source_match": "chunk"}}
     if rubric:
@@ -112,7 +115,7 @@ def write_judged_run(
         RunRecord(
             run_id=run_id,
             dataset=dataset,
-            adapter="recorded",
+            adapter=adapter,
             status="completed",
             started_at=started_at,
             finished_at=started_at + timedelta(seconds=5),
@@ -125,6 +128,8 @@ def write_judged_run(
             judge_requests=28,
             cache_hits=0,
             judge_mode=judge_mode,
+            name=name,
+            tags=tags or {},
         )
     )
     return run_id

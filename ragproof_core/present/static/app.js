@@ -92,22 +92,33 @@
     ["source_match", "source match", function (r) { return [r.source_match || "–"]; }],
     ["mode", "judge mode", function (r) { return [r.judge_mode || "–"]; }]
   ];
-  var FIRST_ROWS = 100;
+  // A screenful of rows before the first paint, the rest of the page's runs just after
+  // it: a page of 50 paints as soon as one of 10 (each row is a dozen cells to build,
+  // style and lay out before anything shows).
+  var FIRST_ROWS = 20;
   function runsPage() {
     nav();
     var head = section("runs-head", null);
     head.appendChild(el("h1", null, "Runs"));
     var runs = data.runs.slice().reverse(); // newest first
     var initial = params();
+    // The server filtered the runs in the catalog (data.filters); a page that holds every
+    // run filters its rows at once, any other asks the server for the runs that match.
+    var chosen = data.filters || {};
+    var paging = data.paging || { offset: 0, total: runs.length };
+    var whole = !Object.keys(chosen).length && !paging.offset && paging.total <= runs.length;
     var bar = el("div", { class: "filters" });
     var selects = {};
     RUN_FILTERS.forEach(function (f) {
       var values = {};
       runs.forEach(function (r) { f[2](r).forEach(function (v) { values[v] = true; }); });
+      // Every run's values: every dataset, and each filter's once the server filtered.
+      (f[0] === "dataset" ? data.datasets || [] : (data.options || {})[f[0]] || []).forEach(function (v) { values[v] = true; });
+      if (chosen[f[0]]) values[chosen[f[0]]] = true;
       var s = el("select", { id: "filter-" + f[0], "aria-label": f[1] }, el("option", { value: "" }, "any " + f[1]));
       Object.keys(values).sort().forEach(function (v) { s.appendChild(el("option", { value: v }, v)); });
       if (initial[f[0]] && values[initial[f[0]]]) s.value = initial[f[0]];
-      s.addEventListener("change", apply);
+      s.addEventListener("change", whole ? apply : refilter);
       selects[f[0]] = s;
       bar.appendChild(el("label", null, f[1] + " ", s));
     });
@@ -140,6 +151,15 @@
     list.appendChild(table("runs-table",
       ["A", "B", "run", "started (UTC)", "dataset", "adapter", "settings", "judge", "status", "cases", "cost", "config", "tags"],
       rows, [0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 0, 0]));
+    function filtered() {
+      var query = {};
+      RUN_FILTERS.forEach(function (f) { if (selects[f[0]].value) query[f[0]] = selects[f[0]].value; });
+      return query;
+    }
+    function refilter() {
+      apply();
+      window.location.href = href(["runs"], filtered());
+    }
     function apply() {
       var shown = 0;
       rows.forEach(function (tr) {
@@ -159,9 +179,9 @@
     // CONTRACT section 31: a page of runs at a time, the newest first.
     if (data.paging) {
       var p = data.paging, pager = el("p", { class: "pager" });
-      if (p.offset > 0) pager.appendChild(link(["runs"], { offset: Math.max(0, p.offset - p.limit) }, "← newer runs", { id: "runs-newer" }));
-      if (p.offset + p.limit < p.total) pager.appendChild(link(["runs"], { offset: p.offset + p.limit }, " older runs →", { id: "runs-older" }));
-      pager.appendChild(el("span", { class: "sub" }, " runs " + (p.total ? p.offset + 1 : 0) + "–" + Math.min(p.total, p.offset + p.limit) + " of " + p.total));
+      if (p.offset > 0) pager.appendChild(link(["runs"], Object.assign({}, chosen, { offset: Math.max(0, p.offset - p.limit) }), "← newer runs", { id: "runs-newer" }));
+      if (p.offset + p.limit < p.total) pager.appendChild(link(["runs"], Object.assign({}, chosen, { offset: p.offset + p.limit }), " older runs →", { id: "runs-older" }));
+      pager.appendChild(el("span", { class: "sub" }, " runs " + (p.total ? p.offset + 1 : 0) + "–" + Math.min(p.total, p.offset + p.limit) + " of " + p.total + (Object.keys(chosen).length ? " that match" : "")));
       list.appendChild(pager);
     }
     if (runs.length <= FIRST_ROWS) return null;
