@@ -151,7 +151,9 @@ def run_measured(cmd: Sequence[str], env: dict[str, str], cwd: Path, timeout: fl
     WORK.mkdir(parents=True, exist_ok=True)
     stats_file = WORK / f"measure-{os.getpid()}-{time.monotonic_ns()}.json"
     wrapper = [PYTHON, "-m", "benchmarks._measure", str(stats_file), "--", *cmd]
-    env = {**env, "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")]))}
+    # This checkout for the wrapper, after the caller's: an earlier checkout a benchmark
+    # puts on PYTHONPATH (run_floor --against) must be the code its command imports.
+    env = {**env, "PYTHONPATH": os.pathsep.join(filter(None, [env.get("PYTHONPATH"), str(REPO)]))}
     proc = subprocess.run(
         wrapper, env=env, cwd=cwd, capture_output=True, text=True, timeout=timeout
     )
@@ -167,6 +169,27 @@ def run_measured(cmd: Sequence[str], env: dict[str, str], cwd: Path, timeout: fl
         proc.stdout,
         proc.stderr,
     )
+
+
+def check_checkout(code: Path) -> Path:
+    """``code`` resolved, once a process with it on PYTHONPATH is seen to import ragproof
+    from it: an editable install's import finder comes before PYTHONPATH, and a benchmark
+    "against an earlier checkout" would time this checkout twice."""
+    code = code.resolve()
+    found = subprocess.run(
+        [PYTHON, "-c", "import ragproof_cli; print(ragproof_cli.__file__)"],
+        env={**os.environ, "PYTHONPATH": str(code)},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    imported = Path(found.stdout.strip() or ".").resolve()
+    if not imported.is_relative_to(code):
+        raise SystemExit(
+            f"ragproof imports from {imported}, not from {code}: install this checkout with "
+            "`pip install --no-deps -e . --config-settings editable_mode=compat`"
+        )
+    return code
 
 
 def measure_json_command(cmd: Sequence[str], env: dict[str, str], cwd: Path) -> dict:

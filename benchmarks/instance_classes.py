@@ -36,6 +36,7 @@ from benchmarks._common import (
     WORK,
     Benchmark,
     Table,
+    check_checkout,
     clean_env,
     count,
     measure_json_command,
@@ -95,6 +96,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     args = parser.parse_args(argv)
     n, rounds = (2_000, 2) if args.quick else (args.cases, args.rounds)
     variants = [STOCK, OURS, RUN_DATABASES, *([BEFORE] if args.before else [])]
+    if args.before:
+        args.before = check_checkout(args.before)
     recorded = write_recorded_run(WORK / f"shards-{n}", n)
     command = recorded.run_command("--shards", "2", "--metrics", ",".join(FOUR))
     top = Path(tempfile.mkdtemp(prefix="instance-classes-", dir=WORK))

@@ -48,6 +48,7 @@ from benchmarks._common import (
     WORK,
     Benchmark,
     Table,
+    check_checkout,
     clean_env,
     count,
     measure_json_command,
@@ -126,6 +127,8 @@ def main(argv: Sequence[str] | None = None) -> None:
         print(json.dumps(floor(*args.floor)))
         return
     n = 2_000 if args.quick else args.cases
+    if args.against:
+        args.against = check_checkout(args.against)
     recorded = write_recorded_run(WORK / f"shards-{n}", n)
     floor_cmd = [PYTHON, "-m", "benchmarks.run_floor", "--floor",
                  str(recorded.dataset), str(recorded.outputs)]  # fmt: skip
@@ -136,7 +139,7 @@ def main(argv: Sequence[str] | None = None) -> None:
             RAGPROOF_STORE=str(home / name / "store"), DAGSTER_HOME=str(home / name / "dagster")
         )
         if code is not None:
-            env["PYTHONPATH"] = str(code.resolve())
+            env["PYTHONPATH"] = str(code)
         return measure_json_command(recorded.run_command("--shards", "2", *extra), env, REPO)
 
     rounds = []

@@ -45,6 +45,14 @@ class Deployment:
     env: dict[str, str]
     logs: Path
 
+    def wait_for_workers(self) -> None:
+        """Both workers connected and ready. A test calls it once its run is started:
+        the run's tasks wait in Redis meanwhile, so the workers' start-up (tens of
+        seconds of imports under load) overlaps the command's own."""
+        for name in WORKERS:
+            log = self.logs / f"{name}.log"
+            wait_until(lambda log=log: b" ready." in log.read_bytes(), f"worker {name}")
+
 
 def _start_worker(name: str, env: dict[str, str], log: Path) -> subprocess.Popen:
     return subprocess.Popen(
@@ -90,9 +98,6 @@ def deployment(postgres, redis, s3_server, tmp_path_factory) -> Iterator[Deploym
         )
         workers = [_start_worker(name, env, folder / f"{name}.log") for name in WORKERS]
         try:
-            for name in WORKERS:
-                log = folder / f"{name}.log"
-                wait_until(lambda log=log: b" ready." in log.read_bytes(), f"worker {name}")
             yield Deployment(home, bucket, store, judge, env, folder)
         finally:
             for worker in workers:
@@ -119,6 +124,15 @@ def _run(deployment: Deployment, dataset: Path, config: Path, *extra: str):
     return ragproof(
         "run", "--dataset", str(dataset), "--config", str(config), "--json", *extra,
         env=deployment.env, timeout=900,
+    )  # fmt: skip
+
+
+def _start_run(dataset: Path, config: Path, env: dict[str, str], *extra: str):
+    """`ragproof run` started in a process of its own; ``communicate`` ends it."""
+    return subprocess.Popen(
+        [str(Path(sys.executable).with_name("ragproof")), "run", "--dataset", str(dataset),
+         "--config", str(config), "--json", *extra],
+        cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
 
 
@@ -159,10 +173,12 @@ def test_shards_run_on_the_workers_and_equal_the_in_process_run_sharing_one_judg
 ):
     dataset, config = _plain_files(tmp_path, [f"What is question number {i}?" for i in range(8)])
     deployment.judge.reset()
-    sharded = _run(deployment, dataset, config, "--shards", "4")
-    assert sharded.returncode == 0, sharded.stderr
+    sharded = _start_run(dataset, config, deployment.env, "--shards", "4")
+    deployment.wait_for_workers()
+    out, err = sharded.communicate(timeout=900)
+    assert sharded.returncode == 0, err
     assert deployment.judge.request_count == 2 * 8
-    sharded_id = json.loads(sharded.stdout)["run_id"]
+    sharded_id = json.loads(out)["run_id"]
 
     (run,) = instance.get_runs(filters=dg.RunsFilter(tags={"dagster/partition": sharded_id}))
     assert run.status == dg.DagsterRunStatus.SUCCESS
@@ -230,11 +246,8 @@ def test_a_worker_killed_in_a_shard_is_re_executed_from_failure_paying_only_what
     )
     deployment.judge.reset()
     cached_before = _cached_verdicts(s3_server, deployment)
-    proc = subprocess.Popen(
-        [str(Path(sys.executable).with_name("ragproof")), "run", "--dataset", str(dataset),
-         "--config", str(config), "--shards", "2", "--json"],
-        cwd=REPO, env=deployment.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-    )  # fmt: skip
+    proc = _start_run(dataset, config, deployment.env, "--shards", "2")
+    deployment.wait_for_workers()
     # Every other case's two verdicts paid for and in the bucket, then the worker dies.
     # At least: a request the loaded machine timed out is asked again.
     wait_until(lambda: marker.exists() and deployment.judge.request_count >= 14, "14 requests")

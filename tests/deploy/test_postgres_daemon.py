@@ -44,16 +44,22 @@ def _bin(name: str) -> str:
     return str(Path(sys.executable).with_name(name))
 
 
-def _dagster(env: dict[str, str], *args: str) -> None:
-    done = subprocess.run(
+def _dagster(env: dict[str, str], *args: str) -> subprocess.Popen:
+    """A `dagster` command started (each loads the workspace in a server of its own,
+    seconds of imports: they run side by side); ``_finished`` checks it."""
+    return subprocess.Popen(
         [_bin("dagster"), *args, "-w", "workspace.yaml"],
         cwd=REPO,
         env=env,
-        capture_output=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
         text=True,
-        timeout=600,
     )
-    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def _finished(command: subprocess.Popen) -> None:
+    out, _ = command.communicate(timeout=600)
+    assert command.returncode == 0, out
 
 
 def _traces(tmp_path: Path) -> dict[str, str]:
@@ -82,8 +88,6 @@ def _succeeded(instance: dg.DagsterInstance, **tags: str) -> dg.DagsterRun | Non
 
 def test_the_daemon_runs_the_launch_path_and_both_sensors_from_postgres(pg_home, tmp_path):
     env = cli_env(**pg_home.env(), RAGPROOF_STORE=str(tmp_path / "store"), **_traces(tmp_path))
-    # Started in the instance's schedule storage before the daemon looks (stopped by default).
-    _dagster(env, "sensor", "start", "trace_sensor")
     daemon = subprocess.Popen(
         [_bin("dagster-daemon"), "run", "-w", "workspace.yaml"],
         cwd=REPO,
@@ -93,12 +97,20 @@ def test_the_daemon_runs_the_launch_path_and_both_sensors_from_postgres(pg_home,
         start_new_session=True,
     )
     try:
-        # The UI's Launchpad submits the launch job to the run queue; the daemon's queue
-        # launches it, then launch_evaluation_sensor requests its `evaluate` run.
+        # While the daemon starts: trace_sensor started in the instance's schedule storage
+        # (stopped by default; the daemon reads the sensors' states on each of its loops),
+        # and the launch job submitted to the run queue as the UI's Launchpad submits it;
+        # the daemon's queue launches it, then launch_evaluation_sensor requests its
+        # `evaluate` run.
         launch = {"ops": {"request_evaluation": {"config": LAUNCH_CONFIG}}}
-        _dagster(
-            env, "job", "launch", "-j", "launch_evaluation", "--config-json", json.dumps(launch)
-        )
+        commands = [
+            _dagster(env, "sensor", "start", "trace_sensor"),
+            _dagster(
+                env, "job", "launch", "-j", "launch_evaluation", "--config-json", json.dumps(launch)
+            ),
+        ]
+        for command in commands:
+            _finished(command)
         with dg.DagsterInstance.get() as instance:
             (launched,) = instance.get_runs(filters=dg.RunsFilter(job_name="launch_evaluation"))
             from_ui = wait_until(
