@@ -5,8 +5,6 @@ stock SQLite storages are what is on main (the deployment issue's instance)."""
 
 from __future__ import annotations
 
-import os
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -14,33 +12,14 @@ import pytest
 
 from tests.assets.expected import RUN_ARGS
 from tests.support.cli import cli_env, ragproof
+from tests.support.mounts import fill, read_only, tmpfs
 
 
 @pytest.fixture
 def mounted(tmp_path: Path) -> Iterator[Path]:
     """A 3 MB tmpfs (skipped where mounting is not allowed)."""
-    disk = tmp_path / "disk"
-    disk.mkdir()
-    done = subprocess.run(
-        ["mount", "-t", "tmpfs", "-o", "size=3m", "tmpfs", str(disk)], capture_output=True
-    )
-    if done.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs here: {done.stderr.decode().strip()}")
-    try:
+    with tmpfs(tmp_path / "disk", "3m") as disk:
         yield disk
-    finally:
-        subprocess.run(["umount", "-l", str(disk)], check=False)
-
-
-def _fill(disk: Path) -> None:
-    fd = os.open(disk / "filler", os.O_WRONLY | os.O_CREAT)
-    try:
-        while os.write(fd, b"\0" * 4096):
-            pass
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
 
 
 def _assert_dagster_home_fault(done, error: str) -> None:
@@ -54,7 +33,7 @@ def test_a_full_dagster_home_is_exit_5_naming_its_files(mounted: Path, tmp_path:
     env = cli_env(RAGPROOF_STORE=str(tmp_path / "store"), DAGSTER_HOME=str(mounted / "home"))
     first = ragproof(*RUN_ARGS, env=env)
     assert first.returncode == 0, first.stderr
-    _fill(mounted)
+    fill(mounted)
     done = ragproof(*RUN_ARGS, env=env)
     _assert_dagster_home_fault(done, "history/runs.db")
 
@@ -64,16 +43,7 @@ def test_a_read_only_dagster_home_is_exit_5_naming_its_file(tmp_path: Path) -> N
     env = cli_env(RAGPROOF_STORE=str(tmp_path / "store"), DAGSTER_HOME=str(home))
     first = ragproof(*RUN_ARGS, env=env)
     assert first.returncode == 0, first.stderr
-    mount = tmp_path / "ro"
-    mount.mkdir()
-    done = subprocess.run(
-        ["mount", "--bind", "-o", "ro", str(home), str(mount)], capture_output=True
-    )
-    if done.returncode != 0:
-        pytest.skip(f"cannot bind-mount read-only here: {done.stderr.decode().strip()}")
-    try:
+    with read_only(home, tmp_path / "ro") as mount:
         env["DAGSTER_HOME"] = str(mount)
         ran = ragproof(*RUN_ARGS, env=env)
-    finally:
-        subprocess.run(["umount", "-l", str(mount)], check=False)
     _assert_dagster_home_fault(ran, "Read-only file system")

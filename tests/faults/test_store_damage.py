@@ -16,6 +16,7 @@ import pytest
 from ragproof_core.store import RunStore
 from ragproof_core.store.catalog import COMPACT_EVERY
 from tests.core.store import sample
+from tests.support import mounts
 from tests.support.cli import cli_env, ragproof
 from tests.support.runs import Runs
 
@@ -108,18 +109,9 @@ def test_a_garbage_judge_cache_is_quarantined_by_verify(store: Runs) -> None:
 @pytest.fixture
 def read_only(store: Runs, tmp_path: Path) -> Iterator[Runs]:
     """The store on a read-only bind mount (skipped where mounting is not allowed)."""
-    mount = tmp_path / "ro"
-    mount.mkdir()
-    done = subprocess.run(
-        ["mount", "--bind", "-o", "ro", str(store.store), str(mount)], capture_output=True
-    )
-    if done.returncode != 0:
-        pytest.skip(f"cannot bind-mount read-only here: {done.stderr.decode().strip()}")
-    try:
+    with mounts.read_only(store.store, tmp_path / "ro") as mount:
         store.env["RAGPROOF_STORE"] = str(mount)
         yield store
-    finally:
-        subprocess.run(["umount", "-l", str(mount)], check=False)
 
 
 def test_a_read_only_store_is_read_and_a_run_on_it_exits_5(read_only: Runs, tmp_path) -> None:

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import random
-import subprocess
 import time
 from pathlib import Path
 
@@ -18,6 +17,7 @@ from ragproof_core.judge.segment_cache import FLUSH_INTERVAL_S
 from tests.faults.conftest import judge_env, plain_run_files
 from tests.support.cli import cli_env, ragproof, ragproof_popen
 from tests.support.judge_server import JudgeServer
+from tests.support.mounts import fill, tmpfs
 from tests.support.s3_server import MotoServer
 from tests.support.stores import StoreUnderTest
 
@@ -50,7 +50,9 @@ def _run_until_fault(env: dict[str, str], tmp_path: Path, fault) -> tuple[int, s
             env={**env, **judge_env(judge.url)},
         )
         try:
-            deadline = time.monotonic() + 120
+            # Minutes, not seconds: at load 10 and more the command's start-up alone
+            # has taken two (seen beside a full suite).
+            deadline = time.monotonic() + 300
             while judge.request_count < STOP_AFTER:
                 assert proc.poll() is None, proc.stderr.read()
                 assert time.monotonic() < deadline, "the run never reached the judge"
@@ -85,34 +87,14 @@ def test_the_s3_server_killed_mid_run_stops_judge_requests(tmp_path):
     assert total - at_fault <= WINDOW_REQUESTS < 2 * CASES - at_fault
 
 
-def _fill(folder: Path) -> None:
-    """Write zeros into ``folder`` until its filesystem is full."""
-    with open(folder / "filler", "wb") as handle:
-        try:
-            while True:
-                handle.write(b"\0" * (1 << 16))
-                handle.flush()
-        except OSError:
-            pass
-
-
 @pytest.mark.slow
 def test_a_local_store_on_a_full_disk_stops_judge_requests(tmp_path):
-    disk = tmp_path / "disk"
-    disk.mkdir()
-    mounted = subprocess.run(
-        ["mount", "-t", "tmpfs", "-o", "size=8m", "tmpfs", str(disk)], capture_output=True
-    )
-    if mounted.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs here: {mounted.stderr.decode().strip()}")
-    try:
+    with tmpfs(tmp_path / "disk", "8m") as disk:
         env = cli_env(
             RAGPROOF_STORE=str(disk / "store"), DAGSTER_HOME=str(tmp_path / "dagster_home")
         )
-        code, stdout, stderr, at_fault, total = _run_until_fault(env, tmp_path, lambda: _fill(disk))
+        code, stdout, stderr, at_fault, total = _run_until_fault(env, tmp_path, lambda: fill(disk))
         cached = len(StoreUnderTest("local", str(disk / "store")).cache_rows())
-    finally:
-        subprocess.run(["umount", "-l", str(disk)], check=False)
     print(f"requests at the fill {at_fault}, in all {total}, cached {cached}: {stderr}")
     assert (code, stdout) == (5, ""), stderr
     (line,) = stderr.splitlines()
@@ -125,13 +107,6 @@ def test_a_local_store_on_a_full_disk_stops_judge_requests(tmp_path):
 def test_a_full_disk_outside_the_judge_is_exit_5_naming_the_file(tmp_path):
     """The store's own files (the dataset's copy, the catalog's entry) on a disk that
     fills as the run starts: pyarrow's error names no file; the line names it."""
-    disk = tmp_path / "disk"
-    disk.mkdir()
-    mounted = subprocess.run(
-        ["mount", "-t", "tmpfs", "-o", "size=600k", "tmpfs", str(disk)], capture_output=True
-    )
-    if mounted.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs here: {mounted.stderr.decode().strip()}")
     rng = random.Random(29)
     dataset = tmp_path / "cases.jsonl"
     dataset.write_text(
@@ -147,13 +122,11 @@ def test_a_full_disk_outside_the_judge_is_exit_5_naming_the_file(tmp_path):
         '[adapter]\ntarget = "tests.support.slow_adapter:SlowAdapter"\noptions = {delay_s = 0}\n',
         encoding="utf-8",
     )
-    try:
+    with tmpfs(tmp_path / "disk", "600k") as disk:
         env = cli_env(RAGPROOF_STORE=str(disk / "store"), DAGSTER_HOME=str(tmp_path / "home"))
         (tmp_path / "home").mkdir()
         done = ragproof("run", "--dataset", str(dataset), "--config", str(config), env=env)
         leftovers = [p.name for p in (disk / "store").rglob("*") if ".tmp-" in p.name]
-    finally:
-        subprocess.run(["umount", "-l", str(disk)], check=False)
     assert done.returncode == 5, done.stderr
     (line,) = done.stderr.splitlines()
     assert line.startswith("ragproof: the store could not be written: "), line
