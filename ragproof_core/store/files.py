@@ -59,16 +59,12 @@ def atomic_path(final: Path) -> Iterator[Path]:
         yield tmp
         _fsync_path(tmp)
         os.replace(tmp, final)
-    except OSError as exc:
+    except BaseException as exc:
         with suppress(FileNotFoundError):
             tmp.unlink()
-        if exc.filename is None and exc.errno is not None:
+        if isinstance(exc, OSError) and exc.filename is None and exc.errno is not None:
             # A writer that names no file (pyarrow's full disk): the fault names it.
             raise OSError(exc.errno, os.strerror(exc.errno), str(final)) from None
-        raise
-    except BaseException:
-        with suppress(FileNotFoundError):
-            tmp.unlink()
         raise
     _fsync_path(final.parent, directory=True)
 
